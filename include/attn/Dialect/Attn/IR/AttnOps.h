@@ -1,0 +1,19 @@
+//===- AttnOps.h - attn operations ------------------------------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_H
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_H
+
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.h.inc"
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_H

@@ -1,0 +1,135 @@
+//===- AttnOps.td - attn operations ------------------------*- tablegen -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+
+include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Attn_ElementType : AnyTypeOf<[F16, BF16, F32]>;
+def Attn_Tensor : RankedTensorOf<[F16, BF16, F32]>;
+
+def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
+  let summary = "Exact scaled dot-product attention on whole tensors";
+  let description = [{
+    Computes `O = softmax(mask(Q · Kᵀ · scale)) · V` per batch and query head,
+    and optionally the log-sum-exp of each row of scaled, masked scores.
+
+    Shapes: `query` [B, Hq, Nq, D], `key` [B, Hkv, Nk, D], `value`
+    [B, Hkv, Nk, Dv], `output` [B, Hq, Nq, Dv], optional `lse` [B, Hq, Nq]
+    (f32). Hq must be a multiple of Hkv: query head h reads key/value head
+    h / (Hq / Hkv) (grouped-query and multi-query attention). Query, key,
+    value and output share one element type (f16, bf16 or f32); the softmax
+    is always computed in f32.
+
+    `scale` defaults to 1/sqrt(D). `mask` is `none` or `causal`; causal is
+    aligned to the bottom-right corner: row i sees key j iff
+    j <= i + (Nk - Nq). Rows that see no key produce 0 and an LSE of -inf.
+
+    Example:
+
+    ```mlir
+    %o, %lse = attn.attention %q, %k, %v mask <causal> scale 0.125
+        : tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>,
+          tensor<2x2x256x64xbf16> -> tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>
+    ```
+  }];
+
+  let arguments = (ins Attn_Tensor:$query, Attn_Tensor:$key,
+                       Attn_Tensor:$value,
+                       DefaultValuedAttr<Attn_MaskKindAttr,
+                                         "::mlir::attn::MaskKind::none">:$mask,
+                       OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_Tensor:$output,
+                      Optional<RankedTensorOf<[F32]>>:$lse);
+
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? (`scale` $scale^)? attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `->` type($output)
+    (`,` type($lse)^)?
+  }];
+
+  let extraClassDeclaration = [{
+    /// The scale actually applied to Q·Kᵀ: the attribute, or 1/sqrt(D).
+    double getEffectiveScale();
+    bool isCausal() { return getMask() == ::mlir::attn::MaskKind::causal; }
+    RankedTensorType getQueryType() { return getQuery().getType(); }
+    RankedTensorType getKeyType() { return getKey().getType(); }
+    RankedTensorType getValueType() { return getValue().getType(); }
+    RankedTensorType getOutputType() { return getOutput().getType(); }
+    int64_t getHeadDim() { return getQueryType().getDimSize(3); }
+    int64_t getValueHeadDim() { return getValueType().getDimSize(3); }
+  }];
+
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tile-level operations produced by attn-tile and consumed by
+// attn-fuse-online-softmax.
+//===----------------------------------------------------------------------===//
+
+def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure,
+    AllTypesMatch<["acc", "new_acc"]>, AllTypesMatch<["max", "new_max"]>,
+    AllTypesMatch<["sum", "new_sum"]>]> {
+  let summary = "One key/value block of FlashAttention's online softmax";
+  let description = [{
+    Folds one block of Bc keys/values into the running state of Br query
+    rows: the running row maximum `max` [Br] and row sum `sum` [Br] of
+    exp2-domain scores and the unnormalised accumulator `acc` [Br, Dv], all
+    f32. `query` [Br, D], `key` [Bc, D] and `value` [Bc, Dv] are tiles
+    padded to the block size. `q_start` and `kv_start` are the positions of
+    the tiles' first rows in the whole sequences, `seq_q` and `seq_kv` the
+    whole lengths: together they mask the padding and, for `mask <causal>`,
+    the keys above the (bottom-right aligned) diagonal.
+
+    Scores are taken in the exp2 domain: `s = (q · kᵀ) * scale * log2(e)`,
+    so a single multiply folds scale and the change of base.
+  }];
+  let arguments = (ins RankedTensorOf<[F16, BF16, F32]>:$query,
+                       RankedTensorOf<[F16, BF16, F32]>:$key,
+                       RankedTensorOf<[F16, BF16, F32]>:$value,
+                       RankedTensorOf<[F32]>:$acc, RankedTensorOf<[F32]>:$max,
+                       RankedTensorOf<[F32]>:$sum,
+                       Index:$q_start, Index:$kv_start, Index:$seq_q,
+                       Index:$seq_kv,
+                       DefaultValuedAttr<Attn_MaskKindAttr,
+                                         "::mlir::attn::MaskKind::none">:$mask,
+                       F32Attr:$scale);
+  let results = (outs RankedTensorOf<[F32]>:$new_acc,
+                      RankedTensorOf<[F32]>:$new_max,
+                      RankedTensorOf<[F32]>:$new_sum);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `into` $acc `,` $max `,` $sum
+    `at` `(` $q_start `,` $kv_start `)` `of` `(` $seq_q `,` $seq_kv `)`
+    (`mask` $mask^)? `scale` $scale attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `,` type($acc) `,`
+        type($max) `,` type($sum)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_OnlineFinalizeOp : Attn_Op<"online_finalize", [Pure]> {
+  let summary = "Normalise FlashAttention's running state into O and LSE";
+  let description = [{
+    Divides the accumulator [Br, Dv] by the running sum once, after the last
+    key/value block, and produces the natural-log LSE [Br] from the exp2-domain
+    running max and sum: `lse = (max + log2(sum)) * ln(2)`. Rows whose sum is
+    0 (every key masked) give output 0 and LSE -inf, never NaN.
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$acc, RankedTensorOf<[F32]>:$max,
+                       RankedTensorOf<[F32]>:$sum);
+  let results = (outs RankedTensorOf<[F16, BF16, F32]>:$output,
+                      RankedTensorOf<[F32]>:$lse);
+  let assemblyFormat = [{
+    $acc `,` $max `,` $sum attr-dict `:` type($acc) `,` type($max) `,`
+    type($sum) `->` type($output) `,` type($lse)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

@@ -1,0 +1,79 @@
+//===- Passes.td - attn transformation passes --------------*- tablegen -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
+#define ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnLowerToReference : Pass<"attn-lower-to-reference"> {
+  let summary = "Lower attn.attention to plain linalg: the reference semantics";
+  let description = [{
+    Rewrites every `attn.attention` into `linalg.generic` ops on whole
+    tensors: S = Q·Kᵀ·scale in f32, the mask, a numerically safe softmax
+    (max, exp, sum), P·V, one normalisation, and LSE = max + log(sum). This
+    is the definition that every other lowering is tested against; it stores
+    the whole N×N score matrix and is not meant to be fast.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def AttnTile : Pass<"attn-tile"> {
+  let summary = "Tile attn.attention into FlashAttention's block loops";
+  let description = [{
+    Rewrites every `attn.attention` into an `scf.forall` over (batch, query
+    head, block of Br query rows) holding an `scf.for` over blocks of Bc
+    keys/values. The loop carries the online-softmax state (accumulator,
+    running max, running sum) through `attn.online_block`, and
+    `attn.online_finalize` normalises it once after the loop.
+
+    Block sizes come from `block-m` / `block-n`, or, when those are 0, from
+    the SRAM-fit heuristic for the target's shared memory per block
+    (FlashAttention's Bc = ceil(M / 4d), Br = min(Bc, d), rounded to the
+    tensor-core granule of 16 and capped at 128). The choice is recorded on
+    the loop as `attn.tile = {block_m, block_n, source}`.
+
+    Causal masks: key blocks entirely above the diagonal are never visited
+    (the kv loop's upper bound stops at the diagonal). Sequence tails are
+    handled by zero-padding the tiles and masking the padded keys.
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", "0",
+           "Query rows per block (Br); 0 = heuristic">,
+    Option<"blockN", "block-n", "int64_t", "0",
+           "Key/value rows per block (Bc); 0 = heuristic">,
+    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t",
+           "232448",
+           "Shared memory per thread block of the target (default: sm_90, "
+           "227 KiB), used by the heuristic">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def AttnFuseOnlineSoftmax : Pass<"attn-fuse-online-softmax"> {
+  let summary = "Expand the online-softmax block ops into fused tile arithmetic";
+  let description = [{
+    Rewrites `attn.online_block` into tile-level `linalg.generic` ops: the
+    scores S = Q·Kᵀ in f32, one multiply by scale·log2(e), the padding and
+    causal mask, the new row max, the rescale factor exp2(m_old − m_new),
+    P = exp2(S − m_new) (rounded to the input element type before P·V, as
+    the tensor cores see it), the new row sum and the rescaled accumulator.
+    `attn.online_finalize` becomes one division per row and
+    LSE = (m + log2(l))·ln 2; rows with l = 0 give 0 and −inf, never NaN.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+#endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,28 @@
+//===- AttentionModule.h - build IR for one attention problem ---*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_EXECUTION_ATTENTIONMODULE_H
+#define ATTN_EXECUTION_ATTENTIONMODULE_H
+
+#include "attn/Support/AttentionProblem.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace mlir::attn {
+
+/// Name of the entry function of modules built by buildAttentionModule.
+inline constexpr const char *kAttentionEntry = "attention";
+
+/// Builds `func.func @attention(%q, %k, %v, %o, %lse)` on memrefs
+/// (destination-passing style, `llvm.emit_c_interface`) holding one
+/// attn.attention for `problem`. `%lse` is present when problem.withLse.
+OwningOpRef<ModuleOp> buildAttentionModule(MLIRContext &ctx,
+                                           const ::attn::AttentionProblem &p);
+
+} // namespace mlir::attn
+
+#endif // ATTN_EXECUTION_ATTENTIONMODULE_H

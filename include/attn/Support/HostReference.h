@@ -1,0 +1,47 @@
+//===- HostReference.h - float64 attention on the host ----------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_SUPPORT_HOSTREFERENCE_H
+#define ATTN_SUPPORT_HOSTREFERENCE_H
+
+#include "attn/Support/AttentionProblem.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace attn {
+
+/// Computes O and LSE in float64 from inputs already rounded to the
+/// problem's dtype. Layouts are dense row-major [B, H, N, D].
+void referenceAttention(const AttentionProblem &p, const std::vector<double> &q,
+                        const std::vector<double> &k,
+                        const std::vector<double> &v, std::vector<double> &out,
+                        std::vector<double> &lse);
+
+/// Errors of `got` against `want`: ‖got − want‖ / ‖want‖ and max |got − want|.
+/// Non-finite values in `got` where `want` is finite make both errors
+/// infinite. Entries where both are the same infinity (masked LSE) agree.
+struct ErrorStats {
+  double relErr = 0.0;
+  double maxAbsErr = 0.0;
+  int64_t nonFinite = 0;
+};
+ErrorStats compareToReference(const std::vector<double> &got,
+                              const std::vector<double> &want);
+
+/// Rounds through the storage format of `t` (bf16/f16 round to nearest even).
+uint16_t floatToBf16Bits(float f);
+float bf16BitsToFloat(uint16_t b);
+uint16_t floatToF16Bits(float f);
+float f16BitsToFloat(uint16_t h);
+double roundToDType(double x, DType t);
+
+/// The tolerance on rel_err for outputs of dtype `t`.
+double toleranceFor(DType t);
+
+} // namespace attn
+
+#endif // ATTN_SUPPORT_HOSTREFERENCE_H

@@ -1,0 +1,213 @@
+//===- AttnOps.cpp - attn operation verifiers -----------------------------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// Renders a dimension the way it is spelled in IR ("?" when dynamic).
+std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+}
+
+/// True when two dimensions may be equal (either is dynamic, or they agree).
+bool dimsCompatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// Checks `actual` against `expected` and names both operands on mismatch.
+LogicalResult checkDim(Operation *op, StringRef what, StringRef name,
+                       int64_t actual, StringRef refName, int64_t expected) {
+  if (dimsCompatible(actual, expected))
+    return success();
+  return op->emitOpError() << "expected " << name << " " << what << " ("
+                           << dimStr(actual) << ") to match " << refName << " "
+                           << what << " (" << dimStr(expected) << ")";
+}
+
+LogicalResult checkRank(Operation *op, StringRef name, RankedTensorType type,
+                        int64_t rank) {
+  if (type.getRank() == rank)
+    return success();
+  return op->emitOpError() << "expected " << name << " to have rank " << rank
+                           << ", got rank " << type.getRank() << " ("
+                           << type << ")";
+}
+
+LogicalResult checkScale(Operation *op, std::optional<APFloat> scale) {
+  if (!scale)
+    return success();
+  double s = scale->convertToDouble();
+  if (!std::isfinite(s))
+    return op->emitOpError() << "expected a finite scale, got " << s;
+  if (s <= 0.0)
+    return op->emitOpError() << "expected a positive scale, got " << s;
+  return success();
+}
+} // namespace
+
+double AttentionOp::getEffectiveScale() {
+  if (std::optional<APFloat> s = getScale())
+    return s->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(getHeadDim()));
+}
+
+LogicalResult AttentionOp::verify() {
+  Operation *op = getOperation();
+  RankedTensorType q = getQueryType(), k = getKeyType(), v = getValueType(),
+                   o = getOutputType();
+  if (failed(checkRank(op, "query", q, 4)) ||
+      failed(checkRank(op, "key", k, 4)) ||
+      failed(checkRank(op, "value", v, 4)) ||
+      failed(checkRank(op, "output", o, 4)))
+    return failure();
+
+  // Element types: one type for Q, K, V and O.
+  Type elt = q.getElementType();
+  auto checkElt = [&](StringRef name, RankedTensorType t) -> LogicalResult {
+    if (t.getElementType() == elt)
+      return success();
+    return emitOpError() << "expected " << name << " element type ("
+                         << t.getElementType()
+                         << ") to match query element type (" << elt << ")";
+  };
+  if (failed(checkElt("key", k)) || failed(checkElt("value", v)) ||
+      failed(checkElt("output", o)))
+    return failure();
+
+  // Batch.
+  if (failed(checkDim(op, "batch", "key", k.getDimSize(0), "query",
+                      q.getDimSize(0))) ||
+      failed(checkDim(op, "batch", "value", v.getDimSize(0), "query",
+                      q.getDimSize(0))) ||
+      failed(checkDim(op, "batch", "output", o.getDimSize(0), "query",
+                      q.getDimSize(0))))
+    return failure();
+
+  // Heads: value and key share kv-heads; query heads are a multiple of them.
+  if (failed(checkDim(op, "heads", "value", v.getDimSize(1), "key",
+                      k.getDimSize(1))) ||
+      failed(checkDim(op, "heads", "output", o.getDimSize(1), "query",
+                      q.getDimSize(1))))
+    return failure();
+  int64_t hq = q.getDimSize(1), hkv = k.getDimSize(1);
+  if (!ShapedType::isDynamic(hkv) && hkv <= 0)
+    return emitOpError() << "expected key heads to be positive, got " << hkv;
+  if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+      hq % hkv != 0)
+    return emitOpError() << "expected query heads (" << hq
+                         << ") to be a multiple of key heads (" << hkv << ")";
+
+  // Sequence lengths.
+  if (failed(checkDim(op, "sequence length", "value", v.getDimSize(2), "key",
+                      k.getDimSize(2))) ||
+      failed(checkDim(op, "sequence length", "output", o.getDimSize(2),
+                      "query", q.getDimSize(2))))
+    return failure();
+
+  // Head dims: static, because they specialise every kernel.
+  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"query", q},
+                         {"key", k},
+                         {"value", v},
+                         {"output", o}}) {
+    if (ShapedType::isDynamic(t.getDimSize(3)))
+      return emitOpError() << "expected a static head dim in " << name
+                           << " (" << t << ")";
+  }
+  if (failed(checkDim(op, "head dim", "key", k.getDimSize(3), "query",
+                      q.getDimSize(3))) ||
+      failed(checkDim(op, "head dim", "output", o.getDimSize(3), "value",
+                      v.getDimSize(3))))
+    return failure();
+
+  // Optional LSE: [B, Hq, Nq] f32.
+  if (Value lse = getLse()) {
+    auto l = cast<RankedTensorType>(lse.getType());
+    if (failed(checkRank(op, "lse", l, 3)))
+      return failure();
+    for (int i = 0; i < 3; ++i) {
+      static const char *what[] = {"batch", "heads", "sequence length"};
+      if (failed(checkDim(op, what[i], "lse", l.getDimSize(i), "query",
+                          q.getDimSize(i))))
+        return failure();
+    }
+  }
+  return checkScale(op, getScale());
+}
+
+//===----------------------------------------------------------------------===//
+// Tile-level ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnlineBlockOp::verify() {
+  Operation *op = getOperation();
+  auto q = cast<RankedTensorType>(getQuery().getType());
+  auto k = cast<RankedTensorType>(getKey().getType());
+  auto v = cast<RankedTensorType>(getValue().getType());
+  auto acc = cast<RankedTensorType>(getAcc().getType());
+  auto mx = cast<RankedTensorType>(getMax().getType());
+  auto sum = cast<RankedTensorType>(getSum().getType());
+  if (failed(checkRank(op, "query", q, 2)) ||
+      failed(checkRank(op, "key", k, 2)) ||
+      failed(checkRank(op, "value", v, 2)) ||
+      failed(checkRank(op, "acc", acc, 2)) ||
+      failed(checkRank(op, "max", mx, 1)) ||
+      failed(checkRank(op, "sum", sum, 1)))
+    return failure();
+  if (k.getElementType() != q.getElementType() ||
+      v.getElementType() != q.getElementType())
+    return emitOpError() << "expected query, key and value to share one "
+                            "element type";
+  if (failed(checkDim(op, "head dim", "key", k.getDimSize(1), "query",
+                      q.getDimSize(1))) ||
+      failed(checkDim(op, "rows", "value", v.getDimSize(0), "key",
+                      k.getDimSize(0))) ||
+      failed(checkDim(op, "rows", "acc", acc.getDimSize(0), "query",
+                      q.getDimSize(0))) ||
+      failed(checkDim(op, "head dim", "acc", acc.getDimSize(1), "value",
+                      v.getDimSize(1))) ||
+      failed(checkDim(op, "rows", "max", mx.getDimSize(0), "query",
+                      q.getDimSize(0))) ||
+      failed(checkDim(op, "rows", "sum", sum.getDimSize(0), "query",
+                      q.getDimSize(0))))
+    return failure();
+  return checkScale(op, getScale());
+}
+
+LogicalResult OnlineFinalizeOp::verify() {
+  Operation *op = getOperation();
+  auto acc = cast<RankedTensorType>(getAcc().getType());
+  auto mx = cast<RankedTensorType>(getMax().getType());
+  auto sum = cast<RankedTensorType>(getSum().getType());
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  auto lse = cast<RankedTensorType>(getLse().getType());
+  if (failed(checkRank(op, "acc", acc, 2)) ||
+      failed(checkRank(op, "max", mx, 1)) ||
+      failed(checkRank(op, "sum", sum, 1)) ||
+      failed(checkRank(op, "output", out, 2)) ||
+      failed(checkRank(op, "lse", lse, 1)))
+    return failure();
+  if (acc.getShape() != out.getShape())
+    return emitOpError() << "expected output shape to match acc shape";
+  if (failed(checkDim(op, "rows", "max", mx.getDimSize(0), "acc",
+                      acc.getDimSize(0))) ||
+      failed(checkDim(op, "rows", "sum", sum.getDimSize(0), "acc",
+                      acc.getDimSize(0))) ||
+      failed(checkDim(op, "rows", "lse", lse.getDimSize(0), "acc",
+                      acc.getDimSize(0))))
+    return failure();
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"

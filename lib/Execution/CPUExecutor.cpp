@@ -1,0 +1,75 @@
+//===- CPUExecutor.cpp - run an attention module on the host --------------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Execution/CPUExecutor.h"
+#include "attn/Execution/AttentionModule.h"
+
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// A dense row-major memref descriptor over `data` with `shape`.
+template <int N>
+StridedMemRefType<char, N> describe(void *data, ArrayRef<int64_t> shape) {
+  StridedMemRefType<char, N> d;
+  d.basePtr = d.data = static_cast<char *>(data);
+  d.offset = 0;
+  int64_t stride = 1;
+  for (int i = N - 1; i >= 0; --i) {
+    d.sizes[i] = shape[i];
+    d.strides[i] = stride;
+    stride *= shape[i];
+  }
+  return d;
+}
+} // namespace
+
+llvm::Expected<double> mlir::attn::runOnHost(ModuleOp module,
+                                             const ::attn::AttentionProblem &p,
+                                             HostTensors &t) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  registerBuiltinDialectTranslation(*module.getContext());
+  registerLLVMDialectTranslation(*module.getContext());
+
+  ExecutionEngineOptions options;
+  // Strided memref copies call into MLIR's C runner utilities.
+  SmallVector<StringRef> libs = {ATTN_MLIR_C_RUNNER_UTILS};
+  options.sharedLibPaths = libs;
+  options.transformer = makeOptimizingTransformer(/*optLevel=*/2,
+                                                  /*sizeLevel=*/0, nullptr);
+  auto engine = ExecutionEngine::create(module, options);
+  if (!engine)
+    return engine.takeError();
+
+  auto q = describe<4>(t.q.data(), {p.batch, p.headsQ, p.seqQ, p.headDim});
+  auto k = describe<4>(t.k.data(), {p.batch, p.headsKv, p.seqKv, p.headDim});
+  auto v = describe<4>(t.v.data(), {p.batch, p.headsKv, p.seqKv, p.vDim()});
+  auto o = describe<4>(t.out.data(), {p.batch, p.headsQ, p.seqQ, p.vDim()});
+  auto lse = describe<3>(t.lse.data(), {p.batch, p.headsQ, p.seqQ});
+  // The C interface takes a pointer to each descriptor; invokePacked takes
+  // a pointer to each argument.
+  void *qp = &q, *kp = &k, *vp = &v, *op = &o, *lp = &lse;
+  SmallVector<void *> args = {&qp, &kp, &vp, &op};
+  if (p.withLse)
+    args.push_back(&lp);
+
+  auto start = std::chrono::steady_clock::now();
+  if (llvm::Error err = (*engine)->invokePacked(
+          std::string("_mlir_ciface_") + kAttentionEntry, args))
+    return std::move(err);
+  auto stop = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(stop - start).count();
+}

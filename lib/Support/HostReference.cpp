@@ -1,0 +1,165 @@
+//===- HostReference.cpp - float64 attention on the host ------------------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Support/HostReference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace attn;
+
+void attn::referenceAttention(const AttentionProblem &p,
+                              const std::vector<double> &q,
+                              const std::vector<double> &k,
+                              const std::vector<double> &v,
+                              std::vector<double> &out,
+                              std::vector<double> &lse) {
+  const int64_t d = p.headDim, dv = p.vDim(), nq = p.seqQ, nk = p.seqKv;
+  const int64_t group = p.headsQ / p.headsKv;
+  const double scale = p.effectiveScale();
+  out.assign(p.batch * p.headsQ * nq * dv, 0.0);
+  lse.assign(p.batch * p.headsQ * nq, 0.0);
+  std::vector<double> s(nk);
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.headsQ; ++h) {
+      int64_t hk = h / group;
+      const double *qh = &q[((b * p.headsQ + h) * nq) * d];
+      const double *kh = &k[((b * p.headsKv + hk) * nk) * d];
+      const double *vh = &v[((b * p.headsKv + hk) * nk) * dv];
+      double *oh = &out[((b * p.headsQ + h) * nq) * dv];
+      double *lh = &lse[(b * p.headsQ + h) * nq];
+      for (int64_t i = 0; i < nq; ++i) {
+        // Causal, bottom-right aligned: key j is visible iff j <= i + nk - nq.
+        int64_t visible = p.causal ? std::clamp<int64_t>(i + nk - nq + 1, 0, nk)
+                                   : nk;
+        double m = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < visible; ++j) {
+          double acc = 0;
+          for (int64_t x = 0; x < d; ++x)
+            acc += qh[i * d + x] * kh[j * d + x];
+          s[j] = acc * scale;
+          m = std::max(m, s[j]);
+        }
+        if (visible == 0) {
+          lh[i] = -std::numeric_limits<double>::infinity();
+          continue; // output row stays 0
+        }
+        double l = 0;
+        for (int64_t j = 0; j < visible; ++j) {
+          s[j] = std::exp(s[j] - m);
+          l += s[j];
+        }
+        for (int64_t j = 0; j < visible; ++j)
+          for (int64_t x = 0; x < dv; ++x)
+            oh[i * dv + x] += s[j] * vh[j * dv + x];
+        for (int64_t x = 0; x < dv; ++x)
+          oh[i * dv + x] /= l;
+        lh[i] = m + std::log(l);
+      }
+    }
+}
+
+ErrorStats attn::compareToReference(const std::vector<double> &got,
+                                    const std::vector<double> &want) {
+  ErrorStats st;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    double g = i < got.size() ? got[i] : std::nan("");
+    double w = want[i];
+    if (std::isinf(w) && g == w)
+      continue;
+    if (!std::isfinite(g) || !std::isfinite(w)) {
+      ++st.nonFinite;
+      continue;
+    }
+    double diff = g - w;
+    num += diff * diff;
+    den += w * w;
+    st.maxAbsErr = std::max(st.maxAbsErr, std::fabs(diff));
+  }
+  if (st.nonFinite || got.size() != want.size()) {
+    st.relErr = std::numeric_limits<double>::infinity();
+    st.maxAbsErr = std::numeric_limits<double>::infinity();
+    return st;
+  }
+  st.relErr = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  return st;
+}
+
+uint16_t attn::floatToBf16Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) // NaN stays a quiet NaN
+    return static_cast<uint16_t>((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+float attn::bf16BitsToFloat(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t attn::floatToF16Bits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t absx = x & 0x7fffffffu;
+  if (absx > 0x7f800000u)
+    return static_cast<uint16_t>(sign | 0x7e00u);
+  if (absx >= 0x477ff000u) // rounds to >= 65520: infinity
+    return static_cast<uint16_t>(sign | 0x7c00u);
+  if (absx < 0x38800000u) { // subnormal half (or zero)
+    float af;
+    std::memcpy(&af, &absx, 4);
+    // 2^-24 is the smallest subnormal; rint rounds half to even.
+    uint32_t m = static_cast<uint32_t>(std::nearbyint(af * 16777216.0f));
+    return static_cast<uint16_t>(sign | m);
+  }
+  uint32_t mant = absx & 0x7fffffu;
+  uint32_t exp = (absx >> 23) - 112;
+  uint32_t h = (exp << 10) | (mant >> 13);
+  uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
+    ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+
+float attn::f16BitsToFloat(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  float f;
+  if (exp == 0) {
+    f = std::ldexp(static_cast<float>(mant), -24);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    u |= sign;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  uint32_t u = exp == 31 ? (sign | 0x7f800000u | (mant << 13))
+                         : (sign | ((exp + 112) << 23) | (mant << 13));
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+double attn::roundToDType(double x, DType t) {
+  switch (t) {
+  case DType::f32:
+    return static_cast<float>(x);
+  case DType::bf16:
+    return bf16BitsToFloat(floatToBf16Bits(static_cast<float>(x)));
+  case DType::f16:
+    return f16BitsToFloat(floatToF16Bits(static_cast<float>(x)));
+  }
+  return x;
+}
+
+double attn::toleranceFor(DType t) { return t == DType::f32 ? 1e-5 : 1e-2; }

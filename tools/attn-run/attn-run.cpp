@@ -1,0 +1,261 @@
+//===- attn-run.cpp - run one attention and check it ----------------------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// Builds attn.attention for the shape given by flags, compiles it for the
+// chosen target, runs it on fresh random inputs (outputs poisoned first),
+// compares with a float64 host reference and prints one JSON line. Exits 1
+// when the error is over the dtype's tolerance.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Execution/AttentionModule.h"
+#include "attn/Execution/CPUExecutor.h"
+#include "attn/InitAll.h"
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Support/HostReference.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("attn-run options");
+static cl::opt<std::string> target("target", cl::desc("cpu or cuda"),
+                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    pipeline("pipeline",
+             cl::desc("Algorithm: tiled (FlashAttention, default) or "
+                      "reference (plain linalg)"),
+             cl::init("tiled"), cl::cat(category));
+static cl::opt<int64_t> batch("batch", cl::init(1), cl::cat(category));
+static cl::opt<int64_t> headsQ("heads-q", cl::init(1), cl::cat(category));
+static cl::opt<int64_t> headsKv("heads-kv", cl::desc("0 = same as --heads-q"),
+                                cl::init(0), cl::cat(category));
+static cl::opt<int64_t> seqQ("seq-q", cl::init(128), cl::cat(category));
+static cl::opt<int64_t> seqKv("seq-kv", cl::desc("0 = same as --seq-q"),
+                              cl::init(0), cl::cat(category));
+static cl::opt<int64_t> headDim("head-dim", cl::init(64), cl::cat(category));
+static cl::opt<int64_t> valueHeadDim("value-head-dim",
+                                     cl::desc("0 = same as --head-dim"),
+                                     cl::init(0), cl::cat(category));
+static cl::opt<std::string> dtype("dtype", cl::desc("f16, bf16 or f32"),
+                                  cl::init("f32"), cl::cat(category));
+static cl::opt<bool> causal("causal",
+                            cl::desc("Causal mask, bottom-right aligned"),
+                            cl::init(false), cl::cat(category));
+static cl::opt<double> scale("scale", cl::desc("0 = 1/sqrt(head-dim)"),
+                             cl::init(0.0), cl::cat(category));
+static cl::opt<bool> noLse("no-lse", cl::desc("Do not produce the LSE"),
+                           cl::init(false), cl::cat(category));
+static cl::opt<uint64_t> seed("seed", cl::init(0), cl::cat(category));
+static cl::opt<double>
+    inputRange("input-range",
+               cl::desc("Q and K are drawn from U(-r, r); large r gives "
+                        "large logits"),
+               cl::init(1.0), cl::cat(category));
+static cl::opt<int64_t> blockM("block-m", cl::desc("0 = heuristic"),
+                               cl::init(0), cl::cat(category));
+static cl::opt<int64_t> blockN("block-n", cl::desc("0 = heuristic"),
+                               cl::init(0), cl::cat(category));
+static cl::opt<bool> printIR("print-ir",
+                             cl::desc("Print the IR before compiling"),
+                             cl::init(false), cl::cat(category));
+
+namespace {
+int fail(const std::string &msg) {
+  llvm::errs() << "attn-run: error: " << msg << "\n";
+  return 2;
+}
+
+/// Random values rounded to the storage type, kept both as storage bytes
+/// (for the kernel) and as doubles (for the reference).
+void fillRandom(std::mt19937_64 &rng, double range, ::attn::DType t,
+                size_t n, std::vector<uint8_t> &bytes,
+                std::vector<double> &values) {
+  std::uniform_real_distribution<double> dist(-range, range);
+  bytes.assign(n * ::attn::dtypeBytes(t), 0);
+  values.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    float f = static_cast<float>(dist(rng));
+    switch (t) {
+    case ::attn::DType::f32:
+      std::memcpy(&bytes[4 * i], &f, 4);
+      values[i] = f;
+      break;
+    case ::attn::DType::bf16: {
+      uint16_t b = ::attn::floatToBf16Bits(f);
+      std::memcpy(&bytes[2 * i], &b, 2);
+      values[i] = ::attn::bf16BitsToFloat(b);
+      break;
+    }
+    case ::attn::DType::f16: {
+      uint16_t h = ::attn::floatToF16Bits(f);
+      std::memcpy(&bytes[2 * i], &h, 2);
+      values[i] = ::attn::f16BitsToFloat(h);
+      break;
+    }
+    }
+  }
+}
+
+std::vector<double> decode(const std::vector<uint8_t> &bytes,
+                           ::attn::DType t) {
+  size_t n = bytes.size() / ::attn::dtypeBytes(t);
+  std::vector<double> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (t == ::attn::DType::f32) {
+      float f;
+      std::memcpy(&f, &bytes[4 * i], 4);
+      out[i] = f;
+    } else {
+      uint16_t h;
+      std::memcpy(&h, &bytes[2 * i], 2);
+      out[i] = t == ::attn::DType::bf16 ? ::attn::bf16BitsToFloat(h)
+                                        : ::attn::f16BitsToFloat(h);
+    }
+  }
+  return out;
+}
+
+std::string jsonNumber(double v) {
+  if (std::isnan(v))
+    return "\"nan\"";
+  if (std::isinf(v))
+    return v > 0 ? "\"inf\"" : "\"-inf\"";
+  std::ostringstream os;
+  os.precision(6);
+  os << v;
+  return os.str();
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "attn-run: run one attention and check it "
+                              "against a float64 reference\n");
+
+  ::attn::AttentionProblem p;
+  p.batch = batch;
+  p.headsQ = headsQ;
+  p.headsKv = headsKv ? headsKv : headsQ;
+  p.seqQ = seqQ;
+  p.seqKv = seqKv ? seqKv : seqQ;
+  p.headDim = headDim;
+  p.valueHeadDim = valueHeadDim;
+  p.causal = causal;
+  p.withLse = !noLse;
+  if (scale != 0.0)
+    p.scale = scale;
+  std::optional<::attn::DType> dt = ::attn::parseDType(dtype);
+  if (!dt)
+    return fail("--dtype must be f16, bf16 or f32 (got '" + dtype + "')");
+  p.dtype = *dt;
+  if (std::string why = p.validate(); !why.empty())
+    return fail(why);
+  if (pipeline != "tiled" && pipeline != "reference")
+    return fail("--pipeline must be tiled or reference (got '" + pipeline +
+                "')");
+  if (!(inputRange > 0) || !std::isfinite(inputRange))
+    return fail("--input-range must be positive and finite");
+  if (target == "cuda")
+    return fail("--target cuda: this attn-run was built without the CUDA "
+                "runtime");
+  if (target != "cpu")
+    return fail("--target must be cpu or cuda (got '" + target + "')");
+
+  DialectRegistry registry;
+  mlir::attn::registerAllDialects(registry);
+  MLIRContext ctx(registry);
+  OwningOpRef<ModuleOp> module = mlir::attn::buildAttentionModule(ctx, p);
+  if (failed(module->verify()))
+    return fail("the generated attention does not verify");
+
+  mlir::attn::AttnToCPUOptions options;
+  options.tiled = pipeline == "tiled";
+  options.blockM = blockM;
+  options.blockN = blockN;
+  PassManager algorithm(&ctx);
+  mlir::attn::buildAttnAlgorithmPipeline(algorithm, options);
+  if (failed(algorithm.run(*module)))
+    return fail("the algorithm pipeline failed");
+  std::string tileJson;
+  module->walk([&](Operation *op) {
+    if (auto tile = op->getAttrOfType<DictionaryAttr>("attn.tile")) {
+      auto bm = tile.getAs<IntegerAttr>("block_m");
+      auto bn = tile.getAs<IntegerAttr>("block_n");
+      auto src = tile.getAs<StringAttr>("source");
+      if (bm && bn && src)
+        tileJson = ",\"block_m\":" + std::to_string(bm.getInt()) +
+                   ",\"block_n\":" + std::to_string(bn.getInt()) +
+                   ",\"tile_source\":\"" + src.getValue().str() + "\"";
+    }
+  });
+  if (printIR)
+    module->print(llvm::errs());
+  PassManager lowering(&ctx);
+  mlir::attn::buildHostLoweringPipeline(lowering);
+  if (failed(lowering.run(*module)))
+    return fail("lowering to LLVM failed");
+
+  // Fresh random inputs; outputs poisoned with NaN so unwritten elements
+  // show up as errors.
+  std::mt19937_64 rng(seed);
+  mlir::attn::HostTensors t;
+  std::vector<double> qv, kv, vv;
+  int64_t qN = p.batch * p.headsQ * p.seqQ * p.headDim;
+  int64_t kN = p.batch * p.headsKv * p.seqKv * p.headDim;
+  int64_t vN = p.batch * p.headsKv * p.seqKv * p.vDim();
+  int64_t oN = p.batch * p.headsQ * p.seqQ * p.vDim();
+  fillRandom(rng, inputRange, p.dtype, qN, t.q, qv);
+  fillRandom(rng, inputRange, p.dtype, kN, t.k, kv);
+  fillRandom(rng, 1.0, p.dtype, vN, t.v, vv);
+  t.out.assign(oN * ::attn::dtypeBytes(p.dtype), 0xff); // NaN in every type
+  t.lse.assign(p.batch * p.headsQ * p.seqQ,
+               std::numeric_limits<float>::quiet_NaN());
+
+  llvm::Expected<double> seconds = mlir::attn::runOnHost(*module, p, t);
+  if (!seconds)
+    return fail("execution failed: " + llvm::toString(seconds.takeError()));
+
+  std::vector<double> refOut, refLse;
+  ::attn::referenceAttention(p, qv, kv, vv, refOut, refLse);
+  ::attn::ErrorStats outErr =
+      ::attn::compareToReference(decode(t.out, p.dtype), refOut);
+  double tol = ::attn::toleranceFor(p.dtype);
+  bool ok = outErr.relErr <= tol;
+  std::string lseJson;
+  if (p.withLse) {
+    std::vector<double> lse(t.lse.begin(), t.lse.end());
+    ::attn::ErrorStats lseErr = ::attn::compareToReference(lse, refLse);
+    // LSE is f32 whatever the input type: hold it to the f32-accumulation
+    // tolerance scaled by the input rounding (same bound as the output).
+    ok = ok && lseErr.relErr <= tol;
+    lseJson = ",\"lse_rel_err\":" + jsonNumber(lseErr.relErr) +
+              ",\"lse_max_abs_err\":" + jsonNumber(lseErr.maxAbsErr);
+  }
+  llvm::outs() << "{\"target\":\"" << target << "\",\"pipeline\":\""
+               << pipeline << "\",\"shape\":" << p.shapeJson()
+               << ",\"scale\":" << jsonNumber(p.effectiveScale())
+               << ",\"seed\":" << seed << tileJson
+               << ",\"rel_err\":" << jsonNumber(outErr.relErr)
+               << ",\"max_abs_err\":" << jsonNumber(outErr.maxAbsErr)
+               << lseJson << ",\"tolerance\":" << jsonNumber(tol)
+               << ",\"time_s\":" << jsonNumber(*seconds)
+               << ",\"ok\":" << (ok ? "true" : "false") << "}\n";
+  return ok ? 0 : 1;
+}
