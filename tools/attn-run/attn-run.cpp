@@ -17,6 +17,8 @@
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
@@ -130,6 +132,32 @@ std::vector<double> decode(const std::vector<uint8_t> &bytes,
   return out;
 }
 
+/// Records the block sizes attn-tile chose right after that pass: the
+/// canonicalizer later folds a one-iteration scf.forall, and the attn.tile
+/// attribute with it.
+struct TileConfigRecorder : PassInstrumentation {
+  explicit TileConfigRecorder(std::string &json) : json(json) {}
+
+  void runAfterPass(Pass *pass, Operation *root) override {
+    if (pass->getArgument() != "attn-tile")
+      return;
+    root->walk([&](Operation *op) {
+      auto tile = op->getAttrOfType<DictionaryAttr>("attn.tile");
+      if (!tile)
+        return;
+      auto bm = tile.getAs<IntegerAttr>("block_m");
+      auto bn = tile.getAs<IntegerAttr>("block_n");
+      auto src = tile.getAs<StringAttr>("source");
+      if (bm && bn && src)
+        json = ",\"block_m\":" + std::to_string(bm.getInt()) +
+               ",\"block_n\":" + std::to_string(bn.getInt()) +
+               ",\"tile_source\":\"" + src.getValue().str() + "\"";
+    });
+  }
+
+  std::string &json;
+};
+
 std::string jsonNumber(double v) {
   if (std::isnan(v))
     return "\"nan\"";
@@ -191,20 +219,10 @@ int main(int argc, char **argv) {
   options.blockN = blockN;
   PassManager algorithm(&ctx);
   mlir::attn::buildAttnAlgorithmPipeline(algorithm, options);
+  std::string tileJson;
+  algorithm.addInstrumentation(std::make_unique<TileConfigRecorder>(tileJson));
   if (failed(algorithm.run(*module)))
     return fail("the algorithm pipeline failed");
-  std::string tileJson;
-  module->walk([&](Operation *op) {
-    if (auto tile = op->getAttrOfType<DictionaryAttr>("attn.tile")) {
-      auto bm = tile.getAs<IntegerAttr>("block_m");
-      auto bn = tile.getAs<IntegerAttr>("block_n");
-      auto src = tile.getAs<StringAttr>("source");
-      if (bm && bn && src)
-        tileJson = ",\"block_m\":" + std::to_string(bm.getInt()) +
-                   ",\"block_n\":" + std::to_string(bn.getInt()) +
-                   ",\"tile_source\":\"" + src.getValue().str() + "\"";
-    }
-  });
   if (printIR)
     module->print(llvm::errs());
   PassManager lowering(&ctx);

@@ -193,12 +193,21 @@ struct AttnTilePass : mlir::attn::impl::AttnTileBase<AttnTilePass> {
   using AttnTileBase::AttnTileBase;
 
   void runOnOperation() override {
-    if ((blockM != 0 && (blockM < 1 || blockM % 16 != 0)) ||
-        (blockN != 0 && (blockN < 1 || blockN % 16 != 0))) {
+    // Pass options are cl::opt; print their values, not the options (which
+    // would stream as a char).
+    int64_t bm = blockM, bn = blockN, smem = sharedMemoryBytes;
+    if ((bm != 0 && (bm < 1 || bm % 16 != 0)) ||
+        (bn != 0 && (bn < 1 || bn % 16 != 0))) {
       getOperation()->emitError()
           << "attn-tile: block-m and block-n must be positive multiples of 16 "
              "(got block-m="
-          << blockM << ", block-n=" << blockN << ")";
+          << bm << ", block-n=" << bn << ")";
+      return signalPassFailure();
+    }
+    if (smem <= 0) {
+      getOperation()->emitError()
+          << "attn-tile: shared-memory-bytes must be positive (got " << smem
+          << ")";
       return signalPassFailure();
     }
     // Configs differ per op (head dim, dtype), so tile op by op.
@@ -207,14 +216,14 @@ struct AttnTilePass : mlir::attn::impl::AttnTileBase<AttnTilePass> {
     for (AttentionOp op : ops) {
       int64_t eltBytes =
           op.getQueryType().getElementType().getIntOrFloatBitWidth() / 8;
-      TileConfig config = chooseTileConfigHeuristic(
-          op.getHeadDim(), eltBytes, sharedMemoryBytes);
-      if (blockM != 0 || blockN != 0)
+      TileConfig config =
+          chooseTileConfigHeuristic(op.getHeadDim(), eltBytes, smem);
+      if (bm != 0 || bn != 0)
         config.source = "option";
-      if (blockM != 0)
-        config.blockM = blockM;
-      if (blockN != 0)
-        config.blockN = blockN;
+      if (bm != 0)
+        config.blockM = bm;
+      if (bn != 0)
+        config.blockN = bn;
       IRRewriter rewriter(op);
       if (failed(tileAttention(rewriter, op, config)))
         return signalPassFailure();
