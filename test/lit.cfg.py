@@ -21,7 +21,11 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
-config.attn_tools_dir = config.attn_tools_dir
+# `not` and `count` are only substituted after a pipe; everywhere else
+# (`RUN: not attn-opt ...`) they are found on PATH.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
+
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = ["attn-opt", "attn-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,724 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier diagnostic of attn.attention, attn.online_block and
+// attn.online_finalize, then type-constraint and parse errors.
+
+//===----------------------------------------------------------------------===//
+// attn.attention: ranks
+//===----------------------------------------------------------------------===//
+
+func.func @query_rank(%q: tensor<4x128x64xf32>, %k: tensor<1x4x128x64xf32>,
+                      %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf32> {
+  // expected-error @+1 {{'attn.attention' op expected query to have rank 4, got rank 3 ('tensor<4x128x64xf32>')}}
+  %o = attn.attention %q, %k, %v
+      : tensor<4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+func.func @key_rank(%q: tensor<1x4x128x64xf32>, %k: tensor<1x1x4x128x64xf32>,
+                    %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf32> {
+  // expected-error @+1 {{expected key to have rank 4, got rank 5}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xf32>, tensor<1x1x4x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+func.func @value_rank(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x64xf32>,
+                      %v: tensor<128x64xf32>) -> tensor<1x4x128x64xf32> {
+  // expected-error @+1 {{expected value to have rank 4, got rank 2}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<128x64xf32> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+func.func @output_rank(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x64xf32>,
+                       %v: tensor<1x4x128x64xf32>) -> tensor<4x128x64xf32> {
+  // expected-error @+1 {{expected output to have rank 4, got rank 3}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<4x128x64xf32>
+  return %o : tensor<4x128x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention: element types
+//===----------------------------------------------------------------------===//
+
+func.func @key_element_type(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x4x128x64xf16>,
+                            %v: tensor<1x4x128x64xbf16>) -> tensor<1x4x128x64xbf16> {
+  // expected-error @+1 {{expected key element type ('f16') to match query element type ('bf16')}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xbf16>, tensor<1x4x128x64xf16>, tensor<1x4x128x64xbf16> -> tensor<1x4x128x64xbf16>
+  return %o : tensor<1x4x128x64xbf16>
+}
+
+// -----
+
+func.func @value_element_type(%q: tensor<1x4x128x64xf16>, %k: tensor<1x4x128x64xf16>,
+                              %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf16> {
+  // expected-error @+1 {{expected value element type ('f32') to match query element type ('f16')}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16>, tensor<1x4x128x64xf32> -> tensor<1x4x128x64xf16>
+  return %o : tensor<1x4x128x64xf16>
+}
+
+// -----
+
+func.func @output_element_type(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x4x128x64xbf16>,
+                               %v: tensor<1x4x128x64xbf16>) -> tensor<1x4x128x64xf32> {
+  // expected-error @+1 {{expected output element type ('f32') to match query element type ('bf16')}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128x64xbf16> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+func.func @unsupported_element_type(%q: tensor<1x4x128x64xf64>, %k: tensor<1x4x128x64xf64>,
+                                    %v: tensor<1x4x128x64xf64>) -> tensor<1x4x128x64xf64> {
+  // expected-error @+1 {{'attn.attention' op operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<1x4x128x64xf64>'}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xf64>, tensor<1x4x128x64xf64>, tensor<1x4x128x64xf64> -> tensor<1x4x128x64xf64>
+  return %o : tensor<1x4x128x64xf64>
+}
+
+// -----
+
+func.func @integer_element_type(%q: tensor<1x4x128x64xf16>, %k: tensor<1x4x128x64xi16>,
+                                %v: tensor<1x4x128x64xf16>) -> tensor<1x4x128x64xf16> {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<1x4x128x64xi16>'}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xf16>, tensor<1x4x128x64xi16>, tensor<1x4x128x64xf16> -> tensor<1x4x128x64xf16>
+  return %o : tensor<1x4x128x64xf16>
+}
+
+// -----
+
+func.func @unranked(%q: tensor<*xf16>, %k: tensor<1x4x128x64xf16>,
+                    %v: tensor<1x4x128x64xf16>) -> tensor<1x4x128x64xf16> {
+  // expected-error @+2 {{custom op 'attn.attention' invalid kind of type specified: expected builtin.tensor, but found 'tensor<*xf16>'}}
+  %o = attn.attention %q, %k, %v
+      : tensor<*xf16>, tensor<1x4x128x64xf16>, tensor<1x4x128x64xf16> -> tensor<1x4x128x64xf16>
+  return %o : tensor<1x4x128x64xf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention: batch
+//===----------------------------------------------------------------------===//
+
+func.func @key_batch(%q: tensor<2x4x128x64xf32>, %k: tensor<3x4x128x64xf32>,
+                     %v: tensor<2x4x128x64xf32>) -> tensor<2x4x128x64xf32> {
+  // expected-error @+1 {{expected key batch (3) to match query batch (2)}}
+  %o = attn.attention %q, %k, %v
+      : tensor<2x4x128x64xf32>, tensor<3x4x128x64xf32>, tensor<2x4x128x64xf32> -> tensor<2x4x128x64xf32>
+  return %o : tensor<2x4x128x64xf32>
+}
+
+// -----
+
+func.func @value_batch(%q: tensor<2x4x128x64xf32>, %k: tensor<?x4x128x64xf32>,
+                       %v: tensor<1x4x128x64xf32>) -> tensor<2x4x128x64xf32> {
+  // expected-error @+1 {{expected value batch (1) to match query batch (2)}}
+  %o = attn.attention %q, %k, %v
+      : tensor<2x4x128x64xf32>, tensor<?x4x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<2x4x128x64xf32>
+  return %o : tensor<2x4x128x64xf32>
+}
+
+// -----
+
+func.func @output_batch(%q: tensor<2x4x128x64xf32>, %k: tensor<2x4x128x64xf32>,
+                        %v: tensor<2x4x128x64xf32>) -> tensor<4x4x128x64xf32> {
+  // expected-error @+1 {{expected output batch (4) to match query batch (2)}}
+  %o = attn.attention %q, %k, %v
+      : tensor<2x4x128x64xf32>, tensor<2x4x128x64xf32>, tensor<2x4x128x64xf32> -> tensor<4x4x128x64xf32>
+  return %o : tensor<4x4x128x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention: heads
+//===----------------------------------------------------------------------===//
+
+func.func @value_heads(%q: tensor<1x8x128x64xf32>, %k: tensor<1x2x128x64xf32>,
+                       %v: tensor<1x4x128x64xf32>) -> tensor<1x8x128x64xf32> {
+  // expected-error @+1 {{expected value heads (4) to match key heads (2)}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x8x128x64xf32>, tensor<1x2x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<1x8x128x64xf32>
+  return %o : tensor<1x8x128x64xf32>
+}
+
+// -----
+
+func.func @output_heads(%q: tensor<1x8x128x64xf32>, %k: tensor<1x2x128x64xf32>,
+                        %v: tensor<1x2x128x64xf32>) -> tensor<1x2x128x64xf32> {
+  // expected-error @+1 {{expected output heads (2) to match query heads (8)}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x8x128x64xf32>, tensor<1x2x128x64xf32>, tensor<1x2x128x64xf32> -> tensor<1x2x128x64xf32>
+  return %o : tensor<1x2x128x64xf32>
+}
+
+// -----
+
+func.func @zero_key_heads(%q: tensor<1x8x128x64xf32>, %k: tensor<1x0x128x64xf32>,
+                          %v: tensor<1x0x128x64xf32>) -> tensor<1x8x128x64xf32> {
+  // expected-error @+1 {{expected key heads to be positive, got 0}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x8x128x64xf32>, tensor<1x0x128x64xf32>, tensor<1x0x128x64xf32> -> tensor<1x8x128x64xf32>
+  return %o : tensor<1x8x128x64xf32>
+}
+
+// -----
+
+func.func @heads_not_multiple(%q: tensor<1x6x128x64xf32>, %k: tensor<1x4x128x64xf32>,
+                              %v: tensor<1x4x128x64xf32>) -> tensor<1x6x128x64xf32> {
+  // expected-error @+1 {{expected query heads (6) to be a multiple of key heads (4)}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x6x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<1x6x128x64xf32>
+  return %o : tensor<1x6x128x64xf32>
+}
+
+// -----
+
+func.func @fewer_query_heads(%q: tensor<1x2x128x64xf32>, %k: tensor<1x4x128x64xf32>,
+                             %v: tensor<1x4x128x64xf32>) -> tensor<1x2x128x64xf32> {
+  // expected-error @+1 {{expected query heads (2) to be a multiple of key heads (4)}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x2x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<1x2x128x64xf32>
+  return %o : tensor<1x2x128x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention: sequence lengths
+//===----------------------------------------------------------------------===//
+
+func.func @value_seq(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x256x64xf32>,
+                     %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf32> {
+  // expected-error @+1 {{expected value sequence length (128) to match key sequence length (256)}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xf32>, tensor<1x4x256x64xf32>, tensor<1x4x128x64xf32> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+func.func @output_seq(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x256x64xf32>,
+                      %v: tensor<1x4x256x64xf32>) -> tensor<1x4x256x64xf32> {
+  // expected-error @+1 {{expected output sequence length (256) to match query sequence length (128)}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xf32>, tensor<1x4x256x64xf32>, tensor<1x4x256x64xf32> -> tensor<1x4x256x64xf32>
+  return %o : tensor<1x4x256x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention: head dims
+//===----------------------------------------------------------------------===//
+
+func.func @dynamic_query_head_dim(%q: tensor<1x4x128x?xf32>, %k: tensor<1x4x128x64xf32>,
+                                  %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf32> {
+  // expected-error @+1 {{expected a static head dim in query ('tensor<1x4x128x?xf32>')}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x?xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+func.func @dynamic_key_head_dim(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x?xf32>,
+                                %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf32> {
+  // expected-error @+1 {{expected a static head dim in key ('tensor<1x4x128x?xf32>')}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xf32>, tensor<1x4x128x?xf32>, tensor<1x4x128x64xf32> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+func.func @dynamic_value_head_dim(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x64xf32>,
+                                  %v: tensor<1x4x128x?xf32>) -> tensor<1x4x128x64xf32> {
+  // expected-error @+1 {{expected a static head dim in value ('tensor<1x4x128x?xf32>')}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x?xf32> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+func.func @dynamic_output_head_dim(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x64xf32>,
+                                   %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x?xf32> {
+  // expected-error @+1 {{expected a static head dim in output ('tensor<1x4x128x?xf32>')}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<1x4x128x?xf32>
+  return %o : tensor<1x4x128x?xf32>
+}
+
+// -----
+
+func.func @key_head_dim(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x128xf32>,
+                        %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf32> {
+  // expected-error @+1 {{expected key head dim (128) to match query head dim (64)}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xf32>, tensor<1x4x128x128xf32>, tensor<1x4x128x64xf32> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+func.func @output_head_dim(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x64xf32>,
+                           %v: tensor<1x4x128x32xf32>) -> tensor<1x4x128x64xf32> {
+  // expected-error @+1 {{expected output head dim (64) to match value head dim (32)}}
+  %o = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x32xf32> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention: LSE
+//===----------------------------------------------------------------------===//
+
+func.func @lse_rank(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x64xf32>,
+                    %v: tensor<1x4x128x64xf32>) -> tensor<4x128xf32> {
+  // expected-error @+1 {{expected lse to have rank 3, got rank 2 ('tensor<4x128xf32>')}}
+  %o, %lse = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>
+        -> tensor<1x4x128x64xf32>, tensor<4x128xf32>
+  return %lse : tensor<4x128xf32>
+}
+
+// -----
+
+func.func @lse_batch(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x4x128x64xbf16>,
+                     %v: tensor<2x4x128x64xbf16>) -> tensor<1x4x128xf32> {
+  // expected-error @+1 {{expected lse batch (1) to match query batch (2)}}
+  %o, %lse = attn.attention %q, %k, %v
+      : tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>, tensor<2x4x128x64xbf16>
+        -> tensor<2x4x128x64xbf16>, tensor<1x4x128xf32>
+  return %lse : tensor<1x4x128xf32>
+}
+
+// -----
+
+func.func @lse_heads(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x2x128x64xbf16>,
+                     %v: tensor<1x2x128x64xbf16>) -> tensor<1x2x128xf32> {
+  // expected-error @+1 {{expected lse heads (2) to match query heads (8)}}
+  %o, %lse = attn.attention %q, %k, %v
+      : tensor<1x8x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+        -> tensor<1x8x128x64xbf16>, tensor<1x2x128xf32>
+  return %lse : tensor<1x2x128xf32>
+}
+
+// -----
+
+func.func @lse_seq(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x4x256x64xbf16>,
+                   %v: tensor<1x4x256x64xbf16>) -> tensor<1x4x256xf32> {
+  // expected-error @+1 {{expected lse sequence length (256) to match query sequence length (128)}}
+  %o, %lse = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>
+        -> tensor<1x4x128x64xbf16>, tensor<1x4x256xf32>
+  return %lse : tensor<1x4x256xf32>
+}
+
+// -----
+
+func.func @lse_element_type(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x4x128x64xbf16>,
+                            %v: tensor<1x4x128x64xbf16>) -> tensor<1x4x128xbf16> {
+  // expected-error @+1 {{result #1 must be ranked tensor of 32-bit float values, but got 'tensor<1x4x128xbf16>'}}
+  %o, %lse = attn.attention %q, %k, %v
+      : tensor<1x4x128x64xbf16>, tensor<1x4x128x64xbf16>, tensor<1x4x128x64xbf16>
+        -> tensor<1x4x128x64xbf16>, tensor<1x4x128xbf16>
+  return %lse : tensor<1x4x128xbf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention: scale
+//===----------------------------------------------------------------------===//
+
+func.func @zero_scale(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x64xf32>,
+                      %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf32> {
+  // expected-error @+1 {{expected a positive scale, got 0.000000e+00}}
+  %o = attn.attention %q, %k, %v scale 0.0
+      : tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+func.func @negative_scale(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x64xf32>,
+                          %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf32> {
+  // expected-error @+1 {{expected a positive scale, got -5.000000e-01}}
+  %o = attn.attention %q, %k, %v scale -0.5
+      : tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+func.func @infinite_scale(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x64xf32>,
+                          %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf32> {
+  // expected-error @+1 {{expected a finite scale, got INF}}
+  %o = attn.attention %q, %k, %v scale 0x7F800000
+      : tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+func.func @nan_scale(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x64xf32>,
+                     %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf32> {
+  // expected-error @+1 {{expected a finite scale, got nan}}
+  %o = attn.attention %q, %k, %v scale 0x7FC00000
+      : tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.online_block
+//===----------------------------------------------------------------------===//
+
+func.func @block_query_rank(%q: tensor<1x16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
+                            %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{'attn.online_block' op expected query to have rank 2, got rank 3}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<1x16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @block_key_rank(%q: tensor<16x64xf32>, %k: tensor<32xf32>, %v: tensor<32x64xf32>,
+                          %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{expected key to have rank 2, got rank 1}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<16x64xf32>, tensor<32xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @block_value_rank(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<1x32x64xf32>,
+                            %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{expected value to have rank 2, got rank 3}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<16x64xf32>, tensor<32x64xf32>, tensor<1x32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @block_acc_rank(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
+                          %acc: tensor<1024xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{expected acc to have rank 2, got rank 1}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<1024xf32>, tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @block_max_rank(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
+                          %acc: tensor<16x64xf32>, %m: tensor<16x1xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{expected max to have rank 1, got rank 2}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16x1xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @block_sum_rank(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
+                          %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16x1xf32>, %i: index) {
+  // expected-error @+1 {{expected sum to have rank 1, got rank 2}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16x1xf32>
+  return
+}
+
+// -----
+
+func.func @block_element_types(%q: tensor<16x64xbf16>, %k: tensor<32x64xf16>, %v: tensor<32x64xbf16>,
+                               %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{expected query, key and value to share one element type}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<16x64xbf16>, tensor<32x64xf16>, tensor<32x64xbf16>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @block_key_head_dim(%q: tensor<16x64xf32>, %k: tensor<32x32xf32>, %v: tensor<32x64xf32>,
+                              %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{expected key head dim (32) to match query head dim (64)}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<16x64xf32>, tensor<32x32xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @block_value_rows(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<16x64xf32>,
+                            %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{expected value rows (16) to match key rows (32)}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<16x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @block_acc_rows(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
+                          %acc: tensor<32x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{expected acc rows (32) to match query rows (16)}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @block_acc_head_dim(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x32xf32>,
+                              %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{expected acc head dim (64) to match value head dim (32)}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x32xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @block_max_rows(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
+                          %acc: tensor<16x64xf32>, %m: tensor<32xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{expected max rows (32) to match query rows (16)}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<32xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @block_sum_rows(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
+                          %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<8xf32>, %i: index) {
+  // expected-error @+1 {{expected sum rows (8) to match query rows (16)}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @block_scale(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
+                       %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{expected a positive scale, got -1.000000e+00}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale -1.0
+      : tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @block_nonfinite_scale(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
+                                 %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{expected a finite scale, got -INF}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 0xFF800000
+      : tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @block_state_type(%q: tensor<16x64xf16>, %k: tensor<32x64xf16>, %v: tensor<32x64xf16>,
+                            %acc: tensor<16x64xf16>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{operand #3 must be ranked tensor of 32-bit float values, but got 'tensor<16x64xf16>'}}
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<16x64xf16>, tensor<32x64xf16>, tensor<32x64xf16>, tensor<16x64xf16>, tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// The generic form can spell result types that differ from the state's.
+func.func @block_result_type(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
+                             %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{'attn.online_block' op failed to verify that all of {acc, new_acc} have same type}}
+  %r:3 = "attn.online_block"(%q, %k, %v, %acc, %m, %l, %i, %i, %i, %i) <{scale = 1.0 : f32}>
+      : (tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, index, index, index, index)
+      -> (tensor<16x32xf32>, tensor<16xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
+func.func @block_missing_scale(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
+                               %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{'attn.online_block' op requires attribute 'scale'}}
+  %r:3 = "attn.online_block"(%q, %k, %v, %acc, %m, %l, %i, %i, %i, %i)
+      : (tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, index, index, index, index)
+      -> (tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.online_finalize
+//===----------------------------------------------------------------------===//
+
+func.func @finalize_acc_rank(%acc: tensor<1024xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>) {
+  // expected-error @+1 {{'attn.online_finalize' op expected acc to have rank 2, got rank 1}}
+  %o, %lse = attn.online_finalize %acc, %m, %l
+      : tensor<1024xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<16x64xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_max_rank(%acc: tensor<16x64xf32>, %m: tensor<f32>, %l: tensor<16xf32>) {
+  // expected-error @+1 {{expected max to have rank 1, got rank 0}}
+  %o, %lse = attn.online_finalize %acc, %m, %l
+      : tensor<16x64xf32>, tensor<f32>, tensor<16xf32> -> tensor<16x64xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_sum_rank(%acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<1x16xf32>) {
+  // expected-error @+1 {{expected sum to have rank 1, got rank 2}}
+  %o, %lse = attn.online_finalize %acc, %m, %l
+      : tensor<16x64xf32>, tensor<16xf32>, tensor<1x16xf32> -> tensor<16x64xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_output_rank(%acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>) {
+  // expected-error @+1 {{expected output to have rank 2, got rank 3}}
+  %o, %lse = attn.online_finalize %acc, %m, %l
+      : tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<1x16x64xbf16>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_lse_rank(%acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>) {
+  // expected-error @+1 {{expected lse to have rank 1, got rank 2}}
+  %o, %lse = attn.online_finalize %acc, %m, %l
+      : tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<16x64xbf16>, tensor<16x1xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_output_shape(%acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>) {
+  // expected-error @+1 {{expected output shape to match acc shape}}
+  %o, %lse = attn.online_finalize %acc, %m, %l
+      : tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<16x32xbf16>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_max_rows(%acc: tensor<16x64xf32>, %m: tensor<32xf32>, %l: tensor<16xf32>) {
+  // expected-error @+1 {{expected max rows (32) to match acc rows (16)}}
+  %o, %lse = attn.online_finalize %acc, %m, %l
+      : tensor<16x64xf32>, tensor<32xf32>, tensor<16xf32> -> tensor<16x64xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_sum_rows(%acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<32xf32>) {
+  // expected-error @+1 {{expected sum rows (32) to match acc rows (16)}}
+  %o, %lse = attn.online_finalize %acc, %m, %l
+      : tensor<16x64xf32>, tensor<16xf32>, tensor<32xf32> -> tensor<16x64xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_lse_rows(%acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>) {
+  // expected-error @+1 {{expected lse rows (8) to match acc rows (16)}}
+  %o, %lse = attn.online_finalize %acc, %m, %l
+      : tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<16x64xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_output_type(%acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float values, but got 'tensor<16x64xi8>'}}
+  %o, %lse = attn.online_finalize %acc, %m, %l
+      : tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<16x64xi8>, tensor<16xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Parse errors
+//===----------------------------------------------------------------------===//
+
+func.func @missing_value(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{expected ','}}
+  %o = attn.attention %q, %q : tensor<1x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_mask(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+2 {{expected ::mlir::attn::MaskKind to be one of: none, causal}}
+  // expected-error @+1 {{failed to parse Attn_MaskKindAttr parameter 'value' which is to be a `::mlir::attn::MaskKind`}}
+  %o = attn.attention %q, %q, %q mask <sliding> : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @non_float_scale(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{custom op 'attn.attention' invalid kind of attribute specified}}
+  %o = attn.attention %q, %q, %q scale "half" : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @missing_result_type(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{expected '->'}}
+  %o = attn.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
+  return
+}
+
+// -----
+
+// expected-note @+1 {{prior use here}}
+func.func @operand_type_mismatch(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{use of value '%q' expects different type than prior uses: 'tensor<1x1x4x8xf16>' vs 'tensor<1x1x4x8xf32>'}}
+  %o = attn.attention %q, %q, %q : tensor<1x1x4x8xf16>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @result_count(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{operation defines 1 results but was provided 2 to bind}}
+  %o, %lse = attn.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return
+}

@@ -1,0 +1,135 @@
+// RUN: attn-opt %s | attn-opt | FileCheck %s
+// RUN: attn-opt %s --mlir-print-op-generic | attn-opt | FileCheck %s
+// RUN: attn-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+
+// Round-trips of attn.attention and of the tile-level ops, in the pretty and
+// the generic form.
+
+// CHECK-LABEL: func.func @attention_default
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x4x128x64xf16>, %[[K:.+]]: tensor<2x4x128x64xf16>, %[[V:.+]]: tensor<2x4x128x64xf16>)
+// CHECK: %[[O:[^ ]+]] = attn.attention %[[Q]], %[[K]], %[[V]] :
+// CHECK-SAME: tensor<2x4x128x64xf16>, tensor<2x4x128x64xf16>, tensor<2x4x128x64xf16> -> tensor<2x4x128x64xf16>
+// CHECK: return %[[O]]
+// GENERIC-LABEL: sym_name = "attention_default"
+// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<none>}>
+func.func @attention_default(%q: tensor<2x4x128x64xf16>, %k: tensor<2x4x128x64xf16>,
+                             %v: tensor<2x4x128x64xf16>) -> tensor<2x4x128x64xf16> {
+  %o = attn.attention %q, %k, %v
+      : tensor<2x4x128x64xf16>, tensor<2x4x128x64xf16>, tensor<2x4x128x64xf16>
+        -> tensor<2x4x128x64xf16>
+  return %o : tensor<2x4x128x64xf16>
+}
+
+// CHECK-LABEL: func.func @attention_causal_lse_bf16
+// CHECK: %[[O:[^,]+]], %[[LSE:[^ ]+]] = attn.attention %{{.+}}, %{{.+}}, %{{.+}} mask <causal> scale 1.250000e-01 :
+// CHECK-SAME: -> tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>
+// CHECK: return %[[O]], %[[LSE]]
+// GENERIC-LABEL: sym_name = "attention_causal_lse_bf16"
+// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<causal>, scale = 1.250000e-01 : f32}>
+// GENERIC-SAME: -> (tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>)
+func.func @attention_causal_lse_bf16(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x256x64xbf16>,
+                                     %v: tensor<2x2x256x64xbf16>)
+    -> (tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>) {
+  %o, %lse = attn.attention %q, %k, %v mask <causal> scale 0.125
+      : tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>, tensor<2x2x256x64xbf16>
+        -> tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>
+  return %o, %lse : tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>
+}
+
+// An explicit `mask <none>` is the default and is not printed back.
+// CHECK-LABEL: func.func @attention_mask_none_f32
+// CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} scale 2.500000e-01 : tensor<1x1x7x16xf32>
+// GENERIC-LABEL: sym_name = "attention_mask_none_f32"
+// GENERIC: <{mask = #attn.mask<none>, scale = 2.500000e-01 : f32}>
+func.func @attention_mask_none_f32(%q: tensor<1x1x7x16xf32>, %k: tensor<1x1x9x16xf32>,
+                                   %v: tensor<1x1x9x16xf32>) -> tensor<1x1x7x16xf32> {
+  %o = attn.attention %q, %k, %v mask <none> scale 0.25
+      : tensor<1x1x7x16xf32>, tensor<1x1x9x16xf32>, tensor<1x1x9x16xf32>
+        -> tensor<1x1x7x16xf32>
+  return %o : tensor<1x1x7x16xf32>
+}
+
+// Multi-query attention (Hkv = 1) with a value head dim that differs from
+// the query/key head dim.
+// CHECK-LABEL: func.func @attention_mqa_dv
+// CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} mask <causal> :
+// CHECK-SAME: tensor<1x8x32x128xf32>, tensor<1x1x48x128xf32>, tensor<1x1x48x32xf32> -> tensor<1x8x32x32xf32>, tensor<1x8x32xf32>
+func.func @attention_mqa_dv(%q: tensor<1x8x32x128xf32>, %k: tensor<1x1x48x128xf32>,
+                            %v: tensor<1x1x48x32xf32>)
+    -> (tensor<1x8x32x32xf32>, tensor<1x8x32xf32>) {
+  %o, %lse = attn.attention %q, %k, %v mask <causal>
+      : tensor<1x8x32x128xf32>, tensor<1x1x48x128xf32>, tensor<1x1x48x32xf32>
+        -> tensor<1x8x32x32xf32>, tensor<1x8x32xf32>
+  return %o, %lse : tensor<1x8x32x32xf32>, tensor<1x8x32xf32>
+}
+
+// Dynamic batch and sequence lengths; head counts and head dims static.
+// CHECK-LABEL: func.func @attention_dynamic
+// CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} mask <causal> :
+// CHECK-SAME: tensor<?x4x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16> -> tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
+// GENERIC-LABEL: sym_name = "attention_dynamic"
+// GENERIC: (tensor<?x4x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>) -> (tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>)
+func.func @attention_dynamic(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x2x?x64xbf16>,
+                             %v: tensor<?x2x?x64xbf16>)
+    -> (tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>) {
+  %o, %lse = attn.attention %q, %k, %v mask <causal>
+      : tensor<?x4x?x64xbf16>, tensor<?x2x?x64xbf16>, tensor<?x2x?x64xbf16>
+        -> tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
+  return %o, %lse : tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
+}
+
+// Mixed static and dynamic sequence lengths are compatible.
+// CHECK-LABEL: func.func @attention_mixed_static_dynamic
+// CHECK: attn.attention {{.*}} : tensor<1x2x?x32xf16>, tensor<1x2x40x32xf16>, tensor<1x2x?x32xf16> -> tensor<1x2x10x32xf16>
+func.func @attention_mixed_static_dynamic(%q: tensor<1x2x?x32xf16>, %k: tensor<1x2x40x32xf16>,
+                                          %v: tensor<1x2x?x32xf16>) -> tensor<1x2x10x32xf16> {
+  %o = attn.attention %q, %k, %v
+      : tensor<1x2x?x32xf16>, tensor<1x2x40x32xf16>, tensor<1x2x?x32xf16>
+        -> tensor<1x2x10x32xf16>
+  return %o : tensor<1x2x10x32xf16>
+}
+
+// CHECK-LABEL: func.func @online_block
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<16x64xbf16>, %[[K:[^:]+]]: tensor<32x64xbf16>, %[[V:[^:]+]]: tensor<32x64xbf16>, %[[ACC:[^:]+]]: tensor<16x64xf32>, %[[M:[^:]+]]: tensor<16xf32>, %[[L:[^:]+]]: tensor<16xf32>, %[[Q0:[^:]+]]: index, %[[KV0:[^:]+]]: index, %[[NQ:[^:]+]]: index, %[[NK:[^:]+]]: index)
+// CHECK: %[[A:[^,]+]], %[[MX:[^,]+]], %[[S:[^ ]+]] = attn.online_block %[[Q]], %[[K]], %[[V]] into %[[ACC]], %[[M]], %[[L]] at(%[[Q0]], %[[KV0]]) of(%[[NQ]], %[[NK]]) mask <causal> scale 1.250000e-01 :
+// CHECK-SAME: tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+// CHECK: return %[[A]], %[[MX]], %[[S]]
+// GENERIC-LABEL: sym_name = "online_block"
+// GENERIC: "attn.online_block"({{.*}}) <{mask = #attn.mask<causal>, scale = 1.250000e-01 : f32}>
+// GENERIC-SAME: -> (tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>)
+func.func @online_block(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>,
+                        %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>,
+                        %q0: index, %kv0: index, %nq: index, %nk: index)
+    -> (tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%q0, %kv0) of (%nq, %nk)
+      mask <causal> scale 0.125
+      : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xf32>,
+        tensor<16xf32>, tensor<16xf32>
+  return %a, %mx, %s : tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+}
+
+// CHECK-LABEL: func.func @online_block_no_mask
+// CHECK: attn.online_block {{.*}} of(%{{[^,]+}}, %{{[^)]+}}) scale 2.000000e+00 : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>
+// GENERIC-LABEL: sym_name = "online_block_no_mask"
+// GENERIC: <{mask = #attn.mask<none>, scale = 2.000000e+00 : f32}>
+func.func @online_block_no_mask(%q: tensor<16x32xf32>, %k: tensor<16x32xf32>, %v: tensor<16x8xf32>,
+                                %acc: tensor<16x8xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>,
+                                %i: index) -> tensor<16x8xf32> {
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%i, %i) of (%i, %i) scale 2.0
+      : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x8xf32>, tensor<16x8xf32>,
+        tensor<16xf32>, tensor<16xf32>
+  return %a : tensor<16x8xf32>
+}
+
+// CHECK-LABEL: func.func @online_finalize
+// CHECK-SAME: (%[[ACC:[^:]+]]: tensor<16x64xf32>, %[[M:[^:]+]]: tensor<16xf32>, %[[L:[^:]+]]: tensor<16xf32>)
+// CHECK: %[[O:[^,]+]], %[[LSE:[^ ]+]] = attn.online_finalize %[[ACC]], %[[M]], %[[L]] : tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<16x64xf16>, tensor<16xf32>
+// CHECK: return %[[O]], %[[LSE]]
+// GENERIC-LABEL: sym_name = "online_finalize"
+// GENERIC: "attn.online_finalize"(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<16x64xf16>, tensor<16xf32>)
+func.func @online_finalize(%acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>)
+    -> (tensor<16x64xf16>, tensor<16xf32>) {
+  %o, %lse = attn.online_finalize %acc, %m, %l
+      : tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<16x64xf16>, tensor<16xf32>
+  return %o, %lse : tensor<16x64xf16>, tensor<16xf32>
+}
