@@ -229,6 +229,8 @@ struct ExpandOnlineFinalize : OpRewritePattern<OnlineFinalizeOp> {
     Location loc = op.getLoc();
     auto outType = cast<RankedTensorType>(op.getOutput().getType());
     auto lseType = cast<RankedTensorType>(op.getLse().getType());
+    if (!outType.hasStaticShape() || !lseType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "needs static tile shapes");
     Type elt = outType.getElementType();
     AffineMap id2 = rewriter.getMultiDimIdentityMap(2);
     AffineMap row2 = AffineMap::get(2, 0, rewriter.getAffineDimExpr(0),
