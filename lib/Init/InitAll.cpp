@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/InitAll.h"
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -44,6 +45,14 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 
 using namespace mlir;
 
@@ -53,7 +62,14 @@ void mlir::attn::registerAllDialects(DialectRegistry &registry) {
                   func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
                   linalg::LinalgDialect, math::MathDialect,
                   memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+                  tensor::TensorDialect, gpu::GPUDialect,
+                  NVVM::NVVMDialect>();
+  // Serialising kernels: NVVM target and translations to LLVM IR.
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
@@ -72,6 +88,7 @@ void mlir::attn::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::attn::registerAllPasses() {
   registerAttnPasses();
+  registerAttnConversionPasses();
   registerAttnPipelines();
 
   // Upstream passes the pipelines use, so each step can be run on its own.
@@ -84,4 +101,5 @@ void mlir::attn::registerAllPasses() {
   arith::registerArithPasses();
   memref::registerMemRefPasses();
   registerSCFPasses();
+  registerGPUPasses();
 }

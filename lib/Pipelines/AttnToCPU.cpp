@@ -83,4 +83,9 @@ void mlir::attn::registerAttnPipelines() {
       "Lower attn.attention (in functions taking memrefs) to the LLVM dialect "
       "for execution on the host",
       buildAttnToCPUPipeline);
+  PassPipelineRegistration<AttnToPTXOptions>(
+      "attn-to-ptx",
+      "Compile every attn.attention into a tensor-core FlashAttention kernel "
+      "and serialise the kernels to PTX (or cubin)",
+      buildAttnToPTXPipeline);
 }

@@ -28,6 +28,46 @@ struct AttnToCPUOptions : public PassPipelineOptions<AttnToCPUOptions> {
       llvm::cl::init(0)};
 };
 
+/// Options of `attn-to-ptx`.
+struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("Target chip, e.g. sm_80, sm_90a"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features, e.g. +ptx80 (default: the back end's)"),
+      llvm::cl::init("")};
+  PassOptions::Option<unsigned> optLevel{
+      *this, "O", llvm::cl::desc("LLVM optimisation level for the kernels"),
+      llvm::cl::init(3)};
+  PassOptions::Option<int64_t> blockM{
+      *this, "block-m",
+      llvm::cl::desc("Query rows per thread block; 0 = heuristic"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> blockN{
+      *this, "block-n", llvm::cl::desc("Keys per K/V tile; 0 = heuristic"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> stages{
+      *this, "stages", llvm::cl::desc("Depth of the K/V shared-memory ring"),
+      llvm::cl::init(2)};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What gpu-module-to-binary produces: isa (PTX, "
+                     "default), llvm (bitcode), bin (cubin through ptxas), "
+                     "fatbin"),
+      llvm::cl::init("isa")};
+};
+
+/// attn.attention -> annotated ops plus gpu.module @attn_kernels in the LLVM
+/// and NVVM dialects with an NVVM target attached (everything before
+/// serialisation).
+void buildAttnToGPUKernelsPipeline(OpPassManager &pm,
+                                   const AttnToPTXOptions &options);
+
+/// The whole GPU path: buildAttnToGPUKernelsPipeline, then
+/// gpu-module-to-binary.
+void buildAttnToPTXPipeline(OpPassManager &pm, const AttnToPTXOptions &options);
+
 /// attn.attention on tensors -> the algorithm (tiled or reference) on tensors.
 void buildAttnAlgorithmPipeline(OpPassManager &pm,
                                 const AttnToCPUOptions &options);

@@ -1,0 +1,73 @@
+//===- FlashKernel.h - FlashAttention GPU kernel generation -----*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTOGPU_FLASHKERNEL_H
+#define ATTN_CONVERSION_ATTNTOGPU_FLASHKERNEL_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+
+#include <string>
+
+namespace mlir::attn {
+
+class AttentionOp;
+
+/// What the kernel computes: everything that specialises it.
+struct FlashKernelSpec {
+  int64_t headDim = 0;
+  int64_t valueHeadDim = 0;
+  Type elementType;     // f16 or bf16
+  bool causal = false;
+  double scale = 1.0;   // applied to Q·Kᵀ
+  bool withLse = true;
+
+  static FlashKernelSpec fromOp(AttentionOp op);
+};
+
+/// How the kernel computes it.
+struct FlashKernelConfig {
+  int64_t blockM = 0;  // query rows per thread block; 16 per warp
+  int64_t blockN = 0;  // keys per K/V tile
+  int64_t stages = 2;  // depth of the K/V shared-memory ring
+  bool qInRegisters = true; // keep Q's mma fragments in registers
+  std::string source;  // "heuristic", "option" or "tuning-db"
+
+  int64_t warps() const { return blockM / 16; }
+  int64_t threads() const { return 32 * warps(); }
+};
+
+/// Dynamic shared memory, in bytes, that the kernel of `spec`/`config` uses.
+int64_t flashKernelSharedMemoryBytes(const FlashKernelSpec &spec,
+                                     const FlashKernelConfig &config);
+
+/// Shared memory per block the chip offers (opt-in maximum), in bytes.
+int64_t sharedMemoryPerBlock(StringRef chip);
+
+/// The default configuration for a spec on a chip.
+FlashKernelConfig chooseFlashKernelConfig(const FlashKernelSpec &spec,
+                                          StringRef chip);
+
+/// Why `config` cannot implement `spec` on `chip` ("" when it can). Names the
+/// option at fault.
+std::string validateFlashKernel(const FlashKernelSpec &spec,
+                                const FlashKernelConfig &config,
+                                StringRef chip);
+
+/// A stable kernel name: attn_fwd_d<D>[v<Dv>]_<dtype>[_causal]_m<M>n<N>s<S>.
+std::string flashKernelName(const FlashKernelSpec &spec,
+                            const FlashKernelConfig &config);
+
+/// Emits the forward kernel into `module` (parameters as in
+/// docs/kernel-abi.md). The caller validated the configuration.
+gpu::GPUFuncOp emitFlashForwardKernel(OpBuilder &builder,
+                                      gpu::GPUModuleOp module, StringRef name,
+                                      const FlashKernelSpec &spec,
+                                      const FlashKernelConfig &config);
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNTOGPU_FLASHKERNEL_H

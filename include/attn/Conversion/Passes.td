@@ -1,0 +1,59 @@
+//===- Passes.td - attn conversion passes ------------------*- tablegen -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_PASSES_TD
+#define ATTN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Generate a tensor-core FlashAttention kernel per attn.attention";
+  let description = [{
+    For every `attn.attention`, emits one `gpu.func` kernel into the
+    `gpu.module @attn_kernels` of the enclosing module and records the kernel
+    on the op as `attn.kernel` (a symbol reference) and `attn.launch`
+    (block sizes, threads, dynamic shared memory). The kernel is the
+    FlashAttention-2 algorithm of attn-tile / attn-fuse-online-softmax mapped
+    onto one thread block per (query block, batch × query head):
+
+      * the Q tile is brought into shared memory once; K and V tiles stream
+        through a `stages`-deep shared-memory ring filled with `cp.async`
+        (16-byte, zero-filled past the sequence end) so the next tile loads
+        while the current one is used;
+      * each warp owns 16 query rows; S = Q·Kᵀ and O += P·V run on
+        `mma.sync.m16n8k16` (f16/bf16 in, f32 accumulate), with fragments
+        read by `ldmatrix` from XOR-swizzled tiles (no bank conflicts);
+      * the online softmax stays in registers: row max and sum across the
+        four threads of a row by warp shuffles, exp2 with scale·log2(e)
+        folded into one multiply, P reused from the S accumulators as the A
+        operand of P·V;
+      * causal blocks above the diagonal are skipped by the loop bounds and
+        only diagonal / tail blocks pay for masking;
+      * the epilogue normalises once, stages O through shared memory and
+        writes it with 16-byte coalesced stores, and writes LSE.
+
+    Sequence lengths, head counts and strides are kernel arguments (see
+    docs/kernel-abi.md); head dims, element type, mask, scale and the tile
+    configuration specialise the kernel.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"sm_90a\"",
+           "Target chip (sm_80 or newer)">,
+    Option<"blockM", "block-m", "int64_t", "0",
+           "Query rows per thread block (16 per warp); 0 = heuristic">,
+    Option<"blockN", "block-n", "int64_t", "0",
+           "Key/value rows per pipeline stage; 0 = heuristic">,
+    Option<"stages", "stages", "int64_t", "2",
+           "Depth of the K/V shared-memory ring (>= 2)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+#endif // ATTN_CONVERSION_PASSES_TD

@@ -1,0 +1,88 @@
+//===- ConvertAttnToGPU.cpp - attn.attention -> GPU kernels ---------------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_CONVERTATTNTOGPU
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+constexpr const char *kKernelModuleName = "attn_kernels";
+
+gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {
+  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName))
+    return existing;
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  b.getUnitAttr());
+  return gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName);
+}
+
+struct ConvertAttnToGPUPass
+    : mlir::attn::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
+  using ConvertAttnToGPUBase::ConvertAttnToGPUBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<AttentionOp> ops;
+    module.walk([&](AttentionOp op) { ops.push_back(op); });
+    if (ops.empty())
+      return;
+    if (stages < 2) {
+      module.emitError() << "convert-attn-to-gpu: stages must be >= 2, got "
+                         << stages;
+      return signalPassFailure();
+    }
+    gpu::GPUModuleOp kernels = getOrCreateKernelModule(module);
+    OpBuilder b(module.getContext());
+    for (AttentionOp op : ops) {
+      FlashKernelSpec spec = FlashKernelSpec::fromOp(op);
+      FlashKernelConfig config = chooseFlashKernelConfig(spec, chip);
+      if (blockM || blockN)
+        config.source = "option";
+      if (blockM)
+        config.blockM = blockM;
+      if (blockN)
+        config.blockN = blockN;
+      config.stages = stages;
+      if (std::string why = validateFlashKernel(spec, config, chip);
+          !why.empty()) {
+        op.emitOpError() << "cannot be compiled for the GPU: " << why;
+        return signalPassFailure();
+      }
+      std::string name = flashKernelName(spec, config);
+      if (!kernels.lookupSymbol(name))
+        emitFlashForwardKernel(b, kernels, name, spec, config);
+
+      op->setAttr("attn.kernel",
+                  SymbolRefAttr::get(b.getStringAttr(kKernelModuleName),
+                                     {FlatSymbolRefAttr::get(
+                                         b.getStringAttr(name))}));
+      op->setAttr(
+          "attn.launch",
+          b.getDictionaryAttr({
+              b.getNamedAttr("block_m", b.getI64IntegerAttr(config.blockM)),
+              b.getNamedAttr("block_n", b.getI64IntegerAttr(config.blockN)),
+              b.getNamedAttr("stages", b.getI64IntegerAttr(config.stages)),
+              b.getNamedAttr("threads", b.getI64IntegerAttr(config.threads())),
+              b.getNamedAttr("dynamic_shared_memory",
+                             b.getI64IntegerAttr(
+                                 flashKernelSharedMemoryBytes(spec, config))),
+              b.getNamedAttr("source", b.getStringAttr(config.source)),
+          }));
+    }
+  }
+};
+} // namespace

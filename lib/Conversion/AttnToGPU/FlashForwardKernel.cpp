@@ -1,0 +1,520 @@
+//===- FlashForwardKernel.cpp - the sm80-family forward kernel ------------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// Emits the body of the FlashAttention-2 forward kernel as a gpu.func of
+// NVVM/LLVM/arith/scf operations. One thread block handles block_m query
+// rows of one (batch, query head); each warp owns 16 of those rows. See the
+// description of convert-attn-to-gpu for the algorithm and
+// docs/kernel-abi.md for the parameters.
+//
+// Register fragments follow PTX's mma.m16n8k16 layouts: with g = lane / 4
+// and t = lane % 4, accumulator element (row, col) of an 8-column tile is
+// held by lane 4·(row % 8) + col / 2, rows g and g + 8, columns 2t and
+// 2t + 1 — which is also the A-operand layout, so P feeds P·V directly.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NVVMHelpers.h"
+#include "attn/Conversion/AttnToGPU/FlashKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using nvvm::KernelBuilder;
+
+namespace {
+
+constexpr const char *kSharedMemorySymbol = "attn_dynamic_smem";
+
+/// One m16n8 f32 accumulator tile held by a thread: rows g (0, 1) and g + 8
+/// (2, 3), columns 2t and 2t + 1.
+using Acc = std::array<Value, 4>;
+/// One m16k16 A-operand fragment: four packed registers.
+using AFrag = std::array<Value, 4>;
+
+/// Geometry of a shared-memory tile of 16-bit elements whose rows are split
+/// into 16-byte chunks, XOR-swizzled so that the 8 row addresses of an
+/// ldmatrix (and of a cp.async wave) hit 8 different bank groups.
+struct TileLayout {
+  int64_t rows = 0;
+  int64_t chunks = 0; // 16-byte chunks per row (row width / 8)
+  int64_t swizzleMod = 1;   // M: chunk ^= (row / R) % M
+  int64_t swizzleShift = 0; // log2(R)
+
+  TileLayout(int64_t rows, int64_t width) : rows(rows), chunks(width / 8) {
+    swizzleMod = std::min<int64_t>(8, chunks);
+    swizzleShift = llvm::Log2_64(8 / swizzleMod);
+  }
+  int64_t rowBytes() const { return chunks * 16; }
+  int64_t bytes() const { return rows * rowBytes(); }
+};
+
+class FlashForwardEmitter {
+public:
+  FlashForwardEmitter(OpBuilder &builder, Location loc,
+                      const FlashKernelSpec &spec,
+                      const FlashKernelConfig &config)
+      : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
+        qLayout(config.blockM, spec.headDim),
+        kLayout(config.blockN, spec.headDim),
+        vLayout(config.blockN, spec.valueHeadDim),
+        oLayout(config.blockM, spec.valueHeadDim) {}
+
+  void emit(gpu::GPUFuncOp func);
+
+private:
+  // Loop-carried state of one thread: O accumulators, row max and row sum
+  // (thread-partial) for rows g and g + 8.
+  struct State {
+    SmallVector<Acc> o;
+    std::array<Value, 2> m, l;
+    SmallVector<Value> flatten() const;
+    static State unflatten(ValueRange values, int64_t oTiles);
+  };
+
+  Value swizzledAddress(Value tileBase, const TileLayout &layout, Value row,
+                        Value chunk);
+  void loadTile(Value globalBase, Value rowStride, Value row0, Value rowsLeft,
+                const TileLayout &layout, Value sharedTile);
+  AFrag loadQFragment(int64_t kk);
+  void issueKvLoads(Value block, bool key);
+  State emitBlock(Value block, const State &in, bool masked);
+  void emitEpilogue(const State &state);
+
+  KernelBuilder kb;
+  OpBuilder &b;
+  Location loc;
+  const FlashKernelSpec &spec;
+  const FlashKernelConfig &config;
+  TileLayout qLayout, kLayout, vLayout, oLayout;
+  Type elt;
+
+  // Kernel-wide values.
+  Value qPtr, kPtr, vPtr, oPtr, lsePtr;
+  Value seqQ, seqKv, diagonal; // diagonal = Nk - Nq (causal alignment)
+  Value qRowStride, kRowStride, vRowStride, oRowStride;
+  Value tid, lane, warp, g, t;
+  Value q0, smem, qTile, kRing, vRing;
+  Value numBlocks;
+  SmallVector<AFrag> qFrags; // when Q stays in registers
+};
+
+SmallVector<Value> FlashForwardEmitter::State::flatten() const {
+  SmallVector<Value> values;
+  for (const Acc &acc : o)
+    values.append(acc.begin(), acc.end());
+  values.append({m[0], m[1], l[0], l[1]});
+  return values;
+}
+
+FlashForwardEmitter::State
+FlashForwardEmitter::State::unflatten(ValueRange values, int64_t oTiles) {
+  State s;
+  for (int64_t i = 0; i < oTiles; ++i)
+    s.o.push_back({values[4 * i], values[4 * i + 1], values[4 * i + 2],
+                   values[4 * i + 3]});
+  int64_t base = 4 * oTiles;
+  s.m = {values[base], values[base + 1]};
+  s.l = {values[base + 2], values[base + 3]};
+  return s;
+}
+
+Value FlashForwardEmitter::swizzledAddress(Value tileBase,
+                                           const TileLayout &layout, Value row,
+                                           Value chunk) {
+  Value swz = kb.andi(kb.lshr(row, layout.swizzleShift), layout.swizzleMod - 1);
+  Value physChunk = kb.xori(chunk, swz);
+  Value offset = kb.add(kb.mul(row, kb.i32(layout.rowBytes())),
+                        kb.shl(physChunk, 4));
+  return kb.gepBytes(tileBase, offset);
+}
+
+/// Cooperative cp.async of a [layout.rows, width] tile starting at global row
+/// `row0`; rows at or past `rowsLeft` are zero-filled (never read).
+void FlashForwardEmitter::loadTile(Value globalBase, Value rowStride,
+                                   Value row0, Value rowsLeft,
+                                   const TileLayout &layout, Value sharedTile) {
+  int64_t total = layout.rows * layout.chunks;
+  int64_t chunkShift = llvm::Log2_64(layout.chunks);
+  for (int64_t it = 0; it < total / config.threads(); ++it) {
+    Value idx = kb.add(tid, kb.i32(it * config.threads()));
+    Value row = kb.lshr(idx, chunkShift);
+    Value chunk = kb.andi(idx, layout.chunks - 1);
+    Value inRange = kb.slt(row, rowsLeft);
+    Value validBytes = kb.select(inRange, kb.i32(16), kb.i32(0));
+    // Out-of-range rows read nothing; point them at the tile's first row.
+    Value srcRow = kb.select(inRange, kb.add(row0, row), kb.i32(0));
+    Value offset = kb.add(kb.mul(kb.sext64(srcRow), rowStride),
+                          kb.sext64(kb.shl(chunk, 3)));
+    Value src = kb.gep(globalBase, elt, offset);
+    kb.cpAsync16(swizzledAddress(sharedTile, layout, row, chunk), src,
+                 validBytes);
+  }
+}
+
+/// A fragment of Q (rows of this warp, keys... head-dim columns 16·kk..).
+AFrag FlashForwardEmitter::loadQFragment(int64_t kk) {
+  // Matrix i = lane / 8 covers rows (i % 2)·8.., columns (i / 2)·8.. .
+  Value i = kb.lshr(lane, 3);
+  Value row = kb.add(kb.add(kb.mul(warp, kb.i32(16)),
+                            kb.shl(kb.andi(i, 1), 3)),
+                     kb.andi(lane, 7));
+  Value chunk = kb.add(kb.i32(2 * kk), kb.lshr(i, 1));
+  return kb.ldmatrixX4(swizzledAddress(qTile, qLayout, row, chunk),
+                       /*transpose=*/false);
+}
+
+void FlashForwardEmitter::issueKvLoads(Value block, bool key) {
+  const TileLayout &layout = key ? kLayout : vLayout;
+  Value stage = kb.remu(block, kb.i32(config.stages));
+  Value ring = key ? kRing : vRing;
+  Value tile = kb.gepBytes(ring, kb.mul(stage, kb.i32(layout.bytes())));
+  Value row0 = kb.mul(block, kb.i32(config.blockN));
+  Value rowsLeft = kb.sub(seqKv, row0);
+  loadTile(key ? kPtr : vPtr, key ? kRowStride : vRowStride, row0, rowsLeft,
+           layout, tile);
+}
+
+/// One key/value block: S = Q·Kᵀ, online softmax, O += P·V, with the next
+/// block's K and V prefetched into the other ring stage.
+FlashForwardEmitter::State
+FlashForwardEmitter::emitBlock(Value block, const State &in, bool masked) {
+  Value next = kb.add(block, kb.i32(1));
+  Value hasNext = kb.slt(next, numBlocks);
+  auto prefetch = [&](bool key) {
+    auto ifOp = scf::IfOp::create(b, loc, hasNext, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    issueKvLoads(next, key);
+  };
+
+  // K(block) has landed (only the newest group, V(block), may be pending)
+  // and every warp is done with block - 1, whose ring stage we refill.
+  kb.cpAsyncWait(1);
+  kb.barrier();
+  prefetch(/*key=*/true);
+  kb.cpAsyncCommit(); // possibly empty: keeps the group count regular
+
+  Value stage = kb.remu(block, kb.i32(config.stages));
+  Value kTile = kb.gepBytes(kRing, kb.mul(stage, kb.i32(kLayout.bytes())));
+  Value vTile = kb.gepBytes(vRing, kb.mul(stage, kb.i32(vLayout.bytes())));
+
+  // S = Q · Kᵀ: blockN / 8 accumulator tiles per thread.
+  int64_t sTiles = config.blockN / 8;
+  Value zero = kb.f32(0.0);
+  SmallVector<Acc> s(sTiles, Acc{zero, zero, zero, zero});
+  Value i = kb.lshr(lane, 3);
+  Value kRowInPair = kb.add(kb.shl(kb.lshr(i, 1), 3), kb.andi(lane, 7));
+  Value kChunkPart = kb.andi(i, 1);
+  for (int64_t kk = 0; kk < spec.headDim / 16; ++kk) {
+    AFrag a = config.qInRegisters ? qFrags[kk] : loadQFragment(kk);
+    Value chunk = kb.add(kb.i32(2 * kk), kChunkPart);
+    for (int64_t np = 0; np < sTiles / 2; ++np) {
+      Value row = kb.add(kb.i32(16 * np), kRowInPair);
+      auto r = kb.ldmatrixX4(swizzledAddress(kTile, kLayout, row, chunk),
+                             /*transpose=*/false);
+      s[2 * np] = kb.mma16816(elt, a, {r[0], r[1]}, s[2 * np]);
+      s[2 * np + 1] = kb.mma16816(elt, a, {r[2], r[3]}, s[2 * np + 1]);
+    }
+  }
+
+  // Into the exp2 domain with one multiply; mask where needed.
+  Value scaleLog2e = kb.f32(spec.scale * M_LOG2E);
+  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  Value kv0 = kb.mul(block, kb.i32(config.blockN));
+  std::array<Value, 2> rows;
+  for (int h = 0; h < 2; ++h)
+    rows[h] = kb.add(kb.add(q0, kb.mul(warp, kb.i32(16))),
+                     kb.add(g, kb.i32(8 * h)));
+  for (int64_t nt = 0; nt < sTiles; ++nt) {
+    for (int e = 0; e < 4; ++e) {
+      Value v = kb.fmul(s[nt][e], scaleLog2e);
+      if (masked) {
+        Value col = kb.add(kv0, kb.add(kb.i32(8 * nt + (e & 1)), kb.shl(t, 1)));
+        Value valid = kb.slt(col, seqKv);
+        if (spec.causal)
+          valid = kb.andb(valid,
+                          kb.sle(col, kb.add(rows[e / 2], diagonal)));
+        v = kb.select(valid, v, negInf);
+      }
+      s[nt][e] = v;
+    }
+  }
+
+  // Online softmax for rows g (h = 0) and g + 8 (h = 1).
+  State out;
+  std::array<Value, 2> alpha;
+  for (int h = 0; h < 2; ++h) {
+    Value mx = in.m[h];
+    for (int64_t nt = 0; nt < sTiles; ++nt)
+      mx = kb.fmax(mx, kb.fmax(s[nt][2 * h], s[nt][2 * h + 1]));
+    // The four threads of a row hold its columns 2t, 2t + 1 of each tile.
+    mx = kb.fmax(mx, kb.shuffleXor(mx, 1));
+    mx = kb.fmax(mx, kb.shuffleXor(mx, 2));
+    out.m[h] = mx;
+    // A row with no visible key yet keeps m = -inf: shift by 0 instead so
+    // exp2(-inf - m) is 0 rather than NaN.
+    Value shift = kb.select(kb.feq(mx, negInf), zero, mx);
+    alpha[h] = kb.exp2(kb.fsub(in.m[h], shift));
+    Value sum = zero;
+    for (int64_t nt = 0; nt < sTiles; ++nt)
+      for (int e = 2 * h; e < 2 * h + 2; ++e) {
+        s[nt][e] = kb.exp2(kb.fsub(s[nt][e], shift));
+        sum = kb.fadd(sum, s[nt][e]);
+      }
+    out.l[h] = kb.fadd(kb.fmul(in.l[h], alpha[h]), sum);
+  }
+  out.o = in.o;
+  for (Acc &acc : out.o)
+    for (int e = 0; e < 4; ++e)
+      acc[e] = kb.fmul(acc[e], alpha[e / 2]);
+
+  // V(block) has landed; refill the other V stage.
+  kb.cpAsyncWait(1);
+  kb.barrier();
+  prefetch(/*key=*/false);
+  kb.cpAsyncCommit();
+
+  // O += P · V with P (rounded to the input type) straight from registers.
+  Value vRowPart = kb.add(kb.shl(kb.andi(i, 1), 3), kb.andi(lane, 7));
+  Value vChunkPart = kb.lshr(i, 1);
+  for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
+    AFrag p = {kb.packPair(elt, s[2 * kk][0], s[2 * kk][1]),
+               kb.packPair(elt, s[2 * kk][2], s[2 * kk][3]),
+               kb.packPair(elt, s[2 * kk + 1][0], s[2 * kk + 1][1]),
+               kb.packPair(elt, s[2 * kk + 1][2], s[2 * kk + 1][3])};
+    Value row = kb.add(kb.i32(16 * kk), vRowPart);
+    for (int64_t dp = 0; dp < spec.valueHeadDim / 16; ++dp) {
+      Value chunk = kb.add(kb.i32(2 * dp), vChunkPart);
+      auto r = kb.ldmatrixX4(swizzledAddress(vTile, vLayout, row, chunk),
+                             /*transpose=*/true);
+      out.o[2 * dp] = kb.mma16816(elt, p, {r[0], r[1]}, out.o[2 * dp]);
+      out.o[2 * dp + 1] = kb.mma16816(elt, p, {r[2], r[3]}, out.o[2 * dp + 1]);
+    }
+  }
+  return out;
+}
+
+void FlashForwardEmitter::emitEpilogue(const State &state) {
+  kb.cpAsyncWait(0);
+  kb.barrier(); // every warp is done with the Q/K/V tiles we now overwrite
+
+  Value zero = kb.f32(0.0);
+  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  std::array<Value, 2> sum, inv;
+  for (int h = 0; h < 2; ++h) {
+    Value l = state.l[h];
+    l = kb.fadd(l, kb.shuffleXor(l, 1));
+    l = kb.fadd(l, kb.shuffleXor(l, 2));
+    sum[h] = l;
+    // Rows that saw no key: O = 0 (and LSE = -inf below), never NaN.
+    inv[h] = kb.select(kb.feq(l, zero), zero, kb.fdiv(kb.f32(1.0), l));
+  }
+
+  // Stage the normalised O tile in shared memory...
+  Value oTile = smem;
+  for (int64_t nt = 0; nt < spec.valueHeadDim / 8; ++nt)
+    for (int h = 0; h < 2; ++h) {
+      Value packed =
+          kb.packPair(elt, kb.fmul(state.o[nt][2 * h], inv[h]),
+                      kb.fmul(state.o[nt][2 * h + 1], inv[h]));
+      Value row = kb.add(kb.mul(warp, kb.i32(16)), kb.add(g, kb.i32(8 * h)));
+      // Column 8·nt + 2t lives in chunk nt at byte 4t.
+      Value addr = kb.gepBytes(
+          swizzledAddress(oTile, oLayout, row, kb.i32(nt)), kb.shl(t, 2));
+      LLVM::StoreOp::create(b, loc, packed, addr);
+    }
+
+  // ...and write LSE = (m + log2 l)·ln 2 from one thread per row.
+  if (spec.withLse) {
+    for (int h = 0; h < 2; ++h) {
+      Value row = kb.add(kb.add(q0, kb.mul(warp, kb.i32(16))),
+                         kb.add(g, kb.i32(8 * h)));
+      Value writes = kb.andb(kb.slt(row, seqQ),
+                             arith::CmpIOp::create(b, loc,
+                                                   arith::CmpIPredicate::eq, t,
+                                                   kb.i32(0)));
+      auto ifOp = scf::IfOp::create(b, loc, writes, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value lse = kb.fmul(kb.fadd(state.m[h], kb.log2(sum[h])),
+                          kb.f32(M_LN2));
+      lse = kb.select(kb.feq(sum[h], zero), negInf, lse);
+      LLVM::StoreOp::create(b, loc, lse,
+                            kb.gep(lsePtr, b.getF32Type(), kb.sext64(row)));
+    }
+  }
+  kb.barrier();
+
+  // Coalesced 16-byte stores of the rows that exist.
+  int64_t total = oLayout.rows * oLayout.chunks;
+  int64_t chunkShift = llvm::Log2_64(oLayout.chunks);
+  auto v4i32 = VectorType::get({4}, b.getI32Type());
+  for (int64_t it = 0; it < total / config.threads(); ++it) {
+    Value idx = kb.add(tid, kb.i32(it * config.threads()));
+    Value row = kb.lshr(idx, chunkShift);
+    Value chunk = kb.andi(idx, oLayout.chunks - 1);
+    Value globalRow = kb.add(q0, row);
+    auto ifOp = scf::IfOp::create(b, loc, kb.slt(globalRow, seqQ),
+                                  /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value data = LLVM::LoadOp::create(
+        b, loc, v4i32, swizzledAddress(oTile, oLayout, row, chunk), 16);
+    Value offset = kb.add(kb.mul(kb.sext64(globalRow), oRowStride),
+                          kb.sext64(kb.shl(chunk, 3)));
+    LLVM::StoreOp::create(b, loc, data, kb.gep(oPtr, elt, offset), 16);
+  }
+}
+
+void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
+  elt = spec.elementType;
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  auto arg = [&](unsigned i) -> Value { return entry.getArgument(i); };
+
+  // Parameters (docs/kernel-abi.md).
+  Value q = arg(0), k = arg(1), v = arg(2), o = arg(3);
+  lsePtr = arg(4);
+  seqQ = arg(5);
+  seqKv = arg(6);
+  Value headsQ = arg(7), headsKv = arg(8);
+  qRowStride = arg(11);
+  kRowStride = arg(14);
+  vRowStride = arg(17);
+  oRowStride = arg(20);
+  diagonal = kb.sub(seqKv, seqQ);
+
+  Type i32 = b.getI32Type();
+  tid = NVVM::ThreadIdXOp::create(b, loc, i32);
+  lane = kb.andi(tid, 31);
+  warp = kb.lshr(tid, 5);
+  g = kb.lshr(lane, 2);
+  t = kb.andi(lane, 3);
+  Value qBlock = NVVM::BlockIdXOp::create(b, loc, i32);
+  Value batchHead = NVVM::BlockIdYOp::create(b, loc, i32);
+  Value batch = kb.divu(batchHead, headsQ);
+  Value head = kb.remu(batchHead, headsQ);
+  Value kvHead = kb.divu(head, kb.divu(headsQ, headsKv));
+  q0 = kb.mul(qBlock, kb.i32(config.blockM));
+
+  // Per-(batch, head) base pointers.
+  auto base = [&](Value ptr, Type eltTy, unsigned strideArg, Value h) {
+    Value off = kb.add(kb.mul(kb.zext64(batch), arg(strideArg)),
+                       kb.mul(kb.zext64(h), arg(strideArg + 1)));
+    return kb.gep(ptr, eltTy, off);
+  };
+  qPtr = base(q, elt, 9, head);
+  kPtr = base(k, elt, 12, kvHead);
+  vPtr = base(v, elt, 15, kvHead);
+  oPtr = base(o, elt, 18, head);
+  if (spec.withLse)
+    lsePtr = base(lsePtr, b.getF32Type(), 21, head);
+
+  // Dynamic shared memory: Q tile, then the K ring, then the V ring.
+  smem = LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
+      kSharedMemorySymbol);
+  qTile = smem;
+  kRing = kb.gepBytes(smem, kb.i32(qLayout.bytes()));
+  vRing = kb.gepBytes(kRing, kb.i32(config.stages * kLayout.bytes()));
+
+  // Which key blocks this query block visits: causal stops at the
+  // diagonal; blocks before `numFull` need no mask at all.
+  Value rowsHere = kb.minsi(kb.i32(config.blockM), kb.sub(seqQ, q0));
+  Value kvEnd = seqKv;
+  Value fullEnd = seqKv;
+  if (spec.causal) {
+    auto clampKv = [&](Value x) {
+      return kb.minsi(kb.maxsi(x, kb.i32(0)), seqKv);
+    };
+    kvEnd = clampKv(kb.add(kb.add(q0, rowsHere), diagonal));
+    fullEnd = clampKv(kb.add(kb.add(q0, diagonal), kb.i32(1)));
+  }
+  numBlocks = kb.divu(kb.add(kvEnd, kb.i32(config.blockN - 1)),
+                      kb.i32(config.blockN));
+  Value numFull = kb.minsi(kb.divu(fullEnd, kb.i32(config.blockN)), numBlocks);
+
+  // Prologue: Q with K(0) in one group, V(0) in the next.
+  loadTile(qPtr, qRowStride, q0, kb.sub(seqQ, q0), qLayout, qTile);
+  issueKvLoads(kb.i32(0), /*key=*/true);
+  kb.cpAsyncCommit();
+  issueKvLoads(kb.i32(0), /*key=*/false);
+  kb.cpAsyncCommit();
+  if (config.qInRegisters) {
+    kb.cpAsyncWait(1);
+    kb.barrier();
+    for (int64_t kk = 0; kk < spec.headDim / 16; ++kk)
+      qFrags.push_back(loadQFragment(kk));
+  }
+
+  State init;
+  Value zero = kb.f32(0.0);
+  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  int64_t oTiles = spec.valueHeadDim / 8;
+  init.o.assign(oTiles, Acc{zero, zero, zero, zero});
+  init.m = {negInf, negInf};
+  init.l = {zero, zero};
+
+  auto emitLoop = [&](Value lb, Value ub, const State &in, bool masked) {
+    auto loop = scf::ForOp::create(
+        b, loc, lb, ub, kb.i32(1), in.flatten(),
+        [&](OpBuilder &, Location, Value block, ValueRange iterArgs) {
+          State s = State::unflatten(iterArgs, oTiles);
+          State next = emitBlock(block, s, masked);
+          scf::YieldOp::create(b, loc, next.flatten());
+        });
+    return State::unflatten(loop.getResults(), oTiles);
+  };
+  State afterFull = emitLoop(kb.i32(0), numFull, init, /*masked=*/false);
+  State final = emitLoop(numFull, numBlocks, afterFull, /*masked=*/true);
+  emitEpilogue(final);
+  gpu::ReturnOp::create(b, loc);
+}
+
+} // namespace
+
+gpu::GPUFuncOp mlir::attn::emitFlashForwardKernel(
+    OpBuilder &builder, gpu::GPUModuleOp module, StringRef name,
+    const FlashKernelSpec &spec, const FlashKernelConfig &config) {
+  MLIRContext *ctx = builder.getContext();
+  Location loc = module.getLoc();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+
+  // The dynamic shared memory every attn kernel of this module uses.
+  if (!module.lookupSymbol(kSharedMemorySymbol)) {
+    auto global = LLVM::GlobalOp::create(
+        builder, loc, LLVM::LLVMArrayType::get(builder.getI8Type(), 0),
+        /*isConstant=*/false, LLVM::Linkage::External, kSharedMemorySymbol,
+        Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+    (void)global;
+  }
+
+  Type gptr = LLVM::LLVMPointerType::get(ctx, 1);
+  Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
+  SmallVector<Type> params(5, gptr);
+  params.append(4, i32);
+  params.append(14, i64);
+  auto func = gpu::GPUFuncOp::create(builder, loc, name,
+                                     builder.getFunctionType(params, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                builder.getUnitAttr());
+  int32_t threads = static_cast<int32_t>(config.threads());
+  func.setKnownBlockSizeAttr(builder.getDenseI32ArrayAttr({threads, 1, 1}));
+  func->setAttr("nvvm.maxntid", builder.getDenseI32ArrayAttr({threads, 1, 1}));
+
+  FlashForwardEmitter emitter(builder, loc, spec, config);
+  emitter.emit(func);
+  return func;
+}

@@ -1,0 +1,161 @@
+//===- FlashKernelConfig.cpp - choosing and checking kernel configs -------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/AttnToGPU/FlashKernel.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+#include <sstream>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+FlashKernelSpec FlashKernelSpec::fromOp(AttentionOp op) {
+  FlashKernelSpec spec;
+  spec.headDim = op.getHeadDim();
+  spec.valueHeadDim = op.getValueHeadDim();
+  spec.elementType = op.getQueryType().getElementType();
+  spec.causal = op.isCausal();
+  spec.scale = op.getEffectiveScale();
+  spec.withLse = static_cast<bool>(op.getLse());
+  return spec;
+}
+
+int64_t mlir::attn::flashKernelSharedMemoryBytes(
+    const FlashKernelSpec &spec, const FlashKernelConfig &config) {
+  int64_t elt = 2;
+  int64_t q = config.blockM * spec.headDim * elt;
+  int64_t k = config.stages * config.blockN * spec.headDim * elt;
+  int64_t v = config.stages * config.blockN * spec.valueHeadDim * elt;
+  // The epilogue stages O over the front of the buffer.
+  return std::max(q + k + v, config.blockM * spec.valueHeadDim * elt);
+}
+
+int64_t mlir::attn::sharedMemoryPerBlock(StringRef chip) {
+  int sm = 0;
+  StringRef digits = chip.drop_front(3).take_while(llvm::isDigit);
+  if (!chip.starts_with("sm_") || digits.getAsInteger(10, sm))
+    return 0;
+  if (sm >= 90)
+    return 227 * 1024;
+  if (sm == 80 || sm == 87)
+    return 163 * 1024;
+  if (sm >= 86)
+    return 99 * 1024;
+  return 0; // older chips have no m16n8k16 bf16 mma / cp.async
+}
+
+FlashKernelConfig mlir::attn::chooseFlashKernelConfig(
+    const FlashKernelSpec &spec, StringRef chip) {
+  FlashKernelConfig config;
+  config.source = "heuristic";
+  config.stages = 2;
+  int64_t d = std::max(spec.headDim, spec.valueHeadDim);
+  // 16 query rows per warp. Wide heads keep fewer rows per block so the
+  // f32 accumulator (d/8·4 registers per thread per 16 rows) fits.
+  if (d <= 128) {
+    config.blockM = 128;
+    config.blockN = d <= 64 ? 128 : 64;
+    config.qInRegisters = true;
+  } else {
+    config.blockM = 64;
+    config.blockN = 64;
+    config.qInRegisters = false;
+  }
+  // Shrink the key tile if shared memory is short on this chip.
+  while (config.blockN > 16 &&
+         flashKernelSharedMemoryBytes(spec, config) > sharedMemoryPerBlock(chip))
+    config.blockN /= 2;
+  return config;
+}
+
+std::string mlir::attn::validateFlashKernel(const FlashKernelSpec &spec,
+                                            const FlashKernelConfig &config,
+                                            StringRef chip) {
+  std::ostringstream os;
+  int64_t smemLimit = sharedMemoryPerBlock(chip);
+  if (smemLimit == 0) {
+    os << "chip '" << chip.str()
+       << "' is not supported: the tensor-core kernels need sm_80 or newer";
+    return os.str();
+  }
+  if (!spec.elementType || !(spec.elementType.isF16() ||
+                             spec.elementType.isBF16())) {
+    os << "element type must be f16 or bf16 for the GPU kernels (f32 runs on "
+          "the CPU path only)";
+    return os.str();
+  }
+  for (auto [name, d] : {std::pair<const char *, int64_t>{"head dim",
+                                                          spec.headDim},
+                         {"value head dim", spec.valueHeadDim}}) {
+    if (d < 16 || d > 256 || !llvm::isPowerOf2_64(d)) {
+      os << name << " " << d
+         << " is not supported: the GPU kernels take 16, 32, 64, 128 or 256";
+      return os.str();
+    }
+  }
+  if (config.blockM < 16 || config.blockM % 16 != 0 || config.blockM > 256) {
+    os << "block-m must be a multiple of 16 in [16, 256] (one warp per 16 "
+          "rows), got "
+       << config.blockM;
+    return os.str();
+  }
+  if (config.blockN < 16 || !llvm::isPowerOf2_64(config.blockN) ||
+      config.blockN > 256) {
+    os << "block-n must be a power of two in [16, 256], got " << config.blockN;
+    return os.str();
+  }
+  if (config.stages != 2) {
+    os << "stages must be 2 for the sm80 kernel family, got " << config.stages;
+    return os.str();
+  }
+  // Every thread copies whole 16-byte chunks of each tile.
+  int64_t threads = config.threads();
+  auto divisible = [&](int64_t rows, int64_t d) {
+    return (rows * d / 8) % threads == 0;
+  };
+  if (!divisible(config.blockN, spec.headDim) ||
+      !divisible(config.blockN, spec.valueHeadDim) ||
+      !divisible(config.blockM, spec.headDim)) {
+    os << "block-n " << config.blockN << " is too small for " << threads
+       << " threads: each tile must split into whole 16-byte copies per "
+          "thread";
+    return os.str();
+  }
+  int64_t smem = flashKernelSharedMemoryBytes(spec, config);
+  if (smem > smemLimit) {
+    os << "the tile configuration needs " << smem
+       << " bytes of shared memory, more than the " << smemLimit
+       << " bytes a block gets on " << chip.str()
+       << "; lower block-m or block-n";
+    return os.str();
+  }
+  return "";
+}
+
+std::string mlir::attn::flashKernelName(const FlashKernelSpec &spec,
+                                        const FlashKernelConfig &config) {
+  std::ostringstream os;
+  os << "attn_fwd_d" << spec.headDim;
+  if (spec.valueHeadDim != spec.headDim)
+    os << "v" << spec.valueHeadDim;
+  os << (spec.elementType.isBF16() ? "_bf16" : "_f16");
+  if (spec.causal)
+    os << "_causal";
+  if (!spec.withLse)
+    os << "_nolse";
+  // A non-default scale is baked into the kernel: keep names unique.
+  float defaultScale = 1.0f / std::sqrt(static_cast<float>(spec.headDim));
+  float scale = static_cast<float>(spec.scale);
+  if (scale != defaultScale)
+    os << "_sc" << std::hex << llvm::bit_cast<uint32_t>(scale) << std::dec;
+  os << "_m" << config.blockM << "n" << config.blockN << "s" << config.stages;
+  return os.str();
+}

@@ -1,0 +1,97 @@
+//===- NVVMHelpers.h - warp-level building blocks for kernels ---*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// Small emitters for the NVVM/LLVM operations the attention kernels are made
+// of: integer and float scalars, shared/global addressing, cp.async,
+// ldmatrix, mma.sync m16n8k16, warp shuffles and fast exp2/log2.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_NVVMHELPERS_H
+#define ATTN_LIB_CONVERSION_ATTNTOGPU_NVVMHELPERS_H
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Builders.h"
+
+#include <array>
+
+namespace mlir::attn::nvvm {
+
+/// An OpBuilder bound to one location, with shorthands for the scalar
+/// arithmetic the kernels do (i32 indices, i64 offsets, f32 math).
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  OpBuilder &builder() { return b; }
+  Location location() const { return loc; }
+
+  Value i32(int64_t v);
+  Value i64(int64_t v);
+  Value f32(double v);
+  Value add(Value x, Value y);
+  Value sub(Value x, Value y);
+  Value mul(Value x, Value y);
+  Value divu(Value x, Value y);
+  Value remu(Value x, Value y);
+  Value shl(Value x, int64_t bits);
+  Value lshr(Value x, int64_t bits);
+  Value andi(Value x, int64_t mask);
+  Value xori(Value x, Value y);
+  Value minsi(Value x, Value y);
+  Value maxsi(Value x, Value y);
+  Value slt(Value x, Value y);
+  Value sle(Value x, Value y);
+  Value andb(Value x, Value y);
+  Value select(Value c, Value x, Value y);
+  Value zext64(Value x);
+  Value sext64(Value x);
+  Value fadd(Value x, Value y);
+  Value fsub(Value x, Value y);
+  Value fmul(Value x, Value y);
+  Value fdiv(Value x, Value y);
+  Value fmax(Value x, Value y);
+  Value feq(Value x, Value y);
+
+  /// ptr + offsetElements * sizeof(elementType), in the pointer's space.
+  Value gep(Value ptr, Type elementType, Value offsetElements);
+  /// ptr + bytes.
+  Value gepBytes(Value ptr, Value bytes);
+
+  /// ex2.approx.ftz.f32 / lg2.approx.ftz.f32 (pure inline PTX: MLIR's GPU
+  /// lowering would turn math.exp2 into a libdevice call).
+  Value exp2(Value x);
+  Value log2(Value x);
+
+  /// Butterfly shuffle of an f32 across the warp.
+  Value shuffleXor(Value x, int64_t laneMask);
+
+  /// 16-byte cp.async (cache-global) of `bytes` valid bytes (0 or 16): the
+  /// rest of the 16 is zero-filled.
+  void cpAsync16(Value sharedDst, Value globalSrc, Value validBytes);
+  void cpAsyncCommit();
+  void cpAsyncWait(int64_t pendingGroups);
+  void barrier();
+
+  /// ldmatrix.x4 (optionally .trans) of four 8x8 b16 matrices: each lane
+  /// passes the address of one row; returns the four packed registers.
+  std::array<Value, 4> ldmatrixX4(Value sharedRow, bool transpose);
+
+  /// D = A·B + C on mma.sync.m16n8k16 (row, col), f32 accumulate. `a` is
+  /// 4 packed i32 registers, `bPair` 2; `elementType` is f16 or bf16.
+  std::array<Value, 4> mma16816(Type elementType, ArrayRef<Value> a,
+                                ArrayRef<Value> bPair, ArrayRef<Value> c);
+
+  /// Two f32 rounded to `elementType` and packed into one i32 register.
+  Value packPair(Type elementType, Value lo, Value hi);
+
+private:
+  OpBuilder &b;
+  Location loc;
+};
+
+} // namespace mlir::attn::nvvm
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOGPU_NVVMHELPERS_H
