@@ -11,6 +11,7 @@
 
 #include "attn/Execution/AttentionModule.h"
 #include "attn/Execution/CPUExecutor.h"
+#include "attn/Execution/ProblemFlags.h"
 #include "attn/InitAll.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Support/HostReference.h"
@@ -42,26 +43,7 @@ static cl::opt<std::string>
              cl::desc("Algorithm: tiled (FlashAttention, default) or "
                       "reference (plain linalg)"),
              cl::init("tiled"), cl::cat(category));
-static cl::opt<int64_t> batch("batch", cl::init(1), cl::cat(category));
-static cl::opt<int64_t> headsQ("heads-q", cl::init(1), cl::cat(category));
-static cl::opt<int64_t> headsKv("heads-kv", cl::desc("0 = same as --heads-q"),
-                                cl::init(0), cl::cat(category));
-static cl::opt<int64_t> seqQ("seq-q", cl::init(128), cl::cat(category));
-static cl::opt<int64_t> seqKv("seq-kv", cl::desc("0 = same as --seq-q"),
-                              cl::init(0), cl::cat(category));
-static cl::opt<int64_t> headDim("head-dim", cl::init(64), cl::cat(category));
-static cl::opt<int64_t> valueHeadDim("value-head-dim",
-                                     cl::desc("0 = same as --head-dim"),
-                                     cl::init(0), cl::cat(category));
-static cl::opt<std::string> dtype("dtype", cl::desc("f16, bf16 or f32"),
-                                  cl::init("f32"), cl::cat(category));
-static cl::opt<bool> causal("causal",
-                            cl::desc("Causal mask, bottom-right aligned"),
-                            cl::init(false), cl::cat(category));
-static cl::opt<double> scale("scale", cl::desc("0 = 1/sqrt(head-dim)"),
-                             cl::init(0.0), cl::cat(category));
-static cl::opt<bool> noLse("no-lse", cl::desc("Do not produce the LSE"),
-                           cl::init(false), cl::cat(category));
+static mlir::attn::ProblemFlags problemFlags(category);
 static cl::opt<uint64_t> seed("seed", cl::init(0), cl::cat(category));
 static cl::opt<double>
     inputRange("input-range",
@@ -177,24 +159,10 @@ int main(int argc, char **argv) {
                               "attn-run: run one attention and check it "
                               "against a float64 reference\n");
 
-  ::attn::AttentionProblem p;
-  p.batch = batch;
-  p.headsQ = headsQ;
-  p.headsKv = headsKv ? headsKv : headsQ;
-  p.seqQ = seqQ;
-  p.seqKv = seqKv ? seqKv : seqQ;
-  p.headDim = headDim;
-  p.valueHeadDim = valueHeadDim;
-  p.causal = causal;
-  p.withLse = !noLse;
-  if (scale != 0.0)
-    p.scale = scale;
-  std::optional<::attn::DType> dt = ::attn::parseDType(dtype);
-  if (!dt)
-    return fail("--dtype must be f16, bf16 or f32 (got '" + dtype + "')");
-  p.dtype = *dt;
-  if (std::string why = p.validate(); !why.empty())
-    return fail(why);
+  llvm::Expected<::attn::AttentionProblem> parsed = problemFlags.get();
+  if (!parsed)
+    return fail(llvm::toString(parsed.takeError()));
+  ::attn::AttentionProblem p = *parsed;
   if (pipeline != "tiled" && pipeline != "reference")
     return fail("--pipeline must be tiled or reference (got '" + pipeline +
                 "')");

@@ -1,0 +1,86 @@
+//===- KernelCompiler.h - attn.attention to a launchable kernel -*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// The library behind attn-compile (and the C API and Python): runs the
+// attn-to-ptx pipeline on a module holding one attn.attention, assembles the
+// PTX with ptxas, and describes the result in a launch manifest
+// (docs/kernel-abi.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_COMPILER_KERNELCOMPILER_H
+#define ATTN_COMPILER_KERNELCOMPILER_H
+
+#include "attn/Support/AttentionProblem.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::attn {
+
+struct KernelCompileOptions {
+  std::string chip = "sm_90a";
+  std::string features;
+  unsigned optLevel = 3;
+  int64_t blockM = 0; // 0 = heuristic
+  int64_t blockN = 0;
+  int64_t stages = 2;
+  /// ptxas to assemble the cubin with; "" = $CUDA_HOME/bin/ptxas,
+  /// /usr/local/cuda/bin/ptxas, then PATH. Not found = no cubin.
+  std::string ptxasPath;
+  bool assemble = true;
+  bool emitLLVMIR = false;
+};
+
+/// What ptxas -v says about the kernel.
+struct PtxasReport {
+  int64_t registers = -1;
+  int64_t spillStores = 0;
+  int64_t spillLoads = 0;
+  int64_t stackFrame = 0;
+  std::string log;
+};
+
+struct CompiledKernel {
+  std::string entry;
+  std::string family = "sm80-mma";
+  std::string chip;
+  ::attn::AttentionProblem problem;
+  int64_t blockM = 0, blockN = 0, stages = 0, threads = 0;
+  int64_t dynamicSharedMemory = 0;
+  std::string tileSource;
+  std::string kernelMLIR; // the gpu.module in the NVVM/LLVM dialects
+  std::string llvmIR;     // when KernelCompileOptions::emitLLVMIR
+  std::string ptx;
+  std::string cubin;      // empty when not assembled
+  std::optional<PtxasReport> ptxas;
+
+  /// The launch manifest (docs/kernel-abi.md).
+  std::string manifestJSON() const;
+};
+
+/// Compiles the single attn.attention in `module` (which is modified).
+/// Diagnostics go to the context's handler; errors carry a summary.
+llvm::Expected<CompiledKernel>
+compileAttentionKernel(ModuleOp module, const KernelCompileOptions &options);
+
+/// Writes manifest.json, kernel.ptx and (when assembled) kernel.cubin.
+llvm::Error writeKernelDirectory(const CompiledKernel &kernel,
+                                 llvm::StringRef dir);
+
+/// Runs ptxas on `ptx` for `chip`; returns the cubin and fills `report`.
+llvm::Expected<std::string> assemblePTX(llvm::StringRef ptxas,
+                                        llvm::StringRef ptx,
+                                        llvm::StringRef chip,
+                                        PtxasReport &report);
+
+/// The ptxas to use ("" when none is found).
+std::string findPtxas(llvm::StringRef requested);
+
+} // namespace mlir::attn
+
+#endif // ATTN_COMPILER_KERNELCOMPILER_H

@@ -1,0 +1,38 @@
+//===- ProblemFlags.h - shape flags shared by the tools ---------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_EXECUTION_PROBLEMFLAGS_H
+#define ATTN_EXECUTION_PROBLEMFLAGS_H
+
+#include "attn/Support/AttentionProblem.h"
+
+#include "llvm/Support/CommandLine.h"
+
+namespace mlir::attn {
+
+/// The command-line flags that describe one attention problem
+/// (--batch --heads-q --heads-kv --seq-q --seq-kv --head-dim
+/// --value-head-dim --dtype --causal --scale --no-lse), registered in the
+/// tool's option category. Construct one as a static object.
+class ProblemFlags {
+public:
+  explicit ProblemFlags(llvm::cl::OptionCategory &category);
+
+  /// The problem the flags describe, or a message naming the flag at fault.
+  llvm::Expected<::attn::AttentionProblem> get() const;
+
+private:
+  llvm::cl::opt<int64_t> batch, headsQ, headsKv, seqQ, seqKv, headDim,
+      valueHeadDim;
+  llvm::cl::opt<std::string> dtype;
+  llvm::cl::opt<bool> causal;
+  llvm::cl::opt<double> scale;
+  llvm::cl::opt<bool> noLse;
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_EXECUTION_PROBLEMFLAGS_H

@@ -1,0 +1,312 @@
+//===- KernelCompiler.cpp - attn.attention to a launchable kernel ---------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Compiler/KernelCompiler.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static llvm::Error error(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+std::string mlir::attn::findPtxas(llvm::StringRef requested) {
+  if (!requested.empty())
+    return llvm::sys::fs::can_execute(requested) ? requested.str() : "";
+  if (const char *home = std::getenv("CUDA_HOME")) {
+    llvm::SmallString<256> p(home);
+    llvm::sys::path::append(p, "bin", "ptxas");
+    if (llvm::sys::fs::can_execute(p))
+      return p.str().str();
+  }
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    return "/usr/local/cuda/bin/ptxas";
+  if (auto p = llvm::sys::findProgramByName("ptxas"))
+    return *p;
+  return "";
+}
+
+llvm::Expected<std::string> mlir::attn::assemblePTX(llvm::StringRef ptxas,
+                                                    llvm::StringRef ptx,
+                                                    llvm::StringRef chip,
+                                                    PtxasReport &report) {
+  llvm::SmallString<128> ptxFile, cubinFile, logFile;
+  if (auto ec = llvm::sys::fs::createTemporaryFile("attn", "ptx", ptxFile))
+    return error("cannot create a temporary file: " + ec.message());
+  llvm::FileRemover removePtx(ptxFile);
+  if (auto ec = llvm::sys::fs::createTemporaryFile("attn", "cubin", cubinFile))
+    return error("cannot create a temporary file: " + ec.message());
+  llvm::FileRemover removeCubin(cubinFile);
+  if (auto ec = llvm::sys::fs::createTemporaryFile("attn", "log", logFile))
+    return error("cannot create a temporary file: " + ec.message());
+  llvm::FileRemover removeLog(logFile);
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(ptxFile, ec);
+    if (ec)
+      return error("cannot write " + ptxFile + ": " + ec.message());
+    os << ptx;
+  }
+  std::string arch = ("-arch=" + chip).str();
+  llvm::SmallVector<llvm::StringRef> args = {ptxas, arch, "-v", "-o",
+                                             cubinFile, ptxFile};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt,
+                                                llvm::StringRef(logFile),
+                                                llvm::StringRef(logFile)};
+  std::string execError;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
+                                     /*SecondsToWait=*/300, 0, &execError);
+  auto log = llvm::MemoryBuffer::getFile(logFile);
+  report.log = log ? (*log)->getBuffer().str() : "";
+  if (rc != 0)
+    return error("ptxas failed (" +
+                 (execError.empty() ? "exit " + std::to_string(rc)
+                                    : execError) +
+                 "):\n" + report.log);
+
+  llvm::Regex regs("Used ([0-9]+) registers");
+  llvm::Regex spills("([0-9]+) bytes stack frame, ([0-9]+) bytes spill "
+                     "stores, ([0-9]+) bytes spill loads");
+  llvm::SmallVector<llvm::StringRef> m;
+  if (regs.match(report.log, &m))
+    m[1].getAsInteger(10, report.registers);
+  if (spills.match(report.log, &m)) {
+    m[1].getAsInteger(10, report.stackFrame);
+    m[2].getAsInteger(10, report.spillStores);
+    m[3].getAsInteger(10, report.spillLoads);
+  }
+  auto cubin = llvm::MemoryBuffer::getFile(cubinFile, /*IsText=*/false);
+  if (!cubin)
+    return error("ptxas wrote no cubin: " + cubin.getError().message());
+  return (*cubin)->getBuffer().str();
+}
+
+/// The serialised object of the gpu.binary @attn_kernels.
+static llvm::Expected<std::string> serialize(ModuleOp module,
+                                             llvm::StringRef format) {
+  PassManager pm(module.getContext());
+  GpuModuleToBinaryPassOptions options;
+  options.compilationTarget = format.str();
+  pm.addPass(createGpuModuleToBinaryPass(options));
+  if (failed(pm.run(module)))
+    return error("serialising the kernels (" + format + ") failed");
+  gpu::BinaryOp binary;
+  module.walk([&](gpu::BinaryOp op) { binary = op; });
+  if (!binary || binary.getObjects().empty())
+    return error("no gpu.binary was produced");
+  auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+  return object.getObject().getValue().str();
+}
+
+llvm::Expected<CompiledKernel>
+mlir::attn::compileAttentionKernel(ModuleOp module,
+                                   const KernelCompileOptions &options) {
+  SmallVector<AttentionOp> ops;
+  module.walk([&](AttentionOp op) { ops.push_back(op); });
+  if (ops.size() != 1)
+    return error("expected exactly one attn.attention, found " +
+                 llvm::Twine(ops.size()));
+  AttentionOp op = ops.front();
+
+  CompiledKernel kernel;
+  kernel.chip = options.chip;
+  ::attn::AttentionProblem &p = kernel.problem;
+  RankedTensorType q = op.getQueryType(), k = op.getKeyType();
+  auto dimOr0 = [](int64_t d) { return ShapedType::isDynamic(d) ? 0 : d; };
+  p.batch = dimOr0(q.getDimSize(0));
+  p.headsQ = dimOr0(q.getDimSize(1));
+  p.headsKv = dimOr0(k.getDimSize(1));
+  p.seqQ = dimOr0(q.getDimSize(2));
+  p.seqKv = dimOr0(k.getDimSize(2));
+  p.headDim = op.getHeadDim();
+  p.valueHeadDim = op.getValueHeadDim();
+  Type elt = q.getElementType();
+  p.dtype = elt.isBF16() ? ::attn::DType::bf16
+            : elt.isF16() ? ::attn::DType::f16
+                          : ::attn::DType::f32;
+  p.causal = op.isCausal();
+  p.scale = op.getEffectiveScale();
+  p.withLse = static_cast<bool>(op.getLse());
+
+  AttnToPTXOptions pipeline;
+  pipeline.chip = options.chip;
+  pipeline.features = options.features;
+  pipeline.optLevel = options.optLevel;
+  pipeline.blockM = options.blockM;
+  pipeline.blockN = options.blockN;
+  pipeline.stages = options.stages;
+  PassManager pm(module.getContext());
+  buildAttnToGPUKernelsPipeline(pm, pipeline);
+  if (failed(pm.run(module)))
+    return error("generating the GPU kernel failed");
+
+  auto kernelRef = op->getAttrOfType<SymbolRefAttr>("attn.kernel");
+  auto launch = op->getAttrOfType<DictionaryAttr>("attn.launch");
+  if (!kernelRef || !launch)
+    return error("convert-attn-to-gpu left no kernel on the op");
+  kernel.entry = kernelRef.getLeafReference().getValue().str();
+  auto getInt = [&](StringRef name) {
+    auto a = launch.getAs<IntegerAttr>(name);
+    return a ? a.getInt() : 0;
+  };
+  kernel.blockM = getInt("block_m");
+  kernel.blockN = getInt("block_n");
+  kernel.stages = getInt("stages");
+  kernel.threads = getInt("threads");
+  kernel.dynamicSharedMemory = getInt("dynamic_shared_memory");
+  if (auto src = launch.getAs<StringAttr>("source"))
+    kernel.tileSource = src.getValue().str();
+  module.walk([&](gpu::GPUModuleOp m) {
+    llvm::raw_string_ostream os(kernel.kernelMLIR);
+    m.print(os);
+  });
+
+  if (options.emitLLVMIR) {
+    OwningOpRef<ModuleOp> clone = module.clone();
+    auto bitcode = serialize(*clone, "llvm");
+    if (!bitcode)
+      return bitcode.takeError();
+    llvm::LLVMContext llvmCtx;
+    auto parsed = llvm::parseBitcodeFile(
+        llvm::MemoryBufferRef(*bitcode, kernel.entry), llvmCtx);
+    if (!parsed)
+      return parsed.takeError();
+    llvm::raw_string_ostream os(kernel.llvmIR);
+    (*parsed)->print(os, nullptr);
+  }
+
+  auto ptx = serialize(module, "isa");
+  if (!ptx)
+    return ptx.takeError();
+  kernel.ptx = std::move(*ptx);
+
+  if (options.assemble) {
+    std::string ptxas = findPtxas(options.ptxasPath);
+    if (ptxas.empty())
+      return error(options.ptxasPath.empty()
+                       ? "ptxas not found (set CUDA_HOME or --ptxas)"
+                       : "--ptxas '" + options.ptxasPath +
+                             "' is not an executable");
+    PtxasReport report;
+    auto cubin = assemblePTX(ptxas, kernel.ptx, options.chip, report);
+    if (!cubin)
+      return cubin.takeError();
+    kernel.cubin = std::move(*cubin);
+    kernel.ptxas = report;
+  }
+  return kernel;
+}
+
+std::string CompiledKernel::manifestJSON() const {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::json::OStream j(os, 2);
+  j.object([&] {
+    j.attribute("format", "attn-kernel/1");
+    j.attribute("entry", entry);
+    j.attribute("family", family);
+    j.attribute("chip", chip);
+    j.attribute("ptx", "kernel.ptx");
+    if (!cubin.empty())
+      j.attribute("cubin", "kernel.cubin");
+    j.attributeObject("problem", [&] {
+      j.attribute("batch", problem.batch);
+      j.attribute("heads_q", problem.headsQ);
+      j.attribute("heads_kv", problem.headsKv);
+      j.attribute("seq_q", problem.seqQ);
+      j.attribute("seq_kv", problem.seqKv);
+      j.attribute("head_dim", problem.headDim);
+      j.attribute("value_head_dim", problem.vDim());
+      j.attribute("dtype", ::attn::dtypeName(problem.dtype));
+      j.attribute("causal", problem.causal);
+      j.attribute("scale", problem.effectiveScale());
+      j.attribute("with_lse", problem.withLse);
+    });
+    j.attributeObject("tile", [&] {
+      j.attribute("block_m", blockM);
+      j.attribute("block_n", blockN);
+      j.attribute("warps", threads / 32);
+      j.attribute("stages", stages);
+      j.attribute("source", tileSource);
+    });
+    j.attribute("threads", threads);
+    j.attributeObject("grid", [&] {
+      j.attribute("x", "ceil(seq_q / " + std::to_string(blockM) + ")");
+      j.attribute("y", "batch * heads_q");
+      j.attribute("z", "1");
+    });
+    j.attribute("dynamic_shared_memory", dynamicSharedMemory);
+    j.attributeArray("params", [&] {
+      auto param = [&](const char *name, const char *type) {
+        j.object([&] {
+          j.attribute("name", name);
+          j.attribute("type", type);
+        });
+      };
+      for (const char *n : {"q", "k", "v", "o", "lse"})
+        param(n, "ptr");
+      for (const char *n : {"seq_q", "seq_kv", "heads_q", "heads_kv"})
+        param(n, "i32");
+      for (const char *n :
+           {"q_stride_b", "q_stride_h", "q_stride_n", "k_stride_b",
+            "k_stride_h", "k_stride_n", "v_stride_b", "v_stride_h",
+            "v_stride_n", "o_stride_b", "o_stride_h", "o_stride_n",
+            "lse_stride_b", "lse_stride_h"})
+        param(n, "i64");
+    });
+    if (ptxas) {
+      j.attributeObject("ptxas", [&] {
+        j.attribute("registers", ptxas->registers);
+        j.attribute("spill_stores", ptxas->spillStores);
+        j.attribute("spill_loads", ptxas->spillLoads);
+        j.attribute("local_memory", ptxas->stackFrame);
+      });
+    }
+  });
+  os << "\n";
+  return out;
+}
+
+llvm::Error mlir::attn::writeKernelDirectory(const CompiledKernel &kernel,
+                                             llvm::StringRef dir) {
+  if (auto ec = llvm::sys::fs::create_directories(dir))
+    return error("cannot create directory '" + dir + "': " + ec.message());
+  auto write = [&](llvm::StringRef name, llvm::StringRef data) -> llvm::Error {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, name);
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return error("cannot write '" + path + "': " + ec.message());
+    os << data;
+    return llvm::Error::success();
+  };
+  if (auto e = write("kernel.ptx", kernel.ptx))
+    return e;
+  if (!kernel.cubin.empty())
+    if (auto e = write("kernel.cubin", kernel.cubin))
+      return e;
+  return write("manifest.json", kernel.manifestJSON());
+}

@@ -1,0 +1,59 @@
+//===- ProblemFlags.cpp - shape flags shared by the tools -----------------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Execution/ProblemFlags.h"
+
+#include "llvm/Support/Error.h"
+
+using namespace mlir::attn;
+namespace cl = llvm::cl;
+
+ProblemFlags::ProblemFlags(cl::OptionCategory &category)
+    : batch("batch", cl::desc("Batch size"), cl::init(1), cl::cat(category)),
+      headsQ("heads-q", cl::desc("Query heads"), cl::init(1),
+             cl::cat(category)),
+      headsKv("heads-kv", cl::desc("Key/value heads; 0 = same as --heads-q"),
+              cl::init(0), cl::cat(category)),
+      seqQ("seq-q", cl::desc("Query sequence length"), cl::init(128),
+           cl::cat(category)),
+      seqKv("seq-kv", cl::desc("Key/value sequence length; 0 = --seq-q"),
+            cl::init(0), cl::cat(category)),
+      headDim("head-dim", cl::desc("Head dim of Q and K"), cl::init(64),
+              cl::cat(category)),
+      valueHeadDim("value-head-dim",
+                   cl::desc("Head dim of V and O; 0 = --head-dim"),
+                   cl::init(0), cl::cat(category)),
+      dtype("dtype", cl::desc("Element type: f16, bf16 or f32"),
+            cl::init("f32"), cl::cat(category)),
+      causal("causal", cl::desc("Causal mask, aligned bottom-right"),
+             cl::init(false), cl::cat(category)),
+      scale("scale", cl::desc("Softmax scale; 0 = 1/sqrt(head-dim)"),
+            cl::init(0.0), cl::cat(category)),
+      noLse("no-lse", cl::desc("Do not produce the log-sum-exp"),
+            cl::init(false), cl::cat(category)) {}
+
+llvm::Expected<::attn::AttentionProblem> ProblemFlags::get() const {
+  ::attn::AttentionProblem p;
+  p.batch = batch;
+  p.headsQ = headsQ;
+  p.headsKv = headsKv ? headsKv : headsQ;
+  p.seqQ = seqQ;
+  p.seqKv = seqKv ? seqKv : seqQ;
+  p.headDim = headDim;
+  p.valueHeadDim = valueHeadDim;
+  p.causal = causal;
+  p.withLse = !noLse;
+  if (scale != 0.0)
+    p.scale = scale;
+  std::optional<::attn::DType> dt = ::attn::parseDType(dtype);
+  if (!dt)
+    return llvm::createStringError("--dtype must be f16, bf16 or f32 (got '" +
+                                   dtype + "')");
+  p.dtype = *dt;
+  if (std::string why = p.validate(); !why.empty())
+    return llvm::createStringError(why);
+  return p;
+}

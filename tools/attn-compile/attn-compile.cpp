@@ -1,0 +1,181 @@
+//===- attn-compile.cpp - attention kernels for given shapes --------------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// Shape flags (as attn-run) or an MLIR file holding one attn.attention ->
+// a directory with kernel.ptx, kernel.cubin and manifest.json
+// (docs/kernel-abi.md), or one stage on stdout with --emit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Compiler/KernelCompiler.h"
+#include "attn/Conversion/AttnToGPU/FlashKernel.h"
+#include "attn/Execution/AttentionModule.h"
+#include "attn/Execution/ProblemFlags.h"
+#include "attn/InitAll.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("attn-compile options");
+static mlir::attn::ProblemFlags problemFlags(category);
+static cl::opt<std::string>
+    inputFile(cl::Positional,
+              cl::desc("[input.mlir with one attn.attention; default: build "
+                       "it from the shape flags]"),
+              cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    output("o", cl::desc("Output directory (or file with --emit)"),
+           cl::value_desc("path"), cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    emit("emit",
+         cl::desc("Print one stage instead of writing a kernel directory: "
+                  "mlir (the kernel in NVVM/LLVM dialects), llvm (LLVM IR), "
+                  "ptx, cubin (needs -o), manifest"),
+         cl::init(""), cl::cat(category));
+static cl::opt<std::string> chip("chip", cl::desc("Target chip"),
+                                 cl::init("sm_90a"), cl::cat(category));
+static cl::opt<std::string> features("features",
+                                     cl::desc("PTX features, e.g. +ptx80"),
+                                     cl::init(""), cl::cat(category));
+static cl::opt<unsigned> optLevel("opt-level",
+                                  cl::desc("LLVM optimisation level"),
+                                  cl::init(3), cl::cat(category));
+static cl::opt<int64_t> blockM("block-m",
+                               cl::desc("Query rows per block; 0 = heuristic"),
+                               cl::init(0), cl::cat(category));
+static cl::opt<int64_t> blockN("block-n",
+                               cl::desc("Keys per K/V tile; 0 = heuristic"),
+                               cl::init(0), cl::cat(category));
+static cl::opt<int64_t> stages("stages", cl::desc("K/V ring depth"),
+                               cl::init(2), cl::cat(category));
+static cl::opt<std::string> ptxas("ptxas",
+                                  cl::desc("ptxas to use (default: "
+                                           "$CUDA_HOME/bin, /usr/local/cuda/"
+                                           "bin, PATH)"),
+                                  cl::init(""), cl::cat(category));
+static cl::opt<bool> noCubin("no-cubin",
+                             cl::desc("Stop at PTX (do not run ptxas)"),
+                             cl::init(false), cl::cat(category));
+static cl::opt<bool> explain("explain",
+                             cl::desc("Print the tile configuration chosen "
+                                      "and why"),
+                             cl::init(false), cl::cat(category));
+
+static int fail(const llvm::Twine &msg) {
+  llvm::errs() << "attn-compile: error: " << msg << "\n";
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "attn-compile: FlashAttention kernels (PTX, "
+                              "cubin, launch manifest) for given shapes\n");
+  static const char *stagesKnown[] = {"", "mlir", "llvm", "ptx", "cubin",
+                                      "manifest"};
+  if (!llvm::is_contained(stagesKnown, emit.getValue()))
+    return fail("--emit must be mlir, llvm, ptx, cubin or manifest (got '" +
+                emit + "')");
+  if (emit.empty() && output.empty())
+    return fail("-o <directory> is required (or use --emit)");
+  if (emit == "cubin" && output.empty())
+    return fail("--emit cubin needs -o <file>");
+  if (emit == "cubin" && noCubin)
+    return fail("--emit cubin and --no-cubin contradict each other");
+
+  DialectRegistry registry;
+  mlir::attn::registerAllDialects(registry);
+  MLIRContext ctx(registry);
+  llvm::InitializeAllTargets();
+  llvm::InitializeAllTargetMCs();
+  llvm::InitializeAllAsmPrinters();
+
+  OwningOpRef<ModuleOp> module;
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &ctx);
+  if (!inputFile.empty()) {
+    std::string err;
+    auto file = openInputFile(inputFile, &err);
+    if (!file)
+      return fail(err);
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+    if (!module)
+      return fail("cannot parse '" + inputFile + "'");
+  } else {
+    auto problem = problemFlags.get();
+    if (!problem)
+      return fail(llvm::toString(problem.takeError()));
+    if (problem->dtype == ::attn::DType::f32)
+      return fail("--dtype f32 has no GPU kernel: use f16 or bf16");
+    OwningOpRef<ModuleOp> built = mlir::attn::buildAttentionModule(ctx, *problem);
+    module = std::move(built);
+  }
+
+  mlir::attn::KernelCompileOptions options;
+  options.chip = chip;
+  options.features = features;
+  options.optLevel = optLevel;
+  options.blockM = blockM;
+  options.blockN = blockN;
+  options.stages = stages;
+  options.ptxasPath = ptxas;
+  options.assemble = !noCubin && (emit.empty() || emit == "cubin" ||
+                                  emit == "manifest");
+  options.emitLLVMIR = emit == "llvm";
+  auto kernel = mlir::attn::compileAttentionKernel(*module, options);
+  if (!kernel)
+    return fail(llvm::toString(kernel.takeError()));
+
+  if (explain)
+    llvm::errs() << "attn-compile: " << kernel->entry << ": block_m "
+                 << kernel->blockM << ", block_n " << kernel->blockN
+                 << ", stages " << kernel->stages << " from "
+                 << kernel->tileSource
+                 << (kernel->tileSource == "heuristic"
+                         ? " (16 query rows per warp; head dims <= 128 "
+                           "take 128 rows and 128/64 keys, wider heads 64 "
+                           "rows and 64 keys; keys halve until the tiles fit "
+                           "the chip's shared memory)"
+                         : " (--block-m/--block-n)")
+                 << "; " << kernel->dynamicSharedMemory
+                 << " bytes of shared memory\n";
+
+  if (emit.empty()) {
+    if (auto e = mlir::attn::writeKernelDirectory(*kernel, output))
+      return fail(llvm::toString(std::move(e)));
+    llvm::outs() << "wrote " << output << "/{kernel.ptx"
+                 << (kernel->cubin.empty() ? "" : ",kernel.cubin")
+                 << ",manifest.json}: " << kernel->entry;
+    if (kernel->ptxas)
+      llvm::outs() << " (" << kernel->ptxas->registers << " registers, "
+                   << kernel->ptxas->spillStores << " bytes spilled)";
+    llvm::outs() << "\n";
+    return 0;
+  }
+  std::string text = emit == "mlir"       ? kernel->kernelMLIR
+                     : emit == "llvm"     ? kernel->llvmIR
+                     : emit == "ptx"      ? kernel->ptx
+                     : emit == "manifest" ? kernel->manifestJSON()
+                                          : kernel->cubin;
+  std::string err;
+  auto out = openOutputFile(output.empty() ? "-" : output.getValue(), &err);
+  if (!out)
+    return fail(err);
+  out->os() << text;
+  out->keep();
+  return 0;
+}
