@@ -1,0 +1,105 @@
+//===- Manifest.h - the kernel launch manifest ------------------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// The in-memory form of manifest.json (docs/kernel-abi.md): what a runtime
+// without MLIR needs to load and launch a generated kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_MANIFEST_H
+#define ATTN_RUNTIME_MANIFEST_H
+
+#include "attn/Runtime/Status.h"
+#include "attn/Support/AttentionProblem.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn::runtime {
+
+/// The manifest format this runtime reads.
+inline constexpr const char *kManifestFormat = "attn-kernel/1";
+
+enum class ParamType { Ptr, I32, I64 };
+const char *paramTypeName(ParamType t);
+
+struct KernelParam {
+  std::string name;
+  ParamType type = ParamType::Ptr;
+};
+
+struct TileConfig {
+  int64_t blockM = 0;
+  int64_t blockN = 0;
+  int64_t warps = 0;
+  int64_t stages = 0;
+  std::string source;
+};
+
+/// ptxas's resource report; -1 where the manifest does not say.
+struct PtxasInfo {
+  int64_t registers = -1;
+  int64_t spillStores = -1;
+  int64_t spillLoads = -1;
+  int64_t localMemory = -1;
+};
+
+/// The run-time values a grid formula may name.
+struct GridVars {
+  int64_t batch = 0, headsQ = 0, headsKv = 0, seqQ = 0, seqKv = 0;
+  int64_t headDim = 0, valueHeadDim = 0, blockM = 0, blockN = 0;
+  int64_t numSms = 0; // multiprocessors, for persistent grids
+};
+
+/// One grid dimension's formula, e.g. "ceil(seq_q / 128)": integers, the
+/// names of GridVars (batch, heads_q, heads_kv, seq_q, seq_kv, head_dim,
+/// value_head_dim, block_m, block_n, num_sms), + - * / (exact division),
+/// parentheses, and ceil/floor/min/max.
+class GridExpr {
+public:
+  struct Node;
+  static Expected<GridExpr> parse(const std::string &text);
+  /// The value for `vars`; an error unless it is a whole number >= 1.
+  Expected<int64_t> evaluate(const GridVars &vars) const;
+  const std::string &text() const { return src; }
+
+private:
+  std::string src;
+  std::shared_ptr<const Node> root;
+};
+
+struct KernelManifest {
+  std::string format;
+  std::string entry;
+  std::string family;
+  std::string chip;
+  std::string ptx;   // file name in the kernel directory
+  std::string cubin; // "" when the manifest names none
+  /// The shape it was compiled and tuned for; head dims, dtype, mask and
+  /// scale are fixed, the rest may change at launch.
+  AttentionProblem problem;
+  TileConfig tile;
+  int64_t threads = 0;
+  std::array<GridExpr, 3> grid;
+  int64_t dynamicSharedMemory = 0;
+  std::vector<KernelParam> params;
+  PtxasInfo ptxas;
+};
+
+/// Parses and checks manifest text. Errors name the field at fault
+/// ("problem.seq_q: expected an integer, got a string").
+Expected<KernelManifest> parseManifest(const std::string &text);
+
+/// Reads `<dir>/manifest.json`; errors start with the file's path.
+Expected<KernelManifest> readManifest(const std::string &dir);
+
+/// Reads a whole file; the error names the path.
+Expected<std::string> readFile(const std::string &path);
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_MANIFEST_H

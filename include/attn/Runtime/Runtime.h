@@ -1,0 +1,118 @@
+//===- Runtime.h - load and launch generated attention kernels --*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// The MLIR-free runtime: reads a kernel directory written by attn-compile
+// (manifest.json + PTX/cubin, docs/kernel-abi.md), loads it through the
+// CUDA driver API (dlopened, see CudaDriver.h) and launches it on raw device
+// pointers. Failures are error values naming the CUDA call and error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_RUNTIME_H
+#define ATTN_RUNTIME_RUNTIME_H
+
+#include "attn/Runtime/CudaDriver.h"
+#include "attn/Runtime/Manifest.h"
+#include "attn/Runtime/Status.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn::runtime {
+
+/// The run-time arguments of one launch: device pointers, the shape and
+/// the strides (in elements) of Q [B, Hq, Nq, D], K and V [B, Hkv, Nk, *],
+/// O [B, Hq, Nq, Dv] and LSE [B, Hq, Nq]. Head dims and dtype are the
+/// manifest's.
+struct LaunchArgs {
+  cu::DevicePtr q = 0, k = 0, v = 0, o = 0, lse = 0;
+  int64_t batch = 0, headsQ = 0, headsKv = 0, seqQ = 0, seqKv = 0;
+  std::array<int64_t, 3> qStride{}, kStride{}, vStride{}, oStride{};
+  std::array<int64_t, 2> lseStride{};
+
+  /// Arguments for dense row-major tensors of `problem`'s shape.
+  static LaunchArgs dense(const AttentionProblem &problem, cu::DevicePtr q,
+                          cu::DevicePtr k, cu::DevicePtr v, cu::DevicePtr o,
+                          cu::DevicePtr lse);
+};
+
+/// Grid, block and dynamic shared memory of one launch.
+struct LaunchGeometry {
+  std::array<unsigned, 3> grid{};
+  unsigned threads = 0;
+  unsigned dynamicSharedMemory = 0;
+};
+
+/// Checks `args` against the manifest (positive sizes, head ratio, the
+/// pointers the kernel needs) and evaluates the grid formulas. `numSms` is
+/// what a num_sms formula sees.
+Expected<LaunchGeometry> computeLaunchGeometry(const KernelManifest &m,
+                                               const LaunchArgs &args,
+                                               int64_t numSms = 0);
+
+/// The kernel's argument list, filled by name in the manifest's order.
+struct PackedParams {
+  std::vector<uint64_t> storage; // one 8-byte slot per parameter
+  std::vector<void *> pointers;  // what cuLaunchKernel takes
+};
+/// Fills the manifest's parameters from `args`; an i32 parameter whose
+/// value does not fit is an error naming it.
+Expected<PackedParams> packParams(const KernelManifest &m,
+                                  const LaunchArgs &args);
+
+struct LoadOptions {
+  /// Load the PTX even when a cubin is present (tests the JIT path).
+  bool preferPtx = false;
+  /// Device for a context when none is current on the calling thread.
+  int deviceOrdinal = 0;
+};
+
+/// A loaded kernel: its module lives as long as this object.
+class Kernel {
+public:
+  /// Reads `<dir>/manifest.json` and loads the cubin when present and
+  /// loadable on this device, the PTX otherwise, into the current context
+  /// (or the device's primary context when none is current).
+  static Expected<std::unique_ptr<Kernel>> load(const std::string &dir,
+                                                const LoadOptions &opts = {});
+  ~Kernel();
+  Kernel(const Kernel &) = delete;
+  Kernel &operator=(const Kernel &) = delete;
+
+  const KernelManifest &manifest() const { return man; }
+  const std::string &directory() const { return dir; }
+  /// "cubin" or "ptx".
+  const std::string &loadedFrom() const { return from; }
+  /// Why the cubin was not used ("" when it was, or when there is none).
+  const std::string &loadNote() const { return note; }
+  int64_t numSms() const { return sms; }
+  int registers() const { return regs; }
+  cu::Context context() const { return ctx; }
+  const CudaDriver &driver() const { return *drv; }
+
+  Expected<LaunchGeometry> geometry(const LaunchArgs &args) const {
+    return computeLaunchGeometry(man, args, sms);
+  }
+  /// Launches asynchronously on `stream` (nullptr: the legacy default
+  /// stream). Errors from the kernel itself surface at the next sync.
+  Status launch(const LaunchArgs &args, cu::Stream stream) const;
+
+private:
+  Kernel() = default;
+  const CudaDriver *drv = nullptr;
+  KernelManifest man;
+  std::string dir, from, note;
+  cu::Context ctx = nullptr;
+  cu::Module module = nullptr;
+  cu::Function function = nullptr;
+  int64_t sms = 0;
+  int regs = -1;
+};
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_RUNTIME_H

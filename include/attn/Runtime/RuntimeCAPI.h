@@ -1,0 +1,71 @@
+/*===- RuntimeCAPI.h - C interface of libattn_runtime.so ----------*- C -*-===*\
+|*                                                                            *|
+|* Part of the attn project: an MLIR compiler for exact attention.            *|
+|*                                                                            *|
+|* A C ABI over attn::runtime for ctypes (python/attn/runtime.py) and other   *|
+|* languages. Functions that fail return NULL or -1 and leave a message for   *|
+|* attn_runtime_last_error() on the calling thread.                           *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef ATTN_RUNTIME_RUNTIMECAPI_H
+#define ATTN_RUNTIME_RUNTIMECAPI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ATTN_RUNTIME_EXPORT __attribute__((visibility("default")))
+#else
+#define ATTN_RUNTIME_EXPORT
+#endif
+
+/* Bumped whenever a signature or attn_launch_args changes. */
+#define ATTN_RUNTIME_ABI_VERSION 1
+
+typedef struct attn_kernel attn_kernel;
+
+/* Device pointers, shape, and strides in elements (see docs/kernel-abi.md). */
+typedef struct attn_launch_args {
+  uint64_t q, k, v, o, lse; /* lse may be 0 when the kernel has no LSE */
+  int64_t batch, heads_q, heads_kv, seq_q, seq_kv;
+  int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3]; /* b, h, n */
+  int64_t lse_stride[2];                                      /* b, h */
+} attn_launch_args;
+
+ATTN_RUNTIME_EXPORT int attn_runtime_abi_version(void);
+
+/* The message of the last failure on this thread ("" if none). */
+ATTN_RUNTIME_EXPORT const char *attn_runtime_last_error(void);
+
+/* Loads a kernel directory into the current CUDA context (the device's
+   primary context if none is current). prefer_ptx != 0 skips the cubin. */
+ATTN_RUNTIME_EXPORT attn_kernel *attn_kernel_load(const char *dir,
+                                                  int prefer_ptx);
+ATTN_RUNTIME_EXPORT void attn_kernel_destroy(attn_kernel *kernel);
+
+/* The entry name, and "cubin" or "ptx" (what was loaded). Owned by the
+   kernel. */
+ATTN_RUNTIME_EXPORT const char *attn_kernel_entry(const attn_kernel *kernel);
+ATTN_RUNTIME_EXPORT const char *
+attn_kernel_loaded_from(const attn_kernel *kernel);
+
+/* The grid a launch with `args` would use; 0 on success. */
+ATTN_RUNTIME_EXPORT int attn_kernel_grid(const attn_kernel *kernel,
+                                         const attn_launch_args *args,
+                                         uint32_t grid[3]);
+
+/* Launches on `stream` (a CUstream; NULL for the default stream),
+   asynchronously; 0 on success, -1 with a message otherwise. */
+ATTN_RUNTIME_EXPORT int attn_kernel_launch(const attn_kernel *kernel,
+                                           const attn_launch_args *args,
+                                           void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTN_RUNTIME_RUNTIMECAPI_H */

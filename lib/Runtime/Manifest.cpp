@@ -1,0 +1,572 @@
+//===- Manifest.cpp - the kernel launch manifest --------------------------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runtime/Manifest.h"
+#include "attn/Runtime/Json.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+using namespace attn::runtime;
+
+const char *attn::runtime::paramTypeName(ParamType t) {
+  switch (t) {
+  case ParamType::Ptr:
+    return "ptr";
+  case ParamType::I32:
+    return "i32";
+  case ParamType::I64:
+    return "i64";
+  }
+  return "?";
+}
+
+//===----------------------------------------------------------------------===//
+// Grid formulas
+//===----------------------------------------------------------------------===//
+
+struct GridExpr::Node {
+  enum Kind { Num, Var, Neg, Add, Sub, Mul, Div, Ceil, Floor, Min, Max } kind;
+  double value = 0;          // Num
+  int64_t GridVars::*var{};  // Var
+  std::string name;          // Var, for messages
+  std::shared_ptr<const Node> lhs, rhs;
+};
+
+namespace {
+using Node = GridExpr::Node;
+using NodeRef = std::shared_ptr<const Node>;
+
+struct NamedVar {
+  const char *name;
+  int64_t GridVars::*member;
+};
+const NamedVar kGridVars[] = {
+    {"batch", &GridVars::batch},
+    {"heads_q", &GridVars::headsQ},
+    {"heads_kv", &GridVars::headsKv},
+    {"seq_q", &GridVars::seqQ},
+    {"seq_kv", &GridVars::seqKv},
+    {"head_dim", &GridVars::headDim},
+    {"value_head_dim", &GridVars::valueHeadDim},
+    {"block_m", &GridVars::blockM},
+    {"block_n", &GridVars::blockN},
+    {"num_sms", &GridVars::numSms},
+};
+
+/// expr := term (('+'|'-') term)*; term := unary (('*'|'/') unary)*;
+/// unary := '-' unary | primary; primary := number | name | fn '(' args ')'
+/// | '(' expr ')'.
+class GridParser {
+public:
+  explicit GridParser(const std::string &s) : s(s) {}
+
+  Expected<NodeRef> parse() {
+    NodeRef n = expr();
+    if (n && (skip(), pos != s.size()))
+      n = error("unexpected '" + s.substr(pos, 1) + "'");
+    if (!n)
+      return Status::error(err);
+    return n;
+  }
+
+private:
+  const std::string &s;
+  size_t pos = 0;
+  std::string err;
+  int depth = 0;
+
+  NodeRef error(const std::string &what) {
+    if (err.empty())
+      err = what + " at offset " + std::to_string(pos) + " in '" + s + "'";
+    return nullptr;
+  }
+  void skip() {
+    while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\t'))
+      ++pos;
+  }
+  bool eat(char c) {
+    skip();
+    if (pos < s.size() && s[pos] == c) {
+      ++pos;
+      return true;
+    }
+    return false;
+  }
+  static NodeRef make(Node::Kind k, NodeRef l, NodeRef r = nullptr) {
+    auto n = std::make_shared<Node>();
+    n->kind = k;
+    n->lhs = std::move(l);
+    n->rhs = std::move(r);
+    return n;
+  }
+
+  NodeRef expr() {
+    if (++depth > 32)
+      return error("formula nested too deeply");
+    NodeRef l = term();
+    while (l) {
+      if (eat('+'))
+        l = binary(Node::Add, l, term());
+      else if (eat('-'))
+        l = binary(Node::Sub, l, term());
+      else
+        break;
+    }
+    --depth;
+    return l;
+  }
+  NodeRef term() {
+    NodeRef l = unary();
+    while (l) {
+      if (eat('*'))
+        l = binary(Node::Mul, l, unary());
+      else if (eat('/'))
+        l = binary(Node::Div, l, unary());
+      else
+        break;
+    }
+    return l;
+  }
+  NodeRef binary(Node::Kind k, NodeRef l, NodeRef r) {
+    return r ? make(k, std::move(l), std::move(r)) : nullptr;
+  }
+  NodeRef unary() {
+    if (eat('-')) {
+      NodeRef v = unary();
+      return v ? make(Node::Neg, v) : nullptr;
+    }
+    return primary();
+  }
+  NodeRef primary() {
+    skip();
+    if (pos >= s.size())
+      return error("unexpected end of formula");
+    char c = s[pos];
+    if (c == '(') {
+      ++pos;
+      NodeRef e = expr();
+      if (e && !eat(')'))
+        return error("expected ')'");
+      return e;
+    }
+    if (c >= '0' && c <= '9') {
+      size_t start = pos;
+      while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9')
+        ++pos;
+      if (pos - start > 12)
+        return error("number too large");
+      auto n = std::make_shared<Node>();
+      n->kind = Node::Num;
+      n->value = std::strtod(s.substr(start, pos - start).c_str(), nullptr);
+      return n;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t start = pos;
+      while (pos < s.size() && (std::isalnum(static_cast<unsigned char>(s[pos])) ||
+                                s[pos] == '_'))
+        ++pos;
+      std::string name = s.substr(start, pos - start);
+      static const std::pair<const char *, Node::Kind> fns[] = {
+          {"ceil", Node::Ceil},
+          {"floor", Node::Floor},
+          {"min", Node::Min},
+          {"max", Node::Max}};
+      for (const auto &[fn, kind] : fns) {
+        if (name != fn)
+          continue;
+        if (!eat('('))
+          return error("expected '(' after " + name);
+        NodeRef a = expr();
+        if (!a)
+          return nullptr;
+        NodeRef b;
+        if (kind == Node::Min || kind == Node::Max) {
+          if (!eat(','))
+            return error(name + " takes two arguments");
+          b = expr();
+          if (!b)
+            return nullptr;
+        }
+        if (!eat(')'))
+          return error("expected ')' after " + name + "'s argument");
+        return make(kind, a, b);
+      }
+      for (const NamedVar &v : kGridVars)
+        if (name == v.name) {
+          auto n = std::make_shared<Node>();
+          n->kind = Node::Var;
+          n->var = v.member;
+          n->name = name;
+          return n;
+        }
+      pos = start;
+      return error("unknown name '" + name + "'");
+    }
+    return error(std::string("unexpected '") + c + "'");
+  }
+};
+
+Expected<double> evalNode(const Node &n, const GridVars &vars) {
+  if (n.kind == Node::Num)
+    return n.value;
+  if (n.kind == Node::Var)
+    return static_cast<double>(vars.*(n.var));
+  Expected<double> a = evalNode(*n.lhs, vars);
+  if (!a)
+    return a;
+  if (n.kind == Node::Neg)
+    return -*a;
+  if (n.kind == Node::Ceil)
+    return std::ceil(*a);
+  if (n.kind == Node::Floor)
+    return std::floor(*a);
+  Expected<double> b = evalNode(*n.rhs, vars);
+  if (!b)
+    return b;
+  switch (n.kind) {
+  case Node::Add:
+    return *a + *b;
+  case Node::Sub:
+    return *a - *b;
+  case Node::Mul:
+    return *a * *b;
+  case Node::Div:
+    if (*b == 0)
+      return Status::error("division by zero");
+    return *a / *b;
+  case Node::Min:
+    return std::min(*a, *b);
+  case Node::Max:
+    return std::max(*a, *b);
+  default:
+    return Status::error("internal error: bad grid formula node");
+  }
+}
+} // namespace
+
+Expected<GridExpr> GridExpr::parse(const std::string &text) {
+  Expected<NodeRef> root = GridParser(text).parse();
+  if (!root)
+    return root.status();
+  GridExpr e;
+  e.src = text;
+  e.root = root.take();
+  return e;
+}
+
+Expected<int64_t> GridExpr::evaluate(const GridVars &vars) const {
+  if (!root)
+    return Status::error("empty grid formula");
+  Expected<double> v = evalNode(*root, vars);
+  if (!v)
+    return Status(v.status()).prepend("'" + src + "'");
+  // Grid sizes are far below 2^53, so doubles hold them exactly; a
+  // fraction means the formula lacks a ceil().
+  if (!std::isfinite(*v) || *v != std::floor(*v))
+    return Status::error("'" + src + "' is not a whole number (" +
+                         std::to_string(*v) + ")");
+  if (*v < 1 || *v > 2147483647.0)
+    return Status::error("'" + src + "' = " +
+                         std::to_string(static_cast<long long>(*v)) +
+                         " is outside [1, 2^31 - 1]");
+  return static_cast<int64_t>(*v);
+}
+
+//===----------------------------------------------------------------------===//
+// manifest.json
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The ABI's parameters (docs/kernel-abi.md) and whether each is a pointer.
+struct AbiParam {
+  const char *name;
+  bool pointer;
+};
+const AbiParam kAbiParams[] = {
+    {"q", true},           {"k", true},            {"v", true},
+    {"o", true},           {"lse", true},          {"batch", false},
+    {"seq_q", false},      {"seq_kv", false},      {"heads_q", false},
+    {"heads_kv", false},   {"q_stride_b", false},  {"q_stride_h", false},
+    {"q_stride_n", false}, {"k_stride_b", false},  {"k_stride_h", false},
+    {"k_stride_n", false}, {"v_stride_b", false},  {"v_stride_h", false},
+    {"v_stride_n", false}, {"o_stride_b", false},  {"o_stride_h", false},
+    {"o_stride_n", false}, {"lse_stride_b", false}, {"lse_stride_h", false},
+};
+
+/// Typed access to manifest fields; the first error sticks and names the
+/// field by its dotted path.
+class FieldReader {
+public:
+  Status status;
+
+  const JsonValue *field(const JsonValue &obj, const std::string &prefix,
+                         const char *key, bool required) {
+    if (!status)
+      return nullptr;
+    const JsonValue *v = obj.get(key);
+    if (!v && required)
+      status = Status::error("missing required field '" + prefix + key + "'");
+    return v;
+  }
+
+  bool typeError(const std::string &path, const char *want,
+                 const JsonValue &got) {
+    if (status)
+      status = Status::error("field '" + path + "': expected " + want +
+                             ", got " + got.describe());
+    return false;
+  }
+
+  bool getString(const JsonValue &obj, const std::string &prefix,
+                 const char *key, std::string &out, bool required = true) {
+    const JsonValue *v = field(obj, prefix, key, required);
+    if (!v)
+      return false;
+    if (!v->isString())
+      return typeError(prefix + key, "a string", *v);
+    out = v->asString();
+    return true;
+  }
+
+  bool getInt(const JsonValue &obj, const std::string &prefix, const char *key,
+              int64_t &out, bool required = true, int64_t min = 0) {
+    const JsonValue *v = field(obj, prefix, key, required);
+    if (!v)
+      return false;
+    if (!v->isInteger())
+      return typeError(prefix + key, "an integer", *v);
+    if (v->asInt() < min) {
+      status = Status::error("field '" + prefix + key + "': must be >= " +
+                             std::to_string(min) + " (got " +
+                             std::to_string(v->asInt()) + ")");
+      return false;
+    }
+    out = v->asInt();
+    return true;
+  }
+
+  bool getBool(const JsonValue &obj, const std::string &prefix,
+               const char *key, bool &out, bool required = true) {
+    const JsonValue *v = field(obj, prefix, key, required);
+    if (!v)
+      return false;
+    if (!v->isBool())
+      return typeError(prefix + key, "a boolean", *v);
+    out = v->asBool();
+    return true;
+  }
+
+  bool getNumber(const JsonValue &obj, const std::string &prefix,
+                 const char *key, double &out, bool required = true) {
+    const JsonValue *v = field(obj, prefix, key, required);
+    if (!v)
+      return false;
+    if (!v->isNumber())
+      return typeError(prefix + key, "a number", *v);
+    out = v->asNumber();
+    return true;
+  }
+
+  const JsonValue *getObject(const JsonValue &obj, const std::string &prefix,
+                             const char *key, bool required = true) {
+    const JsonValue *v = field(obj, prefix, key, required);
+    if (!v)
+      return nullptr;
+    if (!v->isObject()) {
+      typeError(prefix + key, "an object", *v);
+      return nullptr;
+    }
+    return v;
+  }
+};
+
+void readProblem(FieldReader &r, const JsonValue &obj,
+                 attn::AttentionProblem &p) {
+  const std::string pre = "problem.";
+  r.getInt(obj, pre, "batch", p.batch, true, 1);
+  r.getInt(obj, pre, "heads_q", p.headsQ, true, 1);
+  r.getInt(obj, pre, "heads_kv", p.headsKv, true, 1);
+  r.getInt(obj, pre, "seq_q", p.seqQ, true, 1);
+  r.getInt(obj, pre, "seq_kv", p.seqKv, true, 1);
+  r.getInt(obj, pre, "head_dim", p.headDim, true, 1);
+  p.valueHeadDim = p.headDim;
+  r.getInt(obj, pre, "value_head_dim", p.valueHeadDim, true, 1);
+  std::string dtype;
+  if (r.getString(obj, pre, "dtype", dtype)) {
+    std::optional<attn::DType> t = attn::parseDType(dtype);
+    if (!t && r.status)
+      r.status = Status::error("field 'problem.dtype': expected f16, bf16 or "
+                               "f32, got '" + dtype + "'");
+    else if (t)
+      p.dtype = *t;
+  }
+  r.getBool(obj, pre, "causal", p.causal);
+  r.getBool(obj, pre, "with_lse", p.withLse);
+  double scale = 0;
+  if (r.getNumber(obj, pre, "scale", scale, /*required=*/false))
+    p.scale = scale;
+  if (!r.status)
+    return;
+  if (std::string why = p.validate(); !why.empty())
+    r.status = Status::error("problem: " + why);
+}
+} // namespace
+
+Expected<KernelManifest> attn::runtime::parseManifest(const std::string &text) {
+  Expected<JsonValue> json = parseJson(text);
+  if (!json)
+    return json.status();
+  const JsonValue &root = *json;
+  if (!root.isObject())
+    return Status::error(std::string("expected a JSON object, got ") +
+                         root.describe());
+
+  KernelManifest m;
+  FieldReader r;
+  // The format comes first: a newer format may change any other field.
+  if (r.getString(root, "", "format", m.format) && m.format != kManifestFormat)
+    return Status::error("unsupported manifest format '" + m.format +
+                         "' (this runtime reads '" + kManifestFormat + "')");
+  r.getString(root, "", "entry", m.entry);
+  if (r.status && m.entry.empty())
+    r.status = Status::error("field 'entry': must not be empty");
+  r.getString(root, "", "family", m.family, false);
+  r.getString(root, "", "chip", m.chip, false);
+  r.getString(root, "", "ptx", m.ptx);
+  r.getString(root, "", "cubin", m.cubin, false);
+  for (const std::string *file : {&m.ptx, &m.cubin})
+    if (r.status && file->find('/') != std::string::npos)
+      r.status = Status::error("field '" +
+                               std::string(file == &m.ptx ? "ptx" : "cubin") +
+                               "': must be a file name in the kernel "
+                               "directory, got '" + *file + "'");
+
+  if (const JsonValue *p = r.getObject(root, "", "problem"))
+    readProblem(r, *p, m.problem);
+
+  if (const JsonValue *t = r.getObject(root, "", "tile")) {
+    r.getInt(*t, "tile.", "block_m", m.tile.blockM, true, 1);
+    r.getInt(*t, "tile.", "block_n", m.tile.blockN, false, 1);
+    r.getInt(*t, "tile.", "warps", m.tile.warps, false, 1);
+    r.getInt(*t, "tile.", "stages", m.tile.stages, false, 1);
+    r.getString(*t, "tile.", "source", m.tile.source, false);
+  }
+
+  if (r.getInt(root, "", "threads", m.threads, true, 1) && m.threads > 1024)
+    r.status = Status::error("field 'threads': at most 1024 threads in a "
+                             "block (got " + std::to_string(m.threads) + ")");
+
+  if (const JsonValue *g = r.getObject(root, "", "grid")) {
+    const char *dims[] = {"x", "y", "z"};
+    for (int i = 0; i < 3 && r.status; ++i) {
+      std::string formula;
+      if (!r.getString(*g, "grid.", dims[i], formula))
+        break;
+      Expected<GridExpr> e = GridExpr::parse(formula);
+      if (!e) {
+        r.status = Status::error("field 'grid." + std::string(dims[i]) +
+                                 "': " + e.message());
+        break;
+      }
+      m.grid[i] = e.take();
+    }
+  }
+
+  r.getInt(root, "", "dynamic_shared_memory", m.dynamicSharedMemory, true, 0);
+
+  if (const JsonValue *ps = r.field(root, "", "params", true)) {
+    if (!ps->isArray())
+      r.typeError("params", "an array", *ps);
+    for (size_t i = 0; r.status && i < ps->asArray().size(); ++i) {
+      const JsonValue &pv = ps->asArray()[i];
+      std::string pre = "params[" + std::to_string(i) + "].";
+      if (!pv.isObject()) {
+        r.typeError("params[" + std::to_string(i) + "]", "an object", pv);
+        break;
+      }
+      KernelParam kp;
+      std::string type;
+      if (!r.getString(pv, pre, "name", kp.name) ||
+          !r.getString(pv, pre, "type", type))
+        break;
+      if (type == "ptr")
+        kp.type = ParamType::Ptr;
+      else if (type == "i32")
+        kp.type = ParamType::I32;
+      else if (type == "i64")
+        kp.type = ParamType::I64;
+      else {
+        r.status = Status::error("field '" + pre + "type': expected ptr, i32 "
+                                 "or i64, got '" + type + "'");
+        break;
+      }
+      const AbiParam *abi = nullptr;
+      for (const AbiParam &a : kAbiParams)
+        if (kp.name == a.name)
+          abi = &a;
+      if (!abi) {
+        r.status = Status::error("field '" + pre + "name': '" + kp.name +
+                                 "' is not a parameter of the kernel ABI "
+                                 "(docs/kernel-abi.md)");
+        break;
+      }
+      if (abi->pointer != (kp.type == ParamType::Ptr)) {
+        r.status = Status::error("field '" + pre + "type': '" + kp.name +
+                                 "' must be " +
+                                 (abi->pointer ? "ptr" : "i32 or i64") +
+                                 ", got '" + type + "'");
+        break;
+      }
+      for (const KernelParam &seen : m.params)
+        if (seen.name == kp.name) {
+          r.status = Status::error("field '" + pre + "name': '" + kp.name +
+                                   "' appears twice");
+          break;
+        }
+      m.params.push_back(kp);
+    }
+    if (r.status && m.params.empty())
+      r.status = Status::error("field 'params': must not be empty");
+  }
+
+  if (const JsonValue *px = r.getObject(root, "", "ptxas", false)) {
+    r.getInt(*px, "ptxas.", "registers", m.ptxas.registers, false);
+    r.getInt(*px, "ptxas.", "spill_stores", m.ptxas.spillStores, false);
+    r.getInt(*px, "ptxas.", "spill_loads", m.ptxas.spillLoads, false);
+    r.getInt(*px, "ptxas.", "local_memory", m.ptxas.localMemory, false);
+  }
+
+  if (!r.status)
+    return r.status;
+  return m;
+}
+
+Expected<std::string> attn::runtime::readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error("cannot read " + path);
+  std::ostringstream os;
+  os << in.rdbuf();
+  if (in.bad())
+    return Status::error("error while reading " + path);
+  return os.str();
+}
+
+Expected<KernelManifest> attn::runtime::readManifest(const std::string &dir) {
+  std::string path = dir + "/manifest.json";
+  Expected<std::string> text = readFile(path);
+  if (!text)
+    return text.status();
+  Expected<KernelManifest> m = parseManifest(*text);
+  if (!m)
+    return Status(m.status()).prepend(path);
+  return m;
+}

@@ -1,0 +1,101 @@
+//===- RuntimeCAPI.cpp - C interface of libattn_runtime.so ----------------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runtime/RuntimeCAPI.h"
+#include "attn/Runtime/Runtime.h"
+
+#include <memory>
+#include <string>
+
+using namespace attn::runtime;
+
+struct attn_kernel {
+  std::unique_ptr<Kernel> kernel;
+};
+
+namespace {
+thread_local std::string lastError;
+
+int fail(const Status &s) {
+  lastError = s.message();
+  return -1;
+}
+
+LaunchArgs convert(const attn_launch_args &c) {
+  LaunchArgs a;
+  a.q = c.q;
+  a.k = c.k;
+  a.v = c.v;
+  a.o = c.o;
+  a.lse = c.lse;
+  a.batch = c.batch;
+  a.headsQ = c.heads_q;
+  a.headsKv = c.heads_kv;
+  a.seqQ = c.seq_q;
+  a.seqKv = c.seq_kv;
+  for (int i = 0; i < 3; ++i) {
+    a.qStride[i] = c.q_stride[i];
+    a.kStride[i] = c.k_stride[i];
+    a.vStride[i] = c.v_stride[i];
+    a.oStride[i] = c.o_stride[i];
+  }
+  a.lseStride = {c.lse_stride[0], c.lse_stride[1]};
+  return a;
+}
+} // namespace
+
+int attn_runtime_abi_version(void) { return ATTN_RUNTIME_ABI_VERSION; }
+
+const char *attn_runtime_last_error(void) { return lastError.c_str(); }
+
+attn_kernel *attn_kernel_load(const char *dir, int prefer_ptx) {
+  if (!dir) {
+    fail(Status::error("attn_kernel_load: dir is NULL"));
+    return nullptr;
+  }
+  LoadOptions opts;
+  opts.preferPtx = prefer_ptx != 0;
+  Expected<std::unique_ptr<Kernel>> k = Kernel::load(dir, opts);
+  if (!k) {
+    fail(k.status());
+    return nullptr;
+  }
+  lastError.clear();
+  return new attn_kernel{k.take()};
+}
+
+void attn_kernel_destroy(attn_kernel *kernel) { delete kernel; }
+
+const char *attn_kernel_entry(const attn_kernel *kernel) {
+  return kernel ? kernel->kernel->manifest().entry.c_str() : "";
+}
+
+const char *attn_kernel_loaded_from(const attn_kernel *kernel) {
+  return kernel ? kernel->kernel->loadedFrom().c_str() : "";
+}
+
+int attn_kernel_grid(const attn_kernel *kernel, const attn_launch_args *args,
+                     uint32_t grid[3]) {
+  if (!kernel || !args || !grid)
+    return fail(Status::error("attn_kernel_grid: NULL argument"));
+  Expected<LaunchGeometry> g = kernel->kernel->geometry(convert(*args));
+  if (!g)
+    return fail(g.status());
+  for (int i = 0; i < 3; ++i)
+    grid[i] = g->grid[i];
+  return 0;
+}
+
+int attn_kernel_launch(const attn_kernel *kernel, const attn_launch_args *args,
+                       void *stream) {
+  if (!kernel || !args)
+    return fail(Status::error("attn_kernel_launch: NULL argument"));
+  Status s = kernel->kernel->launch(convert(*args),
+                                    static_cast<cu::Stream>(stream));
+  if (!s)
+    return fail(s);
+  return 0;
+}

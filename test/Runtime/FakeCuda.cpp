@@ -1,0 +1,439 @@
+//===- FakeCuda.cpp - a host-only stand-in for libcuda, for tests ---------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// Lets CI (no GPU) drive the runtime's whole launch path through dlopen:
+// point ATTN_LIBCUDA at this library. Memory is host memory; a cubin loads
+// only when built for sm_90 (the fake device), so an sm_80 cubin exercises
+// the fall-back to PTX; functions are found by their .entry in the PTX (or
+// their name in the cubin); a launch asking for more than 48 KiB of dynamic
+// shared memory fails unless the runtime raised the kernel's limit first;
+// and the test kernels of Inputs/src/naive.cu, known by entry name, run on
+// the host, one block at a time, reading the ABI's parameters from the
+// launch. Not a model of CUDA beyond what those tests need.
+//
+//===----------------------------------------------------------------------===//
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+using Result = int;
+constexpr Result kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2,
+                 kInvalidImage = 200, kInvalidContext = 201,
+                 kNoBinaryForGpu = 209, kInvalidPtx = 218,
+                 kInvalidHandle = 400, kNotFound = 500;
+
+struct Error {
+  Result code;
+  const char *name, *text;
+};
+const Error kErrors[] = {
+    {kSuccess, "CUDA_SUCCESS", "no error"},
+    {kInvalidValue, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {kOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {kInvalidImage, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {kInvalidContext, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {kNoBinaryForGpu, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
+    {kInvalidPtx, "CUDA_ERROR_INVALID_PTX",
+     "a PTX JIT compilation failed"},
+    {kInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {kNotFound, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+};
+
+struct Context {
+  int device = 0;
+};
+Context theContext;
+thread_local Context *current = nullptr;
+thread_local std::vector<Context *> pushed;
+
+struct Module {
+  std::string image; // PTX text or cubin bytes
+};
+struct Function {
+  std::string name;
+  int maxDynamicShared = 48 * 1024;
+};
+struct Event {
+  double ms = 0;
+};
+
+double nowMs() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch())
+      .count();
+}
+
+float bf16ToFloat(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+uint16_t floatToBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+/// The ABI's parameters, in order (docs/kernel-abi.md).
+struct AbiArgs {
+  char *q, *k, *v, *o;
+  float *lse;
+  int seqQ, seqKv, headsQ, headsKv;
+  int64_t qs[3], ks[3], vs[3], os[3], ls[2];
+};
+AbiArgs readArgs(void **p) {
+  AbiArgs a;
+  auto ptr = [&](int i) { return *static_cast<char **>(p[i]); };
+  auto i32 = [&](int i) { return *static_cast<int32_t *>(p[i]); };
+  auto i64 = [&](int i) { return *static_cast<int64_t *>(p[i]); };
+  a.q = ptr(0);
+  a.k = ptr(1);
+  a.v = ptr(2);
+  a.o = ptr(3);
+  a.lse = reinterpret_cast<float *>(ptr(4));
+  a.seqQ = i32(5);
+  a.seqKv = i32(6);
+  a.headsQ = i32(7);
+  a.headsKv = i32(8);
+  for (int i = 0; i < 3; ++i) {
+    a.qs[i] = i64(9 + i);
+    a.ks[i] = i64(12 + i);
+    a.vs[i] = i64(15 + i);
+    a.os[i] = i64(18 + i);
+  }
+  a.ls[0] = i64(21);
+  a.ls[1] = i64(22);
+  return a;
+}
+
+/// Host version of naive.cu's kernels, one block (bx, by) of 64 rows.
+void runBlock(const std::string &entry, const AbiArgs &a, unsigned bx,
+              unsigned by) {
+  const bool bf16 = entry.find("bf16") != std::string::npos;
+  const bool causal = entry.find("causal") != std::string::npos;
+  const bool zero = entry.find("zero") != std::string::npos;
+  const int D = 64, eb = bf16 ? 2 : 4;
+  auto load = [&](const char *base, int64_t i) {
+    if (bf16) {
+      uint16_t h;
+      std::memcpy(&h, base + 2 * i, 2);
+      return bf16ToFloat(h);
+    }
+    float f;
+    std::memcpy(&f, base + 4 * i, 4);
+    return f;
+  };
+  auto store = [&](char *base, int64_t i, float x) {
+    if (bf16) {
+      uint16_t h = floatToBf16(x);
+      std::memcpy(base + 2 * i, &h, 2);
+    } else {
+      std::memcpy(base + 4 * i, &x, 4);
+    }
+  };
+  (void)eb;
+  const int b = by / a.headsQ, h = by % a.headsQ;
+  const int hk = h / (a.headsQ / a.headsKv);
+  const float scale = 0.125f;
+  for (int t = 0; t < 64; ++t) {
+    const int row = bx * 64 + t;
+    if (row >= a.seqQ)
+      continue;
+    const int64_t oBase = b * a.os[0] + h * a.os[1] + row * a.os[2];
+    float *lse = a.lse ? &a.lse[b * a.ls[0] + h * a.ls[1] + row] : nullptr;
+    const int limit =
+        causal ? std::min(a.seqKv, row + a.seqKv - a.seqQ + 1) : a.seqKv;
+    if (zero || limit <= 0) {
+      for (int d = 0; d < D; ++d)
+        store(a.o, oBase + d, 0.f);
+      if (lse)
+        *lse = -INFINITY;
+      continue;
+    }
+    std::vector<float> s(limit);
+    float m = -INFINITY;
+    for (int j = 0; j < limit; ++j) {
+      float acc = 0;
+      for (int d = 0; d < D; ++d)
+        acc += load(a.q, b * a.qs[0] + h * a.qs[1] + row * a.qs[2] + d) *
+               load(a.k, b * a.ks[0] + hk * a.ks[1] + j * a.ks[2] + d);
+      s[j] = acc * scale;
+      m = std::max(m, s[j]);
+    }
+    float l = 0;
+    for (float &x : s)
+      l += (x = std::exp(x - m));
+    for (int d = 0; d < D; ++d) {
+      float acc = 0;
+      for (int j = 0; j < limit; ++j)
+        acc += s[j] * load(a.v, b * a.vs[0] + hk * a.vs[1] + j * a.vs[2] + d);
+      store(a.o, oBase + d, acc / l);
+    }
+    if (lse)
+      *lse = m + std::log(l);
+  }
+}
+} // namespace
+
+#define API extern "C" __attribute__((visibility("default"))) Result
+
+API cuInit(unsigned) { return kSuccess; }
+API cuDriverGetVersion(int *v) {
+  *v = 13000;
+  return kSuccess;
+}
+API cuGetErrorName(Result r, const char **name) {
+  for (const Error &e : kErrors)
+    if (e.code == r) {
+      *name = e.name;
+      return kSuccess;
+    }
+  return kInvalidValue;
+}
+API cuGetErrorString(Result r, const char **text) {
+  for (const Error &e : kErrors)
+    if (e.code == r) {
+      *text = e.text;
+      return kSuccess;
+    }
+  return kInvalidValue;
+}
+API cuDeviceGet(int *dev, int ordinal) {
+  if (ordinal != 0)
+    return kInvalidValue;
+  *dev = 0;
+  return kSuccess;
+}
+API cuDeviceGetCount(int *n) {
+  *n = 1;
+  return kSuccess;
+}
+API cuDeviceGetName(char *name, int len, int) {
+  std::strncpy(name, "attn fake CUDA device", len);
+  return kSuccess;
+}
+API cuDeviceGetAttribute(int *v, int attr, int) {
+  switch (attr) {
+  case 5: // max grid x
+    *v = 2147483647;
+    return kSuccess;
+  case 6:
+  case 7:
+    *v = 65535;
+    return kSuccess;
+  case 16: // multiprocessors
+    *v = 4;
+    return kSuccess;
+  case 38: // L2 bytes
+    *v = 1 << 20;
+    return kSuccess;
+  case 75:
+    *v = 9;
+    return kSuccess;
+  case 76:
+    *v = 0;
+    return kSuccess;
+  case 97: // opt-in shared memory per block
+    *v = 227 * 1024;
+    return kSuccess;
+  }
+  return kInvalidValue;
+}
+API cuDevicePrimaryCtxRetain(Context **ctx, int) {
+  *ctx = &theContext;
+  return kSuccess;
+}
+API cuCtxGetCurrent(Context **ctx) {
+  *ctx = current;
+  return kSuccess;
+}
+API cuCtxSetCurrent(Context *ctx) {
+  current = ctx;
+  return kSuccess;
+}
+API cuCtxGetDevice(int *dev) {
+  if (!current)
+    return kInvalidContext;
+  *dev = current->device;
+  return kSuccess;
+}
+API cuCtxPushCurrent_v2(Context *ctx) {
+  pushed.push_back(current);
+  current = ctx;
+  return kSuccess;
+}
+API cuCtxPopCurrent_v2(Context **ctx) {
+  if (pushed.empty())
+    return kInvalidContext;
+  *ctx = current;
+  current = pushed.back();
+  pushed.pop_back();
+  return kSuccess;
+}
+
+API cuModuleLoadDataEx(Module **mod, const void *image, unsigned n,
+                       int *options, void **values) {
+  if (!current)
+    return kInvalidContext;
+  const char *bytes = static_cast<const char *>(image);
+  std::string log;
+  Result r = kSuccess;
+  std::string text;
+  if (std::memcmp(bytes, "\x7f" "ELF", 4) == 0) {
+    // CUDA cubins keep the SM version in e_flags' second byte.
+    uint32_t flags;
+    std::memcpy(&flags, bytes + 48, 4);
+    unsigned sm = (flags >> 8) & 0xff;
+    if (sm != 90) {
+      r = kNoBinaryForGpu;
+      log = "fake: cubin for sm_" + std::to_string(sm) + ", device is sm_90";
+    }
+    // The section headers end the file, so they give its size.
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    std::memcpy(&shoff, bytes + 40, 8);
+    std::memcpy(&shentsize, bytes + 58, 2);
+    std::memcpy(&shnum, bytes + 60, 2);
+    text.assign(bytes, shoff + uint64_t(shentsize) * shnum);
+  } else {
+    text = bytes;
+    if (text.find(".version") == std::string::npos ||
+        text.find(".target") == std::string::npos) {
+      r = kInvalidPtx;
+      log = "fake: not PTX (no .version/.target)";
+    }
+  }
+  for (unsigned i = 0; i + 1 < n; ++i)
+    if (options[i] == 5 && options[i + 1] == 6 && !log.empty()) {
+      size_t cap = reinterpret_cast<uintptr_t>(values[i + 1]);
+      std::strncpy(static_cast<char *>(values[i]), log.c_str(), cap - 1);
+    }
+  if (r != kSuccess)
+    return r;
+  *mod = new Module{text};
+  return kSuccess;
+}
+API cuModuleUnload(Module *mod) {
+  delete mod;
+  return kSuccess;
+}
+API cuModuleGetFunction(Function **fn, Module *mod, const char *name) {
+  if (!mod)
+    return kInvalidHandle;
+  std::string n = name;
+  bool found = mod->image.find(".entry " + n + "(") != std::string::npos ||
+               (mod->image.rfind("\x7f" "ELF", 0) == 0 &&
+                mod->image.find(std::string(1, '\0') + n + '\0') !=
+                    std::string::npos);
+  if (!found)
+    return kNotFound;
+  *fn = new Function{n}; // leaked, like the module handles a test makes
+  return kSuccess;
+}
+API cuFuncGetAttribute(int *v, int attr, Function *fn) {
+  if (!fn)
+    return kInvalidHandle;
+  if (attr == 0) { // max threads per block
+    *v = 1024;
+    return kSuccess;
+  }
+  if (attr == 4) { // registers
+    *v = 32;
+    return kSuccess;
+  }
+  return kInvalidValue;
+}
+API cuFuncSetAttribute(Function *fn, int attr, int value) {
+  if (!fn)
+    return kInvalidHandle;
+  if (attr != 8 || value < 0 || value > 227 * 1024)
+    return kInvalidValue;
+  fn->maxDynamicShared = value;
+  return kSuccess;
+}
+API cuLaunchKernel(Function *fn, unsigned gx, unsigned gy, unsigned gz,
+                   unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                   void *, void **params, void **) {
+  if (!current)
+    return kInvalidContext;
+  if (!fn || !params)
+    return kInvalidValue;
+  if (static_cast<int>(smem) > fn->maxDynamicShared || bx * by * bz > 1024 ||
+      gz != 1 || bx != 64)
+    return kInvalidValue;
+  AbiArgs a = readArgs(params);
+  for (unsigned y = 0; y < gy; ++y)
+    for (unsigned x = 0; x < gx; ++x)
+      runBlock(fn->name, a, x, y);
+  return kSuccess;
+}
+
+API cuMemGetInfo_v2(size_t *freeBytes, size_t *total) {
+  *freeBytes = size_t(4) << 30;
+  *total = size_t(8) << 30;
+  return kSuccess;
+}
+API cuMemAlloc_v2(uint64_t *ptr, size_t n) {
+  void *p = std::aligned_alloc(256, (n + 255) & ~size_t(255));
+  if (!p)
+    return kOutOfMemory;
+  *ptr = reinterpret_cast<uintptr_t>(p);
+  return kSuccess;
+}
+API cuMemFree_v2(uint64_t ptr) {
+  std::free(reinterpret_cast<void *>(ptr));
+  return kSuccess;
+}
+API cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t n) {
+  std::memcpy(reinterpret_cast<void *>(dst), src, n);
+  return kSuccess;
+}
+API cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t n) {
+  std::memcpy(dst, reinterpret_cast<void *>(src), n);
+  return kSuccess;
+}
+API cuMemcpyDtoD_v2(uint64_t dst, uint64_t src, size_t n) {
+  std::memcpy(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src), n);
+  return kSuccess;
+}
+API cuMemsetD8_v2(uint64_t dst, unsigned char v, size_t n) {
+  std::memset(reinterpret_cast<void *>(dst), v, n);
+  return kSuccess;
+}
+API cuStreamCreate(void **s, unsigned) {
+  *s = new char;
+  return kSuccess;
+}
+API cuStreamDestroy_v2(void *s) {
+  delete static_cast<char *>(s);
+  return kSuccess;
+}
+API cuStreamSynchronize(void *) { return kSuccess; }
+API cuEventCreate(Event **e, unsigned) {
+  *e = new Event;
+  return kSuccess;
+}
+API cuEventDestroy_v2(Event *e) {
+  delete e;
+  return kSuccess;
+}
+API cuEventRecord(Event *e, void *) {
+  e->ms = nowMs();
+  return kSuccess;
+}
+API cuEventSynchronize(Event *) { return kSuccess; }
+API cuEventElapsedTime(float *ms, Event *a, Event *b) {
+  *ms = static_cast<float>(b->ms - a->ms);
+  return kSuccess;
+}

@@ -1,0 +1,586 @@
+//===- RuntimeTests.cpp - unit tests of the MLIR-free runtime -------------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// No GPU needed: the JSON reader, the manifest checks, grid formulas,
+// parameter packing, the host-side checker and the "no CUDA driver" path.
+// A small harness rather than GoogleTest, so it also builds on the GPU
+// host, which has no package manager. Usage: attn-runtime-tests [group...]
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runtime/Check.h"
+#include "attn/Runtime/Json.h"
+#include "attn/Runtime/Runtime.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <unistd.h>
+
+#ifdef ATTN_HAVE_CUDA_H
+#include <cuda.h>
+#endif
+
+using namespace attn::runtime;
+
+namespace {
+int failures = 0;
+std::string current;
+
+#define EXPECT(cond)                                                           \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      std::printf("FAIL %s: %s:%d: %s\n", current.c_str(), __FILE__,          \
+                  __LINE__, #cond);                                            \
+      ++failures;                                                              \
+    }                                                                          \
+  } while (0)
+
+/// Expects a failure whose message contains `needle`.
+template <typename T>
+void expectError(const T &result, const std::string &needle, int line) {
+  if (result.ok()) {
+    std::printf("FAIL %s: line %d: expected an error containing '%s'\n",
+                current.c_str(), line, needle.c_str());
+    ++failures;
+  } else if (result.message().find(needle) == std::string::npos) {
+    std::printf("FAIL %s: line %d: error '%s' lacks '%s'\n", current.c_str(),
+                line, result.message().c_str(), needle.c_str());
+    ++failures;
+  }
+}
+#define EXPECT_ERROR(result, needle) expectError(result, needle, __LINE__)
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+void jsonValues() {
+  Expected<JsonValue> v = parseJson(
+      R"( {"a": [1, -2.5e3, true, false, null], "s": "x\"\\\/\n\u00e9\ud83d\ude00",
+          "big": 123456789012, "o": {}} )");
+  EXPECT(v.ok());
+  if (!v.ok())
+    return;
+  const JsonValue *a = v->get("a");
+  EXPECT(a && a->isArray() && a->asArray().size() == 5);
+  EXPECT(a->asArray()[0].isInteger() && a->asArray()[0].asInt() == 1);
+  EXPECT(!a->asArray()[1].isInteger() && a->asArray()[1].asNumber() == -2500);
+  EXPECT(a->asArray()[2].isBool() && a->asArray()[2].asBool());
+  EXPECT(a->asArray()[4].isNull());
+  EXPECT(v->get("s")->asString() == "x\"\\/\n\xc3\xa9\xf0\x9f\x98\x80");
+  EXPECT(v->get("big")->asInt() == 123456789012LL);
+  EXPECT(v->get("o")->isObject() && v->get("o")->asObject().empty());
+  EXPECT(v->get("missing") == nullptr);
+  EXPECT(jsonQuote("a\"b\n\x01") == "\"a\\\"b\\n\\u0001\"");
+}
+
+void jsonStrictness() {
+  EXPECT_ERROR(parseJson("{\"a\": 1,}"), "expected a string key");
+  EXPECT_ERROR(parseJson("[1, 2,]"), "expected a value");
+  EXPECT_ERROR(parseJson("{\"a\": 1} // c"), "unexpected text after");
+  EXPECT_ERROR(parseJson("{\"a\": 1, \"a\": 2}"), "duplicate key \"a\"");
+  EXPECT_ERROR(parseJson("[01]"), "leading zero");
+  EXPECT_ERROR(parseJson("[1.]"), "digits after '.'");
+  EXPECT_ERROR(parseJson("\"abc"), "unterminated string");
+  EXPECT_ERROR(parseJson("\"a\tb\""), "control character");
+  EXPECT_ERROR(parseJson("\"\\x\""), "bad escape");
+  EXPECT_ERROR(parseJson("\"\\ud800\""), "unpaired surrogate");
+  EXPECT_ERROR(parseJson("[1e999]"), "out of range");
+  EXPECT_ERROR(parseJson(""), "unexpected end of input");
+  EXPECT_ERROR(parseJson("tru"), "unexpected character");
+  EXPECT_ERROR(parseJson(std::string(100, '[') + std::string(100, ']')),
+               "nesting deeper");
+  // Positions are reported as line and column.
+  EXPECT_ERROR(parseJson("{\n  \"a\": ?\n}"), "line 2, column 8");
+}
+
+//===----------------------------------------------------------------------===//
+// Manifests
+//===----------------------------------------------------------------------===//
+
+std::string allParams() {
+  std::string s = R"([{"name":"q","type":"ptr"},{"name":"k","type":"ptr"},
+    {"name":"v","type":"ptr"},{"name":"o","type":"ptr"},
+    {"name":"lse","type":"ptr"},{"name":"seq_q","type":"i32"},
+    {"name":"seq_kv","type":"i32"},{"name":"heads_q","type":"i32"},
+    {"name":"heads_kv","type":"i32"})";
+  for (const char *t : {"q", "k", "v", "o"})
+    for (const char *d : {"b", "h", "n"})
+      s += std::string(",{\"name\":\"") + t + "_stride_" + d +
+           "\",\"type\":\"i64\"}";
+  s += R"(,{"name":"lse_stride_b","type":"i64"},
+           {"name":"lse_stride_h","type":"i64"}])";
+  return s;
+}
+
+/// A complete manifest; `edit` replaces one substring to make variants.
+std::string goodManifest(const std::string &from = "",
+                         const std::string &to = "") {
+  std::string m = R"json({
+  "format": "attn-kernel/1",
+  "entry": "attn_fwd_d128_bf16_causal_m128n64w8",
+  "family": "sm80-mma",
+  "chip": "sm_90a",
+  "ptx": "kernel.ptx",
+  "cubin": "kernel.cubin",
+  "problem": {"batch": 2, "heads_q": 16, "heads_kv": 4, "seq_q": 4096,
+              "seq_kv": 4096, "head_dim": 128, "value_head_dim": 128,
+              "dtype": "bf16", "causal": true, "scale": 0.088388,
+              "with_lse": true},
+  "tile": {"block_m": 128, "block_n": 64, "warps": 8, "stages": 2,
+           "source": "heuristic"},
+  "threads": 256,
+  "grid": {"x": "ceil(seq_q / 128)", "y": "batch * heads_q", "z": "1"},
+  "dynamic_shared_memory": 49152,
+  "params": PARAMS,
+  "ptxas": {"registers": 168, "spill_stores": 0, "spill_loads": 0,
+            "local_memory": 0},
+  "a_future_field": {"ignored": true}
+})json";
+  m.replace(m.find("PARAMS"), 6, allParams());
+  if (!from.empty()) {
+    size_t at = m.find(from);
+    if (at == std::string::npos) {
+      std::printf("FAIL %s: test bug: '%s' not in the manifest\n",
+                  current.c_str(), from.c_str());
+      ++failures;
+    } else {
+      m.replace(at, from.size(), to);
+    }
+  }
+  return m;
+}
+
+void manifestGood() {
+  Expected<KernelManifest> m = parseManifest(goodManifest());
+  EXPECT(m.ok());
+  if (!m.ok()) {
+    std::printf("  %s\n", m.message().c_str());
+    return;
+  }
+  EXPECT(m->entry == "attn_fwd_d128_bf16_causal_m128n64w8");
+  EXPECT(m->ptx == "kernel.ptx" && m->cubin == "kernel.cubin");
+  EXPECT(m->chip == "sm_90a" && m->family == "sm80-mma");
+  EXPECT(m->problem.batch == 2 && m->problem.headsQ == 16 &&
+         m->problem.headsKv == 4 && m->problem.seqQ == 4096 &&
+         m->problem.headDim == 128 && m->problem.vDim() == 128);
+  EXPECT(m->problem.dtype == attn::DType::bf16 && m->problem.causal &&
+         m->problem.withLse);
+  EXPECT(m->problem.scale && std::fabs(*m->problem.scale - 0.088388) < 1e-12);
+  EXPECT(m->tile.blockM == 128 && m->tile.blockN == 64 && m->tile.warps == 8 &&
+         m->tile.stages == 2 && m->tile.source == "heuristic");
+  EXPECT(m->threads == 256 && m->dynamicSharedMemory == 49152);
+  EXPECT(m->params.size() == 23);
+  EXPECT(m->params[0].name == "q" && m->params[0].type == ParamType::Ptr);
+  EXPECT(m->params[5].name == "seq_q" && m->params[5].type == ParamType::I32);
+  EXPECT(m->params[22].name == "lse_stride_h" &&
+         m->params[22].type == ParamType::I64);
+  EXPECT(m->ptxas.registers == 168);
+  EXPECT(m->grid[0].text() == "ceil(seq_q / 128)");
+
+  // Optional fields may be left out.
+  Expected<KernelManifest> bare =
+      parseManifest(goodManifest("\"cubin\": \"kernel.cubin\",", ""));
+  EXPECT(bare.ok() && bare->cubin.empty());
+  Expected<KernelManifest> noScale =
+      parseManifest(goodManifest("\"scale\": 0.088388,", ""));
+  EXPECT(noScale.ok() && !noScale->problem.scale);
+}
+
+void manifestMissingField() {
+  EXPECT_ERROR(parseManifest(goodManifest(
+                   "\"entry\": \"attn_fwd_d128_bf16_causal_m128n64w8\",", "")),
+               "missing required field 'entry'");
+  EXPECT_ERROR(
+      parseManifest(goodManifest("\"head_dim\": 128,", "")),
+      "missing required field 'problem.head_dim'");
+  EXPECT_ERROR(parseManifest(goodManifest("\"block_m\": 128,", "")),
+               "missing required field 'tile.block_m'");
+  EXPECT_ERROR(parseManifest(goodManifest("\"z\": \"1\"", "\"w\": \"1\"")),
+               "missing required field 'grid.z'");
+  EXPECT_ERROR(parseManifest(goodManifest("\"format\": \"attn-kernel/1\",", "")),
+               "missing required field 'format'");
+  EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"q\",\"type\":\"ptr\"}",
+                                          "{\"name\":\"q\"}")),
+               "missing required field 'params[0].type'");
+}
+
+void manifestWrongType() {
+  EXPECT_ERROR(parseManifest(goodManifest("\"threads\": 256",
+                                          "\"threads\": \"256\"")),
+               "field 'threads': expected an integer, got a string");
+  EXPECT_ERROR(parseManifest(goodManifest("\"causal\": true", "\"causal\": 1")),
+               "field 'problem.causal': expected a boolean, got a number");
+  EXPECT_ERROR(parseManifest(goodManifest("\"seq_q\": 4096", "\"seq_q\": 4096.5")),
+               "field 'problem.seq_q': expected an integer, got a number");
+  EXPECT_ERROR(parseManifest(goodManifest("\"tile\": {",
+                                          "\"tile\": 7, \"old_tile\": {")),
+               "field 'tile': expected an object, got a number");
+  EXPECT_ERROR(parseManifest(goodManifest("\"params\": [",
+                                          "\"params\": 3, \"old\": [")),
+               "field 'params': expected an array, got a number");
+  EXPECT_ERROR(parseManifest(goodManifest("\"params\": [",
+                                          "\"params\": [], \"old\": [")),
+               "field 'params': must not be empty");
+  EXPECT_ERROR(parseManifest("[1, 2]"), "expected a JSON object, got an array");
+  EXPECT_ERROR(parseManifest(goodManifest("\"dtype\": \"bf16\"", "\"dtype\": \"fp8\"")),
+               "field 'problem.dtype': expected f16, bf16 or f32, got 'fp8'");
+  EXPECT_ERROR(parseManifest(goodManifest("\"threads\": 256", "\"threads\": 2048")),
+               "at most 1024 threads");
+  EXPECT_ERROR(parseManifest(goodManifest("\"seq_q\": 4096", "\"seq_q\": 0")),
+               "field 'problem.seq_q': must be >= 1");
+  EXPECT_ERROR(parseManifest(goodManifest("\"heads_kv\": 4", "\"heads_kv\": 5")),
+               "must be a multiple of --heads-kv");
+  EXPECT_ERROR(parseManifest(goodManifest("\"ptx\": \"kernel.ptx\"",
+                                          "\"ptx\": \"../kernel.ptx\"")),
+               "field 'ptx': must be a file name");
+  EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
+                                          "{\"name\":\"seq_q\",\"type\":\"u32\"}")),
+               "field 'params[5].type': expected ptr, i32 or i64, got 'u32'");
+  EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
+                                          "{\"name\":\"seq_q\",\"type\":\"ptr\"}")),
+               "'seq_q' must be i32 or i64");
+  EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"q\",\"type\":\"ptr\"}",
+                                          "{\"name\":\"q\",\"type\":\"i64\"}")),
+               "'q' must be ptr");
+  EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
+                                          "{\"name\":\"window\",\"type\":\"i32\"}")),
+               "'window' is not a parameter of the kernel ABI");
+  EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
+                                          "{\"name\":\"q\",\"type\":\"ptr\"}")),
+               "'q' appears twice");
+  EXPECT_ERROR(parseManifest(goodManifest("\"batch * heads_q\"",
+                                          "\"batch * heads\"")),
+               "field 'grid.y': unknown name 'heads'");
+}
+
+void manifestFormat() {
+  EXPECT_ERROR(parseManifest(goodManifest("attn-kernel/1", "attn-kernel/2")),
+               "unsupported manifest format 'attn-kernel/2' (this runtime "
+               "reads 'attn-kernel/1')");
+  EXPECT_ERROR(parseManifest(goodManifest("\"attn-kernel/1\"", "1")),
+               "field 'format': expected a string, got a number");
+  // A newer format is refused before its other fields are judged.
+  EXPECT_ERROR(parseManifest("{\"format\": \"attn-kernel/9\"}"),
+               "unsupported manifest format 'attn-kernel/9'");
+}
+
+void manifestFile() {
+  EXPECT_ERROR(readManifest("/nonexistent/kernel"),
+               "cannot read /nonexistent/kernel/manifest.json");
+}
+
+//===----------------------------------------------------------------------===//
+// Grid formulas and launch geometry
+//===----------------------------------------------------------------------===//
+
+int64_t evalGrid(const std::string &text, const GridVars &vars) {
+  Expected<GridExpr> e = GridExpr::parse(text);
+  if (!e.ok()) {
+    std::printf("FAIL %s: '%s' does not parse: %s\n", current.c_str(),
+                text.c_str(), e.message().c_str());
+    ++failures;
+    return -1;
+  }
+  Expected<int64_t> v = e->evaluate(vars);
+  return v.ok() ? *v : -1;
+}
+
+void gridFormula() {
+  GridVars v;
+  v.batch = 2;
+  v.headsQ = 16;
+  v.seqQ = 4096;
+  v.blockM = 128;
+  v.numSms = 132;
+  EXPECT(evalGrid("ceil(seq_q / 128)", v) == 32);
+  EXPECT(evalGrid("ceil(seq_q / block_m)", v) == 32);
+  v.seqQ = 4097;
+  EXPECT(evalGrid("ceil(seq_q / 128)", v) == 33);
+  v.seqQ = 1;
+  EXPECT(evalGrid("ceil(seq_q/128)", v) == 1);
+  v.seqQ = 1000;
+  EXPECT(evalGrid("ceil(seq_q / 96)", v) == 11);
+  EXPECT(evalGrid("batch * heads_q", v) == 32);
+  EXPECT(evalGrid("1", v) == 1);
+  EXPECT(evalGrid("min(num_sms, batch * heads_q * ceil(seq_q / 128))", v) ==
+         132);
+  EXPECT(evalGrid("max(1, floor(seq_q / 128) - 2 * (3 - 1))", v) == 3);
+  EXPECT(evalGrid("-(-seq_q) / 8", v) == 125);
+
+  EXPECT_ERROR(GridExpr::parse("ceil(seq_q / 128"), "expected ')'");
+  EXPECT_ERROR(GridExpr::parse("ceil seq_q"), "expected '(' after ceil");
+  EXPECT_ERROR(GridExpr::parse("seq_q +"), "unexpected end of formula");
+  EXPECT_ERROR(GridExpr::parse("seq_q % 2"), "unexpected '%'");
+  EXPECT_ERROR(GridExpr::parse("min(seq_q)"), "min takes two arguments");
+  EXPECT_ERROR(GridExpr::parse("blocks"), "unknown name 'blocks'");
+  Expected<GridExpr> frac = GridExpr::parse("seq_q / 128");
+  EXPECT(frac.ok());
+  EXPECT_ERROR(frac->evaluate(v), "is not a whole number");
+  Expected<GridExpr> zero = GridExpr::parse("seq_q / (batch - batch)");
+  EXPECT_ERROR(zero->evaluate(v), "division by zero");
+  Expected<GridExpr> neg = GridExpr::parse("1 - batch");
+  EXPECT_ERROR(neg->evaluate(v), "outside [1, 2^31 - 1]");
+}
+
+LaunchArgs someArgs(const KernelManifest &m) {
+  return LaunchArgs::dense(m.problem, 0x1000, 0x2000, 0x3000, 0x4000, 0x5000);
+}
+
+void launchGeometry() {
+  Expected<KernelManifest> m = parseManifest(goodManifest());
+  EXPECT(m.ok());
+  if (!m.ok())
+    return;
+  LaunchArgs a = someArgs(*m);
+  a.seqQ = 1000;
+  a.batch = 3;
+  Expected<LaunchGeometry> g = computeLaunchGeometry(*m, a);
+  EXPECT(g.ok());
+  if (g.ok()) {
+    EXPECT(g->grid[0] == 8);       // ceil(1000 / 128)
+    EXPECT(g->grid[1] == 3 * 16);  // batch * heads_q
+    EXPECT(g->grid[2] == 1);
+    EXPECT(g->threads == 256 && g->dynamicSharedMemory == 49152);
+  }
+  LaunchArgs bad = a;
+  bad.headsKv = 3;
+  EXPECT_ERROR(computeLaunchGeometry(*m, bad), "must be a multiple of heads_kv");
+  bad = a;
+  bad.seqKv = 0;
+  EXPECT_ERROR(computeLaunchGeometry(*m, bad), "seq_kv must be positive");
+  bad = a;
+  bad.k = 0;
+  EXPECT_ERROR(computeLaunchGeometry(*m, bad), "the k pointer is null");
+  bad = a;
+  bad.lse = 0;
+  EXPECT_ERROR(computeLaunchGeometry(*m, bad), "the lse pointer is null");
+  bad = a;
+  bad.batch = 5000;
+  EXPECT_ERROR(computeLaunchGeometry(*m, bad),
+               "grid.y = batch * heads_q = 80000 exceeds CUDA's limit of 65535");
+}
+
+void packing() {
+  Expected<KernelManifest> m = parseManifest(goodManifest());
+  EXPECT(m.ok());
+  if (!m.ok())
+    return;
+  LaunchArgs a = someArgs(*m);
+  Expected<PackedParams> pp = packParams(*m, a);
+  EXPECT(pp.ok() && pp->pointers.size() == 23);
+  if (!pp.ok() || pp->pointers.size() != 23)
+    return;
+  auto slot = [&](size_t i) { return pp->pointers[i]; };
+  EXPECT(*static_cast<uint64_t *>(slot(0)) == 0x1000);  // q
+  EXPECT(*static_cast<uint64_t *>(slot(4)) == 0x5000);  // lse
+  EXPECT(*static_cast<int32_t *>(slot(5)) == 4096);     // seq_q as i32
+  EXPECT(*static_cast<int32_t *>(slot(8)) == 4);        // heads_kv
+  EXPECT(*static_cast<int64_t *>(slot(9)) == 16 * 4096 * 128); // q_stride_b
+  EXPECT(*static_cast<int64_t *>(slot(11)) == 128);     // q_stride_n
+  EXPECT(*static_cast<int64_t *>(slot(12)) == 4 * 4096 * 128); // k_stride_b
+  EXPECT(*static_cast<int64_t *>(slot(21)) == 16 * 4096); // lse_stride_b
+  EXPECT(*static_cast<int64_t *>(slot(22)) == 4096);      // lse_stride_h
+  a.seqQ = 3000000000LL;
+  EXPECT_ERROR(packParams(*m, a),
+               "parameter 'seq_q' = 3000000000 does not fit the kernel's i32");
+}
+
+//===----------------------------------------------------------------------===//
+// The host-side checker
+//===----------------------------------------------------------------------===//
+
+/// Runs the checker on `o`/`lse` derived from the exact reference by `edit`.
+CheckReport checkWith(attn::AttentionProblem p, int64_t maxRows,
+                      const std::function<void(std::vector<double> &,
+                                               std::vector<double> &)> &edit) {
+  std::mt19937_64 rng(7);
+  const size_t qN = p.batch * p.headsQ * p.seqQ * p.headDim;
+  const size_t kN = p.batch * p.headsKv * p.seqKv * p.headDim;
+  const size_t vN = p.batch * p.headsKv * p.seqKv * p.vDim();
+  HostTensor q = HostTensor::random(p.dtype, qN, 1.0, rng);
+  HostTensor k = HostTensor::random(p.dtype, kN, 1.0, rng);
+  HostTensor v = HostTensor::random(p.dtype, vN, 1.0, rng);
+  auto decode = [](const HostTensor &t) {
+    std::vector<double> d(t.size());
+    for (size_t i = 0; i < d.size(); ++i)
+      d[i] = t.get(i);
+    return d;
+  };
+  std::vector<double> out, lse;
+  attn::referenceAttention(p, decode(q), decode(k), decode(v), out, lse);
+  edit(out, lse);
+  HostTensor o = HostTensor::zeros(attn::DType::f32, out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    float f = static_cast<float>(out[i]);
+    std::memcpy(&o.bytes[4 * i], &f, 4);
+  }
+  std::vector<float> l(lse.begin(), lse.end());
+  CheckOptions co;
+  co.maxRows = maxRows;
+  co.threads = 2;
+  return checkAttention(p, q, k, v, o, l, co);
+}
+
+void checker() {
+  attn::AttentionProblem p;
+  p.batch = 2;
+  p.headsQ = 4;
+  p.headsKv = 2;
+  p.seqQ = 40;
+  p.seqKv = 24; // causal with Nq > Nk: the first 16 rows see no key
+  p.headDim = 16;
+  p.causal = true;
+  auto same = [](std::vector<double> &, std::vector<double> &) {};
+  CheckReport r = checkWith(p, 0, same);
+  EXPECT(r.ok && r.full && r.rows == 2 * 4 * 40);
+  EXPECT(r.out.relErr < 1e-6 && r.lse.relErr < 1e-6);
+  EXPECT(r.nonFiniteOut == 0 && r.badLse == 0);
+
+  CheckReport sampled = checkWith(p, 10, same);
+  EXPECT(sampled.ok && !sampled.full && sampled.rows >= 10 &&
+         sampled.rows < 2 * 4 * 40);
+
+  CheckReport poisoned =
+      checkWith(p, 10, [](std::vector<double> &o, std::vector<double> &) {
+        o[o.size() / 2] = std::nan("");
+      });
+  EXPECT(!poisoned.ok && poisoned.nonFiniteOut == 1);
+
+  CheckReport zeros =
+      checkWith(p, 0, [](std::vector<double> &o, std::vector<double> &l) {
+        std::fill(o.begin(), o.end(), 0.0);
+        std::fill(l.begin(), l.end(), -INFINITY);
+      });
+  EXPECT(!zeros.ok && zeros.out.relErr > 0.5 && zeros.badLse > 0);
+
+  CheckReport masked =
+      checkWith(p, 0, [](std::vector<double> &, std::vector<double> &l) {
+        l[0] = 0.0; // row 0 sees no key: its LSE must be -inf
+      });
+  EXPECT(!masked.ok && masked.badLse == 1);
+
+  CheckReport slightly =
+      checkWith(p, 0, [](std::vector<double> &o, std::vector<double> &) {
+        for (double &x : o)
+          x *= 1.001;
+      });
+  EXPECT(!slightly.ok && slightly.out.relErr > 1e-5);
+}
+
+//===----------------------------------------------------------------------===//
+// The CUDA driver
+//===----------------------------------------------------------------------===//
+
+void noDriver() {
+  Expected<CudaDriver> d = CudaDriver::load("/nonexistent/libcuda.so.1");
+  EXPECT_ERROR(d, "no CUDA driver: cannot load /nonexistent/libcuda.so.1");
+  // A library that is not the driver: every missing entry point is named.
+  Expected<CudaDriver> libc = CudaDriver::load("libc.so.6");
+  EXPECT_ERROR(libc, "lacks entry points the runtime needs: cuInit");
+  // Through the public entry point, as attn-launch and Python reach it.
+  setenv("ATTN_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  EXPECT_ERROR(CudaDriver::get(), "no CUDA driver");
+  // Loading a kernel reads its manifest first, then fails cleanly.
+  char dir[] = "/tmp/attn-runtime-tests-XXXXXX";
+  if (!mkdtemp(dir)) {
+    EXPECT(false && "mkdtemp");
+    return;
+  }
+  std::string path = std::string(dir) + "/manifest.json";
+  FILE *f = std::fopen(path.c_str(), "w");
+  std::string text = goodManifest();
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  EXPECT_ERROR(Kernel::load(dir), "loading " + std::string(dir) +
+                                      ": no CUDA driver: cannot load");
+  std::remove(path.c_str());
+  rmdir(dir);
+}
+
+void cudaHeader() {
+#ifdef ATTN_HAVE_CUDA_H
+  // Our copies of the driver's enumerators must match the real header.
+  static_assert(cu::kSuccess == CUDA_SUCCESS);
+  static_assert(cu::kErrorNotFound == CUDA_ERROR_NOT_FOUND);
+  static_assert(cu::kFuncAttrMaxThreadsPerBlock ==
+                CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  static_assert(cu::kFuncAttrNumRegs == CU_FUNC_ATTRIBUTE_NUM_REGS);
+  static_assert(cu::kFuncAttrMaxDynamicSharedSizeBytes ==
+                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+  static_assert(cu::kDevAttrMaxGridDimY == CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+  static_assert(cu::kDevAttrMultiprocessorCount ==
+                CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  static_assert(cu::kDevAttrL2CacheSize == CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+  static_assert(cu::kDevAttrComputeCapabilityMajor ==
+                CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  static_assert(cu::kDevAttrComputeCapabilityMinor ==
+                CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  static_assert(cu::kDevAttrMaxSharedMemoryPerBlockOptin ==
+                CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  static_assert(cu::kJitErrorLogBuffer == CU_JIT_ERROR_LOG_BUFFER);
+  static_assert(cu::kJitErrorLogBufferSizeBytes ==
+                CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
+  static_assert(cu::kStreamNonBlocking == CU_STREAM_NON_BLOCKING);
+  static_assert(sizeof(cu::DevicePtr) == sizeof(CUdeviceptr));
+  static_assert(std::is_same_v<cu::Stream, CUstream>);
+  static_assert(std::is_same_v<cu::Context, CUcontext>);
+  std::printf("  (checked against <cuda.h> %d)\n", CUDA_VERSION);
+#else
+  std::printf("  (<cuda.h> not found at build time: nothing to compare)\n");
+#endif
+}
+
+struct Test {
+  const char *group, *name;
+  void (*fn)();
+};
+const Test kTests[] = {
+    {"json", "values", jsonValues},
+    {"json", "strictness", jsonStrictness},
+    {"manifest", "good", manifestGood},
+    {"manifest", "missing-field", manifestMissingField},
+    {"manifest", "wrong-type", manifestWrongType},
+    {"manifest", "format-version", manifestFormat},
+    {"manifest", "file", manifestFile},
+    {"grid", "formula", gridFormula},
+    {"grid", "launch-geometry", launchGeometry},
+    {"params", "packing", packing},
+    {"check", "checker", checker},
+    {"cuda-h", "enums", cudaHeader},
+    // Last: it sets ATTN_LIBCUDA for the rest of the process.
+    {"no-driver", "load", noDriver},
+};
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> groups(argv + 1, argv + argc);
+  int ran = 0;
+  for (const Test &t : kTests) {
+    if (!groups.empty() &&
+        std::find(groups.begin(), groups.end(), t.group) == groups.end())
+      continue;
+    current = std::string(t.group) + "/" + t.name;
+    int before = failures;
+    t.fn();
+    std::printf("%s %s\n", failures == before ? "PASS" : "FAIL",
+                current.c_str());
+    ++ran;
+  }
+  if (ran == 0) {
+    std::printf("no tests in the groups given\n");
+    return 2;
+  }
+  std::printf("%d tests, %d failed checks\n", ran, failures);
+  return failures ? 1 : 0;
+}
