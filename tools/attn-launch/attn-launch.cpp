@@ -228,7 +228,7 @@ struct Sizes {
   }
 };
 
-Status allocateSet(const CudaDriver &d, const Sizes &sz, BufferSet &set) {
+Status allocateSet(const Sizes &sz, BufferSet &set) {
   if (Status s = set.block.allocate(sz.total()); !s)
     return s;
   cu::DevicePtr p = set.block.get();
@@ -295,7 +295,7 @@ Status Launcher::run(Result &res) {
   std::vector<BufferSet> sets;
   sets.reserve(1);
   sets.push_back(BufferSet{DeviceBuffer(d)});
-  if (Status s = allocateSet(d, sz, sets[0]); !s)
+  if (Status s = allocateSet(sz, sets[0]); !s)
     return s;
   BufferSet &s0 = sets[0];
   for (auto [dst, src, n, what] :
@@ -370,7 +370,7 @@ Status Launcher::run(Result &res) {
   sets.reserve(nSets);
   for (size_t i = 1; i < nSets; ++i) {
     sets.push_back(BufferSet{DeviceBuffer(d)});
-    if (Status s = allocateSet(d, sz, sets.back()); !s)
+    if (Status s = allocateSet(sz, sets.back()); !s)
       return s;
     // Q, K, V are contiguous in a set: one copy each.
     if (Status s = d.check(d.MemcpyDtoD(sets.back().q, sets[0].q,

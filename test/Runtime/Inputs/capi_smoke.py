@@ -1,0 +1,66 @@
+"""Drives libattn_runtime.so's C ABI through python/attn/runtime.py's ctypes
+declarations, without PyTorch or a GPU: with ATTN_LIBCUDA pointing at the
+host-only driver stand-in, "device" memory is host memory, so ctypes arrays
+serve as Q, K, V, O and LSE. Usage: capi_smoke.py <repo> <kernel-dir>
+(the naive f32 D=64 kernel)."""
+import ctypes
+import math
+import random
+import sys
+
+sys.path.insert(0, sys.argv[1] + "/python")
+from attn.runtime import LaunchArgs, load_library  # noqa: E402
+
+lib = load_library()
+print("abi", lib.attn_runtime_abi_version())
+
+bad = lib.attn_kernel_load(b"/nonexistent/kernel", 0)
+print("bad dir:", bad is None, lib.attn_runtime_last_error().decode())
+
+kern = lib.attn_kernel_load(sys.argv[2].encode(), 0)
+if not kern:
+    sys.exit("load failed: " + lib.attn_runtime_last_error().decode())
+print("entry", lib.attn_kernel_entry(kern).decode(),
+      "from", lib.attn_kernel_loaded_from(kern).decode())
+
+B, Hq, Hkv, Nq, Nk, D = 1, 2, 1, 3, 5, 64
+rng = random.Random(1)
+def tensor(n, fill=None):
+    arr = (ctypes.c_float * n)()
+    for i in range(n):
+        arr[i] = rng.uniform(-1, 1) if fill is None else fill
+    return arr
+q, k, v = tensor(B * Hq * Nq * D), tensor(B * Hkv * Nk * D), tensor(B * Hkv * Nk * D)
+o, lse = tensor(B * Hq * Nq * D, math.nan), tensor(B * Hq * Nq, math.nan)
+
+args = LaunchArgs()
+args.q, args.k, args.v, args.o, args.lse = (ctypes.addressof(t) for t in (q, k, v, o, lse))
+args.batch, args.heads_q, args.heads_kv, args.seq_q, args.seq_kv = B, Hq, Hkv, Nq, Nk
+args.q_stride[:] = [Hq * Nq * D, Nq * D, D]
+args.k_stride[:] = [Hkv * Nk * D, Nk * D, D]
+args.v_stride[:] = [Hkv * Nk * D, Nk * D, D]
+args.o_stride[:] = [Hq * Nq * D, Nq * D, D]
+args.lse_stride[:] = [Hq * Nq, Nq]
+
+grid = (ctypes.c_uint32 * 3)()
+print("grid rc", lib.attn_kernel_grid(kern, ctypes.byref(args), grid), list(grid))
+print("launch rc", lib.attn_kernel_launch(kern, ctypes.byref(args), None))
+
+err = 0.0
+for h in range(Hq):
+    for i in range(Nq):
+        s = [sum(q[(h * Nq + i) * D + x] * k[j * D + x] for x in range(D)) / 8
+             for j in range(Nk)]
+        m = max(s)
+        p = [math.exp(x - m) for x in s]
+        l = sum(p)
+        err = max(err, abs(lse[h * Nq + i] - (m + math.log(l))))
+        for x in range(D):
+            want = sum(p[j] * v[j * D + x] for j in range(Nk)) / l
+            err = max(err, abs(o[(h * Nq + i) * D + x] - want))
+print("max abs err below 1e-5:", err < 1e-5)
+
+args.heads_kv = 3
+print("bad launch rc", lib.attn_kernel_launch(kern, ctypes.byref(args), None),
+      lib.attn_runtime_last_error().decode())
+lib.attn_kernel_destroy(kern)
