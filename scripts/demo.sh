@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The main job on the built-in example, from a fresh machine: sets
+# everything up (scripts/setup.sh), then shows the example attention, lowers
+# it with attn-opt through the tiled FlashAttention pipeline, and executes
+# the same attention on the CPU with attn-run against a float64 reference.
+#
+# Each step is one `section`; later stages (PTX, cubin, ...) go in new
+# sections at the end, writing their files next to the others in $OUT.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"
+EXAMPLE="$ROOT/examples/attention.mlir"
+OUT="$BUILD/demo"
+
+# The shape of the attention in $EXAMPLE, as attn-run flags: one batch,
+# 8 query heads over 2 key/value heads, 200 x 200, head dim 64, bf16, causal.
+SHAPE_FLAGS=(--batch 1 --heads-q 8 --heads-kv 2 --seq-q 200 --seq-kv 200
+             --head-dim 64 --dtype bf16 --causal)
+
+section() { printf '\n==== %s\n\n' "$*"; }
+
+bash "$ROOT/scripts/setup.sh"
+BIN="$BUILD/bin"
+mkdir -p "$OUT"
+
+section "Input: ${EXAMPLE#"$ROOT"/}"
+cat "$EXAMPLE"
+
+section "attn-opt: parse and verify"
+"$BIN/attn-opt" "$EXAMPLE"
+
+PIPELINE=(--attn-tile --attn-fuse-online-softmax --canonicalize --cse)
+TILED="$OUT/attention.tiled.mlir"
+section "attn-opt ${PIPELINE[*]}"
+"$BIN/attn-opt" "$EXAMPLE" "${PIPELINE[@]}" -o "$TILED"
+lines="$(wc -l <"$TILED")"
+head -n 60 "$TILED"
+echo "    ... ($((lines - 66)) lines of the online-softmax body elided) ..."
+tail -n 6 "$TILED"
+echo
+echo "(all $lines lines in ${TILED#"$ROOT"/})"
+
+section "attn-run --target cpu ${SHAPE_FLAGS[*]}"
+# Builds the same attention, runs the tiled pipeline on the CPU on random
+# inputs and compares with float64; exits 1 when over the bf16 tolerance.
+"$BIN/attn-run" --target cpu "${SHAPE_FLAGS[@]}" | tee "$OUT/attn-run.json"

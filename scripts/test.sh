@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Sets everything up (scripts/setup.sh), then runs every test suite and
+# exits non-zero if any of them fails. This is what CI runs (.ci/run).
+#
+# Each suite is a function named suite_<name> that returns non-zero on
+# failure; add a new suite (Python tests, GPU-host tests, ...) by writing
+# its function and listing it in SUITES.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"
+
+bash "$ROOT/scripts/setup.sh"
+
+# Counts over all suites, for the closing "N passed, N failed" line.
+TOTAL_PASSED=0
+TOTAL_FAILED=0
+TOTAL_SKIPPED=0
+
+# Adds lit's summary counts from the log in $1 to the totals.
+count_lit_results() {
+  local log="$1" n
+  lit_count() {
+    sed -n "s/^ *$1 *: *\([0-9][0-9]*\).*/\1/p" "$log" | tail -n 1
+  }
+  n="$(lit_count 'Passed')"; TOTAL_PASSED=$((TOTAL_PASSED + ${n:-0}))
+  n="$(lit_count 'Expectedly Failed')"; TOTAL_PASSED=$((TOTAL_PASSED + ${n:-0}))
+  for what in 'Failed' 'Unresolved' 'Timed Out' 'Unexpectedly Passed'; do
+    n="$(lit_count "$what")"; TOTAL_FAILED=$((TOTAL_FAILED + ${n:-0}))
+  done
+  for what in 'Unsupported' 'Skipped'; do
+    n="$(lit_count "$what")"; TOTAL_SKIPPED=$((TOTAL_SKIPPED + ${n:-0}))
+  done
+}
+
+# lit + FileCheck: dialect, passes, tools and executed numerics (test/).
+# ninja first builds whatever check-attn depends on.
+suite_lit() {
+  local log rc=0
+  log="$(mktemp)"
+  ninja -C "$BUILD" check-attn 2>&1 | tee "$log" || rc=$?
+  count_lit_results "$log"
+  rm -f "$log"
+  return "$rc"
+}
+
+SUITES=(lit)
+
+failed_suites=()
+for suite in "${SUITES[@]}"; do
+  echo "== test suite: $suite"
+  if ! "suite_$suite"; then
+    failed_suites+=("$suite")
+  fi
+done
+
+echo
+if [ "${#failed_suites[@]}" -gt 0 ]; then
+  echo "== FAILED suites: ${failed_suites[*]}"
+  # A suite that failed before running its tests (e.g. a build error) still
+  # counts as a failure.
+  [ "$TOTAL_FAILED" -eq 0 ] && TOTAL_FAILED="${#failed_suites[@]}"
+fi
+echo "tests: $TOTAL_PASSED passed, $TOTAL_FAILED failed, $TOTAL_SKIPPED skipped"
+[ "${#failed_suites[@]}" -eq 0 ]
