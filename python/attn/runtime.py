@@ -109,6 +109,11 @@ class Kernel:
                 self.manifest = json.load(f)
         except (OSError, ValueError) as ex:
             raise AttnRuntimeError(f"{self.dir}: cannot read manifest.json: {ex}")
+        fmt = self.manifest.get("format")
+        if fmt != "attn-kernel/1":
+            raise AttnRuntimeError(
+                f"{self.dir}/manifest.json: unsupported manifest format "
+                f"{fmt!r} (this runtime reads 'attn-kernel/1')")
         self.problem = self.manifest.get("problem", {})
         self.prefer_ptx = prefer_ptx
         self._lib = load_library(lib_path)
