@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
                  << (kernel->tileSource == "heuristic"
                          ? " (16 query rows per warp; head dims <= 128 "
                            "take 128 rows and 128/64 keys, wider heads 64 "
-                           "rows and 64 keys; keys halve until the tiles fit "
+                           "rows and 32 keys; keys halve until the tiles fit "
                            "the chip's shared memory)"
                          : " (--block-m/--block-n)")
                  << "; " << kernel->dynamicSharedMemory

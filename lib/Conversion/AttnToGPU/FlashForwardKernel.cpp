@@ -27,6 +27,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -57,6 +58,42 @@ struct TileLayout {
   }
   int64_t rowBytes() const { return chunks * 16; }
   int64_t bytes() const { return rows * rowBytes(); }
+};
+
+/// Addresses of one lane's ldmatrix rows in a swizzled tile, split into a
+/// few lane-dependent offsets computed once and compile-time constants, so
+/// that the unrolled fragment loads do not each keep an address register.
+///
+/// Fragment (rowBase + rowLane, 2·pair + chunkLane) lives at chunk
+/// (2·pair + chunkLane) ^ swizzle(rowLane): with M = swizzleMod, pairs that
+/// agree modulo M/2 share the lane-dependent part and differ by
+/// M·(pair / (M/2)) chunks. rowBase must be a multiple of 8.
+class FragmentAddresses {
+public:
+  FragmentAddresses(KernelBuilder &kb, const TileLayout &layout,
+                    Value rowLane, Value chunkLane)
+      : kb(kb), layout(layout) {
+    Value swz = kb.andi(kb.lshr(rowLane, layout.swizzleShift),
+                        layout.swizzleMod - 1);
+    Value rowOffset = kb.mul(rowLane, kb.i32(layout.rowBytes()));
+    for (int64_t j = 0; j < std::max<int64_t>(1, layout.swizzleMod / 2); ++j) {
+      Value chunk = kb.xori(kb.add(kb.i32(2 * j), chunkLane), swz);
+      laneOffsets.push_back(kb.add(rowOffset, kb.shl(chunk, 4)));
+    }
+  }
+
+  Value address(Value tileBase, int64_t rowBase, int64_t pair) {
+    int64_t period = static_cast<int64_t>(laneOffsets.size());
+    int64_t constant = rowBase * layout.rowBytes() +
+                       16 * 2 * period * (pair / period);
+    Value lanePart = kb.gepBytes(tileBase, laneOffsets[pair % period]);
+    return constant ? kb.gepBytes(lanePart, kb.i32(constant)) : lanePart;
+  }
+
+private:
+  KernelBuilder &kb;
+  const TileLayout &layout;
+  SmallVector<Value> laneOffsets;
 };
 
 class FlashForwardEmitter {
@@ -107,6 +144,7 @@ private:
   Value q0, smem, qTile, kRing, vRing;
   Value numBlocks;
   SmallVector<AFrag> qFrags; // when Q stays in registers
+  std::optional<FragmentAddresses> qAddresses, kAddresses, vAddresses;
 };
 
 SmallVector<Value> FlashForwardEmitter::State::flatten() const {
@@ -162,16 +200,9 @@ void FlashForwardEmitter::loadTile(Value globalBase, Value rowStride,
   }
 }
 
-/// A fragment of Q (rows of this warp, keys... head-dim columns 16·kk..).
+/// The A fragment of Q for head-dim columns 16·kk .. 16·kk + 15.
 AFrag FlashForwardEmitter::loadQFragment(int64_t kk) {
-  // Matrix i = lane / 8 covers rows (i % 2)·8.., columns (i / 2)·8.. .
-  Value i = kb.lshr(lane, 3);
-  Value row = kb.add(kb.add(kb.mul(warp, kb.i32(16)),
-                            kb.shl(kb.andi(i, 1), 3)),
-                     kb.andi(lane, 7));
-  Value chunk = kb.add(kb.i32(2 * kk), kb.lshr(i, 1));
-  return kb.ldmatrixX4(swizzledAddress(qTile, qLayout, row, chunk),
-                       /*transpose=*/false);
+  return kb.ldmatrixX4(qAddresses->address(qTile, 0, kk), /*transpose=*/false);
 }
 
 void FlashForwardEmitter::issueKvLoads(Value block, bool key) {
@@ -213,15 +244,10 @@ FlashForwardEmitter::emitBlock(Value block, const State &in, bool masked) {
   int64_t sTiles = config.blockN / 8;
   Value zero = kb.f32(0.0);
   SmallVector<Acc> s(sTiles, Acc{zero, zero, zero, zero});
-  Value i = kb.lshr(lane, 3);
-  Value kRowInPair = kb.add(kb.shl(kb.lshr(i, 1), 3), kb.andi(lane, 7));
-  Value kChunkPart = kb.andi(i, 1);
   for (int64_t kk = 0; kk < spec.headDim / 16; ++kk) {
     AFrag a = config.qInRegisters ? qFrags[kk] : loadQFragment(kk);
-    Value chunk = kb.add(kb.i32(2 * kk), kChunkPart);
     for (int64_t np = 0; np < sTiles / 2; ++np) {
-      Value row = kb.add(kb.i32(16 * np), kRowInPair);
-      auto r = kb.ldmatrixX4(swizzledAddress(kTile, kLayout, row, chunk),
+      auto r = kb.ldmatrixX4(kAddresses->address(kTile, 16 * np, kk),
                              /*transpose=*/false);
       s[2 * np] = kb.mma16816(elt, a, {r[0], r[1]}, s[2 * np]);
       s[2 * np + 1] = kb.mma16816(elt, a, {r[2], r[3]}, s[2 * np + 1]);
@@ -286,17 +312,13 @@ FlashForwardEmitter::emitBlock(Value block, const State &in, bool masked) {
   kb.cpAsyncCommit();
 
   // O += P · V with P (rounded to the input type) straight from registers.
-  Value vRowPart = kb.add(kb.shl(kb.andi(i, 1), 3), kb.andi(lane, 7));
-  Value vChunkPart = kb.lshr(i, 1);
   for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
     AFrag p = {kb.packPair(elt, s[2 * kk][0], s[2 * kk][1]),
                kb.packPair(elt, s[2 * kk][2], s[2 * kk][3]),
                kb.packPair(elt, s[2 * kk + 1][0], s[2 * kk + 1][1]),
                kb.packPair(elt, s[2 * kk + 1][2], s[2 * kk + 1][3])};
-    Value row = kb.add(kb.i32(16 * kk), vRowPart);
     for (int64_t dp = 0; dp < spec.valueHeadDim / 16; ++dp) {
-      Value chunk = kb.add(kb.i32(2 * dp), vChunkPart);
-      auto r = kb.ldmatrixX4(swizzledAddress(vTile, vLayout, row, chunk),
+      auto r = kb.ldmatrixX4(vAddresses->address(vTile, 16 * kk, dp),
                              /*transpose=*/true);
       out.o[2 * dp] = kb.mma16816(elt, p, {r[0], r[1]}, out.o[2 * dp]);
       out.o[2 * dp + 1] = kb.mma16816(elt, p, {r[2], r[3]}, out.o[2 * dp + 1]);
@@ -428,6 +450,23 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   qTile = smem;
   kRing = kb.gepBytes(smem, kb.i32(qLayout.bytes()));
   vRing = kb.gepBytes(kRing, kb.i32(config.stages * kLayout.bytes()));
+
+  // ldmatrix x4: lane l addresses row l % 8 of matrix i = l / 8.
+  //  * Q (A operand): matrix i covers rows 8·(i % 2), columns 8·(i / 2).
+  //  * K (B operand of Q·Kᵀ): keys 8·(i / 2), head dims 8·(i % 2).
+  //  * V (B operand of P·V, transposed): keys 8·(i % 2), columns 8·(i / 2).
+  Value matrix = kb.lshr(lane, 3);
+  Value rowInMatrix = kb.andi(lane, 7);
+  Value lowBit = kb.andi(matrix, 1), highBit = kb.lshr(matrix, 1);
+  qAddresses.emplace(kb, qLayout,
+                     kb.add(kb.add(kb.mul(warp, kb.i32(16)),
+                                   kb.shl(lowBit, 3)),
+                            rowInMatrix),
+                     highBit);
+  kAddresses.emplace(kb, kLayout, kb.add(kb.shl(highBit, 3), rowInMatrix),
+                     lowBit);
+  vAddresses.emplace(kb, vLayout, kb.add(kb.shl(lowBit, 3), rowInMatrix),
+                     highBit);
 
   // Which key blocks this query block visits: causal stops at the
   // diagonal; blocks before `numFull` need no mask at all.

@@ -85,7 +85,9 @@ Value KernelBuilder::fdiv(Value x, Value y) {
   return arith::DivFOp::create(b, loc, x, y);
 }
 Value KernelBuilder::fmax(Value x, Value y) {
-  return arith::MaxNumFOp::create(b, loc, x, y);
+  // llvm.intr.maxnum, not arith.maxnumf: the GPU lowering would turn the
+  // latter into a libdevice call.
+  return LLVM::MaxNumOp::create(b, loc, x, y);
 }
 Value KernelBuilder::feq(Value x, Value y) {
   return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, y);
