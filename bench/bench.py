@@ -282,11 +282,16 @@ def write_outputs(rows, out_dir):
     except Exception:
         return
     try:
+        # Only rows with a figure; a kernel that failed its check gets no bar.
+        rows = [r for r in rows if any(f"{i}_tflops" in r for i in impls)]
+        if not rows:
+            return
         labels = [f"{r['kernel']}\nN={r['Nq']}" for r in rows]
         fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(rows)), 4))
         width = 0.8 / max(1, len(impls))
         for i, impl in enumerate(impls):
-            ys = [r.get(f"{impl}_tflops", 0) for r in rows]
+            ys = [0 if impl == "attn" and not r.get("ok") else
+                  r.get(f"{impl}_tflops", 0) for r in rows]
             ax.bar([x + i * width for x in range(len(rows))], ys, width, label=impl)
         ax.set_xticks([x + 0.4 - width / 2 for x in range(len(rows))])
         ax.set_xticklabels(labels, fontsize=7)
