@@ -7,6 +7,7 @@
 #include "attn/Runtime/Runtime.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 using namespace attn::runtime;
@@ -163,13 +164,9 @@ Expected<PackedParams> attn::runtime::packParams(const KernelManifest &m,
         return Status::error("parameter '" + p.name + "' = " +
                              std::to_string(s) +
                              " does not fit the kernel's i32");
+      // cuLaunchKernel reads 4 bytes from the slot's start: the i32.
       int32_t narrow = static_cast<int32_t>(s);
-      uint32_t bits;
-      static_assert(sizeof(bits) == sizeof(narrow));
-      __builtin_memcpy(&bits, &narrow, 4);
-      // The slot's first four bytes are the i32 on little-endian hosts,
-      // which is what cuLaunchKernel reads.
-      pp.storage[i] = bits;
+      std::memcpy(&pp.storage[i], &narrow, sizeof(narrow));
     } else {
       pp.storage[i] = v;
     }
