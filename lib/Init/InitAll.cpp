@@ -53,8 +53,28 @@
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Debug.h"
+
+// With NDEBUG these are macros that do nothing; libLLVM has the functions.
+#ifdef setCurrentDebugTypes
+#undef setCurrentDebugTypes
+#endif
+namespace llvm {
+void setCurrentDebugTypes(const char **types, unsigned count);
+} // namespace llvm
 
 using namespace mlir;
+
+void mlir::attn::registerAttnDialect(DialectRegistry &registry) {
+  registry.insert<AttnDialect>();
+}
+
+void mlir::attn::registerAttnPasses() {
+  registerAttnTransformsPasses();
+  registerAttnConversionPasses();
+  registerAttnPipelines();
+}
 
 void mlir::attn::registerAllDialects(DialectRegistry &registry) {
   registry.insert<AttnDialect, affine::AffineDialect, arith::ArithDialect,
@@ -88,8 +108,6 @@ void mlir::attn::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::attn::registerAllPasses() {
   registerAttnPasses();
-  registerAttnConversionPasses();
-  registerAttnPipelines();
 
   // Upstream passes the pipelines use, so each step can be run on its own.
   registerCanonicalizerPass();
@@ -102,4 +120,27 @@ void mlir::attn::registerAllPasses() {
   memref::registerMemRefPasses();
   registerSCFPasses();
   registerGPUPasses();
+}
+
+void mlir::attn::registerDebugOptions() {
+  namespace cl = llvm::cl;
+  if (cl::getRegisteredOptions().count("debug-only"))
+    return;
+  static std::vector<std::string> types;
+  static cl::opt<bool, /*ExternalStorage=*/true> debug(
+      "debug", cl::desc("Enable debug output"), cl::Hidden,
+      cl::location(llvm::DebugFlag));
+  static cl::list<std::string> debugOnly(
+      "debug-only",
+      cl::desc("Enable debug output of the given types only (comma "
+               "separated)"),
+      cl::Hidden, cl::CommaSeparated, cl::value_desc("debug string"),
+      cl::cb<void, std::string>([](const std::string &type) {
+        types.push_back(type);
+        std::vector<const char *> names;
+        for (const std::string &t : types)
+          names.push_back(t.c_str());
+        llvm::DebugFlag = true;
+        llvm::setCurrentDebugTypes(names.data(), names.size());
+      }));
 }

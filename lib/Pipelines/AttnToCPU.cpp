@@ -78,6 +78,7 @@ void mlir::attn::buildHostLoweringPipeline(OpPassManager &pm) {
 }
 
 void mlir::attn::registerAttnPipelines() {
+  registerAttnPipelinePasses();
   PassPipelineRegistration<AttnToCPUOptions>(
       "attn-to-cpu",
       "Lower attn.attention (in functions taking memrefs) to the LLVM dialect "

@@ -16,6 +16,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::attn::registerAllDialects(registry);
   mlir::attn::registerAllPasses();
+  mlir::attn::registerDebugOptions();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "attn optimizer driver\n", registry));
 }

@@ -7,10 +7,19 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir::attn {
+
+#define GEN_PASS_DECL
+#include "attn/Pipelines/Passes.h.inc"
+
+/// The gpu.module (and, once serialised, gpu.binary) that convert-attn-to-gpu
+/// puts every kernel into.
+inline constexpr const char *kAttnKernelModule = "attn_kernels";
 
 /// Options of `attn-to-cpu`: which algorithm to run on the host.
 struct AttnToCPUOptions : public PassPipelineOptions<AttnToCPUOptions> {
@@ -64,9 +73,19 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
 void buildAttnToGPUKernelsPipeline(OpPassManager &pm,
                                    const AttnToPTXOptions &options);
 
-/// The whole GPU path: buildAttnToGPUKernelsPipeline, then
-/// gpu-module-to-binary.
+/// The whole GPU path: convert-attn-to-gpu, then attn-compile-kernels, which
+/// serialises @attn_kernels into gpu.binary @attn_kernels (PTX for
+/// format=isa). For a pass manager on builtin.module. Only attention ops and
+/// @attn_kernels are touched: a caller can run it on a module that holds its
+/// own functions and gpu.modules too. Every dialect and interface the
+/// pipeline needs is loaded by its passes; the caller's registry needs only
+/// the attn dialect (registerAttnDialect) and its own.
 void buildAttnToPTXPipeline(OpPassManager &pm, const AttnToPTXOptions &options);
+
+/// The serialised kernels of `module` after attn-to-ptx: the first object of
+/// gpu.binary @attn_kernels (PTX text for format=isa). Fails when there is
+/// no such binary (no attention, or the pipeline did not run).
+FailureOr<StringRef> getAttnKernelsObject(ModuleOp module);
 
 /// attn.attention on tensors -> the algorithm (tiled or reference) on tensors.
 void buildAttnAlgorithmPipeline(OpPassManager &pm,
@@ -80,8 +99,12 @@ void buildAttnToCPUPipeline(OpPassManager &pm, const AttnToCPUOptions &options);
 /// algorithm pipeline by buildAttnToCPUPipeline.
 void buildHostLoweringPipeline(OpPassManager &pm);
 
-/// Registers `attn-to-cpu` (and later pipelines) for attn-opt.
+/// Registers the named pipelines `attn-to-cpu` and `attn-to-ptx`, and the
+/// passes they are built of that live here (attn-compile-kernels).
 void registerAttnPipelines();
+
+#define GEN_PASS_REGISTRATION
+#include "attn/Pipelines/Passes.h.inc"
 
 } // namespace mlir::attn
 

@@ -7,6 +7,8 @@
 #ifndef ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_H
 #define ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_H
 
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -47,6 +49,17 @@ void populateFuseOnlineSoftmaxPatterns(RewritePatternSet &patterns);
 /// The pattern lowering attn.attention to plain linalg (see
 /// attn-lower-to-reference).
 void populateLowerToReferencePatterns(RewritePatternSet &patterns);
+
+/// The pattern raising softmax(Q·Kᵀ·s)·V written in linalg on tensors to
+/// attn.attention (see attn-raise-attention). It is rooted on the P·V
+/// contraction; a match failure says why the candidate is not attention.
+void populateRaiseAttentionPatterns(RewritePatternSet &patterns);
+
+/// Raises every attention under `root` (what attn-raise-attention does) and
+/// returns how many were raised. With `emitRemarks`, each raised attention
+/// and each near miss gets a remark saying what was found or why not.
+int64_t raiseAttention(RewriterBase &rewriter, Operation *root,
+                       bool emitRemarks = false);
 
 #define GEN_PASS_REGISTRATION
 #include "attn/Dialect/Attn/Transforms/Passes.h.inc"

@@ -9,6 +9,52 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttnRaiseAttention : Pass<"attn-raise-attention"> {
+  let summary = "Find softmax(Q·Kᵀ·s)·V in linalg on tensors and raise it to "
+                "attn.attention";
+  let description = [{
+    Recognises attention the way front ends write it in linalg on tensors
+    and replaces it with one `attn.attention`:
+
+      * S = Q·Kᵀ: a contraction (`linalg.matmul`, `linalg.batch_matmul`, a
+        `linalg.generic`) over the head dim, with K transposed by the
+        indexing maps or given as Kᵀ (through a `linalg.transpose`, looked
+        through, or any [.., D, N] tensor, transposed back);
+      * an optional scale: elementwise multiply or divide by a constant;
+      * an optional causal mask: `arith.select` on a comparison of
+        `linalg.index` values, or an additive mask (a constant, or built from
+        index comparisons) of 0 and -inf / a large negative number. It must
+        be broadcast over batch and heads and aligned like attn's causal
+        mask (bottom-right: key j is visible from query i iff
+        j <= i + Nk - Nq);
+      * softmax over the key dimension: `linalg.softmax`, or its
+        decomposition into a max reduction, exp(S - max), a sum reduction
+        and a division;
+      * O = P·V: a contraction over the key dimension with zero-initialised
+        accumulators, in f32 or the element type of Q, K and V; f16/bf16
+        inputs may be extended to f32 and P and O truncated back.
+
+    Rank-4 operands [B, H, N, D] map onto the op directly; rank-3 [B, N, D]
+    and rank-2 [N, D] ones are expanded with `tensor.expand_shape` (one
+    head, one batch) and the output is collapsed back. Every op of the
+    pattern that is left without uses is erased; nothing else is touched.
+
+    Near misses (softmax over another dimension, P·V contracting over the
+    query dimension, a mask that varies over batch or heads or is not
+    causal, a bias instead of a mask, ...) are left alone, and the reason is
+    printed under `-debug-only=attn-raise-attention` and, with
+    `emit-remarks`, emitted as a remark on the P·V contraction.
+  }];
+  let options = [
+    Option<"emitRemarks", "emit-remarks", "bool", "false",
+           "Emit a remark for every attention raised and for every softmax "
+           "feeding a contraction that is not raised, saying why">,
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def AttnLowerToReference : Pass<"attn-lower-to-reference"> {
   let summary = "Lower attn.attention to plain linalg: the reference semantics";
   let description = [{

@@ -1,0 +1,114 @@
+//===- AttnCompileKernels.cpp - lower and serialise @attn_kernels ---------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// Lowers and serialises only attn's own gpu.module, so that attn-to-ptx can
+// run inside another compiler's pipeline on a module that also holds that
+// compiler's kernels: upstream's pass nesting, nvvm-attach-target (without a
+// matcher) and gpu-module-to-binary would act on every gpu.module.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCOMPILEKERNELS
+#include "attn/Pipelines/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// Inside the kernels: structured control flow and the GPU/arith ops to
+/// NVVM + LLVM. 32-bit indices match the kernels' i32 arithmetic.
+void buildKernelLowering(OpPassManager &pm) {
+  pm.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions toNVVM;
+  toNVVM.indexBitwidth = 32;
+  pm.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+struct AttnCompileKernelsPass
+    : mlir::attn::impl::AttnCompileKernelsBase<AttnCompileKernelsPass> {
+  using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    OpPassManager lowering(gpu::GPUModuleOp::getOperationName());
+    buildKernelLowering(lowering);
+    lowering.getDependentDialects(registry);
+    // Serialising needs the NVVM target and the translations to LLVM IR;
+    // registered here so that a caller's registry need not know about them.
+    NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+    registerBuiltinDialectTranslation(registry);
+    registerGPUDialectTranslation(registry);
+    registerLLVMDialectTranslation(registry);
+    registerNVVMDialectTranslation(registry);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto kernels = module.lookupSymbol<gpu::GPUModuleOp>(kAttnKernelModule);
+    if (!kernels)
+      return;
+    bool serialise = format != "none";
+    if (!llvm::is_contained({"isa", "llvm", "bin", "fatbin", "none"},
+                            StringRef(format))) {
+      module.emitError() << "attn-compile-kernels: format must be isa, llvm, "
+                            "bin, fatbin or none (got '"
+                         << format << "')";
+      return signalPassFailure();
+    }
+
+    OpPassManager lowering(gpu::GPUModuleOp::getOperationName());
+    buildKernelLowering(lowering);
+    if (failed(runPipeline(lowering, kernels)))
+      return signalPassFailure();
+
+    // Target and serialisation run on a scratch module that holds only
+    // @attn_kernels; whatever they leave (the gpu.module or the gpu.binary
+    // that replaced it) moves back to where @attn_kernels was.
+    OpBuilder b(kernels);
+    auto scratch = ModuleOp::create(b, kernels.getLoc());
+    kernels->moveBefore(scratch.getBody(), scratch.getBody()->end());
+    OpPassManager finish(ModuleOp::getOperationName());
+    GpuNVVMAttachTargetOptions target;
+    target.chip = chip;
+    target.features = features;
+    target.optLevel = optLevel;
+    finish.addPass(createGpuNVVMAttachTarget(target));
+    if (serialise) {
+      GpuModuleToBinaryPassOptions binary;
+      binary.compilationTarget = format;
+      finish.addPass(createGpuModuleToBinaryPass(binary));
+    }
+    LogicalResult result = runPipeline(finish, scratch);
+    for (Operation &op : llvm::make_early_inc_range(*scratch.getBody()))
+      op.moveBefore(scratch);
+    scratch.erase();
+    if (failed(result))
+      signalPassFailure();
+  }
+};
+} // namespace
