@@ -481,16 +481,17 @@ FailureOr<Value> Matcher::matchSoftmax(Value p) {
   }
 
   // exp(S - max) / sum, from its decomposition.
-  auto div = p.getDefiningOp<linalg::LinalgOp>();
-  if (!isElementwise(div))
-    return fail("P is not a softmax");
-  auto divf = stripScalarCasts(yielded(div)).getDefiningOp<arith::DivFOp>();
-  if (!divf)
-    return fail("P is not a softmax");
-  OpOperand *num = inputOf(div, stripScalarCasts(divf.getLhs()));
-  OpOperand *den = inputOf(div, stripScalarCasts(divf.getRhs()));
+  // (isCandidate saw the division.)
   const char *notSum = "the softmax divides by something other than the row "
                        "sum of its numerator";
+  auto div = p.getDefiningOp<linalg::LinalgOp>();
+  auto divf = isElementwise(div) ? stripScalarCasts(yielded(div))
+                                       .getDefiningOp<arith::DivFOp>()
+                                 : nullptr;
+  if (!divf)
+    return fail(notSum);
+  OpOperand *num = inputOf(div, stripScalarCasts(divf.getLhs()));
+  OpOperand *den = inputOf(div, stripScalarCasts(divf.getRhs()));
   if (!num || !den || !div.getMatchingIndexingMap(num).isIdentity())
     return fail(notSum);
   FailureOr<std::pair<Value, int64_t>> sumRow = rowOperand(div, den);
@@ -685,7 +686,7 @@ LogicalResult Matcher::maskFromConstant(DenseElementsAttr values,
   if (maskedMin == std::numeric_limits<int64_t>::max())
     return success(); // nothing masked
   if (rowAt < 0 || colAt < 0 || visibleMax >= maskedMin)
-    return fail("the additive mask is not causal: it does not keep the keys "
+    return fail("the mask is not causal: it does not keep the keys "
                 "j <= i + c of query row i");
   mask.intersect(visibleMax, maskedMin - 1);
   return success();
@@ -856,6 +857,7 @@ FailureOr<linalg::LinalgOp> Matcher::peelScores(Value &scores) {
     SmallVector<OpOperand *> candidates;
     for (OpOperand *in : op.getDpsInputOperands())
       if (op.getMatchingIndexingMap(in).isIdentity() &&
+          isa<FloatType>(getElementTypeOrSelf(in->get().getType())) &&
           !constantSplat(in->get()))
         candidates.push_back(in);
     llvm::stable_sort(candidates, [](OpOperand *a, OpOperand *b) {
@@ -869,7 +871,9 @@ FailureOr<linalg::LinalgOp> Matcher::peelScores(Value &scores) {
       return notScores();
     AttentionMatch saved = m;
     CausalRange savedMask = mask;
+    // When no input works out, the first (the likeliest scores) says why.
     OpOperand *found = nullptr;
+    std::string firstWhy;
     for (OpOperand *in : candidates) {
       m = saved;
       mask = savedMask;
@@ -877,9 +881,11 @@ FailureOr<linalg::LinalgOp> Matcher::peelScores(Value &scores) {
         found = in;
         break;
       }
+      if (firstWhy.empty())
+        firstWhy = why;
     }
     if (!found)
-      return failure();
+      return fail(firstWhy);
     m.ops.push_back(op);
     scores = found->get();
   }
