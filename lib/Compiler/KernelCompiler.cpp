@@ -156,6 +156,7 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
   pipeline.optLevel = options.optLevel;
   pipeline.blockM = options.blockM;
   pipeline.blockN = options.blockN;
+  pipeline.warpRows = options.warpRows;
   pipeline.stages = options.stages;
   PassManager pm(module.getContext());
   buildAttnToGPUKernelsPipeline(pm, pipeline);

@@ -8,19 +8,39 @@
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/Support/CommandLine.h"
+
+#include <mutex>
 
 using namespace mlir;
 using namespace mlir::attn;
 
+/// The kernels keep a dozen shared-memory row pointers live across the
+/// key/value loop; as 64-bit values they cost the registers that keep the
+/// head-dim 128 kernel from spilling. LLVM's NVPTX back end uses 32-bit
+/// shared pointers only under its `nvptx-short-ptr` option, which is
+/// process-wide: turn it on (once) whenever a GPU pipeline is built.
+static void useShortSharedPointers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto &options = llvm::cl::getRegisteredOptions();
+    auto it = options.find("nvptx-short-ptr");
+    if (it != options.end())
+      (void)it->second->addOccurrence(0, "nvptx-short-ptr", "true");
+  });
+}
+
 /// Both GPU pipelines; `format` = "none" stops before serialisation.
 static void buildGPUPipeline(OpPassManager &pm, const AttnToPTXOptions &options,
                              StringRef format) {
+  useShortSharedPointers();
   // 1. One FlashAttention kernel per attn.attention, in gpu.module
   //    @attn_kernels; the ops are annotated with their kernel.
   ConvertAttnToGPUOptions gpu;
   gpu.chip = options.chip;
   gpu.blockM = options.blockM;
   gpu.blockN = options.blockN;
+  gpu.warpRows = options.warpRows;
   gpu.stages = options.stages;
   pm.addPass(createConvertAttnToGPU(gpu));
 

@@ -4,36 +4,40 @@
 // One kernel per attention in gpu.module @attn_kernels; the op records it.
 // CHECK-LABEL: func.func @causal_gqa
 // CHECK: attn.attention
-// CHECK-SAME: attn.kernel = @attn_kernels::@attn_fwd_d64_bf16_causal_m128n128s2
-// CHECK-SAME: attn.launch = {block_m = 128 : i64, block_n = 128 : i64, dynamic_shared_memory = 81920 : i64, source = "heuristic", stages = 2 : i64, threads = 256 : i64}
+// CHECK-SAME: attn.kernel = @attn_kernels::@attn_fwd_d64_bf16_causal_m128n64w4s2
+// CHECK-SAME: attn.launch = {block_m = 128 : i64, block_n = 64 : i64, dynamic_shared_memory = 49152 : i64, source = "heuristic", stages = 2 : i64, threads = 128 : i64, warp_rows = 32 : i64}
 // CHECK: gpu.module @attn_kernels
 // CHECK: llvm.mlir.global external @attn_dynamic_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
-// CHECK: gpu.func @attn_fwd_d64_bf16_causal_m128n128s2(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i64
+// CHECK: gpu.func @attn_fwd_d64_bf16_causal_m128n64w4s2(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i64
 // CHECK-SAME: kernel
-// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// Causal: the longest query blocks first.
+// CHECK: nvvm.read.ptx.sreg.nctaid.x
 // Prologue: Q and K(0), then V(0), each a cp.async group.
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
 // CHECK: nvvm.cp.async.commit.group
-// The unmasked and the masked kv loop, each carrying O (64/8 tiles x 4)
-// plus m and l for two rows: 36 values.
-// CHECK: %{{.*}}:36 = scf.for
+// The kv loop carries, for each of the warp's two m16 tiles, O (64/8 tiles
+// x 4) plus m and l for two rows: 72 values.
+// CHECK: %{{.*}}:72 = scf.for
 // CHECK: nvvm.cp.async.wait.group 1
 // CHECK: nvvm.barrier0
 // CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>
 // CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// Only blocks at or past the first one that needs a mask compare key
+// positions with the diagonal.
+// CHECK: arith.cmpi sge
+// CHECK: scf.if
+// CHECK: arith.cmpi sle
 // CHECK: nvvm.shfl.sync bfly
 // CHECK: ex2.approx.ftz.f32
 // CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>
-// CHECK: %{{.*}}:36 = scf.for
-// The masked loop compares key positions with the diagonal.
-// CHECK: arith.cmpi sle
 // Epilogue: LSE with lg2, then O through shared memory with 16-byte stores.
 // CHECK: lg2.approx.ftz.f32
 // CHECK: llvm.store {{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
 // OPT-LABEL: func.func @causal_gqa
-// OPT: attn.kernel = @attn_kernels::@attn_fwd_d64_bf16_causal_m64n32s2
+// OPT: attn.kernel = @attn_kernels::@attn_fwd_d64_bf16_causal_m64n32w2s2
 // OPT-SAME: source = "option"
-// OPT-SAME: threads = 128
+// OPT-SAME: threads = 64
 func.func @causal_gqa(%q: tensor<1x8x200x64xbf16>, %k: tensor<1x2x300x64xbf16>,
                       %v: tensor<1x2x300x64xbf16>)
     -> (tensor<1x8x200x64xbf16>, tensor<1x8x200xf32>) {
@@ -48,9 +52,9 @@ func.func @causal_gqa(%q: tensor<1x8x200x64xbf16>, %k: tensor<1x2x300x64xbf16>,
 // f16 operands travel as vector<2xf16>; no LSE means no lg2. Two ops with
 // the same specialisation share one kernel.
 // CHECK-LABEL: func.func @f16_shared_kernel
-// CHECK: attn.kernel = @attn_kernels::@attn_fwd_d128_f16_nolse_m128n64s2
-// CHECK: attn.kernel = @attn_kernels::@attn_fwd_d128_f16_nolse_m128n64s2
-// CHECK: gpu.func @attn_fwd_d128_f16_nolse_m128n64s2
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_d128_f16_nolse_m128n64w4s2
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_d128_f16_nolse_m128n64w4s2
+// CHECK: gpu.func @attn_fwd_d128_f16_nolse_m128n64w4s2
 // CHECK-NOT: gpu.func
 // CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK-NOT: lg2.approx
@@ -69,7 +73,7 @@ func.func @f16_shared_kernel(%q: tensor<2x4x64x128xf16>, %k: tensor<2x4x64x128xf
 
 // A non-default scale is baked in and named.
 // CHECK-LABEL: func.func @scaled
-// CHECK: attn.kernel = @attn_kernels::@attn_fwd_d256_bf16_sc3f000000_m64n32s2
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_d256_bf16_sc3f000000_m64n32w4s2
 func.func @scaled(%q: tensor<1x1x16x256xbf16>, %k: tensor<1x1x16x256xbf16>,
                   %v: tensor<1x1x16x256xbf16>) -> (tensor<1x1x16x256xbf16>, tensor<1x1x16xf32>) {
   %o, %lse = attn.attention %q, %k, %v scale 0.5

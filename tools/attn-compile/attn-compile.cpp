@@ -58,6 +58,10 @@ static cl::opt<int64_t> blockM("block-m",
 static cl::opt<int64_t> blockN("block-n",
                                cl::desc("Keys per K/V tile; 0 = heuristic"),
                                cl::init(0), cl::cat(category));
+static cl::opt<int64_t> warpRows("warp-rows",
+                                 cl::desc("Query rows per warp: 16 or 32; "
+                                          "0 = heuristic"),
+                                 cl::init(0), cl::cat(category));
 static cl::opt<int64_t> stages("stages", cl::desc("K/V ring depth"),
                                cl::init(2), cl::cat(category));
 static cl::opt<std::string> ptxas("ptxas",
@@ -131,6 +135,7 @@ int main(int argc, char **argv) {
   options.optLevel = optLevel;
   options.blockM = blockM;
   options.blockN = blockN;
+  options.warpRows = warpRows;
   options.stages = stages;
   options.ptxasPath = ptxas;
   options.assemble = !noCubin && (emit.empty() || emit == "cubin" ||
@@ -146,11 +151,11 @@ int main(int argc, char **argv) {
                  << ", stages " << kernel->stages << " from "
                  << kernel->tileSource
                  << (kernel->tileSource == "heuristic"
-                         ? " (16 query rows per warp; head dims <= 128 "
-                           "take 128 rows and 128/64 keys, wider heads 64 "
-                           "rows and 32 keys; keys halve until the tiles fit "
+                         ? " (head dims <= 128: 128 query rows, 32 per "
+                           "warp, 64 keys; wider heads: 64 rows, 16 per "
+                           "warp, 32 keys; keys halve until the tiles fit "
                            "the chip's shared memory)"
-                         : " (--block-m/--block-n)")
+                         : " (--block-m/--block-n/--warp-rows)")
                  << "; " << kernel->dynamicSharedMemory
                  << " bytes of shared memory\n";
 

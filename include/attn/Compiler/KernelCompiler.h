@@ -28,6 +28,7 @@ struct KernelCompileOptions {
   unsigned optLevel = 3;
   int64_t blockM = 0; // 0 = heuristic
   int64_t blockN = 0;
+  int64_t warpRows = 0; // 0 = heuristic
   int64_t stages = 2;
   /// ptxas to assemble the cubin with; "" = $CUDA_HOME/bin/ptxas,
   /// /usr/local/cuda/bin/ptxas, then PATH. Not found = no cubin.

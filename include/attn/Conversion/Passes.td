@@ -23,7 +23,8 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
         through a `stages`-deep shared-memory ring filled with `cp.async`
         (16-byte, zero-filled past the sequence end) so the next tile loads
         while the current one is used;
-      * each warp owns 16 query rows; S = Q·Kᵀ and O += P·V run on
+      * each warp owns 16 or 32 query rows (one or two m16 tiles; with
+        two, every K/V fragment feeds two MMAs); S = Q·Kᵀ and O += P·V run on
         `mma.sync.m16n8k16` (f16/bf16 in, f32 accumulate), with fragments
         read by `ldmatrix` from XOR-swizzled tiles (no bank conflicts);
       * the online softmax stays in registers: row max and sum across the
@@ -46,6 +47,8 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Query rows per thread block (16 per warp); 0 = heuristic">,
     Option<"blockN", "block-n", "int64_t", "0",
            "Key/value rows per pipeline stage; 0 = heuristic">,
+    Option<"warpRows", "warp-rows", "int64_t", "0",
+           "Query rows per warp: 16 or 32; 0 = heuristic">,
     Option<"stages", "stages", "int64_t", "2",
            "Depth of the K/V shared-memory ring (>= 2)">,
   ];

@@ -56,6 +56,10 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
   PassOptions::Option<int64_t> blockN{
       *this, "block-n", llvm::cl::desc("Keys per K/V tile; 0 = heuristic"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> warpRows{
+      *this, "warp-rows",
+      llvm::cl::desc("Query rows per warp (16 or 32); 0 = heuristic"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> stages{
       *this, "stages", llvm::cl::desc("Depth of the K/V shared-memory ring"),
       llvm::cl::init(2)};

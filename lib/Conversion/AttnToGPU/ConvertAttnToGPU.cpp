@@ -50,8 +50,10 @@ struct ConvertAttnToGPUPass
     for (AttentionOp op : ops) {
       FlashKernelSpec spec = FlashKernelSpec::fromOp(op);
       FlashKernelConfig config = chooseFlashKernelConfig(spec, chip);
-      if (blockM || blockN)
+      if (blockM || blockN || warpRows)
         config.source = "option";
+      if (warpRows)
+        config.warpRows = warpRows;
       if (blockM)
         config.blockM = blockM;
       if (blockN)
@@ -76,6 +78,7 @@ struct ConvertAttnToGPUPass
               b.getNamedAttr("block_m", b.getI64IntegerAttr(config.blockM)),
               b.getNamedAttr("block_n", b.getI64IntegerAttr(config.blockN)),
               b.getNamedAttr("stages", b.getI64IntegerAttr(config.stages)),
+              b.getNamedAttr("warp_rows", b.getI64IntegerAttr(config.warpRows)),
               b.getNamedAttr("threads", b.getI64IntegerAttr(config.threads())),
               b.getNamedAttr("dynamic_shared_memory",
                              b.getI64IntegerAttr(

@@ -82,11 +82,23 @@ public:
     }
   }
 
-  Value address(Value tileBase, int64_t rowBase, int64_t pair) {
+  /// This lane's row pointers into the tile at `tileBase`, one per pair
+  /// class. They are pinned (see KernelBuilder::pin) so that LLVM cannot
+  /// fold each fragment's constant offset into its own hoisted register:
+  /// the offsets stay instruction immediates.
+  SmallVector<Value> lanePointers(Value tileBase) {
+    SmallVector<Value> ptrs;
+    for (Value offset : laneOffsets)
+      ptrs.push_back(kb.pin(kb.gepBytes(tileBase, offset)));
+    return ptrs;
+  }
+
+  /// Address of fragment (rowBase + rowLane, 2·pair + chunkLane).
+  Value address(ArrayRef<Value> lanePtrs, int64_t rowBase, int64_t pair) {
     int64_t period = static_cast<int64_t>(laneOffsets.size());
     int64_t constant = rowBase * layout.rowBytes() +
                        16 * 2 * period * (pair / period);
-    Value lanePart = kb.gepBytes(tileBase, laneOffsets[pair % period]);
+    Value lanePart = lanePtrs[pair % period];
     return constant ? kb.gepBytes(lanePart, kb.i32(constant)) : lanePart;
   }
 
@@ -102,7 +114,7 @@ public:
                       const FlashKernelSpec &spec,
                       const FlashKernelConfig &config)
       : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
-        qLayout(config.blockM, spec.headDim),
+        mTiles(config.warpRows / 16), qLayout(config.blockM, spec.headDim),
         kLayout(config.blockN, spec.headDim),
         vLayout(config.blockN, spec.valueHeadDim),
         oLayout(config.blockM, spec.valueHeadDim) {}
@@ -110,22 +122,27 @@ public:
   void emit(gpu::GPUFuncOp func);
 
 private:
-  // Loop-carried state of one thread: O accumulators, row max and row sum
-  // (thread-partial) for rows g and g + 8.
-  struct State {
+  // Loop-carried state of one thread for one 16-row m-tile: O accumulators,
+  // and the row max (exp2 domain) and thread-partial row sum for rows g and
+  // g + 8. A warp owns `mTiles` such tiles.
+  struct RowState {
     SmallVector<Acc> o;
     std::array<Value, 2> m, l;
-    SmallVector<Value> flatten() const;
-    static State unflatten(ValueRange values, int64_t oTiles);
   };
+  using State = SmallVector<RowState>;
+  SmallVector<Value> flatten(const State &state) const;
+  State unflatten(ValueRange values) const;
 
   Value swizzledAddress(Value tileBase, const TileLayout &layout, Value row,
                         Value chunk);
   void loadTile(Value globalBase, Value rowStride, Value row0, Value rowsLeft,
                 const TileLayout &layout, Value sharedTile);
-  AFrag loadQFragment(int64_t kk);
+  AFrag loadQFragment(ArrayRef<Value> qPtrs, int64_t mt, int64_t kk);
   void issueKvLoads(Value block, bool key);
-  State emitBlock(Value block, const State &in, bool masked);
+  /// Global query row of this thread's row `h` (0: g, 1: g + 8) of m-tile
+  /// `mt`.
+  Value queryRow(int64_t mt, int h);
+  State emitBlock(Value block, const State &in);
   void emitEpilogue(const State &state);
 
   KernelBuilder kb;
@@ -133,6 +150,7 @@ private:
   Location loc;
   const FlashKernelSpec &spec;
   const FlashKernelConfig &config;
+  int64_t mTiles;
   TileLayout qLayout, kLayout, vLayout, oLayout;
   Type elt;
 
@@ -142,29 +160,36 @@ private:
   Value qRowStride, kRowStride, vRowStride, oRowStride;
   Value tid, lane, warp, g, t;
   Value q0, smem, qTile, kRing, vRing;
-  Value numBlocks;
-  SmallVector<AFrag> qFrags; // when Q stays in registers
+  Value numBlocks, numFull; // key blocks visited; those needing no mask
+  SmallVector<SmallVector<AFrag>> qFrags; // [mt][kk] when Q stays in registers
   std::optional<FragmentAddresses> qAddresses, kAddresses, vAddresses;
 };
 
-SmallVector<Value> FlashForwardEmitter::State::flatten() const {
+SmallVector<Value> FlashForwardEmitter::flatten(const State &state) const {
   SmallVector<Value> values;
-  for (const Acc &acc : o)
-    values.append(acc.begin(), acc.end());
-  values.append({m[0], m[1], l[0], l[1]});
+  for (const RowState &rs : state) {
+    for (const Acc &acc : rs.o)
+      values.append(acc.begin(), acc.end());
+    values.append({rs.m[0], rs.m[1], rs.l[0], rs.l[1]});
+  }
   return values;
 }
 
 FlashForwardEmitter::State
-FlashForwardEmitter::State::unflatten(ValueRange values, int64_t oTiles) {
-  State s;
-  for (int64_t i = 0; i < oTiles; ++i)
-    s.o.push_back({values[4 * i], values[4 * i + 1], values[4 * i + 2],
-                   values[4 * i + 3]});
-  int64_t base = 4 * oTiles;
-  s.m = {values[base], values[base + 1]};
-  s.l = {values[base + 2], values[base + 3]};
-  return s;
+FlashForwardEmitter::unflatten(ValueRange values) const {
+  int64_t oTiles = spec.valueHeadDim / 8;
+  int64_t per = 4 * oTiles + 4;
+  State state;
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    ValueRange v = values.slice(mt * per, per);
+    RowState rs;
+    for (int64_t i = 0; i < oTiles; ++i)
+      rs.o.push_back({v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]});
+    rs.m = {v[4 * oTiles], v[4 * oTiles + 1]};
+    rs.l = {v[4 * oTiles + 2], v[4 * oTiles + 3]};
+    state.push_back(std::move(rs));
+  }
+  return state;
 }
 
 Value FlashForwardEmitter::swizzledAddress(Value tileBase,
@@ -179,30 +204,51 @@ Value FlashForwardEmitter::swizzledAddress(Value tileBase,
 
 /// Cooperative cp.async of a [layout.rows, width] tile starting at global row
 /// `row0`; rows at or past `rowsLeft` are zero-filled (never read).
+///
+/// Thread `tid` copies chunk tid % C of rows tid / C + w·(T / C), w = 0, 1..:
+/// successive copies of one thread differ by one row stride multiple in
+/// global memory and, when T / C is a multiple of 8 (the swizzle period),
+/// by a constant in shared memory, so each copy costs an add, not a fresh
+/// address computation.
 void FlashForwardEmitter::loadTile(Value globalBase, Value rowStride,
                                    Value row0, Value rowsLeft,
                                    const TileLayout &layout, Value sharedTile) {
-  int64_t total = layout.rows * layout.chunks;
-  int64_t chunkShift = llvm::Log2_64(layout.chunks);
-  for (int64_t it = 0; it < total / config.threads(); ++it) {
-    Value idx = kb.add(tid, kb.i32(it * config.threads()));
-    Value row = kb.lshr(idx, chunkShift);
-    Value chunk = kb.andi(idx, layout.chunks - 1);
-    Value inRange = kb.slt(row, rowsLeft);
+  int64_t threads = config.threads();
+  int64_t rowsPerWave = threads / layout.chunks;
+  int64_t waves = layout.rows / rowsPerWave;
+  Value row = kb.lshr(tid, llvm::Log2_64(layout.chunks));
+  Value chunk = kb.andi(tid, layout.chunks - 1);
+  Value dst0 = swizzledAddress(sharedTile, layout, row, chunk);
+  Value src0 = kb.gep(globalBase, elt,
+                      kb.add(kb.mul(kb.sext64(kb.add(row0, row)), rowStride),
+                             kb.sext64(kb.shl(chunk, 3))));
+  Value waveStride = kb.mul(rowStride, kb.i64(rowsPerWave));
+  for (int64_t w = 0; w < waves; ++w) {
+    Value inRange = kb.slt(row, kb.sub(rowsLeft, kb.i32(w * rowsPerWave)));
     Value validBytes = kb.select(inRange, kb.i32(16), kb.i32(0));
-    // Out-of-range rows read nothing; point them at the tile's first row.
-    Value srcRow = kb.select(inRange, kb.add(row0, row), kb.i32(0));
-    Value offset = kb.add(kb.mul(kb.sext64(srcRow), rowStride),
-                          kb.sext64(kb.shl(chunk, 3)));
-    Value src = kb.gep(globalBase, elt, offset);
-    kb.cpAsync16(swizzledAddress(sharedTile, layout, row, chunk), src,
-                 validBytes);
+    // Chained, so that no multiple of the stride stays live in a register;
+    // out-of-range rows read nothing and point at the tile's base.
+    if (w > 0)
+      src0 = kb.pin(kb.gep(src0, elt, waveStride));
+    Value src = kb.select(inRange, src0, globalBase);
+    // The swizzle repeats every 8 rows: waves 8 rows apart differ by a
+    // constant; narrower waves need the full address.
+    Value dst = w == 0 ? dst0
+                : rowsPerWave % 8 == 0
+                    ? kb.gepBytes(dst0,
+                                  kb.i32(w * rowsPerWave * layout.rowBytes()))
+                    : swizzledAddress(sharedTile, layout,
+                                      kb.add(row, kb.i32(w * rowsPerWave)),
+                                      chunk);
+    kb.cpAsync16(dst, src, validBytes);
   }
 }
 
-/// The A fragment of Q for head-dim columns 16·kk .. 16·kk + 15.
-AFrag FlashForwardEmitter::loadQFragment(int64_t kk) {
-  return kb.ldmatrixX4(qAddresses->address(qTile, 0, kk), /*transpose=*/false);
+/// The A fragment of Q for m-tile `mt`, head-dim columns 16·kk .. +15.
+AFrag FlashForwardEmitter::loadQFragment(ArrayRef<Value> qPtrs, int64_t mt,
+                                         int64_t kk) {
+  return kb.ldmatrixX4(qAddresses->address(qPtrs, 16 * mt, kk),
+                       /*transpose=*/false);
 }
 
 void FlashForwardEmitter::issueKvLoads(Value block, bool key) {
@@ -216,10 +262,15 @@ void FlashForwardEmitter::issueKvLoads(Value block, bool key) {
            layout, tile);
 }
 
+Value FlashForwardEmitter::queryRow(int64_t mt, int h) {
+  return kb.add(kb.add(q0, kb.mul(warp, kb.i32(config.warpRows))),
+                kb.add(g, kb.i32(16 * mt + 8 * h)));
+}
+
 /// One key/value block: S = Q·Kᵀ, online softmax, O += P·V, with the next
 /// block's K and V prefetched into the other ring stage.
 FlashForwardEmitter::State
-FlashForwardEmitter::emitBlock(Value block, const State &in, bool masked) {
+FlashForwardEmitter::emitBlock(Value block, const State &in) {
   Value next = kb.add(block, kb.i32(1));
   Value hasNext = kb.slt(next, numBlocks);
   auto prefetch = [&](bool key) {
@@ -240,70 +291,129 @@ FlashForwardEmitter::emitBlock(Value block, const State &in, bool masked) {
   Value kTile = kb.gepBytes(kRing, kb.mul(stage, kb.i32(kLayout.bytes())));
   Value vTile = kb.gepBytes(vRing, kb.mul(stage, kb.i32(vLayout.bytes())));
 
-  // S = Q · Kᵀ: blockN / 8 accumulator tiles per thread.
+  // S = Q · Kᵀ: blockN / 8 accumulator tiles per m-tile. Each K fragment
+  // is loaded once and used by all of the warp's m-tiles.
   int64_t sTiles = config.blockN / 8;
   Value zero = kb.f32(0.0);
-  SmallVector<Acc> s(sTiles, Acc{zero, zero, zero, zero});
+  SmallVector<SmallVector<Acc>> s(
+      mTiles, SmallVector<Acc>(sTiles, Acc{zero, zero, zero, zero}));
+  SmallVector<Value> qPtrs, kPtrs = kAddresses->lanePointers(kTile);
+  if (!config.qInRegisters)
+    qPtrs = qAddresses->lanePointers(qTile);
   for (int64_t kk = 0; kk < spec.headDim / 16; ++kk) {
-    AFrag a = config.qInRegisters ? qFrags[kk] : loadQFragment(kk);
+    SmallVector<AFrag> a;
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      a.push_back(config.qInRegisters ? qFrags[mt][kk]
+                                      : loadQFragment(qPtrs, mt, kk));
     for (int64_t np = 0; np < sTiles / 2; ++np) {
-      auto r = kb.ldmatrixX4(kAddresses->address(kTile, 16 * np, kk),
+      auto r = kb.ldmatrixX4(kAddresses->address(kPtrs, 16 * np, kk),
                              /*transpose=*/false);
-      s[2 * np] = kb.mma16816(elt, a, {r[0], r[1]}, s[2 * np]);
-      s[2 * np + 1] = kb.mma16816(elt, a, {r[2], r[3]}, s[2 * np + 1]);
+      for (int64_t mt = 0; mt < mTiles; ++mt) {
+        s[mt][2 * np] = kb.mma16816(elt, a[mt], {r[0], r[1]}, s[mt][2 * np]);
+        s[mt][2 * np + 1] =
+            kb.mma16816(elt, a[mt], {r[2], r[3]}, s[mt][2 * np + 1]);
+      }
     }
   }
 
-  // Into the exp2 domain with one multiply; mask where needed.
-  Value scaleLog2e = kb.f32(spec.scale * M_LOG2E);
+  // Mask where needed: padding past Nk, and keys above the (bottom-right
+  // aligned) diagonal.
+  // Element e of tile nt in m-tile mt, row half h, is key
+  // kv0 + 2t + (8·nt + e%2) of query row q0 + warp·warpRows + g + 16·mt + 8·h,
+  // so both tests compare a compile-time constant with one per-thread value:
+  //   key < Nk            <=>  8·nt + e%2 < Nk - kv0 - 2t
+  //   key <= row + Nk-Nq  <=>  8·nt + e%2 - 16·mt - 8·h <=
+  //                            (Nk - Nq) - kv0 - 2t + q0 + warp·warpRows + g
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
-  Value kv0 = kb.mul(block, kb.i32(config.blockN));
-  std::array<Value, 2> rows;
-  for (int h = 0; h < 2; ++h)
-    rows[h] = kb.add(kb.add(q0, kb.mul(warp, kb.i32(16))),
-                     kb.add(g, kb.i32(8 * h)));
-  for (int64_t nt = 0; nt < sTiles; ++nt) {
-    for (int e = 0; e < 4; ++e) {
-      Value v = kb.fmul(s[nt][e], scaleLog2e);
-      if (masked) {
-        Value col = kb.add(kv0, kb.add(kb.i32(8 * nt + (e & 1)), kb.shl(t, 1)));
-        Value valid = kb.slt(col, seqKv);
-        if (spec.causal)
-          valid = kb.andb(valid,
-                          kb.sle(col, kb.add(rows[e / 2], diagonal)));
-        v = kb.select(valid, v, negInf);
-      }
-      s[nt][e] = v;
+  {
+    SmallVector<Value> flat;
+    for (auto &tiles : s)
+      for (Acc &acc : tiles)
+        flat.append(acc.begin(), acc.end());
+    // Only blocks at or past numFull (the diagonal and the sequence tail)
+    // pay for the mask; one loop with a branch keeps register allocation
+    // to one loop body.
+    auto ifOp = scf::IfOp::create(
+        b, loc, TypeRange(ValueRange(flat)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, block,
+                              numFull),
+        /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value kv0 = kb.mul(block, kb.i32(config.blockN));
+      Value keysLeft = kb.sub(kb.sub(seqKv, kv0), kb.shl(t, 1));
+      Value causalLimit;
+      if (spec.causal)
+        causalLimit = kb.sub(kb.sub(kb.add(diagonal, queryRow(0, 0)), kv0),
+                             kb.shl(t, 1));
+      SmallVector<Value> masked;
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        for (int64_t nt = 0; nt < sTiles; ++nt)
+          for (int e = 0; e < 4; ++e) {
+            int64_t col = 8 * nt + (e & 1);
+            Value valid = kb.slt(kb.i32(col), keysLeft);
+            if (spec.causal)
+              valid = kb.andb(valid,
+                              kb.sle(kb.i32(col - 16 * mt - 8 * (e / 2)),
+                                     causalLimit));
+            masked.push_back(kb.select(valid, s[mt][nt][e], negInf));
+          }
+      scf::YieldOp::create(b, loc, masked);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, flat);
     }
+    int64_t i = 0;
+    for (auto &tiles : s)
+      for (Acc &acc : tiles)
+        for (Value &v : acc)
+          v = ifOp.getResult(i++);
   }
 
-  // Online softmax for rows g (h = 0) and g + 8 (h = 1).
-  State out;
-  std::array<Value, 2> alpha;
-  for (int h = 0; h < 2; ++h) {
-    Value mx = in.m[h];
-    for (int64_t nt = 0; nt < sTiles; ++nt)
-      mx = kb.fmax(mx, kb.fmax(s[nt][2 * h], s[nt][2 * h + 1]));
-    // The four threads of a row hold its columns 2t, 2t + 1 of each tile.
-    mx = kb.fmax(mx, kb.shuffleXor(mx, 1));
-    mx = kb.fmax(mx, kb.shuffleXor(mx, 2));
-    out.m[h] = mx;
-    // A row with no visible key yet keeps m = -inf: shift by 0 instead so
-    // exp2(-inf - m) is 0 rather than NaN.
-    Value shift = kb.select(kb.feq(mx, negInf), zero, mx);
-    alpha[h] = kb.exp2(kb.fsub(in.m[h], shift));
-    Value sum = zero;
-    for (int64_t nt = 0; nt < sTiles; ++nt)
-      for (int e = 2 * h; e < 2 * h + 2; ++e) {
-        s[nt][e] = kb.exp2(kb.fsub(s[nt][e], shift));
-        sum = kb.fadd(sum, s[nt][e]);
-      }
-    out.l[h] = kb.fadd(kb.fmul(in.l[h], alpha[h]), sum);
+  // Online softmax in the exp2 domain: with c = scale·log2(e) > 0,
+  // max(c·s) = c·max(s), and p = exp2(c·s - m) is one FMA and one ex2.
+  Value c = kb.f32(spec.scale * M_LOG2E);
+  State out(mTiles);
+  SmallVector<SmallVector<AFrag>> p(mTiles); // [mt][kk]
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    std::array<Value, 2> alpha;
+    for (int h = 0; h < 2; ++h) {
+      Value mx = negInf;
+      for (int64_t nt = 0; nt < sTiles; ++nt)
+        mx = kb.fmax(mx, kb.fmax(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
+      // The four threads of a row hold its columns 2t, 2t + 1 of each tile.
+      mx = kb.fmax(mx, kb.shuffleXor(mx, 1));
+      mx = kb.fmax(mx, kb.shuffleXor(mx, 2));
+      Value mNew = kb.fmax(in[mt].m[h], kb.fmul(mx, c));
+      out[mt].m[h] = mNew;
+      // A row with no visible key yet keeps m = -inf: shift by 0 instead so
+      // exp2(-inf - m) is 0 rather than NaN.
+      Value shift = kb.select(kb.feq(mNew, negInf), zero, mNew);
+      Value negShift = arith::NegFOp::create(b, loc, shift);
+      alpha[h] = kb.exp2(kb.fsub(in[mt].m[h], shift));
+      Value sum = zero;
+      for (int64_t nt = 0; nt < sTiles; ++nt)
+        for (int e = 2 * h; e < 2 * h + 2; ++e) {
+          Value arg = LLVM::FMAOp::create(b, loc, s[mt][nt][e], c, negShift);
+          s[mt][nt][e] = kb.exp2(arg);
+          sum = kb.fadd(sum, s[mt][nt][e]);
+        }
+      out[mt].l[h] = kb.fadd(kb.fmul(in[mt].l[h], alpha[h]), sum);
+    }
+    // Round P to the input type right away: the packed A fragments take
+    // half the registers of the f32 probabilities.
+    for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
+      auto &sm = s[mt];
+      p[mt].push_back({kb.packPair(elt, sm[2 * kk][0], sm[2 * kk][1]),
+                       kb.packPair(elt, sm[2 * kk][2], sm[2 * kk][3]),
+                       kb.packPair(elt, sm[2 * kk + 1][0], sm[2 * kk + 1][1]),
+                       kb.packPair(elt, sm[2 * kk + 1][2], sm[2 * kk + 1][3])});
+    }
+    out[mt].o = in[mt].o;
+    for (Acc &acc : out[mt].o)
+      for (int e = 0; e < 4; ++e)
+        acc[e] = kb.fmul(acc[e], alpha[e / 2]);
   }
-  out.o = in.o;
-  for (Acc &acc : out.o)
-    for (int e = 0; e < 4; ++e)
-      acc[e] = kb.fmul(acc[e], alpha[e / 2]);
 
   // V(block) has landed; refill the other V stage.
   kb.cpAsyncWait(1);
@@ -311,17 +421,19 @@ FlashForwardEmitter::emitBlock(Value block, const State &in, bool masked) {
   prefetch(/*key=*/false);
   kb.cpAsyncCommit();
 
-  // O += P · V with P (rounded to the input type) straight from registers.
+  // O += P · V with P (rounded to the input type) straight from registers;
+  // each V fragment is loaded once for all m-tiles.
+  SmallVector<Value> vPtrs = vAddresses->lanePointers(vTile);
   for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
-    AFrag p = {kb.packPair(elt, s[2 * kk][0], s[2 * kk][1]),
-               kb.packPair(elt, s[2 * kk][2], s[2 * kk][3]),
-               kb.packPair(elt, s[2 * kk + 1][0], s[2 * kk + 1][1]),
-               kb.packPair(elt, s[2 * kk + 1][2], s[2 * kk + 1][3])};
     for (int64_t dp = 0; dp < spec.valueHeadDim / 16; ++dp) {
-      auto r = kb.ldmatrixX4(vAddresses->address(vTile, 16 * kk, dp),
+      auto r = kb.ldmatrixX4(vAddresses->address(vPtrs, 16 * kk, dp),
                              /*transpose=*/true);
-      out.o[2 * dp] = kb.mma16816(elt, p, {r[0], r[1]}, out.o[2 * dp]);
-      out.o[2 * dp + 1] = kb.mma16816(elt, p, {r[2], r[3]}, out.o[2 * dp + 1]);
+      for (int64_t mt = 0; mt < mTiles; ++mt) {
+        auto &o = out[mt].o;
+        o[2 * dp] = kb.mma16816(elt, p[mt][kk], {r[0], r[1]}, o[2 * dp]);
+        o[2 * dp + 1] =
+            kb.mma16816(elt, p[mt][kk], {r[2], r[3]}, o[2 * dp + 1]);
+      }
     }
   }
   return out;
@@ -333,47 +445,49 @@ void FlashForwardEmitter::emitEpilogue(const State &state) {
 
   Value zero = kb.f32(0.0);
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
-  std::array<Value, 2> sum, inv;
-  for (int h = 0; h < 2; ++h) {
-    Value l = state.l[h];
-    l = kb.fadd(l, kb.shuffleXor(l, 1));
-    l = kb.fadd(l, kb.shuffleXor(l, 2));
-    sum[h] = l;
-    // Rows that saw no key: O = 0 (and LSE = -inf below), never NaN.
-    inv[h] = kb.select(kb.feq(l, zero), zero, kb.fdiv(kb.f32(1.0), l));
-  }
-
-  // Stage the normalised O tile in shared memory...
   Value oTile = smem;
-  for (int64_t nt = 0; nt < spec.valueHeadDim / 8; ++nt)
+  for (int64_t mt = 0; mt < mTiles; ++mt) {
+    std::array<Value, 2> sum, inv;
     for (int h = 0; h < 2; ++h) {
-      Value packed =
-          kb.packPair(elt, kb.fmul(state.o[nt][2 * h], inv[h]),
-                      kb.fmul(state.o[nt][2 * h + 1], inv[h]));
-      Value row = kb.add(kb.mul(warp, kb.i32(16)), kb.add(g, kb.i32(8 * h)));
-      // Column 8·nt + 2t lives in chunk nt at byte 4t.
-      Value addr = kb.gepBytes(
-          swizzledAddress(oTile, oLayout, row, kb.i32(nt)), kb.shl(t, 2));
-      LLVM::StoreOp::create(b, loc, packed, addr);
+      Value l = state[mt].l[h];
+      l = kb.fadd(l, kb.shuffleXor(l, 1));
+      l = kb.fadd(l, kb.shuffleXor(l, 2));
+      sum[h] = l;
+      // Rows that saw no key: O = 0 (and LSE = -inf below), never NaN.
+      inv[h] = kb.select(kb.feq(l, zero), zero, kb.fdiv(kb.f32(1.0), l));
     }
 
-  // ...and write LSE = (m + log2 l)·ln 2 from one thread per row.
-  if (spec.withLse) {
-    for (int h = 0; h < 2; ++h) {
-      Value row = kb.add(kb.add(q0, kb.mul(warp, kb.i32(16))),
-                         kb.add(g, kb.i32(8 * h)));
-      Value writes = kb.andb(kb.slt(row, seqQ),
-                             arith::CmpIOp::create(b, loc,
-                                                   arith::CmpIPredicate::eq, t,
-                                                   kb.i32(0)));
-      auto ifOp = scf::IfOp::create(b, loc, writes, /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value lse = kb.fmul(kb.fadd(state.m[h], kb.log2(sum[h])),
-                          kb.f32(M_LN2));
-      lse = kb.select(kb.feq(sum[h], zero), negInf, lse);
-      LLVM::StoreOp::create(b, loc, lse,
-                            kb.gep(lsePtr, b.getF32Type(), kb.sext64(row)));
+    // Stage the normalised O tile in shared memory...
+    for (int64_t nt = 0; nt < spec.valueHeadDim / 8; ++nt)
+      for (int h = 0; h < 2; ++h) {
+        Value packed =
+            kb.packPair(elt, kb.fmul(state[mt].o[nt][2 * h], inv[h]),
+                        kb.fmul(state[mt].o[nt][2 * h + 1], inv[h]));
+        Value row = kb.add(kb.mul(warp, kb.i32(config.warpRows)),
+                           kb.add(g, kb.i32(16 * mt + 8 * h)));
+        // Column 8·nt + 2t lives in chunk nt at byte 4t.
+        Value addr = kb.gepBytes(
+            swizzledAddress(oTile, oLayout, row, kb.i32(nt)), kb.shl(t, 2));
+        LLVM::StoreOp::create(b, loc, packed, addr);
+      }
+
+    // ...and write LSE = (m + log2 l)·ln 2 from one thread per row.
+    if (spec.withLse) {
+      for (int h = 0; h < 2; ++h) {
+        Value row = queryRow(mt, h);
+        Value writes = kb.andb(
+            kb.slt(row, seqQ),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t,
+                                  kb.i32(0)));
+        auto ifOp = scf::IfOp::create(b, loc, writes, /*withElse=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        Value lse = kb.fmul(kb.fadd(state[mt].m[h], kb.log2(sum[h])),
+                            kb.f32(M_LN2));
+        lse = kb.select(kb.feq(sum[h], zero), negInf, lse);
+        LLVM::StoreOp::create(b, loc, lse,
+                              kb.gep(lsePtr, b.getF32Type(), kb.sext64(row)));
+      }
     }
   }
   kb.barrier();
@@ -424,6 +538,12 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   g = kb.lshr(lane, 2);
   t = kb.andi(lane, 3);
   Value qBlock = NVVM::BlockIdXOp::create(b, loc, i32);
+  if (spec.causal) {
+    // Longest first: causal query blocks near the end see the most keys;
+    // starting them first keeps the tail of the launch short.
+    Value numQBlocks = NVVM::GridDimXOp::create(b, loc, i32);
+    qBlock = kb.sub(kb.sub(numQBlocks, kb.i32(1)), qBlock);
+  }
   Value batchHead = NVVM::BlockIdYOp::create(b, loc, i32);
   Value batch = kb.divu(batchHead, headsQ);
   Value head = kb.remu(batchHead, headsQ);
@@ -459,7 +579,7 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   Value rowInMatrix = kb.andi(lane, 7);
   Value lowBit = kb.andi(matrix, 1), highBit = kb.lshr(matrix, 1);
   qAddresses.emplace(kb, qLayout,
-                     kb.add(kb.add(kb.mul(warp, kb.i32(16)),
+                     kb.add(kb.add(kb.mul(warp, kb.i32(config.warpRows)),
                                    kb.shl(lowBit, 3)),
                             rowInMatrix),
                      highBit);
@@ -482,7 +602,7 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   }
   numBlocks = kb.divu(kb.add(kvEnd, kb.i32(config.blockN - 1)),
                       kb.i32(config.blockN));
-  Value numFull = kb.minsi(kb.divu(fullEnd, kb.i32(config.blockN)), numBlocks);
+  numFull = kb.minsi(kb.divu(fullEnd, kb.i32(config.blockN)), numBlocks);
 
   // Prologue: Q with K(0) in one group, V(0) in the next.
   loadTile(qPtr, qRowStride, q0, kb.sub(seqQ, q0), qLayout, qTile);
@@ -493,30 +613,29 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   if (config.qInRegisters) {
     kb.cpAsyncWait(1);
     kb.barrier();
-    for (int64_t kk = 0; kk < spec.headDim / 16; ++kk)
-      qFrags.push_back(loadQFragment(kk));
+    qFrags.resize(mTiles);
+    SmallVector<Value> qPtrs = qAddresses->lanePointers(qTile);
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      for (int64_t kk = 0; kk < spec.headDim / 16; ++kk)
+        qFrags[mt].push_back(loadQFragment(qPtrs, mt, kk));
   }
 
-  State init;
+  State init(mTiles);
   Value zero = kb.f32(0.0);
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
-  int64_t oTiles = spec.valueHeadDim / 8;
-  init.o.assign(oTiles, Acc{zero, zero, zero, zero});
-  init.m = {negInf, negInf};
-  init.l = {zero, zero};
+  for (RowState &rs : init) {
+    rs.o.assign(spec.valueHeadDim / 8, Acc{zero, zero, zero, zero});
+    rs.m = {negInf, negInf};
+    rs.l = {zero, zero};
+  }
 
-  auto emitLoop = [&](Value lb, Value ub, const State &in, bool masked) {
-    auto loop = scf::ForOp::create(
-        b, loc, lb, ub, kb.i32(1), in.flatten(),
-        [&](OpBuilder &, Location, Value block, ValueRange iterArgs) {
-          State s = State::unflatten(iterArgs, oTiles);
-          State next = emitBlock(block, s, masked);
-          scf::YieldOp::create(b, loc, next.flatten());
-        });
-    return State::unflatten(loop.getResults(), oTiles);
-  };
-  State afterFull = emitLoop(kb.i32(0), numFull, init, /*masked=*/false);
-  State final = emitLoop(numFull, numBlocks, afterFull, /*masked=*/true);
+  auto loop = scf::ForOp::create(
+      b, loc, kb.i32(0), numBlocks, kb.i32(1), flatten(init),
+      [&](OpBuilder &, Location, Value block, ValueRange iterArgs) {
+        State next = emitBlock(block, unflatten(iterArgs));
+        scf::YieldOp::create(b, loc, flatten(next));
+      });
+  State final = unflatten(loop.getResults());
   emitEpilogue(final);
   gpu::ReturnOp::create(b, loc);
 }

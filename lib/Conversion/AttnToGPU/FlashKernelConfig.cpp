@@ -58,16 +58,25 @@ FlashKernelConfig mlir::attn::chooseFlashKernelConfig(
   config.source = "heuristic";
   config.stages = 2;
   int64_t d = std::max(spec.headDim, spec.valueHeadDim);
-  // 16 query rows per warp. Wide heads keep fewer rows per block so the
-  // f32 accumulator (d/8·4 registers per thread per 16 rows) fits.
-  if (d <= 128) {
+  // Each warp owns 32 query rows (two m16 tiles) where the registers allow:
+  // every K/V fragment read from shared memory then feeds two MMAs, which
+  // halves shared-memory traffic per FLOP. Per thread the accumulators take
+  // warpRows/16 · d/8 · 4 registers and the scores warpRows/16 · blockN/8 · 4.
+  if (d <= 64) {
     config.blockM = 128;
-    config.blockN = d <= 64 ? 128 : 64;
+    config.warpRows = 32;
+    config.blockN = 64;
     config.qInRegisters = true;
+  } else if (d <= 128) {
+    config.blockM = 128;
+    config.warpRows = 32;
+    config.blockN = 64;
+    config.qInRegisters = false;
   } else {
-    // 128 accumulator registers per thread already: a narrow key tile keeps
-    // the scores (blockN/8·4 registers) from spilling.
+    // 128 accumulator registers per 16 rows already: one m-tile per warp
+    // and a narrow key tile keep the scores from spilling.
     config.blockM = 64;
+    config.warpRows = 16;
     config.blockN = 32;
     config.qInRegisters = false;
   }
@@ -103,10 +112,14 @@ std::string mlir::attn::validateFlashKernel(const FlashKernelSpec &spec,
       return os.str();
     }
   }
-  if (config.blockM < 16 || config.blockM % 16 != 0 || config.blockM > 256) {
-    os << "block-m must be a multiple of 16 in [16, 256] (one warp per 16 "
-          "rows), got "
-       << config.blockM;
+  if (config.warpRows != 16 && config.warpRows != 32) {
+    os << "warp-rows must be 16 or 32, got " << config.warpRows;
+    return os.str();
+  }
+  if (config.blockM < config.warpRows || config.blockM % config.warpRows != 0 ||
+      config.blockM / config.warpRows > 16) {
+    os << "block-m must be a multiple of warp-rows (" << config.warpRows
+       << ") with at most 16 warps, got " << config.blockM;
     return os.str();
   }
   if (config.blockN < 16 || !llvm::isPowerOf2_64(config.blockN) ||
@@ -158,6 +171,7 @@ std::string mlir::attn::flashKernelName(const FlashKernelSpec &spec,
   float scale = static_cast<float>(spec.scale);
   if (scale != defaultScale)
     os << "_sc" << std::hex << llvm::bit_cast<uint32_t>(scale) << std::dec;
-  os << "_m" << config.blockM << "n" << config.blockN << "s" << config.stages;
+  os << "_m" << config.blockM << "n" << config.blockN << "w" << config.warps()
+     << "s" << config.stages;
   return os.str();
 }

@@ -118,6 +118,20 @@ Value KernelBuilder::log2(Value x) {
   return pureAsm(b, loc, "lg2.approx.ftz.f32 $0, $1;", "=f,f", x);
 }
 
+Value KernelBuilder::pin(Value x) {
+  Type i64Ty = b.getI64Type();
+  Value bits = LLVM::PtrToIntOp::create(b, loc, i64Ty, x);
+  Value moved =
+      LLVM::InlineAsmOp::create(b, loc, i64Ty, ValueRange{bits},
+                                "mov.b64 $0, $1;", "=l,l",
+                                /*has_side_effects=*/true,
+                                /*is_align_stack=*/false,
+                                LLVM::tailcallkind::TailCallKind::None,
+                                LLVM::AsmDialectAttr(), ArrayAttr())
+          .getResult(0);
+  return LLVM::IntToPtrOp::create(b, loc, x.getType(), moved);
+}
+
 Value KernelBuilder::shuffleXor(Value x, int64_t laneMask) {
   return NVVM::ShflOp::create(b, loc, x.getType(), i32(-1), x, i32(laneMask),
                               i32(31), NVVM::ShflKind::bfly, UnitAttr());

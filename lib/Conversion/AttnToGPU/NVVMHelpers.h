@@ -65,6 +65,12 @@ public:
   Value exp2(Value x);
   Value log2(Value x);
 
+  /// `x` through an opaque register move (volatile inline PTX): LLVM can
+  /// neither hoist nor re-associate across it. Used on per-iteration base
+  /// pointers so that the constant offsets of the many unrolled fragment
+  /// loads stay immediates instead of each becoming a hoisted register.
+  Value pin(Value x);
+
   /// Butterfly shuffle of an f32 across the warp.
   Value shuffleXor(Value x, int64_t laneMask);
 

@@ -30,13 +30,14 @@ struct FlashKernelSpec {
 
 /// How the kernel computes it.
 struct FlashKernelConfig {
-  int64_t blockM = 0;  // query rows per thread block; 16 per warp
+  int64_t blockM = 0;  // query rows per thread block
+  int64_t warpRows = 16; // query rows per warp: 16 or 32 (two m16 tiles)
   int64_t blockN = 0;  // keys per K/V tile
   int64_t stages = 2;  // depth of the K/V shared-memory ring
   bool qInRegisters = true; // keep Q's mma fragments in registers
   std::string source;  // "heuristic", "option" or "tuning-db"
 
-  int64_t warps() const { return blockM / 16; }
+  int64_t warps() const { return blockM / warpRows; }
   int64_t threads() const { return 32 * warps(); }
 };
 
