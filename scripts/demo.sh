@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The main job on the built-in example, from a fresh machine: sets
 # everything up (scripts/setup.sh), then shows the example attention, lowers
-# it with attn-opt through the tiled FlashAttention pipeline, and executes
-# the same attention on the CPU with attn-run against a float64 reference.
+# it with attn-opt through the tiled FlashAttention pipeline, executes the
+# same attention on the CPU with attn-run against a float64 reference, and
+# compiles it to a GPU kernel (PTX, cubin and launch manifest) with
+# attn-compile.
 #
 # Each step is one `section`; later stages (PTX, cubin, ...) go in new
 # sections at the end, writing their files next to the others in $OUT.
@@ -45,3 +47,22 @@ section "attn-run --target cpu ${SHAPE_FLAGS[*]}"
 # Builds the same attention, runs the tiled pipeline on the CPU on random
 # inputs and compares with float64; exits 1 when over the bf16 tolerance.
 "$BIN/attn-run" --target cpu "${SHAPE_FLAGS[@]}" | tee "$OUT/attn-run.json"
+
+KERNEL="$OUT/kernel"
+section "attn-compile ${EXAMPLE#"$ROOT"/} --chip sm_90a -o ${KERNEL#"$ROOT"/}"
+# The GPU path: convert-attn-to-gpu generates the tensor-core FlashAttention
+# kernel, LLVM's NVPTX back end emits PTX, ptxas assembles the cubin and
+# reports registers and spills into the launch manifest.
+"$BIN/attn-compile" "$EXAMPLE" --chip sm_90a --explain -o "$KERNEL"
+echo
+echo "-- manifest.json (parameter list elided; see docs/kernel-abi.md)"
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); m["params"]="[%d parameters]" % len(m["params"]); print(json.dumps(m, indent=2))' "$KERNEL/manifest.json"
+echo
+echo "-- kernel.ptx: $(wc -l <"$KERNEL/kernel.ptx") lines; the instructions that do the work:"
+for insn in cp.async.cg.shared.global ldmatrix.sync.aligned.m8n8.x4.shared \
+            ldmatrix.sync.aligned.m8n8.x4.trans mma.sync.aligned.m16n8k16 \
+            shfl.sync.bfly ex2.approx.ftz.f32; do
+  printf '   %6d x %s\n' "$(grep -c "$insn" "$KERNEL/kernel.ptx")" "$insn"
+done
+echo "(PTX, cubin and manifest in ${KERNEL#"$ROOT"/}; run them on a GPU host with"
+echo " attn-launch, see docs/runtime.md)"
