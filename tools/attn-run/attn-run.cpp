@@ -9,11 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Compiler/KernelCompiler.h"
 #include "attn/Execution/AttentionModule.h"
 #include "attn/Execution/CPUExecutor.h"
 #include "attn/Execution/ProblemFlags.h"
 #include "attn/InitAll.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Runtime/KernelRun.h"
 #include "attn/Support/HostReference.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -23,6 +25,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -54,6 +57,22 @@ static cl::opt<int64_t> blockM("block-m", cl::desc("0 = heuristic"),
                                cl::init(0), cl::cat(category));
 static cl::opt<int64_t> blockN("block-n", cl::desc("0 = heuristic"),
                                cl::init(0), cl::cat(category));
+static cl::opt<int64_t> warpRows("warp-rows",
+                                 cl::desc("cuda: query rows per warp (16 or "
+                                          "32); 0 = heuristic"),
+                                 cl::init(0), cl::cat(category));
+static cl::opt<std::string> chip("chip",
+                                 cl::desc("cuda: the chip to compile for"),
+                                 cl::init("sm_90a"), cl::cat(category));
+static cl::opt<int64_t> reps("reps",
+                             cl::desc("cuda: timed launches (median reported; "
+                                      "0 = no timing)"),
+                             cl::init(20), cl::cat(category));
+static cl::opt<int64_t> checkRows("check-rows",
+                                  cl::desc("cuda: reference rows to check "
+                                           "(0 = all when cheap, else a "
+                                           "sample)"),
+                                  cl::init(0), cl::cat(category));
 static cl::opt<bool> printIR("print-ir",
                              cl::desc("Print the IR before compiling"),
                              cl::init(false), cl::cat(category));
@@ -152,6 +171,58 @@ std::string jsonNumber(double v) {
 }
 } // namespace
 
+/// --target cuda: compile the kernel (as attn-compile does) into a
+/// temporary kernel directory, load it through the runtime, and run, check
+/// and time it (as attn-launch does). Exit 0 ok, 1 over tolerance, 2 errors.
+static int runOnGPU(const ::attn::AttentionProblem &p) {
+  if (pipeline != "tiled")
+    return fail("--pipeline reference runs on the CPU only; the GPU kernel "
+                "is the tiled algorithm");
+  if (p.dtype == ::attn::DType::f32)
+    return fail("--dtype f32 has no GPU kernel: use f16 or bf16");
+  if (reps < 0 || checkRows < 0)
+    return fail("--reps and --check-rows must be >= 0");
+  DialectRegistry registry;
+  mlir::attn::registerAllDialects(registry);
+  MLIRContext ctx(registry);
+  OwningOpRef<ModuleOp> module = mlir::attn::buildAttentionModule(ctx, p);
+  mlir::attn::KernelCompileOptions options;
+  options.chip = chip;
+  options.blockM = blockM;
+  options.blockN = blockN;
+  options.warpRows = warpRows;
+  auto kernel = mlir::attn::compileAttentionKernel(*module, options);
+  if (!kernel)
+    return fail(llvm::toString(kernel.takeError()));
+  llvm::SmallString<128> dir;
+  if (auto ec = llvm::sys::fs::createUniqueDirectory("attn-run-kernel", dir))
+    return fail("cannot create a temporary directory: " + ec.message());
+  struct RemoveDir {
+    llvm::SmallString<128> &d;
+    ~RemoveDir() { (void)llvm::sys::fs::remove_directories(d); }
+  } removeDir{dir};
+  if (auto e = mlir::attn::writeKernelDirectory(*kernel, dir))
+    return fail(llvm::toString(std::move(e)));
+
+  auto loaded = ::attn::runtime::Kernel::load(dir.str().str());
+  if (!loaded)
+    return fail("--target cuda: " + loaded.message());
+  ::attn::runtime::RunOptions run;
+  run.seed = seed;
+  run.inputRange = inputRange;
+  run.check = true;
+  run.checkRows = checkRows;
+  run.time = reps > 0;
+  run.reps = std::max<int64_t>(reps, 1);
+  ::attn::runtime::RunResult result;
+  result.problem = p;
+  if (auto s = ::attn::runtime::runKernel(**loaded, run, result); !s)
+    return fail("--target cuda: " + s.message());
+  llvm::outs() << ::attn::runtime::runResultJson(run, result, kernel->entry)
+               << "\n";
+  return result.ok() ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -169,8 +240,7 @@ int main(int argc, char **argv) {
   if (!(inputRange > 0) || !std::isfinite(inputRange))
     return fail("--input-range must be positive and finite");
   if (target == "cuda")
-    return fail("--target cuda: this attn-run was built without the CUDA "
-                "runtime");
+    return runOnGPU(p);
   if (target != "cpu")
     return fail("--target must be cpu or cuda (got '" + target + "')");
 
