@@ -27,7 +27,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = ["attn-opt", "attn-run", "attn-compile"]
+tools = ["attn-opt", "attn-run", "attn-compile", "attn-tune"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # ptxas from the CUDA toolkit, for tests that assemble generated PTX.

@@ -158,6 +158,8 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
   pipeline.blockN = options.blockN;
   pipeline.warpRows = options.warpRows;
   pipeline.stages = options.stages;
+  pipeline.tuningDb = options.tuningDb;
+  pipeline.tuningGpu = options.tuningGpu;
   PassManager pm(module.getContext());
   buildAttnToGPUKernelsPipeline(pm, pipeline);
   if (failed(pm.run(module)))
@@ -177,8 +179,11 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
   kernel.stages = getInt("stages");
   kernel.threads = getInt("threads");
   kernel.dynamicSharedMemory = getInt("dynamic_shared_memory");
+  kernel.warpRows = getInt("warp_rows");
   if (auto src = launch.getAs<StringAttr>("source"))
     kernel.tileSource = src.getValue().str();
+  if (auto why = op->getAttrOfType<StringAttr>("attn.tile_reason"))
+    kernel.tileReason = why.getValue().str();
   module.walk([&](gpu::GPUModuleOp m) {
     llvm::raw_string_ostream os(kernel.kernelMLIR);
     m.print(os);
@@ -250,6 +255,7 @@ std::string CompiledKernel::manifestJSON() const {
       j.attribute("block_n", blockN);
       j.attribute("warps", threads / 32);
       j.attribute("stages", stages);
+      j.attribute("warp_rows", warpRows);
       j.attribute("source", tileSource);
     });
     j.attribute("threads", threads);

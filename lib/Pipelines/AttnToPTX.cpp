@@ -42,6 +42,8 @@ static void buildGPUPipeline(OpPassManager &pm, const AttnToPTXOptions &options,
   gpu.blockN = options.blockN;
   gpu.warpRows = options.warpRows;
   gpu.stages = options.stages;
+  gpu.tuningDb = options.tuningDb;
+  gpu.tuningGpu = options.tuningGpu;
   pm.addPass(createConvertAttnToGPU(gpu));
 
   // 2. Inside @attn_kernels only: GPU/arith ops to NVVM + LLVM, the NVPTX

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Compiler/KernelCompiler.h"
+#include "attn/Compiler/TuneBundle.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
 #include "attn/Execution/AttentionModule.h"
 #include "attn/Execution/ProblemFlags.h"
@@ -77,6 +78,33 @@ static cl::opt<bool> explain("explain",
                                       "and why"),
                              cl::init(false), cl::cat(category));
 
+static cl::opt<std::string>
+    tuningDb("tuning-db",
+             cl::desc("Tuning database to look the shape up in first "
+                      "(docs/tuning.md); default $ATTN_TUNING_DB; 'none' = "
+                      "heuristic only"),
+             cl::value_desc("path"), cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    tuningGpu("tuning-gpu",
+              cl::desc("GPU to look up in the tuning database, e.g. "
+                       "'NVIDIA H200' (default $ATTN_TUNING_GPU, else any)"),
+              cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    tuneBundle("tune-bundle",
+               cl::desc("Write a tuning bundle instead of one kernel: every "
+                        "candidate configuration that passes the static "
+                        "checks and does not spill, plus bundle.json, for "
+                        "attn-tune on a GPU host"),
+               cl::value_desc("dir"), cl::init(""), cl::cat(category));
+static cl::list<std::string>
+    tuneOnly("tune-only",
+             cl::desc("With --tune-bundle: only these configurations (and "
+                      "the heuristic's), e.g. m128n64r32s2,m64n64r16s2"),
+             cl::CommaSeparated, cl::cat(category));
+static cl::opt<unsigned>
+    jobs("j", cl::desc("Candidates compiled at once (default: one per core)"),
+         cl::init(0), cl::cat(category));
+
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "attn-compile: error: " << msg << "\n";
   return 2;
@@ -93,7 +121,17 @@ int main(int argc, char **argv) {
   if (!llvm::is_contained(stagesKnown, emit.getValue()))
     return fail("--emit must be mlir, llvm, ptx, cubin or manifest (got '" +
                 emit + "')");
-  if (emit.empty() && output.empty())
+  if (!tuneBundle.empty() && (!emit.empty() || !output.empty()))
+    return fail("--tune-bundle writes its own directory: drop -o/--emit");
+  if (!tuneBundle.empty() && noCubin)
+    return fail("--tune-bundle needs ptxas (its report prunes spilling "
+                "candidates): drop --no-cubin");
+  if (!tuneBundle.empty() && (blockM || blockN || warpRows))
+    return fail("--tune-bundle tries every tile configuration: drop "
+                "--block-m/--block-n/--warp-rows");
+  if (tuneBundle.empty() && !tuneOnly.empty())
+    return fail("--tune-only needs --tune-bundle");
+  if (emit.empty() && output.empty() && tuneBundle.empty())
     return fail("-o <directory> is required (or use --emit)");
   if (emit == "cubin" && output.empty())
     return fail("--emit cubin needs -o <file>");
@@ -138,9 +176,24 @@ int main(int argc, char **argv) {
   options.warpRows = warpRows;
   options.stages = stages;
   options.ptxasPath = ptxas;
+  options.tuningDb = tuningDb;
+  options.tuningGpu = tuningGpu;
   options.assemble = !noCubin && (emit.empty() || emit == "cubin" ||
                                   emit == "manifest");
   options.emitLLVMIR = emit == "llvm";
+  if (!tuneBundle.empty()) {
+    llvm::outs() << "attn-compile: compiling tuning candidates into "
+                 << tuneBundle << " (* = the heuristic's choice)\n";
+    std::vector<std::string> only(tuneOnly.begin(), tuneOnly.end());
+    auto summary = mlir::attn::writeTuneBundle(*module, options, tuneBundle,
+                                               jobs, only, llvm::outs());
+    if (!summary)
+      return fail(llvm::toString(summary.takeError()));
+    llvm::outs() << "wrote " << tuneBundle << "/bundle.json: "
+                 << summary->candidates << " candidates, " << summary->pruned
+                 << " pruned\n";
+    return 0;
+  }
   auto kernel = mlir::attn::compileAttentionKernel(*module, options);
   if (!kernel)
     return fail(llvm::toString(kernel.takeError()));
@@ -155,9 +208,12 @@ int main(int argc, char **argv) {
                            "warp, 64 keys; wider heads: 64 rows, 16 per "
                            "warp, 32 keys; keys halve until the tiles fit "
                            "the chip's shared memory)"
-                         : " (--block-m/--block-n/--warp-rows)")
+                         : kernel->tileSource == "option"
+                               ? " (--block-m/--block-n/--warp-rows)"
+                               : "")
                  << "; " << kernel->dynamicSharedMemory
-                 << " bytes of shared memory\n";
+                 << " bytes of shared memory\n"
+                 << "attn-compile: why: " << kernel->tileReason << "\n";
 
   if (emit.empty()) {
     if (auto e = mlir::attn::writeKernelDirectory(*kernel, output))

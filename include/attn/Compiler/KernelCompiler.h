@@ -30,6 +30,10 @@ struct KernelCompileOptions {
   int64_t blockN = 0;
   int64_t warpRows = 0; // 0 = heuristic
   int64_t stages = 2;
+  /// Tuning database (docs/tuning.md); "" = $ATTN_TUNING_DB, "none" = off.
+  std::string tuningDb;
+  /// GPU to look up in it; "" = $ATTN_TUNING_GPU, else any.
+  std::string tuningGpu;
   /// ptxas to assemble the cubin with; "" = $CUDA_HOME/bin/ptxas,
   /// /usr/local/cuda/bin/ptxas, then PATH. Not found = no cubin.
   std::string ptxasPath;
@@ -54,6 +58,8 @@ struct CompiledKernel {
   int64_t blockM = 0, blockN = 0, stages = 0, threads = 0;
   int64_t dynamicSharedMemory = 0;
   std::string tileSource;
+  std::string tileReason; // why this tile (a database hit's key, a miss)
+  int64_t warpRows = 0;
   std::string kernelMLIR; // the gpu.module in the NVVM/LLVM dialects
   std::string llvmIR;     // when KernelCompileOptions::emitLLVMIR
   std::string ptx;

@@ -51,6 +51,13 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Query rows per warp: 16 or 32; 0 = heuristic">,
     Option<"stages", "stages", "int64_t", "2",
            "Depth of the K/V shared-memory ring (>= 2)">,
+    Option<"tuningDb", "tuning-db", "std::string", "\"\"",
+           "Tuning database to look each shape up in before the heuristic "
+           "(docs/tuning.md); empty = $ATTN_TUNING_DB, 'none' = no lookup. "
+           "Ignored when block-m/block-n/warp-rows are given">,
+    Option<"tuningGpu", "tuning-gpu", "std::string", "\"\"",
+           "GPU name to look up (e.g. 'NVIDIA H200'); empty = "
+           "$ATTN_TUNING_GPU, else any GPU tuned for the chip">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",

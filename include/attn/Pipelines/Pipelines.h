@@ -63,6 +63,17 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
   PassOptions::Option<int64_t> stages{
       *this, "stages", llvm::cl::desc("Depth of the K/V shared-memory ring"),
       llvm::cl::init(2)};
+  PassOptions::Option<std::string> tuningDb{
+      *this, "tuning-db",
+      llvm::cl::desc("Tuning database to look shapes up in first "
+                     "(docs/tuning.md); empty = $ATTN_TUNING_DB, 'none' = "
+                     "no lookup"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> tuningGpu{
+      *this, "tuning-gpu",
+      llvm::cl::desc("GPU name to look up; empty = $ATTN_TUNING_GPU, else "
+                     "any GPU tuned for the chip"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> format{
       *this, "format",
       llvm::cl::desc("What gpu-module-to-binary produces: isa (PTX, "

@@ -6,8 +6,11 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Tuning/TuningDatabase.h"
 
 #include "mlir/IR/SymbolTable.h"
+
+#include <cstdlib>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_CONVERTATTNTOGPU
@@ -45,20 +48,45 @@ struct ConvertAttnToGPUPass
                          << stages;
       return signalPassFailure();
     }
+    // Explicit tile options win; otherwise the tuning database, then the
+    // heuristic. A bad database is a warning, never a failure.
+    bool fromOptions = blockM || blockN || warpRows;
+    std::string dbPath = resolveTuningDatabasePath(tuningDb);
+    std::string gpuName = tuningGpu;
+    if (gpuName.empty())
+      if (const char *env = std::getenv("ATTN_TUNING_GPU"))
+        gpuName = env;
+    ::attn::tuning::TuningDatabase db;
+    if (!fromOptions && !dbPath.empty()) {
+      std::vector<std::string> warnings;
+      db = ::attn::tuning::TuningDatabase::load(dbPath, warnings);
+      for (const std::string &w : warnings)
+        module.emitWarning() << "convert-attn-to-gpu: " << w;
+    }
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(module);
     OpBuilder b(module.getContext());
     for (AttentionOp op : ops) {
       FlashKernelSpec spec = FlashKernelSpec::fromOp(op);
       FlashKernelConfig config = chooseFlashKernelConfig(spec, chip);
-      if (blockM || blockN || warpRows)
+      std::string reason = "no tuning database (tuning-db, $ATTN_TUNING_DB)";
+      if (fromOptions) {
         config.source = "option";
+        reason = "block-m/block-n/warp-rows given";
+      } else if (!dbPath.empty()) {
+        FlashKernelConfigLookup tuned =
+            lookupTunedFlashKernelConfig(op, spec, chip, db, gpuName);
+        reason = "tuning database '" + dbPath + "': " + tuned.reason;
+        if (tuned.config)
+          config = *tuned.config;
+      }
       if (warpRows)
         config.warpRows = warpRows;
       if (blockM)
         config.blockM = blockM;
       if (blockN)
         config.blockN = blockN;
-      config.stages = stages;
+      if (config.source != "tuning-db")
+        config.stages = stages;
       if (std::string why = validateFlashKernel(spec, config, chip);
           !why.empty()) {
         op.emitOpError() << "cannot be compiled for the GPU: " << why;
@@ -85,6 +113,8 @@ struct ConvertAttnToGPUPass
                                  flashKernelSharedMemoryBytes(spec, config))),
               b.getNamedAttr("source", b.getStringAttr(config.source)),
           }));
+      // Why this tile configuration (attn-compile --explain prints it).
+      op->setAttr("attn.tile_reason", b.getStringAttr(reason));
     }
   }
 };

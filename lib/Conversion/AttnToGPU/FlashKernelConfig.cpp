@@ -155,6 +155,40 @@ std::string mlir::attn::validateFlashKernel(const FlashKernelSpec &spec,
   return "";
 }
 
+std::vector<FlashKernelConfig> mlir::attn::enumerateFlashKernelConfigs(
+    const FlashKernelSpec &spec, StringRef chip,
+    std::vector<PrunedFlashKernelConfig> *pruned) {
+  FlashKernelConfig heuristic = chooseFlashKernelConfig(spec, chip);
+  std::vector<FlashKernelConfig> space;
+  for (int64_t m : {64, 128, 256})
+    for (int64_t n : {32, 64, 128})
+      for (int64_t rows : {16, 32}) {
+        FlashKernelConfig c = heuristic;
+        c.blockM = m;
+        c.blockN = n;
+        c.warpRows = rows;
+        c.stages = 2;
+        bool isHeuristic = m == heuristic.blockM && n == heuristic.blockN &&
+                           rows == heuristic.warpRows;
+        c.source = isHeuristic ? "heuristic" : "candidate";
+        space.push_back(c);
+      }
+  if (llvm::none_of(space, [](const FlashKernelConfig &c) {
+        return c.source == "heuristic";
+      }))
+    space.insert(space.begin(), heuristic);
+
+  std::vector<FlashKernelConfig> kept;
+  for (const FlashKernelConfig &c : space) {
+    std::string why = validateFlashKernel(spec, c, chip);
+    if (why.empty())
+      kept.push_back(c);
+    else if (pruned)
+      pruned->push_back({c, why});
+  }
+  return kept;
+}
+
 std::string mlir::attn::flashKernelName(const FlashKernelSpec &spec,
                                         const FlashKernelConfig &config) {
   std::ostringstream os;

@@ -10,11 +10,20 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 
+#include <optional>
 #include <string>
+#include <vector>
+
+namespace attn::tuning {
+class TuningDatabase;
+} // namespace attn::tuning
 
 namespace mlir::attn {
 
 class AttentionOp;
+
+/// The kernel family convert-attn-to-gpu generates (manifest "family").
+inline constexpr const char *kFlashKernelFamily = "sm80-mma";
 
 /// What the kernel computes: everything that specialises it.
 struct FlashKernelSpec {
@@ -57,6 +66,42 @@ FlashKernelConfig chooseFlashKernelConfig(const FlashKernelSpec &spec,
 std::string validateFlashKernel(const FlashKernelSpec &spec,
                                 const FlashKernelConfig &config,
                                 StringRef chip);
+
+/// A configuration the static checks rejected, and why.
+struct PrunedFlashKernelConfig {
+  FlashKernelConfig config;
+  std::string reason;
+};
+
+/// The sm80 family's tuning space for `spec` on `chip`: block-m in {64, 128,
+/// 256} x block-n in {32, 64, 128} x warp-rows in {16, 32}, stages 2, plus
+/// the heuristic's choice (first, marked source "heuristic") when it lies
+/// outside. Only configurations validateFlashKernel accepts are returned;
+/// the others go to `pruned` with the reason. What ptxas says (spills) is
+/// checked later, by whoever compiles the candidates.
+std::vector<FlashKernelConfig>
+enumerateFlashKernelConfigs(const FlashKernelSpec &spec, StringRef chip,
+                            std::vector<PrunedFlashKernelConfig> *pruned =
+                                nullptr);
+
+/// The tuning database to read: `option` ("none" = no lookup), else
+/// $ATTN_TUNING_DB; "" = none.
+std::string resolveTuningDatabasePath(StringRef option);
+
+/// A tuned configuration (source "tuning-db"), or none; `reason` says
+/// which key hit, or why nothing did.
+struct FlashKernelConfigLookup {
+  std::optional<FlashKernelConfig> config;
+  std::string reason;
+};
+/// Looks `op` (static shapes) up in `db` for `chip` and, when not empty,
+/// the GPU named `gpu`. A tuned entry that validateFlashKernel rejects is a
+/// miss.
+FlashKernelConfigLookup
+lookupTunedFlashKernelConfig(AttentionOp op, const FlashKernelSpec &spec,
+                             StringRef chip,
+                             const ::attn::tuning::TuningDatabase &db,
+                             StringRef gpu);
 
 /// A stable kernel name: attn_fwd_d<D>[v<Dv>]_<dtype>[_causal]_m<M>n<N>s<S>.
 std::string flashKernelName(const FlashKernelSpec &spec,

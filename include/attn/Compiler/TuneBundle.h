@@ -1,0 +1,45 @@
+//===- TuneBundle.h - candidate kernels for the tuner -----------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// The compiler host's half of the split tuning flow (docs/tuning.md): every
+// tile configuration of the kernel family's space that passes the static
+// checks and compiles without spilling becomes a kernel directory in a
+// bundle, described by bundle.json; attn-tune (no MLIR) runs the bundle on
+// the GPU host and writes the tuning database.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_COMPILER_TUNEBUNDLE_H
+#define ATTN_COMPILER_TUNEBUNDLE_H
+
+#include "attn/Compiler/KernelCompiler.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::attn {
+
+inline constexpr const char *kTuneBundleFormat = "attn-tune-bundle";
+inline constexpr int64_t kTuneBundleVersion = 1;
+
+struct TuneBundleSummary {
+  int64_t candidates = 0; // kernel directories written
+  int64_t pruned = 0;     // by the static checks, ptxas, or a failed compile
+};
+
+/// Compiles every candidate configuration of the single attn.attention in
+/// `module` (left unchanged) on `jobs` threads (0 = one per core) and
+/// writes `<dir>/<config>/` kernel directories plus `<dir>/bundle.json`.
+/// `options` gives the chip, ptxas and optimisation level; its tile fields
+/// are ignored. A candidate that spills or uses local memory is pruned.
+/// When `only` is not empty, just the configurations it names
+/// ("m128n64r32s2") and the heuristic's are tried. One line per candidate
+/// goes to `log`.
+llvm::Expected<TuneBundleSummary>
+writeTuneBundle(ModuleOp module, const KernelCompileOptions &options,
+                llvm::StringRef dir, unsigned jobs,
+                llvm::ArrayRef<std::string> only, llvm::raw_ostream &log);
+
+} // namespace mlir::attn
+
+#endif // ATTN_COMPILER_TUNEBUNDLE_H
