@@ -11,6 +11,7 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "LinalgHelpers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -31,33 +32,7 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-using utils::IteratorType;
-constexpr IteratorType kPar = IteratorType::parallel;
-constexpr IteratorType kRed = IteratorType::reduction;
-
-Value f32Const(OpBuilder &b, Location loc, double v) {
-  return arith::ConstantOp::create(b, loc,
-                                   b.getF32FloatAttr(static_cast<float>(v)));
-}
-
-Value extToF32(OpBuilder &b, Location loc, Value v) {
-  if (v.getType().isF32())
-    return v;
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-}
-
-/// One linalg.generic; `body` gets the block arguments and returns the
-/// yielded value.
-Value generic(OpBuilder &b, Location loc, ValueRange ins, Value init,
-              ArrayRef<AffineMap> maps, ArrayRef<IteratorType> iterators,
-              function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), ins, init, maps, iterators,
-             [&](OpBuilder &nb, Location l, ValueRange args) {
-               linalg::YieldOp::create(nb, l, ValueRange{body(nb, l, args)});
-             })
-      .getResult(0);
-}
+using namespace mlir::attn::detail;
 
 Value emptyLike(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
   return tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
