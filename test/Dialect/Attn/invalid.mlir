@@ -722,3 +722,247 @@ func.func @result_count(%q: tensor<1x1x4x8xf32>) {
   %o, %lse = attn.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// attn.attention_grad
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @grad_output_rank(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected output to have rank 4, got rank 3 ('tensor<4x8x16xf32>')}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_output_seq(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x9x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected output sequence length (9) to match query sequence length (8)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x9x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_value_elt(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xbf16>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected value element type ('bf16') to match query element type ('f32')}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xbf16>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_value_seq(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x13x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected value sequence length (13) to match key sequence length (12)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x13x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x13x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_group(%q: tensor<1x4x8x16xf32>, %k: tensor<1x3x12x16xf32>, %v: tensor<1x3x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected query heads (4) to be a multiple of key heads (3)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x3x12x16xf32>, tensor<1x3x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x3x12x16xf32>, tensor<1x3x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_grad_output_elt(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf16>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected grad_output element type ('f16') to match output element type ('f32')}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf16>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_grad_output_rank(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected grad_output to have rank 4, got rank 3 ('tensor<4x8x16xf32>')}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_grad_output_batch(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<2x4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected grad_output batch (2) to match output batch (1)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_grad_output_heads(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x2x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected grad_output heads (2) to match output heads (4)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_grad_output_seq(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x7x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected grad_output sequence length (7) to match output sequence length (8)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x7x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_grad_output_head_dim(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x32xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected grad_output head dim (32) to match output head dim (16)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x32xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_lse_rank(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8x1xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected lse to have rank 3, got rank 4 ('tensor<1x4x8x1xf32>')}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x1xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_lse_batch(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<3x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected lse batch (3) to match query batch (1)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<3x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_lse_heads(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x2x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected lse heads (2) to match query heads (4)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x2x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_lse_seq(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x12xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected lse sequence length (12) to match query sequence length (8)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x12xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_grad_query_elt(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected grad_query element type ('bf16') to match query element type ('f32')}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xbf16>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_grad_query_seq(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected grad_query sequence length (12) to match query sequence length (8)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_grad_key_rank(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected grad_key to have rank 4, got rank 3 ('tensor<2x12x16xf32>')}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_grad_key_heads(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected grad_key heads (4) to match key heads (2)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x4x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_grad_key_elt(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected grad_key element type ('f16') to match key element type ('f32')}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf16>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_grad_value_head_dim(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected grad_value head dim (8) to match value head dim (16)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x8xf32>
+  return
+}
+
+// -----
+
+func.func @grad_grad_value_elt(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected grad_value element type ('bf16') to match value element type ('f32')}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xbf16>
+  return
+}
+
+// -----
+
+func.func @grad_scale(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected a positive scale, got -1.000000e+00}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse scale -1.0
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}
+
+// -----
+
+func.func @grad_lse_f32(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v: tensor<1x2x12x16xf32>, %o: tensor<1x4x8x16xf32>, %do: tensor<1x4x8x16xf32>, %lse: tensor<1x4x8xf16>) {
+  // expected-error @+1 {{'attn.attention_grad' op operand #5 must be ranked tensor of 32-bit float values, but got 'tensor<1x4x8xf16>'}}
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8xf16>
+      -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
+  return
+}

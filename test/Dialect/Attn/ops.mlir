@@ -133,3 +133,34 @@ func.func @online_finalize(%acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tens
       : tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<16x64xf16>, tensor<16xf32>
   return %o, %lse : tensor<16x64xf16>, tensor<16xf32>
 }
+
+// CHECK-LABEL: func.func @attention_grad_gqa_causal
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x8x128x64xbf16>, %[[K:[^:]+]]: tensor<2x2x256x64xbf16>, %[[V:[^:]+]]: tensor<2x2x256x32xbf16>, %[[O:[^:]+]]: tensor<2x8x128x32xbf16>, %[[DO:[^:]+]]: tensor<2x8x128x32xbf16>, %[[LSE:[^:]+]]: tensor<2x8x128xf32>)
+// CHECK: %[[DQ:[^ ,]+]], %[[DK:[^ ,]+]], %[[DV:[^ ,]+]] = attn.attention_grad %[[Q]], %[[K]], %[[V]], %[[O]], %[[DO]], %[[LSE]] mask <causal> scale 1.250000e-01 :
+// CHECK-SAME: tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>, tensor<2x2x256x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128xf32>
+// CHECK-SAME: -> tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>, tensor<2x2x256x32xbf16>
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]]
+// GENERIC-LABEL: sym_name = "attention_grad_gqa_causal"
+// GENERIC: "attn.attention_grad"(%{{.*}}) <{mask = #attn.mask<causal>, scale = 1.250000e-01 : f32}>
+func.func @attention_grad_gqa_causal(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x256x64xbf16>,
+    %v: tensor<2x2x256x32xbf16>, %o: tensor<2x8x128x32xbf16>, %do: tensor<2x8x128x32xbf16>,
+    %lse: tensor<2x8x128xf32>)
+    -> (tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>, tensor<2x2x256x32xbf16>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse mask <causal> scale 0.125
+      : tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>, tensor<2x2x256x32xbf16>,
+        tensor<2x8x128x32xbf16>, tensor<2x8x128x32xbf16>, tensor<2x8x128xf32>
+      -> tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>, tensor<2x2x256x32xbf16>
+  return %dq, %dk, %dv : tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>, tensor<2x2x256x32xbf16>
+}
+
+// CHECK-LABEL: func.func @attention_grad_dynamic
+// CHECK: attn.attention_grad %{{.*}} : tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?xf32> -> tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>
+func.func @attention_grad_dynamic(%q: tensor<?x4x?x16xf32>, %k: tensor<?x1x?x16xf32>,
+    %v: tensor<?x1x?x16xf32>, %o: tensor<?x4x?x16xf32>, %do: tensor<?x4x?x16xf32>,
+    %lse: tensor<?x4x?xf32>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+      : tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>,
+        tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?xf32>
+      -> tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>
+  return
+}

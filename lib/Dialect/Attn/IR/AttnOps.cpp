@@ -62,10 +62,13 @@ double AttentionOp::getEffectiveScale() {
   return 1.0 / std::sqrt(static_cast<double>(getHeadDim()));
 }
 
-LogicalResult AttentionOp::verify() {
-  Operation *op = getOperation();
-  RankedTensorType q = getQueryType(), k = getKeyType(), v = getValueType(),
-                   o = getOutputType();
+namespace {
+/// The checks attn.attention and attn.attention_grad share: Q, K, V and O
+/// (the forward's output) and how their shapes relate.
+LogicalResult verifyAttentionOperands(Operation *op, RankedTensorType q,
+                                      RankedTensorType k, RankedTensorType v,
+                                      RankedTensorType o) {
+  auto emitOpError = [&]() { return op->emitOpError(); };
   if (failed(checkRank(op, "query", q, 4)) ||
       failed(checkRank(op, "key", k, 4)) ||
       failed(checkRank(op, "value", v, 4)) ||
@@ -129,6 +132,31 @@ LogicalResult AttentionOp::verify() {
       failed(checkDim(op, "head dim", "output", o.getDimSize(3), "value",
                       v.getDimSize(3))))
     return failure();
+  return success();
+}
+
+/// Checks that `t` has the shape of `ref`, dim by dim, naming both.
+LogicalResult checkSameShape(Operation *op, StringRef name,
+                             RankedTensorType t, StringRef refName,
+                             RankedTensorType ref) {
+  static const char *what[] = {"batch", "heads", "sequence length",
+                               "head dim"};
+  if (failed(checkRank(op, name, t, ref.getRank())))
+    return failure();
+  for (int64_t i = 0; i < ref.getRank(); ++i)
+    if (failed(checkDim(op, what[i], name, t.getDimSize(i), refName,
+                        ref.getDimSize(i))))
+      return failure();
+  return success();
+}
+} // namespace
+
+LogicalResult AttentionOp::verify() {
+  Operation *op = getOperation();
+  RankedTensorType q = getQueryType();
+  if (failed(verifyAttentionOperands(op, q, getKeyType(), getValueType(),
+                                     getOutputType())))
+    return failure();
 
   // Optional LSE: [B, Hq, Nq] f32.
   if (Value lse = getLse()) {
@@ -141,6 +169,65 @@ LogicalResult AttentionOp::verify() {
                           q.getDimSize(i))))
         return failure();
     }
+  }
+  return checkScale(op, getScale());
+}
+
+double AttentionGradOp::getEffectiveScale() {
+  if (std::optional<APFloat> s = getScale())
+    return s->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(getHeadDim()));
+}
+
+LogicalResult AttentionGradOp::verify() {
+  Operation *op = getOperation();
+  RankedTensorType q = getQueryType(), k = getKeyType(), v = getValueType(),
+                   o = getOutputType();
+  if (failed(verifyAttentionOperands(op, q, k, v, o)))
+    return failure();
+
+  // dO has the type of O; the LSE is [B, Hq, Nq].
+  auto dO = cast<RankedTensorType>(getGradOutput().getType());
+  if (dO.getElementType() != o.getElementType())
+    return emitOpError() << "expected grad_output element type ("
+                         << dO.getElementType()
+                         << ") to match output element type ("
+                         << o.getElementType() << ")";
+  if (failed(checkSameShape(op, "grad_output", dO, "output", o)))
+    return failure();
+  auto lse = cast<RankedTensorType>(getLse().getType());
+  if (failed(checkRank(op, "lse", lse, 3)))
+    return failure();
+  for (int i = 0; i < 3; ++i) {
+    static const char *what[] = {"batch", "heads", "sequence length"};
+    if (failed(checkDim(op, what[i], "lse", lse.getDimSize(i), "query",
+                        q.getDimSize(i))))
+      return failure();
+  }
+
+  // Each gradient has the type of what it differentiates.
+  struct Grad {
+    StringRef name;
+    RankedTensorType type;
+    StringRef refName;
+    RankedTensorType ref;
+  };
+  Grad grads[] = {
+      {"grad_query", cast<RankedTensorType>(getGradQuery().getType()),
+       "query", q},
+      {"grad_key", cast<RankedTensorType>(getGradKey().getType()), "key", k},
+      {"grad_value", cast<RankedTensorType>(getGradValue().getType()), "value",
+       v}};
+  for (const Grad &g : grads) {
+    StringRef name = g.name, refName = g.refName;
+    RankedTensorType t = g.type, ref = g.ref;
+    if (t.getElementType() != ref.getElementType())
+      return emitOpError() << "expected " << name << " element type ("
+                           << t.getElementType() << ") to match " << refName
+                           << " element type (" << ref.getElementType()
+                           << ")";
+    if (failed(checkSameShape(op, name, t, refName, ref)))
+      return failure();
   }
   return checkScale(op, getScale());
 }

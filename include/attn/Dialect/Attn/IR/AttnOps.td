@@ -68,6 +68,73 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
+  let summary = "Gradients of exact attention, recomputed from the saved LSE";
+  let description = [{
+    The backward pass of `attn.attention`: given the forward's inputs, its
+    output `O`, the gradient of the loss with respect to it (`grad_output`,
+    dO) and the forward's log-sum-exp, produces dQ, dK and dV. The
+    probabilities are recomputed from the LSE, `P = exp(S - LSE)` with
+    `S = mask(Q · Kᵀ · scale)`, never stored by the forward:
+
+    ```
+    dV = Pᵀ · dO          dP = dO · Vᵀ          Δ = rowsum(dO ∘ O)
+    dS = P ∘ (dP − Δ)     dQ = dS · K · scale   dK = dSᵀ · Q · scale
+    ```
+
+    Shapes and attributes are those of `attn.attention`: `query`
+    [B, Hq, Nq, D], `key` [B, Hkv, Nk, D], `value` [B, Hkv, Nk, Dv],
+    `output` and `grad_output` [B, Hq, Nq, Dv], `lse` [B, Hq, Nq] (f32).
+    The results have the types of `query`, `key` and `value`. With
+    grouped-query heads, dK and dV of a key/value head are summed over the
+    Hq / Hkv query heads that read it. Rows that see no key (LSE = -inf)
+    contribute nothing. The arithmetic is f32 whatever the element type.
+
+    Example:
+
+    ```mlir
+    %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse
+        mask <causal> scale 0.125
+        : tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>,
+          tensor<2x2x256x64xbf16>, tensor<2x8x128x64xbf16>,
+          tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>
+        -> tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>,
+           tensor<2x2x256x64xbf16>
+    ```
+  }];
+
+  let arguments = (ins Attn_Tensor:$query, Attn_Tensor:$key,
+                       Attn_Tensor:$value, Attn_Tensor:$output,
+                       Attn_Tensor:$grad_output, RankedTensorOf<[F32]>:$lse,
+                       DefaultValuedAttr<Attn_MaskKindAttr,
+                                         "::mlir::attn::MaskKind::none">:$mask,
+                       OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_Tensor:$grad_query, Attn_Tensor:$grad_key,
+                      Attn_Tensor:$grad_value);
+
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
+    (`mask` $mask^)? (`scale` $scale^)? attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `,` type($output) `,`
+        type($grad_output) `,` type($lse)
+    `->` type($grad_query) `,` type($grad_key) `,` type($grad_value)
+  }];
+
+  let extraClassDeclaration = [{
+    /// The scale actually applied to Q·Kᵀ: the attribute, or 1/sqrt(D).
+    double getEffectiveScale();
+    bool isCausal() { return getMask() == ::mlir::attn::MaskKind::causal; }
+    RankedTensorType getQueryType() { return getQuery().getType(); }
+    RankedTensorType getKeyType() { return getKey().getType(); }
+    RankedTensorType getValueType() { return getValue().getType(); }
+    RankedTensorType getOutputType() { return getOutput().getType(); }
+    int64_t getHeadDim() { return getQueryType().getDimSize(3); }
+    int64_t getValueHeadDim() { return getValueType().getDimSize(3); }
+  }];
+
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Tile-level operations produced by attn-tile and consumed by
 // attn-fuse-online-softmax.
