@@ -136,3 +136,45 @@ func.func @dynamic_heads(%q: tensor<1x?x16x64xf32>, %k: tensor<1x?x16x64xf32>,
       : tensor<1x?x16x64xf32>, tensor<1x?x16x64xf32>, tensor<1x?x16x64xf32> -> tensor<1x?x16x64xf32>
   return %o : tensor<1x?x16x64xf32>
 }
+
+// -----
+
+// attn.attention_grad: P from the LSE (0 where masked or LSE = -inf), dP,
+// Δ, dS, per-query-head dV and dK summed over the group (expand Hq into
+// Hkv x G, reduce G), dQ; dQ and dK scaled once at the end.
+
+// CHECK-LABEL: func.func @grad_gqa_causal
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x2x20x16xf32>, %[[K:[^:]+]]: tensor<1x1x24x16xf32>, %[[V:[^:]+]]: tensor<1x1x24x16xf32>, %[[O:[^:]+]]: tensor<1x2x20x16xf32>, %[[DO:[^:]+]]: tensor<1x2x20x16xf32>, %[[LSE:[^:]+]]: tensor<1x2x20xf32>)
+// CHECK: %[[S:.+]] = linalg.generic {{.*}} ins(%[[Q]], %[[K]] : {{.*}}) outs(%{{.+}} : tensor<1x2x20x24xf32>)
+// CHECK: %[[P:.+]] = linalg.generic {{.*}} ins(%[[LSE]] : tensor<1x2x20xf32>) outs(%[[S]] : tensor<1x2x20x24xf32>)
+// CHECK: math.exp
+// CHECK: arith.cmpf one
+// CHECK: arith.cmpi sle
+// CHECK: arith.select
+// CHECK: %[[DP:.+]] = linalg.generic {{.*}} ins(%[[DO]], %[[V]] : {{.*}}) outs(%{{.+}} : tensor<1x2x20x24xf32>)
+// CHECK: %[[DELTA:.+]] = linalg.generic {{.*}} ins(%[[DO]], %[[O]] : {{.*}}) outs(%{{.+}} : tensor<1x2x20xf32>)
+// CHECK: %[[DS:.+]] = linalg.generic {{.*}} ins(%[[P]], %[[DELTA]] : {{.*}}) outs(%[[DP]] : tensor<1x2x20x24xf32>)
+// CHECK: %[[DVH:.+]] = linalg.generic {{.*}} ins(%[[P]], %[[DO]] : {{.*}}) outs(%{{.+}} : tensor<1x2x24x16xf32>)
+// CHECK: %[[DVE:.+]] = tensor.expand_shape %[[DVH]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 1, 2, 24, 16]
+// CHECK: %[[DV:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[DVE]] : tensor<1x1x2x24x16xf32>) outs(%{{.+}} : tensor<1x1x24x16xf32>)
+// CHECK: %[[DKH:.+]] = linalg.generic {{.*}} ins(%[[DS]], %[[Q]] : {{.*}}) outs(%{{.+}} : tensor<1x2x24x16xf32>)
+// CHECK: %[[DKE:.+]] = tensor.expand_shape %[[DKH]]
+// CHECK: %[[DK:.+]] = linalg.generic {{.*}} ins(%[[DKE]] : tensor<1x1x2x24x16xf32>)
+// CHECK: %[[DQ:.+]] = linalg.generic {{.*}} ins(%[[DS]], %[[K]] : {{.*}}) outs(%{{.+}} : tensor<1x2x20x16xf32>)
+// CHECK: %[[DQS:.+]] = linalg.generic {{.*}} ins(%[[DQ]] : tensor<1x2x20x16xf32>)
+// CHECK: arith.mulf
+// CHECK: %[[DKS:.+]] = linalg.generic {{.*}} ins(%[[DK]] : tensor<1x1x24x16xf32>)
+// CHECK: arith.mulf
+// CHECK: %[[DVS:.+]] = linalg.generic {{.*}} ins(%[[DV]] : tensor<1x1x24x16xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: linalg.yield
+// CHECK: return %[[DQS]], %[[DKS]], %[[DVS]]
+func.func @grad_gqa_causal(%q: tensor<1x2x20x16xf32>, %k: tensor<1x1x24x16xf32>, %v: tensor<1x1x24x16xf32>,
+                           %o: tensor<1x2x20x16xf32>, %do: tensor<1x2x20x16xf32>, %lse: tensor<1x2x20xf32>)
+    -> (tensor<1x2x20x16xf32>, tensor<1x1x24x16xf32>, tensor<1x1x24x16xf32>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %o, %do, %lse mask <causal> scale 0.25
+      : tensor<1x2x20x16xf32>, tensor<1x1x24x16xf32>, tensor<1x1x24x16xf32>,
+        tensor<1x2x20x16xf32>, tensor<1x2x20x16xf32>, tensor<1x2x20xf32>
+      -> tensor<1x2x20x16xf32>, tensor<1x1x24x16xf32>, tensor<1x1x24x16xf32>
+  return %dq, %dk, %dv : tensor<1x2x20x16xf32>, tensor<1x1x24x16xf32>, tensor<1x1x24x16xf32>
+}

@@ -9,6 +9,7 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "LinalgHelpers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -28,15 +29,7 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-using utils::IteratorType;
-constexpr IteratorType kPar = IteratorType::parallel;
-constexpr IteratorType kRed = IteratorType::reduction;
-
-Value extToF32(OpBuilder &b, Location loc, Value v) {
-  if (v.getType().isF32())
-    return v;
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-}
+using namespace mlir::attn::detail;
 
 Value negInf(OpBuilder &b, Location loc) {
   return arith::ConstantOp::create(
@@ -241,10 +234,191 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
   }
 };
 
+/// Sums a per-query-head tensor [B, Hq, N, X] over the query heads of each
+/// key/value head: [B, Hkv, N, X] (expand Hq into Hkv x G, reduce G).
+Value sumOverGroups(OpBuilder &b, Location loc, Value perHead, int64_t hkv,
+                    int64_t group) {
+  if (group == 1)
+    return perHead;
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(perHead.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, perHead);
+  SmallVector<OpFoldResult> expandedSizes = {sizes[0], b.getIndexAttr(hkv),
+                                             b.getIndexAttr(group), sizes[2],
+                                             sizes[3]};
+  auto expandedType = RankedTensorType::get(
+      {type.getDimSize(0), hkv, group, type.getDimSize(2), type.getDimSize(3)},
+      type.getElementType());
+  Value expanded = tensor::ExpandShapeOp::create(
+      b, loc, expandedType, perHead,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}, expandedSizes);
+  Value init =
+      filledF32(b, loc, {sizes[0], b.getIndexAttr(hkv), sizes[2], sizes[3]},
+                f32Const(b, loc, 0.0));
+  AffineExpr d0, d1, d2, d3, d4;
+  bindDims(ctx, d0, d1, d2, d3, d4);
+  return generic(
+      b, loc, expanded, init,
+      {AffineMap::get(5, 0, {d0, d1, d4, d2, d3}, ctx),
+       AffineMap::get(5, 0, {d0, d1, d2, d3}, ctx)},
+      {kPar, kPar, kPar, kPar, kRed},
+      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::AddFOp::create(nb, l, a[0], a[1]);
+      });
+}
+
+/// attn.attention_grad on whole tensors: P recomputed from the LSE, then
+/// dV = Pᵀ·dO, dP = dO·Vᵀ, Δ = rowsum(dO ∘ O), dS = P ∘ (dP − Δ),
+/// dQ = dS·K·scale and dK = dSᵀ·Q·scale, all in f32; dK and dV summed over
+/// the query heads of each key/value head.
+struct LowerAttentionGradToReference : OpRewritePattern<AttentionGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    int64_t hq = op.getQueryType().getDimSize(1);
+    int64_t hkv = op.getKeyType().getDimSize(1);
+    if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
+      return rewriter.notifyMatchFailure(
+          op, "reference lowering needs static head counts");
+    int64_t group = hq / hkv;
+
+    Value q = op.getQuery(), k = op.getKey(), v = op.getValue(),
+          o = op.getOutput(), dO = op.getGradOutput(), lse = op.getLse();
+    SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(rewriter, loc, q);
+    SmallVector<OpFoldResult> kSizes = tensor::getMixedSizes(rewriter, loc, k);
+    SmallVector<OpFoldResult> vSizes = tensor::getMixedSizes(rewriter, loc, v);
+    OpFoldResult nk = kSizes[2];
+
+    AffineExpr b, h, i, j, r;
+    bindDims(ctx, b, h, i, j, r);
+    AffineExpr kvHead = h.floorDiv(group);
+    auto map = [&](ArrayRef<AffineExpr> results) {
+      return AffineMap::get(5, 0, results, ctx);
+    };
+    auto map4 = [&](ArrayRef<AffineExpr> results) {
+      return AffineMap::get(4, 0, results, ctx);
+    };
+    AffineMap id4 = rewriter.getMultiDimIdentityMap(4);
+    AffineMap rowMap = map4({b, h, i});
+    SmallVector<IteratorType> contract = {kPar, kPar, kPar, kPar, kRed};
+    SmallVector<IteratorType> par4(4, kPar);
+    Value zero = f32Const(rewriter, loc, 0.0);
+    Value ninf = negInf(rewriter, loc);
+    auto mulAdd = [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+      Value prod = arith::MulFOp::create(nb, l, extToF32(nb, l, a[0]),
+                                         extToF32(nb, l, a[1]));
+      return arith::AddFOp::create(nb, l, a[2], prod);
+    };
+
+    // S[b,h,i,j] = sum_d Q[b,h,i,d] * K[b,h/G,j,d].
+    SmallVector<OpFoldResult> sSizes = {qSizes[0], qSizes[1], qSizes[2], nk};
+    Value scores = generic(
+        rewriter, loc, ValueRange{q, k}, filledF32(rewriter, loc, sSizes, zero),
+        {map({b, h, i, r}), map({b, kvHead, j, r}), map({b, h, i, j})},
+        contract, mulAdd);
+
+    // P = exp(S·scale − LSE) where key j is visible from row i, else 0;
+    // rows with LSE = −inf saw no key and give 0, not NaN.
+    Value scale = f32Const(rewriter, loc, op.getEffectiveScale());
+    Value diagOffset;
+    if (op.isCausal()) {
+      Value nkV = getValueOrCreateConstantIndexOp(rewriter, loc, nk);
+      Value nqV = getValueOrCreateConstantIndexOp(rewriter, loc, qSizes[2]);
+      diagOffset = arith::SubIOp::create(rewriter, loc, nkV, nqV);
+    }
+    Value probs = generic(
+        rewriter, loc, ValueRange{lse}, scores, {rowMap, id4}, par4,
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value s = arith::MulFOp::create(nb, l, a[1], scale);
+          Value p =
+              math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, s, a[0]));
+          Value keep = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE,
+                                             a[0], ninf);
+          if (diagOffset) {
+            Value row = linalg::IndexOp::create(nb, l, 2);
+            Value col = linalg::IndexOp::create(nb, l, 3);
+            Value limit = arith::AddIOp::create(nb, l, row, diagOffset);
+            Value visible = arith::CmpIOp::create(
+                nb, l, arith::CmpIPredicate::sle, col, limit);
+            keep = arith::AndIOp::create(nb, l, keep, visible);
+          }
+          return arith::SelectOp::create(nb, l, keep, p, zero);
+        });
+
+    // dP[b,h,i,j] = sum_e dO[b,h,i,e] * V[b,h/G,j,e].
+    Value dP = generic(
+        rewriter, loc, ValueRange{dO, v}, filledF32(rewriter, loc, sSizes, zero),
+        {map({b, h, i, r}), map({b, kvHead, j, r}), map({b, h, i, j})},
+        contract, mulAdd);
+
+    // Δ[b,h,i] = sum_e dO[b,h,i,e] * O[b,h,i,e].
+    SmallVector<OpFoldResult> rowSizes = {qSizes[0], qSizes[1], qSizes[2]};
+    Value delta = generic(
+        rewriter, loc, ValueRange{dO, o},
+        filledF32(rewriter, loc, rowSizes, zero), {id4, id4, rowMap},
+        {kPar, kPar, kPar, kRed}, mulAdd);
+
+    // dS = P ∘ (dP − Δ), written over dP.
+    Value dS = generic(
+        rewriter, loc, ValueRange{probs, delta}, dP, {id4, rowMap, id4}, par4,
+        [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          return arith::MulFOp::create(
+              nb, l, a[0], arith::SubFOp::create(nb, l, a[2], a[1]));
+        });
+
+    // Per query head: dV_h[b,h,j,e] = sum_i P[b,h,i,j] * dO[b,h,i,e] and
+    // dK_h[b,h,j,d] = sum_i dS[b,h,i,j] * Q[b,h,i,d]; here i is the fifth
+    // dim r and (j, e) are dims (i, j).
+    auto perHeadKV = [&](Value lhs, Value rhs, OpFoldResult cols) {
+      SmallVector<OpFoldResult> sizes = {qSizes[0], qSizes[1], nk, cols};
+      return generic(rewriter, loc, ValueRange{lhs, rhs},
+                     filledF32(rewriter, loc, sizes, zero),
+                     {map({b, h, r, i}), map({b, h, r, j}), map({b, h, i, j})},
+                     contract, mulAdd);
+    };
+    Value dV = sumOverGroups(rewriter, loc, perHeadKV(probs, dO, vSizes[3]),
+                             hkv, group);
+    Value dK = sumOverGroups(rewriter, loc, perHeadKV(dS, q, qSizes[3]), hkv,
+                             group);
+
+    // dQ[b,h,i,d] = sum_j dS[b,h,i,j] * K[b,h/G,j,d].
+    Value dQ = generic(
+        rewriter, loc, ValueRange{dS, k},
+        filledF32(rewriter, loc, qSizes, zero),
+        {map({b, h, i, r}), map({b, kvHead, r, j}), map({b, h, i, j})},
+        contract, mulAdd);
+
+    // Scale dQ and dK, and round every gradient to its element type.
+    auto finish = [&](Value grad, Type resultType, bool scaled) -> Value {
+      auto type = cast<RankedTensorType>(resultType);
+      Type elt = type.getElementType();
+      Value init = tensor::EmptyOp::create(
+          rewriter, loc, tensor::getMixedSizes(rewriter, loc, grad), elt);
+      return generic(rewriter, loc, grad, init, {id4, id4}, par4,
+                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       Value x = a[0];
+                       if (scaled)
+                         x = arith::MulFOp::create(nb, l, x, scale);
+                       if (elt != nb.getF32Type())
+                         x = arith::TruncFOp::create(nb, l, elt, x);
+                       return x;
+                     });
+    };
+    rewriter.replaceOp(op, {finish(dQ, op.getGradQuery().getType(), true),
+                            finish(dK, op.getGradKey().getType(), true),
+                            finish(dV, op.getGradValue().getType(), false)});
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::attn::populateLowerToReferencePatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerAttentionToReference>(patterns.getContext());
+  patterns.add<LowerAttentionToReference, LowerAttentionGradToReference>(
+      patterns.getContext());
 }
 
 namespace {
@@ -254,8 +428,10 @@ struct AttnLowerToReferencePass
     RewritePatternSet patterns(&getContext());
     populateLowerToReferencePatterns(patterns);
     walkAndApplyPatterns(getOperation(), std::move(patterns));
-    WalkResult left = getOperation()->walk([](AttentionOp op) {
-      op.emitOpError("could not be lowered to the reference form (dynamic "
+    WalkResult left = getOperation()->walk([](Operation *op) {
+      if (!isa<AttentionOp, AttentionGradOp>(op))
+        return WalkResult::advance();
+      op->emitOpError("could not be lowered to the reference form (dynamic "
                      "head counts are not supported)");
       return WalkResult::interrupt();
     });

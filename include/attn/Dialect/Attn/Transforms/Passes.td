@@ -60,7 +60,11 @@ def AttnLowerToReference : Pass<"attn-lower-to-reference"> {
   let description = [{
     Rewrites every `attn.attention` into `linalg.generic` ops on whole
     tensors: S = Q·Kᵀ·scale in f32, the mask, a numerically safe softmax
-    (max, exp, sum), P·V, one normalisation, and LSE = max + log(sum). This
+    (max, exp, sum), P·V, one normalisation, and LSE = max + log(sum).
+    `attn.attention_grad` becomes P = exp(S − LSE) (0 where masked or
+    LSE = −inf), dV = Pᵀ·dO, dP = dO·Vᵀ, Δ = rowsum(dO ∘ O),
+    dS = P ∘ (dP − Δ), dQ = dS·K·scale and dK = dSᵀ·Q·scale, with dK and
+    dV summed over the query heads of each key/value head. This
     is the definition that every other lowering is tested against; it stores
     the whole N×N score matrix and is not meant to be fast.
   }];
@@ -119,6 +123,44 @@ def AttnFuseOnlineSoftmax : Pass<"attn-fuse-online-softmax"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def AttnTileAttentionGrad : Pass<"attn-tile-attention-grad"> {
+  let summary = "Tile attn.attention_grad into FlashAttention's backward loops";
+  let description = [{
+    Rewrites every `attn.attention_grad` into FlashAttention-2's backward
+    on tiles, with the tile arithmetic (f32 `linalg.generic`s) in place:
+
+      * preprocess Δ = rowsum(dO ∘ O) once on whole tensors;
+      * for each (batch, key/value head) and block of Bc keys, a loop over
+        the query heads of the group and their blocks of Br rows that
+        recomputes P = exp2(S·scale·log2e − LSE·log2e) from the saved LSE
+        (0 for padding, above the bottom-right causal diagonal and in rows
+        with LSE = −inf), and accumulates dV += Pᵀ·dO and, with
+        dS = P ∘ (dO·Vᵀ − Δ), dK += dSᵀ·Q in the loop carry (scaled once);
+      * dQ: by default dQ += dS·K·scale is added in place into one f32
+        accumulator carried through every key/value block (what atomic adds
+        do on a GPU); with `deterministic=true` a second loop nest over
+        (batch, query head, query block) runs its own key/value loop and
+        writes each dQ tile once.
+
+    Causal masks skip whole blocks: the query loop of a key block starts at
+    the first block that sees one of its keys, and the deterministic dQ
+    loop stops at the last visible key block.
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", "32", "Query rows per block (Br)">,
+    Option<"blockN", "block-n", "int64_t", "32",
+           "Key/value rows per block (Bc)">,
+    Option<"deterministic", "deterministic", "bool", "false",
+           "Compute dQ in a separate pass over query blocks instead of "
+           "accumulating it across key/value blocks">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 
