@@ -73,3 +73,46 @@ llvm::Expected<double> mlir::attn::runOnHost(ModuleOp module,
   auto stop = std::chrono::steady_clock::now();
   return std::chrono::duration<double>(stop - start).count();
 }
+
+llvm::Expected<double>
+mlir::attn::runBackwardOnHost(ModuleOp module,
+                              const ::attn::AttentionProblem &p,
+                              BackwardHostTensors &t) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  registerBuiltinDialectTranslation(*module.getContext());
+  registerLLVMDialectTranslation(*module.getContext());
+
+  ExecutionEngineOptions options;
+  SmallVector<StringRef> libs = {ATTN_MLIR_C_RUNNER_UTILS};
+  options.sharedLibPaths = libs;
+  options.transformer = makeOptimizingTransformer(/*optLevel=*/2,
+                                                  /*sizeLevel=*/0, nullptr);
+  auto engine = ExecutionEngine::create(module, options);
+  if (!engine)
+    return engine.takeError();
+
+  SmallVector<int64_t> qs = {p.batch, p.headsQ, p.seqQ, p.headDim};
+  SmallVector<int64_t> ks = {p.batch, p.headsKv, p.seqKv, p.headDim};
+  SmallVector<int64_t> vs = {p.batch, p.headsKv, p.seqKv, p.vDim()};
+  SmallVector<int64_t> os = {p.batch, p.headsQ, p.seqQ, p.vDim()};
+  StridedMemRefType<char, 4> d4[] = {
+      describe<4>(t.q.data(), qs),    describe<4>(t.k.data(), ks),
+      describe<4>(t.v.data(), vs),    describe<4>(t.dout.data(), os),
+      describe<4>(t.out.data(), os),  describe<4>(t.dq.data(), qs),
+      describe<4>(t.dk.data(), ks),   describe<4>(t.dv.data(), vs)};
+  auto lse = describe<3>(t.lse.data(), {p.batch, p.headsQ, p.seqQ});
+  // Argument order: q, k, v, dout, out, lse, dq, dk, dv.
+  void *ptrs[] = {&d4[0], &d4[1], &d4[2], &d4[3], &d4[4],
+                  &lse,   &d4[5], &d4[6], &d4[7]};
+  SmallVector<void *> args;
+  for (void *&ptr : ptrs)
+    args.push_back(&ptr);
+
+  auto start = std::chrono::steady_clock::now();
+  if (llvm::Error err = (*engine)->invokePacked(
+          std::string("_mlir_ciface_") + kAttentionBackwardEntry, args))
+    return std::move(err);
+  auto stop = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(stop - start).count();
+}

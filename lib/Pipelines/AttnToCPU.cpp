@@ -37,6 +37,12 @@ void mlir::attn::buildAttnAlgorithmPipeline(OpPassManager &pm,
     tile.blockN = options.blockN;
     pm.addPass(createAttnTile(tile));
     pm.addPass(createAttnFuseOnlineSoftmax());
+    // The backward's block sizes: the options, else 32 x 32.
+    AttnTileAttentionGradOptions grad;
+    grad.blockM = options.blockM ? options.blockM : 32;
+    grad.blockN = options.blockN ? options.blockN : 32;
+    grad.deterministic = options.deterministic;
+    pm.addPass(createAttnTileAttentionGrad(grad));
   } else {
     pm.addPass(createAttnLowerToReference());
   }

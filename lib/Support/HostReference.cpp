@@ -64,6 +64,55 @@ void attn::referenceAttention(const AttentionProblem &p,
     }
 }
 
+void attn::referenceAttentionBackward(
+    const AttentionProblem &p, const std::vector<double> &q,
+    const std::vector<double> &k, const std::vector<double> &v,
+    const std::vector<double> &dout, std::vector<double> &dq,
+    std::vector<double> &dk, std::vector<double> &dv) {
+  std::vector<double> out, lse;
+  referenceAttention(p, q, k, v, out, lse);
+  const int64_t d = p.headDim, dvd = p.vDim(), nq = p.seqQ, nk = p.seqKv;
+  const int64_t group = p.headsQ / p.headsKv;
+  const double scale = p.effectiveScale();
+  dq.assign(p.batch * p.headsQ * nq * d, 0.0);
+  dk.assign(p.batch * p.headsKv * nk * d, 0.0);
+  dv.assign(p.batch * p.headsKv * nk * dvd, 0.0);
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.headsQ; ++h) {
+      int64_t hk = h / group;
+      int64_t qOff = (b * p.headsQ + h) * nq, kOff = (b * p.headsKv + hk) * nk;
+      for (int64_t i = 0; i < nq; ++i) {
+        int64_t visible = p.causal ? std::clamp<int64_t>(i + nk - nq + 1, 0, nk)
+                                   : nk;
+        if (visible == 0)
+          continue;
+        const double *qi = &q[(qOff + i) * d];
+        const double *doi = &dout[(qOff + i) * dvd];
+        const double *oi = &out[(qOff + i) * dvd];
+        double delta = 0;
+        for (int64_t x = 0; x < dvd; ++x)
+          delta += doi[x] * oi[x];
+        for (int64_t j = 0; j < visible; ++j) {
+          const double *kj = &k[(kOff + j) * d];
+          const double *vj = &v[(kOff + j) * dvd];
+          double s = 0, dp = 0;
+          for (int64_t x = 0; x < d; ++x)
+            s += qi[x] * kj[x];
+          for (int64_t x = 0; x < dvd; ++x)
+            dp += doi[x] * vj[x];
+          double pij = std::exp(s * scale - lse[qOff + i]);
+          double ds = pij * (dp - delta);
+          for (int64_t x = 0; x < dvd; ++x)
+            dv[(kOff + j) * dvd + x] += pij * doi[x];
+          for (int64_t x = 0; x < d; ++x) {
+            dq[(qOff + i) * d + x] += ds * kj[x] * scale;
+            dk[(kOff + j) * d + x] += ds * qi[x] * scale;
+          }
+        }
+      }
+    }
+}
+
 ErrorStats attn::compareToReference(const std::vector<double> &got,
                                     const std::vector<double> &want) {
   ErrorStats st;

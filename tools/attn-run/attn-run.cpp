@@ -73,6 +73,16 @@ static cl::opt<int64_t> checkRows("check-rows",
                                            "(0 = all when cheap, else a "
                                            "sample)"),
                                   cl::init(0), cl::cat(category));
+static cl::opt<bool>
+    backward("backward",
+             cl::desc("cpu: run attn.attention then attn.attention_grad on "
+                      "a random output gradient and check dQ, dK, dV"),
+             cl::init(false), cl::cat(category));
+static cl::opt<bool>
+    deterministic("deterministic",
+                  cl::desc("--backward, tiled: dQ in its own pass over "
+                           "query blocks (no in-place accumulation)"),
+                  cl::init(false), cl::cat(category));
 static cl::opt<bool> printIR("print-ir",
                              cl::desc("Print the IR before compiling"),
                              cl::init(false), cl::cat(category));
@@ -223,6 +233,92 @@ static int runOnGPU(const ::attn::AttentionProblem &p) {
   return result.ok() ? 0 : 1;
 }
 
+/// --backward on the CPU: O and LSE from attn.attention, then dQ, dK, dV
+/// from attn.attention_grad, each checked against float64. Exit 0 ok, 1
+/// over tolerance, 2 errors.
+static int runBackwardOnCPU(const ::attn::AttentionProblem &p) {
+  DialectRegistry registry;
+  mlir::attn::registerAllDialects(registry);
+  MLIRContext ctx(registry);
+  OwningOpRef<ModuleOp> module =
+      mlir::attn::buildAttentionBackwardModule(ctx, p);
+  if (failed(module->verify()))
+    return fail("the generated attention backward does not verify");
+  mlir::attn::AttnToCPUOptions options;
+  options.tiled = pipeline == "tiled";
+  options.blockM = blockM;
+  options.blockN = blockN;
+  options.deterministic = deterministic;
+  PassManager algorithm(&ctx);
+  mlir::attn::buildAttnAlgorithmPipeline(algorithm, options);
+  if (failed(algorithm.run(*module)))
+    return fail("the algorithm pipeline failed");
+  if (printIR)
+    module->print(llvm::errs());
+  PassManager lowering(&ctx);
+  mlir::attn::buildHostLoweringPipeline(lowering);
+  if (failed(lowering.run(*module)))
+    return fail("lowering to LLVM failed");
+
+  std::mt19937_64 rng(seed);
+  mlir::attn::BackwardHostTensors t;
+  std::vector<double> qv, kv, vv, dov;
+  int64_t qN = p.batch * p.headsQ * p.seqQ * p.headDim;
+  int64_t kN = p.batch * p.headsKv * p.seqKv * p.headDim;
+  int64_t vN = p.batch * p.headsKv * p.seqKv * p.vDim();
+  int64_t oN = p.batch * p.headsQ * p.seqQ * p.vDim();
+  fillRandom(rng, inputRange, p.dtype, qN, t.q, qv);
+  fillRandom(rng, inputRange, p.dtype, kN, t.k, kv);
+  fillRandom(rng, 1.0, p.dtype, vN, t.v, vv);
+  fillRandom(rng, 1.0, p.dtype, oN, t.dout, dov);
+  int64_t bytes = ::attn::dtypeBytes(p.dtype);
+  t.out.assign(oN * bytes, 0xff); // NaN in every type
+  t.dq.assign(qN * bytes, 0xff);
+  t.dk.assign(kN * bytes, 0xff);
+  t.dv.assign(vN * bytes, 0xff);
+  t.lse.assign(p.batch * p.headsQ * p.seqQ,
+               std::numeric_limits<float>::quiet_NaN());
+
+  llvm::Expected<double> seconds =
+      mlir::attn::runBackwardOnHost(*module, p, t);
+  if (!seconds)
+    return fail("execution failed: " + llvm::toString(seconds.takeError()));
+
+  std::vector<double> refDq, refDk, refDv;
+  ::attn::referenceAttentionBackward(p, qv, kv, vv, dov, refDq, refDk, refDv);
+  // The issue's bar: f32 gradients within 1e-4, 16-bit ones within 1e-2.
+  double tol = p.dtype == ::attn::DType::f32 ? 1e-4 : 1e-2;
+  bool ok = true;
+  std::string errJson;
+  struct Grad {
+    const char *name;
+    const std::vector<uint8_t> *got;
+    const std::vector<double> *want;
+  } grads[] = {{"dq", &t.dq, &refDq}, {"dk", &t.dk, &refDk},
+               {"dv", &t.dv, &refDv}};
+  for (const Grad &g : grads) {
+    const char *name = g.name;
+    const std::vector<uint8_t> *got = g.got;
+    const std::vector<double> *want = g.want;
+    ::attn::ErrorStats e =
+        ::attn::compareToReference(decode(*got, p.dtype), *want);
+    ok = ok && e.relErr <= tol;
+    errJson += std::string(",\"") + name +
+               "_rel_err\":" + jsonNumber(e.relErr) + ",\"" + name +
+               "_max_abs_err\":" + jsonNumber(e.maxAbsErr);
+  }
+  llvm::outs() << "{\"target\":\"" << target << "\",\"pipeline\":\""
+               << pipeline << "\",\"backward\":true,\"deterministic\":"
+               << (deterministic ? "true" : "false")
+               << ",\"shape\":" << p.shapeJson()
+               << ",\"scale\":" << jsonNumber(p.effectiveScale())
+               << ",\"seed\":" << seed << errJson
+               << ",\"tolerance\":" << jsonNumber(tol)
+               << ",\"time_s\":" << jsonNumber(*seconds)
+               << ",\"ok\":" << (ok ? "true" : "false") << "}\n";
+  return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -239,6 +335,15 @@ int main(int argc, char **argv) {
                 "')");
   if (!(inputRange > 0) || !std::isfinite(inputRange))
     return fail("--input-range must be positive and finite");
+  if (backward && target != "cpu")
+    return fail("--backward runs on the CPU only (--target cpu); there are "
+                "no GPU backward kernels yet");
+  if (deterministic && !backward)
+    return fail("--deterministic needs --backward");
+  if (backward && !p.withLse)
+    return fail("--backward needs the forward's LSE (drop --no-lse)");
+  if (backward)
+    return runBackwardOnCPU(p);
   if (target == "cuda")
     return runOnGPU(p);
   if (target != "cpu")

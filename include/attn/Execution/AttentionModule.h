@@ -23,6 +23,18 @@ inline constexpr const char *kAttentionEntry = "attention";
 OwningOpRef<ModuleOp> buildAttentionModule(MLIRContext &ctx,
                                            const ::attn::AttentionProblem &p);
 
+/// Name of the entry function of modules built by
+/// buildAttentionBackwardModule.
+inline constexpr const char *kAttentionBackwardEntry = "attention_backward";
+
+/// Builds `func.func @attention_backward(%q, %k, %v, %do, %o, %lse, %dq,
+/// %dk, %dv)` on memrefs (the first four read, the rest written): the
+/// forward attn.attention gives O and LSE, and attn.attention_grad the
+/// gradients for the output gradient %do.
+OwningOpRef<ModuleOp>
+buildAttentionBackwardModule(MLIRContext &ctx,
+                             const ::attn::AttentionProblem &p);
+
 } // namespace mlir::attn
 
 #endif // ATTN_EXECUTION_ATTENTIONMODULE_H

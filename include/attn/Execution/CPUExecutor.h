@@ -31,6 +31,18 @@ llvm::Expected<double> runOnHost(ModuleOp module,
                                  const ::attn::AttentionProblem &p,
                                  HostTensors &t);
 
+/// Buffers of the backward module (buildAttentionBackwardModule): inputs q,
+/// k, v and the output gradient dout; outputs out, lse, dq, dk, dv.
+struct BackwardHostTensors {
+  std::vector<uint8_t> q, k, v, dout, out, dq, dk, dv;
+  std::vector<float> lse;
+};
+
+/// As runOnHost, for a backward module (entry kAttentionBackwardEntry).
+llvm::Expected<double> runBackwardOnHost(ModuleOp module,
+                                         const ::attn::AttentionProblem &p,
+                                         BackwardHostTensors &t);
+
 } // namespace mlir::attn
 
 #endif // ATTN_EXECUTION_CPUEXECUTOR_H

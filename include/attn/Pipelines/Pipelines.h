@@ -35,6 +35,11 @@ struct AttnToCPUOptions : public PassPipelineOptions<AttnToCPUOptions> {
       *this, "block-n",
       llvm::cl::desc("Key/value rows per block; 0 = heuristic"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> deterministic{
+      *this, "deterministic",
+      llvm::cl::desc("Tiled attn.attention_grad: compute dQ in its own pass "
+                     "over query blocks instead of accumulating it in place"),
+      llvm::cl::init(false)};
 };
 
 /// Options of `attn-to-ptx`.

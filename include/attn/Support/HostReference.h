@@ -21,6 +21,19 @@ void referenceAttention(const AttentionProblem &p, const std::vector<double> &q,
                         const std::vector<double> &v, std::vector<double> &out,
                         std::vector<double> &lse);
 
+/// Computes the gradients dQ, dK, dV of attention in float64 for the output
+/// gradient `dout` [B, Hq, Nq, Dv], recomputing O and LSE with
+/// referenceAttention. dK and dV of a key/value head sum over its query
+/// heads; rows that see no key contribute nothing.
+void referenceAttentionBackward(const AttentionProblem &p,
+                                const std::vector<double> &q,
+                                const std::vector<double> &k,
+                                const std::vector<double> &v,
+                                const std::vector<double> &dout,
+                                std::vector<double> &dq,
+                                std::vector<double> &dk,
+                                std::vector<double> &dv);
+
 /// Errors of `got` against `want`: ‖got − want‖ / ‖want‖ and max |got − want|.
 /// Non-finite values in `got` where `want` is finite make both errors
 /// infinite. Entries where both are the same infinity (masked LSE) agree.
