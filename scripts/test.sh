@@ -44,7 +44,39 @@ suite_lit() {
   return "$rc"
 }
 
-SUITES=(lit)
+# The downstream example (test/Downstream) against the *installed* package:
+# install into a temporary prefix, configure the example there with
+# find_package(AttnCompiler), build it and run its checks (ctest): a
+# compiler that embeds attn's pipeline and a C program on the C API.
+suite_downstream() {
+  local prefix dbuild log rc=0 n
+  prefix="$(mktemp -d)"
+  dbuild="$BUILD/downstream"
+  log="$(mktemp)"
+  # (The whole build first: `cmake --install` installs every target.)
+  {
+    cmake --build "$BUILD" &&
+      cmake --install "$BUILD" --prefix "$prefix" >/dev/null &&
+      rm -rf "$dbuild" &&
+      cmake -G Ninja -S "$ROOT/test/Downstream" -B "$dbuild" \
+        -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
+        -DCMAKE_PREFIX_PATH="$prefix" &&
+      cmake --build "$dbuild" &&
+      ctest --test-dir "$dbuild" --output-on-failure 2>&1 | tee "$log"
+  } || rc=$?
+  # ctest: "N% tests passed, F tests failed out of T".
+  n="$(sed -n 's/.* tests passed, \([0-9][0-9]*\) tests failed out of \([0-9][0-9]*\).*/\2 \1/p' "$log")"
+  if [ -n "$n" ]; then
+    set -- $n
+    TOTAL_PASSED=$((TOTAL_PASSED + $1 - $2))
+    TOTAL_FAILED=$((TOTAL_FAILED + $2))
+  fi
+  rm -rf "$prefix" "$log"
+  return "$rc"
+}
+
+SUITES=(lit downstream)
 
 failed_suites=()
 for suite in "${SUITES[@]}"; do

@@ -11,7 +11,13 @@
 
 #include "attn/Pipelines/Pipelines.h"
 
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -25,8 +31,6 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
-
-#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCOMPILEKERNELS
@@ -58,8 +62,17 @@ struct AttnCompileKernelsPass
     OpPassManager lowering(gpu::GPUModuleOp::getOperationName());
     buildKernelLowering(lowering);
     lowering.getDependentDialects(registry);
-    // Serialising needs the NVVM target and the translations to LLVM IR;
-    // registered here so that a caller's registry need not know about them.
+    // convert-gpu-to-nvvm lowers the ops of every dialect that has a
+    // ConvertToLLVM interface, and serialising needs the NVVM target and the
+    // translations to LLVM IR: registered here, so that a caller's registry
+    // needs only the attn dialect (attn-opt's registerAllDialects has them
+    // anyway; test/Downstream checks a registry without them).
+    arith::registerConvertArithToLLVMInterface(registry);
+    cf::registerConvertControlFlowToLLVMInterface(registry);
+    registerConvertFuncToLLVMInterface(registry);
+    index::registerConvertIndexToLLVMInterface(registry);
+    registerConvertMathToLLVMInterface(registry);
+    registerConvertMemRefToLLVMInterface(registry);
     NVVM::registerNVVMTargetInterfaceExternalModels(registry);
     registerBuiltinDialectTranslation(registry);
     registerGPUDialectTranslation(registry);

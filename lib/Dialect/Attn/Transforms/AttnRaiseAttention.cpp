@@ -1146,6 +1146,9 @@ void mlir::attn::populateRaiseAttentionPatterns(RewritePatternSet &patterns) {
 
 int64_t mlir::attn::raiseAttention(RewriterBase &rewriter, Operation *root,
                                    bool emitRemarks) {
+  // What the rewrite creates (already loaded when called from the pass).
+  root->getContext()
+      ->loadDialect<AttnDialect, linalg::LinalgDialect, tensor::TensorDialect>();
   SmallVector<linalg::LinalgOp> candidates;
   root->walk([&](linalg::LinalgOp op) {
     if (Matcher::isCandidate(op))

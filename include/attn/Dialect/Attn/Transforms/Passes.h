@@ -53,6 +53,7 @@ void populateLowerToReferencePatterns(RewritePatternSet &patterns);
 /// The pattern raising softmax(Q·Kᵀ·s)·V written in linalg on tensors to
 /// attn.attention (see attn-raise-attention). It is rooted on the P·V
 /// contraction; a match failure says why the candidate is not attention.
+/// The attn, linalg and tensor dialects must be loaded.
 void populateRaiseAttentionPatterns(RewritePatternSet &patterns);
 
 /// Raises every attention under `root` (what attn-raise-attention does) and
