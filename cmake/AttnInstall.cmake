@@ -37,10 +37,13 @@ foreach(target AttnSupport AttnRuntime AttnTuning attn_runtime)
     attn_install_library(${target})
   endif()
 endforeach()
-if(TARGET attn-launch)
-  install(TARGETS attn-launch RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
-          COMPONENT attn-tools)
-endif()
+# The MLIR-free tools (plain add_executable, like the libraries above).
+foreach(tool attn-launch attn-tune)
+  if(TARGET ${tool})
+    install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+            COMPONENT attn-tools)
+  endif()
+endforeach()
 
 install(EXPORT AttnCompilerTargets
   FILE AttnCompilerTargets.cmake

@@ -4,7 +4,7 @@
 // The embedded pipeline raises the attentions, compiles them to PTX and
 // leaves everything else as it was. Checked by test/Downstream/CMakeLists.txt.
 
-// MYOPT: // passes: builtin.module(attn-raise-attention{{.*}}convert-attn-to-gpu{{.*}}attn-compile-kernels{{.*}}chip=sm_80
+// MYOPT: // passes: {{.*}}(attn-raise-attention{{.*}}convert-attn-to-gpu{{.*}}attn-compile-kernels{{.*}}chip=sm_80
 // MYOPT: func.func @embedding_scale(%[[X:.+]]: tensor<8x64xf32>, %[[S:.+]]: tensor<8x64xf32>) -> tensor<8x64xf32> {
 // MYOPT-NEXT: %[[M:.+]] = arith.mulf %[[X]], %[[S]] : tensor<8x64xf32>
 // MYOPT-NEXT: %[[A:.+]] = arith.addf %[[M]], %[[X]] : tensor<8x64xf32>
@@ -26,7 +26,7 @@
 // PTX-DAG: .entry attn_fwd_d64_bf16_causal
 // PTX-DAG: .entry attn_fwd_d128_f16
 
-// TEXTUAL: // passes: builtin.module(attn-raise-attention{{.*}}convert-attn-to-gpu{{.*}}chip=sm_90a{{.*}}attn-compile-kernels{{.*}}chip=sm_90a
+// TEXTUAL: // passes: {{.*}}(attn-raise-attention{{.*}}convert-attn-to-gpu{{.*}}chip=sm_90a{{.*}}attn-compile-kernels{{.*}}chip=sm_90a
 // TEXTUAL: func.func @embedding_scale
 // TEXTUAL-NEXT: arith.mulf
 // TEXTUAL: attn.attention {{.*}} mask <causal>
