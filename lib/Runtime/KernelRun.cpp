@@ -6,6 +6,7 @@
 
 #include "attn/Runtime/KernelRun.h"
 #include "attn/Runtime/Json.h"
+#include "attn/Support/JsonNumber.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,18 +18,9 @@
 using namespace attn::runtime;
 using attn::AttentionProblem;
 
-namespace {
-std::string jsonNumber(double v) {
-  if (std::isnan(v))
-    return "\"nan\"";
-  if (std::isinf(v))
-    return v > 0 ? "\"inf\"" : "\"-inf\"";
-  std::ostringstream os;
-  os.precision(6);
-  os << v;
-  return os.str();
-}
+using ::attn::jsonNumber;
 
+namespace {
 /// One cuMemAlloc'd block, freed on scope exit.
 class DeviceBuffer {
 public:

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Support/JsonNumber.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Execution/TensorFunctionRunner.h"
@@ -55,6 +56,8 @@ static cl::opt<double> inputRange("input-range",
                                   cl::desc("Inputs are drawn from U(-r, r)"),
                                   cl::init(1.0), cl::cat(category));
 
+using ::attn::jsonNumber;
+
 namespace {
 int fail(const llvm::Twine &msg) {
   llvm::errs() << "attn-raise-check: error: " << msg << "\n";
@@ -73,17 +76,6 @@ void fillRandom(std::mt19937_64 &rng, mlir::attn::HostTensor &t) {
       std::memcpy(&t.bytes[2 * i], &h, 2);
     }
   }
-}
-
-std::string jsonNumber(double v) {
-  if (std::isnan(v))
-    return "\"nan\"";
-  if (std::isinf(v))
-    return v > 0 ? "\"inf\"" : "\"-inf\"";
-  std::ostringstream os;
-  os.precision(6);
-  os << v;
-  return os.str();
 }
 
 /// Lowers `module` and runs `entry` on copies of `args`; the output starts

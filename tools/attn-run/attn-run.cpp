@@ -17,6 +17,7 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runtime/KernelRun.h"
 #include "attn/Support/HostReference.h"
+#include "attn/Support/JsonNumber.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -86,6 +87,8 @@ static cl::opt<bool>
 static cl::opt<bool> printIR("print-ir",
                              cl::desc("Print the IR before compiling"),
                              cl::init(false), cl::cat(category));
+
+using ::attn::jsonNumber;
 
 namespace {
 int fail(const std::string &msg) {
@@ -169,16 +172,6 @@ struct TileConfigRecorder : PassInstrumentation {
   std::string &json;
 };
 
-std::string jsonNumber(double v) {
-  if (std::isnan(v))
-    return "\"nan\"";
-  if (std::isinf(v))
-    return v > 0 ? "\"inf\"" : "\"-inf\"";
-  std::ostringstream os;
-  os.precision(6);
-  os << v;
-  return os.str();
-}
 } // namespace
 
 /// --target cuda: compile the kernel (as attn-compile does) into a
