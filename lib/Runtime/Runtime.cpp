@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Runtime/Runtime.h"
+#include "attn/Runtime/LaunchChecks.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -311,6 +312,10 @@ Kernel::~Kernel() {
 
 Status Kernel::launch(const LaunchArgs &args, cu::Stream stream) const {
   auto fail = [&](Status s) { return s.prepend("launching " + man.entry); };
+  if (Status s = checkLaunchArgs(man, args); !s)
+    return fail(s);
+  if (isEmptyLaunch(args))
+    return Status::success();
   Expected<LaunchGeometry> g = geometry(args);
   if (!g)
     return fail(g.status());

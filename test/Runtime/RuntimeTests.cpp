@@ -11,6 +11,7 @@
 
 #include "attn/Runtime/Check.h"
 #include "attn/Runtime/Json.h"
+#include "attn/Runtime/LaunchChecks.h"
 #include "attn/Runtime/Runtime.h"
 
 #include <algorithm>
@@ -396,6 +397,58 @@ void packing() {
                "parameter 'seq_q' = 3000000000 does not fit the kernel's i32");
 }
 
+void launchChecks() {
+  Expected<KernelManifest> m = parseManifest(goodManifest());
+  EXPECT(m.ok());
+  if (!m.ok())
+    return;
+  LaunchArgs a = someArgs(*m);
+  EXPECT(checkLaunchArgs(*m, a).ok());
+  LaunchArgs bad = a;
+  bad.o += 8;
+  EXPECT_ERROR(checkLaunchArgs(*m, bad),
+               "the o pointer (0x4008) must be 16-byte aligned");
+  bad = a;
+  bad.lse += 2;
+  EXPECT_ERROR(checkLaunchArgs(*m, bad),
+               "the lse pointer must be 4-byte aligned (float)");
+  bad = a;
+  bad.lseStride[1] = -4;
+  EXPECT_ERROR(checkLaunchArgs(*m, bad),
+               "lse strides must be non-negative (got 65536, -4)");
+  bad = a;
+  bad.vStride[1] = 100; // bf16: 200 bytes
+  EXPECT_ERROR(checkLaunchArgs(*m, bad),
+               "v_stride_h = 100 elements (200 bytes) must be a multiple of "
+               "16 bytes");
+  bad = a;
+  bad.headsQ = -2;
+  EXPECT_ERROR(checkLaunchArgs(*m, bad), "heads_q must not be negative");
+  // A stride over a dimension of size 1 is never used: any value is fine.
+  LaunchArgs one = a;
+  one.batch = 1;
+  one.qStride[0] = 3;
+  EXPECT(checkLaunchArgs(*m, one).ok());
+  // Broadcast inputs (stride 0) are fine; overlapping output rows are not.
+  LaunchArgs broadcast = a;
+  broadcast.kStride[0] = 0;
+  EXPECT(checkLaunchArgs(*m, broadcast).ok());
+  bad = a;
+  bad.oStride[2] = 0;
+  EXPECT_ERROR(checkLaunchArgs(*m, bad),
+               "o_stride_n = 0 is smaller than an output row (128 elements)");
+  // Empty problems: nothing to check beyond the signs, nothing to launch.
+  LaunchArgs empty = a;
+  empty.batch = 0;
+  empty.q = empty.k = empty.v = empty.o = empty.lse = 0;
+  EXPECT(isEmptyLaunch(empty) && checkLaunchArgs(*m, empty).ok());
+  empty = a;
+  empty.seqQ = 0;
+  empty.q = 3;
+  EXPECT(isEmptyLaunch(empty) && checkLaunchArgs(*m, empty).ok());
+  EXPECT(!isEmptyLaunch(a));
+}
+
 //===----------------------------------------------------------------------===//
 // The host-side checker
 //===----------------------------------------------------------------------===//
@@ -556,6 +609,7 @@ const Test kTests[] = {
     {"grid", "formula", gridFormula},
     {"grid", "launch-geometry", launchGeometry},
     {"params", "packing", packing},
+    {"params", "launch-checks", launchChecks},
     {"check", "checker", checker},
     {"cuda-h", "enums", cudaHeader},
     // Last: it sets ATTN_LIBCUDA for the rest of the process.

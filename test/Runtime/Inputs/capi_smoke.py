@@ -63,4 +63,42 @@ print("max abs err below 1e-5:", err < 1e-5)
 args.heads_kv = 3
 print("bad launch rc", lib.attn_kernel_launch(kern, ctypes.byref(args), None),
       lib.attn_runtime_last_error().decode())
+args.heads_kv = Hkv
+
+
+def launch_with(what, **changes):
+    """Launches with some fields changed; prints rc and the error."""
+    saved = {f: getattr(args, f) for f in changes if not f.endswith("stride")}
+    saved_strides = {f: list(getattr(args, f)) for f in changes
+                     if f.endswith("stride")}
+    for f, val in changes.items():
+        if f.endswith("stride"):
+            getattr(args, f)[:] = val
+        else:
+            setattr(args, f, val)
+    rc = lib.attn_kernel_launch(kern, ctypes.byref(args), None)
+    print(what, "rc", rc, lib.attn_runtime_last_error().decode() if rc else "")
+    for f, val in saved.items():
+        setattr(args, f, val)
+    for f, val in saved_strides.items():
+        getattr(args, f)[:] = val
+
+
+# Bad arguments are errors naming the argument, never a launch.
+launch_with("misaligned q", q=ctypes.addressof(q) + 4)
+launch_with("null v", v=0)
+launch_with("negative seq_kv", seq_kv=-1)
+launch_with("odd k stride", k_stride=[Hkv * Nk * D, Nk * D, 66])
+launch_with("negative q stride", q_stride=[-1, Nq * D, D])
+launch_with("overlapping o rows", o_stride=[Hq * Nq * D, Nq * D, 32])
+launch_with("seq_q beyond i32", seq_q=2**31)
+# An empty batch (or no query rows) launches nothing and succeeds: O keeps
+# its poison.
+for i in range(len(o)):
+    o[i] = math.nan
+launch_with("empty batch", batch=0, q=0, k=0, v=0, o=0, lse=0)
+launch_with("no query rows", seq_q=0)
+print("o untouched:", all(math.isnan(x) for x in o))
+print("null args rc", lib.attn_kernel_launch(kern, None, None),
+      lib.attn_runtime_last_error().decode())
 lib.attn_kernel_destroy(kern)
