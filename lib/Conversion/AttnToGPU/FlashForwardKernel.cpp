@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "NVVMHelpers.h"
+#include "KernelTiles.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,7 +31,9 @@
 
 using namespace mlir;
 using namespace mlir::attn;
+using nvvm::FragmentAddresses;
 using nvvm::KernelBuilder;
+using nvvm::TileLayout;
 
 namespace {
 
@@ -42,71 +44,6 @@ constexpr const char *kSharedMemorySymbol = "attn_dynamic_smem";
 using Acc = std::array<Value, 4>;
 /// One m16k16 A-operand fragment: four packed registers.
 using AFrag = std::array<Value, 4>;
-
-/// Geometry of a shared-memory tile of 16-bit elements whose rows are split
-/// into 16-byte chunks, XOR-swizzled so that the 8 row addresses of an
-/// ldmatrix (and of a cp.async wave) hit 8 different bank groups.
-struct TileLayout {
-  int64_t rows = 0;
-  int64_t chunks = 0; // 16-byte chunks per row (row width / 8)
-  int64_t swizzleMod = 1;   // M: chunk ^= (row / R) % M
-  int64_t swizzleShift = 0; // log2(R)
-
-  TileLayout(int64_t rows, int64_t width) : rows(rows), chunks(width / 8) {
-    swizzleMod = std::min<int64_t>(8, chunks);
-    swizzleShift = llvm::Log2_64(8 / swizzleMod);
-  }
-  int64_t rowBytes() const { return chunks * 16; }
-  int64_t bytes() const { return rows * rowBytes(); }
-};
-
-/// Addresses of one lane's ldmatrix rows in a swizzled tile, split into a
-/// few lane-dependent offsets computed once and compile-time constants, so
-/// that the unrolled fragment loads do not each keep an address register.
-///
-/// Fragment (rowBase + rowLane, 2·pair + chunkLane) lives at chunk
-/// (2·pair + chunkLane) ^ swizzle(rowLane): with M = swizzleMod, pairs that
-/// agree modulo M/2 share the lane-dependent part and differ by
-/// M·(pair / (M/2)) chunks. rowBase must be a multiple of 8.
-class FragmentAddresses {
-public:
-  FragmentAddresses(KernelBuilder &kb, const TileLayout &layout,
-                    Value rowLane, Value chunkLane)
-      : kb(kb), layout(layout) {
-    Value swz = kb.andi(kb.lshr(rowLane, layout.swizzleShift),
-                        layout.swizzleMod - 1);
-    Value rowOffset = kb.mul(rowLane, kb.i32(layout.rowBytes()));
-    for (int64_t j = 0; j < std::max<int64_t>(1, layout.swizzleMod / 2); ++j) {
-      Value chunk = kb.xori(kb.add(kb.i32(2 * j), chunkLane), swz);
-      laneOffsets.push_back(kb.add(rowOffset, kb.shl(chunk, 4)));
-    }
-  }
-
-  /// This lane's row pointers into the tile at `tileBase`, one per pair
-  /// class. They are pinned (see KernelBuilder::pin) so that LLVM cannot
-  /// fold each fragment's constant offset into its own hoisted register:
-  /// the offsets stay instruction immediates.
-  SmallVector<Value> lanePointers(Value tileBase) {
-    SmallVector<Value> ptrs;
-    for (Value offset : laneOffsets)
-      ptrs.push_back(kb.pin(kb.gepBytes(tileBase, offset)));
-    return ptrs;
-  }
-
-  /// Address of fragment (rowBase + rowLane, 2·pair + chunkLane).
-  Value address(ArrayRef<Value> lanePtrs, int64_t rowBase, int64_t pair) {
-    int64_t period = static_cast<int64_t>(laneOffsets.size());
-    int64_t constant = rowBase * layout.rowBytes() +
-                       16 * 2 * period * (pair / period);
-    Value lanePart = lanePtrs[pair % period];
-    return constant ? kb.gepBytes(lanePart, kb.i32(constant)) : lanePart;
-  }
-
-private:
-  KernelBuilder &kb;
-  const TileLayout &layout;
-  SmallVector<Value> laneOffsets;
-};
 
 class FlashForwardEmitter {
 public:
@@ -134,9 +71,14 @@ private:
   State unflatten(ValueRange values) const;
 
   Value swizzledAddress(Value tileBase, const TileLayout &layout, Value row,
-                        Value chunk);
+                        Value chunk) {
+    return nvvm::swizzledAddress(kb, tileBase, layout, row, chunk);
+  }
   void loadTile(Value globalBase, Value rowStride, Value row0, Value rowsLeft,
-                const TileLayout &layout, Value sharedTile);
+                const TileLayout &layout, Value sharedTile) {
+    nvvm::loadTileAsync(kb, elt, config.threads(), tid, globalBase, rowStride,
+                        row0, rowsLeft, layout, sharedTile);
+  }
   AFrag loadQFragment(ArrayRef<Value> qPtrs, int64_t mt, int64_t kk);
   void issueKvLoads(Value block, bool key);
   /// Global query row of this thread's row `h` (0: g, 1: g + 8) of m-tile
@@ -190,58 +132,6 @@ FlashForwardEmitter::unflatten(ValueRange values) const {
     state.push_back(std::move(rs));
   }
   return state;
-}
-
-Value FlashForwardEmitter::swizzledAddress(Value tileBase,
-                                           const TileLayout &layout, Value row,
-                                           Value chunk) {
-  Value swz = kb.andi(kb.lshr(row, layout.swizzleShift), layout.swizzleMod - 1);
-  Value physChunk = kb.xori(chunk, swz);
-  Value offset = kb.add(kb.mul(row, kb.i32(layout.rowBytes())),
-                        kb.shl(physChunk, 4));
-  return kb.gepBytes(tileBase, offset);
-}
-
-/// Cooperative cp.async of a [layout.rows, width] tile starting at global row
-/// `row0`; rows at or past `rowsLeft` are zero-filled (never read).
-///
-/// Thread `tid` copies chunk tid % C of rows tid / C + w·(T / C), w = 0, 1..:
-/// successive copies of one thread differ by one row stride multiple in
-/// global memory and, when T / C is a multiple of 8 (the swizzle period),
-/// by a constant in shared memory, so each copy costs an add, not a fresh
-/// address computation.
-void FlashForwardEmitter::loadTile(Value globalBase, Value rowStride,
-                                   Value row0, Value rowsLeft,
-                                   const TileLayout &layout, Value sharedTile) {
-  int64_t threads = config.threads();
-  int64_t rowsPerWave = threads / layout.chunks;
-  int64_t waves = layout.rows / rowsPerWave;
-  Value row = kb.lshr(tid, llvm::Log2_64(layout.chunks));
-  Value chunk = kb.andi(tid, layout.chunks - 1);
-  Value dst0 = swizzledAddress(sharedTile, layout, row, chunk);
-  Value src0 = kb.gep(globalBase, elt,
-                      kb.add(kb.mul(kb.sext64(kb.add(row0, row)), rowStride),
-                             kb.sext64(kb.shl(chunk, 3))));
-  Value waveStride = kb.mul(rowStride, kb.i64(rowsPerWave));
-  for (int64_t w = 0; w < waves; ++w) {
-    Value inRange = kb.slt(row, kb.sub(rowsLeft, kb.i32(w * rowsPerWave)));
-    Value validBytes = kb.select(inRange, kb.i32(16), kb.i32(0));
-    // Chained, so that no multiple of the stride stays live in a register;
-    // out-of-range rows read nothing and point at the tile's base.
-    if (w > 0)
-      src0 = kb.pin(kb.gep(src0, elt, waveStride));
-    Value src = kb.select(inRange, src0, globalBase);
-    // The swizzle repeats every 8 rows: waves 8 rows apart differ by a
-    // constant; narrower waves need the full address.
-    Value dst = w == 0 ? dst0
-                : rowsPerWave % 8 == 0
-                    ? kb.gepBytes(dst0,
-                                  kb.i32(w * rowsPerWave * layout.rowBytes()))
-                    : swizzledAddress(sharedTile, layout,
-                                      kb.add(row, kb.i32(w * rowsPerWave)),
-                                      chunk);
-    kb.cpAsync16(dst, src, validBytes);
-  }
 }
 
 /// The A fragment of Q for m-tile `mt`, head-dim columns 16·kk .. +15.

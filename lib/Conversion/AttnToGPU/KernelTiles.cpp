@@ -1,0 +1,99 @@
+//===- KernelTiles.cpp - swizzled shared-memory tiles ---------------------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelTiles.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::attn::nvvm;
+
+Value mlir::attn::nvvm::swizzledAddress(KernelBuilder &kb, Value tileBase,
+                                        const TileLayout &layout, Value row,
+                                        Value chunk) {
+  Value swz = kb.andi(kb.lshr(row, layout.swizzleShift), layout.swizzleMod - 1);
+  Value physChunk = kb.xori(chunk, swz);
+  Value offset = kb.add(kb.mul(row, kb.i32(layout.rowBytes())),
+                        kb.shl(physChunk, 4));
+  return kb.gepBytes(tileBase, offset);
+}
+
+void mlir::attn::nvvm::loadTileAsync(KernelBuilder &kb, Type elt,
+                                     int64_t threads, Value tid,
+                                     Value globalBase, Value rowStride,
+                                     Value row0, Value rowsLeft,
+                                     const TileLayout &layout,
+                                     Value sharedTile) {
+  int64_t rowsPerWave = threads / layout.chunks;
+  int64_t waves = std::max<int64_t>(1, layout.rows / rowsPerWave);
+  Value row = kb.lshr(tid, llvm::Log2_64(layout.chunks));
+  Value chunk = kb.andi(tid, layout.chunks - 1);
+  Value dst0 = swizzledAddress(kb, sharedTile, layout, row, chunk);
+  Value src0 = kb.gep(globalBase, elt,
+                      kb.add(kb.mul(kb.sext64(kb.add(row0, row)), rowStride),
+                             kb.sext64(kb.shl(chunk, 3))));
+  Value waveStride = kb.mul(rowStride, kb.i64(rowsPerWave));
+  // A tile narrower than one wave leaves the threads past its last row idle.
+  bool partialWave = rowsPerWave > layout.rows;
+  for (int64_t w = 0; w < waves; ++w) {
+    Value inRange = kb.slt(row, kb.sub(rowsLeft, kb.i32(w * rowsPerWave)));
+    Value validBytes = kb.select(inRange, kb.i32(16), kb.i32(0));
+    // Chained, so that no multiple of the stride stays live in a register;
+    // out-of-range rows read nothing and point at the tile's base.
+    if (w > 0)
+      src0 = kb.pin(kb.gep(src0, elt, waveStride));
+    Value src = kb.select(inRange, src0, globalBase);
+    // The swizzle repeats every 8 rows: waves 8 rows apart differ by a
+    // constant; narrower waves need the full address.
+    Value dst = w == 0 ? dst0
+                : rowsPerWave % 8 == 0
+                    ? kb.gepBytes(dst0,
+                                  kb.i32(w * rowsPerWave * layout.rowBytes()))
+                    : swizzledAddress(kb, sharedTile, layout,
+                                      kb.add(row, kb.i32(w * rowsPerWave)),
+                                      chunk);
+    if (!partialWave) {
+      kb.cpAsync16(dst, src, validBytes);
+      continue;
+    }
+    OpBuilder &b = kb.builder();
+    auto ifOp = scf::IfOp::create(b, kb.location(),
+                                  kb.slt(row, kb.i32(layout.rows)),
+                                  /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    kb.cpAsync16(dst, src, validBytes);
+  }
+}
+
+FragmentAddresses::FragmentAddresses(KernelBuilder &kb,
+                                     const TileLayout &layout, Value rowLane,
+                                     Value chunkLane)
+    : kb(kb), layout(layout) {
+  Value swz =
+      kb.andi(kb.lshr(rowLane, layout.swizzleShift), layout.swizzleMod - 1);
+  Value rowOffset = kb.mul(rowLane, kb.i32(layout.rowBytes()));
+  for (int64_t j = 0; j < std::max<int64_t>(1, layout.swizzleMod / 2); ++j) {
+    Value chunk = kb.xori(kb.add(kb.i32(2 * j), chunkLane), swz);
+    laneOffsets.push_back(kb.add(rowOffset, kb.shl(chunk, 4)));
+  }
+}
+
+SmallVector<Value> FragmentAddresses::lanePointers(Value tileBase) {
+  SmallVector<Value> ptrs;
+  for (Value offset : laneOffsets)
+    ptrs.push_back(kb.pin(kb.gepBytes(tileBase, offset)));
+  return ptrs;
+}
+
+Value FragmentAddresses::address(ArrayRef<Value> lanePtrs, int64_t rowBase,
+                                 int64_t pair) {
+  int64_t period = static_cast<int64_t>(laneOffsets.size());
+  int64_t constant =
+      rowBase * layout.rowBytes() + 16 * 2 * period * (pair / period);
+  Value lanePart = lanePtrs[pair % period];
+  return constant ? kb.gepBytes(lanePart, kb.i32(constant)) : lanePart;
+}

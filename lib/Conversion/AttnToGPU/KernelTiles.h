@@ -1,0 +1,86 @@
+//===- KernelTiles.h - swizzled shared-memory tiles -------------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// Shared-memory tiles of 16-bit elements as the sm80-family kernels (forward
+// and backward) use them: XOR-swizzled 16-byte chunks, filled by cp.async
+// from global memory and read by ldmatrix.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELTILES_H
+#define ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELTILES_H
+
+#include "NVVMHelpers.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+namespace mlir::attn::nvvm {
+
+/// Geometry of a shared-memory tile of 16-bit elements whose rows are split
+/// into 16-byte chunks, XOR-swizzled so that the 8 row addresses of an
+/// ldmatrix (and of a cp.async wave) hit 8 different bank groups.
+struct TileLayout {
+  int64_t rows = 0;
+  int64_t chunks = 0;       // 16-byte chunks per row (row width / 8)
+  int64_t swizzleMod = 1;   // M: chunk ^= (row / R) % M
+  int64_t swizzleShift = 0; // log2(R)
+
+  TileLayout(int64_t rows, int64_t width) : rows(rows), chunks(width / 8) {
+    swizzleMod = std::min<int64_t>(8, chunks);
+    swizzleShift = llvm::Log2_64(8 / swizzleMod);
+  }
+  int64_t rowBytes() const { return chunks * 16; }
+  int64_t bytes() const { return rows * rowBytes(); }
+};
+
+/// Address of 16-byte chunk `chunk` of row `row` (i32 values) of a tile.
+Value swizzledAddress(KernelBuilder &kb, Value tileBase,
+                      const TileLayout &layout, Value row, Value chunk);
+
+/// Cooperative cp.async of a [layout.rows, width] tile of `elementType`
+/// starting at global row `row0` (row stride `rowStride` elements, i64) by
+/// `threads` threads; rows at or past `rowsLeft` are zero-filled.
+///
+/// Thread `tid` copies chunk tid % C of rows tid / C + w·(T / C), w = 0, 1..:
+/// successive copies of one thread differ by one row stride multiple in
+/// global memory and, when T / C is a multiple of 8 (the swizzle period),
+/// by a constant in shared memory, so each copy costs an add, not a fresh
+/// address computation.
+void loadTileAsync(KernelBuilder &kb, Type elementType, int64_t threads,
+                   Value tid, Value globalBase, Value rowStride, Value row0,
+                   Value rowsLeft, const TileLayout &layout, Value sharedTile);
+
+/// Addresses of one lane's ldmatrix rows in a swizzled tile, split into a
+/// few lane-dependent offsets computed once and compile-time constants, so
+/// that the unrolled fragment loads do not each keep an address register.
+///
+/// Fragment (rowBase + rowLane, 2·pair + chunkLane) lives at chunk
+/// (2·pair + chunkLane) ^ swizzle(rowLane): with M = swizzleMod, pairs that
+/// agree modulo M/2 share the lane-dependent part and differ by
+/// M·(pair / (M/2)) chunks. rowBase must be a multiple of 8.
+class FragmentAddresses {
+public:
+  FragmentAddresses(KernelBuilder &kb, const TileLayout &layout,
+                    Value rowLane, Value chunkLane);
+
+  /// This lane's row pointers into the tile at `tileBase`, one per pair
+  /// class. They are pinned (see KernelBuilder::pin) so that LLVM cannot
+  /// fold each fragment's constant offset into its own hoisted register:
+  /// the offsets stay instruction immediates.
+  SmallVector<Value> lanePointers(Value tileBase);
+
+  /// Address of fragment (rowBase + rowLane, 2·pair + chunkLane).
+  Value address(ArrayRef<Value> lanePtrs, int64_t rowBase, int64_t pair);
+
+private:
+  KernelBuilder &kb;
+  TileLayout layout;
+  SmallVector<Value> laneOffsets;
+};
+
+} // namespace mlir::attn::nvvm
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELTILES_H
