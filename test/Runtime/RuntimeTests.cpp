@@ -397,6 +397,37 @@ void packing() {
                "parameter 'seq_q' = 3000000000 does not fit the kernel's i32");
 }
 
+/// Errors the other tests check only in part, checked whole here: every
+/// message a user can get has a test (scripts/check-diagnostics.py).
+void wholeMessages() {
+  EXPECT_ERROR(GridExpr::parse(std::string(40, '(') + "1" +
+                               std::string(40, ')')),
+               "formula nested too deeply at offset");
+  EXPECT_ERROR(GridExpr::parse("1234567890123 * seq_q"),
+               "number too large at offset 13 in '1234567890123 * seq_q'");
+  EXPECT_ERROR(GridExpr::parse("ceil(seq_q / 128"),
+               "expected ')' after ceil's argument");
+  EXPECT_ERROR(parseManifest(goodManifest("\"heads_kv\": 4",
+                                          "\"heads_kv\": 5")),
+               "problem: --heads-q (16) must be a multiple of --heads-kv (5)");
+  EXPECT_ERROR(parseManifest(goodManifest("\"ptx\": \"kernel.ptx\"",
+                                          "\"ptx\": \"../kernel.ptx\"")),
+               "field 'ptx': must be a file name in the kernel directory, "
+               "got '../kernel.ptx'");
+  EXPECT_ERROR(parseManifest(goodManifest("\"threads\": 256",
+                                          "\"threads\": 2048")),
+               "field 'threads': at most 1024 threads in a block (got 2048)");
+  Expected<KernelManifest> m = parseManifest(goodManifest());
+  EXPECT(m.ok());
+  if (!m.ok())
+    return;
+  LaunchArgs a = someArgs(*m);
+  a.lse = 0;
+  EXPECT_ERROR(computeLaunchGeometry(*m, a),
+               "the lse pointer is null but the kernel writes the LSE "
+               "(with_lse)");
+}
+
 void launchChecks() {
   Expected<KernelManifest> m = parseManifest(goodManifest());
   EXPECT(m.ok());
@@ -610,6 +641,7 @@ const Test kTests[] = {
     {"grid", "launch-geometry", launchGeometry},
     {"params", "packing", packing},
     {"params", "launch-checks", launchChecks},
+    {"params", "whole-messages", wholeMessages},
     {"check", "checker", checker},
     {"cuda-h", "enums", cudaHeader},
     // Last: it sets ATTN_LIBCUDA for the rest of the process.

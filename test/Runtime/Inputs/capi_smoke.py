@@ -101,4 +101,8 @@ launch_with("no query rows", seq_q=0)
 print("o untouched:", all(math.isnan(x) for x in o))
 print("null args rc", lib.attn_kernel_launch(kern, None, None),
       lib.attn_runtime_last_error().decode())
+print("null grid rc", lib.attn_kernel_grid(kern, None, grid),
+      lib.attn_runtime_last_error().decode())
+print("null dir:", lib.attn_kernel_load(None, 0) is None,
+      lib.attn_runtime_last_error().decode())
 lib.attn_kernel_destroy(kern)
