@@ -1,4 +1,9 @@
 // RUN: attn-opt %s --convert-attn-to-gpu --split-input-file -verify-diagnostics
+// RUN: not attn-opt %s --convert-attn-to-gpu="stages=1" --split-input-file 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=STAGES
+
+// A ring of one stage cannot overlap loads with compute: rejected up front.
+// STAGES: error: convert-attn-to-gpu: stages must be >= 2, got 1
 
 func.func @f32(%q: tensor<1x1x16x64xf32>) -> tensor<1x1x16x64xf32> {
   // expected-error @+1 {{cannot be compiled for the GPU: element type must be f16 or bf16 for the GPU kernels (f32 runs on the CPU path only)}}

@@ -44,8 +44,9 @@ struct ConvertAttnToGPUPass
     if (ops.empty())
       return;
     if (stages < 2) {
+      // The value, not the cl::opt (which would stream as a char).
       module.emitError() << "convert-attn-to-gpu: stages must be >= 2, got "
-                         << stages;
+                         << static_cast<int64_t>(stages);
       return signalPassFailure();
     }
     // Explicit tile options win; otherwise the tuning database, then the
