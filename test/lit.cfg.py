@@ -50,3 +50,11 @@ def _has_gpu():
 
 if _has_gpu():
     config.available_features.add("cuda")
+
+# scripts/sanitize.sh: the sanitizer options reach every test, and processes
+# that are not instrumented themselves (python3 loading libattn_runtime.so)
+# get the sanitizer runtimes preloaded.
+llvm_config.with_system_environment(["ASAN_OPTIONS", "UBSAN_OPTIONS"])
+if os.environ.get("ATTN_SANITIZER_PRELOAD"):
+    config.environment["LD_PRELOAD"] = os.environ["ATTN_SANITIZER_PRELOAD"]
+    config.available_features.add("sanitizer")

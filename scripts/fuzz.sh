@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Builds one libFuzzer target in build-fuzz (clang-22, ASan + UBSan +
+# coverage on attn's code) and runs it for SECONDS, seeded from the test
+# corpus. Findings land in build-fuzz/fuzz/TARGET/crashes/; each one
+# becomes a regression test under test/Fuzz (see docs/reliability.md).
+#
+#   bash scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags]
+#   TARGET: mlir (MLIR text -> parse -> verify -> attn-to-cpu, attn-to-ptx)
+#           flags (the tools' shape flags), manifest (runtime JSON/manifest)
+#   bash scripts/fuzz.sh TARGET repro FILE...   # re-run saved inputs
+#
+# Not part of CI. Installs clang-22 and libclang-rt-22-dev when missing.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${ATTN_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
+LLVM_PREFIX=/usr/lib/llvm-22
+TARGET="${1:?usage: fuzz.sh mlir|flags|manifest SECONDS|repro FILE...}"
+SECONDS_TO_RUN="${2:?usage: fuzz.sh TARGET SECONDS}"
+shift 2
+
+case "$TARGET" in
+  mlir | flags | manifest) ;;
+  *) echo "fuzz.sh: unknown target '$TARGET' (mlir, flags or manifest)" >&2
+     exit 2 ;;
+esac
+
+missing=()
+for p in clang-22 libclang-rt-22-dev; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+if ! grep -q 'ATTN_ENABLE_FUZZERS:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then
+  cmake -G Ninja -S "$ROOT" -B "$BUILD" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
+    -DLLVM_DIR="$LLVM_PREFIX/lib/cmake/llvm" \
+    -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
+    -DATTN_ENABLE_FUZZERS=ON \
+    -DLLVM_USE_SANITIZER='Address;Undefined' \
+    -DLLVM_USE_SANITIZE_COVERAGE=ON \
+    -DCMAKE_CXX_FLAGS_RELEASE='-O1 -g -DNDEBUG' \
+    -DCMAKE_C_FLAGS_RELEASE='-O1 -g -DNDEBUG'
+fi
+nice -n 10 ninja -C "$BUILD" -j"${JOBS:-1}" "attn-fuzz-$TARGET"
+FUZZER="$BUILD/bin/attn-fuzz-$TARGET"
+
+export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+
+if [ "$SECONDS_TO_RUN" = repro ]; then
+  exec "$FUZZER" "$@"
+fi
+
+# Seeds: the test corpus (each `// -----` case of a .mlir file on its own),
+# manifests and tuning files, and shape-flag lines.
+WORK="$BUILD/fuzz/$TARGET"
+SEEDS="$WORK/seeds"
+mkdir -p "$WORK/corpus" "$WORK/crashes" "$SEEDS"
+case "$TARGET" in
+  mlir)
+    find "$ROOT/test" "$ROOT/examples" -name '*.mlir' -print0 |
+      python3 -c '
+import sys, os, hashlib
+out = sys.argv[1]
+for path in sys.stdin.read().split("\0"):
+    if not path:
+        continue
+    text = open(path, errors="replace").read()
+    for case in text.split("// -----"):
+        data = case.encode()
+        if 0 < len(data) <= 16384:
+            name = hashlib.sha1(data).hexdigest()
+            open(os.path.join(out, name), "wb").write(data)
+' "$SEEDS" ;;
+  manifest)
+    i=0
+    for f in $(find "$ROOT/test" "$ROOT/docs" -name '*.json'); do
+      cp "$f" "$SEEDS/seed-$i.json"; i=$((i + 1))
+    done ;;
+  flags)
+    printf '%s\n' \
+      '--batch=2 --heads-q=8 --heads-kv=2 --seq-q=1000 --seq-kv=17 --head-dim=128 --dtype=bf16 --causal' \
+      '--seq-q 1 --seq-kv 1 --head-dim 64 --value-head-dim 32 --no-lse' \
+      '--dtype=f16 --scale=0.125 --batch 9223372036854775807' \
+      '--heads-q=3 --heads-kv=2 --scale=-1' > "$SEEDS/flags.txt"
+    split -l 1 "$SEEDS/flags.txt" "$SEEDS/line-"
+    rm "$SEEDS/flags.txt" ;;
+esac
+
+cd "$WORK"
+echo "== fuzzing attn-fuzz-$TARGET for ${SECONDS_TO_RUN}s (corpus $WORK/corpus)"
+rc=0
+nice -n 19 "$FUZZER" -max_total_time="$SECONDS_TO_RUN" -timeout=60 \
+  -rss_limit_mb=4096 -artifact_prefix="$WORK/crashes/" -print_final_stats=1 \
+  "$@" "$WORK/corpus" "$SEEDS" || rc=$?
+echo "== attn-fuzz-$TARGET: exit $rc; findings: $(ls "$WORK/crashes" | wc -l) in $WORK/crashes"
+exit "$rc"
