@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -273,10 +274,14 @@ Expected<int64_t> GridExpr::evaluate(const GridVars &vars) const {
   if (!std::isfinite(*v) || *v != std::floor(*v))
     return Status::error("'" + src + "' is not a whole number (" +
                          std::to_string(*v) + ")");
-  if (*v < 1 || *v > 2147483647.0)
-    return Status::error("'" + src + "' = " +
-                         std::to_string(static_cast<long long>(*v)) +
+  if (*v < 1 || *v > 2147483647.0) {
+    // Print the double: a value beyond int64 must not be cast (UB; found by
+    // fuzzing the manifest parser).
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.17g", *v);
+    return Status::error("'" + src + "' = " + buf +
                          " is outside [1, 2^31 - 1]");
+  }
   return static_cast<int64_t>(*v);
 }
 

@@ -407,6 +407,13 @@ void wholeMessages() {
                "number too large at offset 13 in '1234567890123 * seq_q'");
   EXPECT_ERROR(GridExpr::parse("ceil(seq_q / 128"),
                "expected ')' after ceil's argument");
+  // Far beyond int64: reported as the double it is (casting it was UB).
+  Expected<GridExpr> huge =
+      GridExpr::parse("999999999999 * 999999999999 * 999999999999");
+  EXPECT(huge.ok());
+  if (huge.ok())
+    EXPECT_ERROR(huge->evaluate(GridVars()),
+                 "' = 9.9999999999700001e+35 is outside [1, 2^31 - 1]");
   EXPECT_ERROR(parseManifest(goodManifest("\"heads_kv\": 4",
                                           "\"heads_kv\": 5")),
                "problem: --heads-q (16) must be a multiple of --heads-kv (5)");
