@@ -36,6 +36,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 
+# (LLVM_UBSAN_FLAGS: out of tree, LLVM_USE_SANITIZER=Undefined adds nothing
+# without it.)
 if ! grep -q 'ATTN_ENABLE_FUZZERS:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then
   cmake -G Ninja -S "$ROOT" -B "$BUILD" \
     -DCMAKE_BUILD_TYPE=Release \
@@ -45,6 +47,7 @@ if ! grep -q 'ATTN_ENABLE_FUZZERS:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; 
     -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
     -DATTN_ENABLE_FUZZERS=ON \
     -DLLVM_USE_SANITIZER='Address;Undefined' \
+    -DLLVM_UBSAN_FLAGS='-fsanitize=undefined -fno-sanitize=vptr,function -fno-sanitize-recover=all' \
     -DLLVM_USE_SANITIZE_COVERAGE=ON \
     -DCMAKE_CXX_FLAGS_RELEASE='-O1 -g -DNDEBUG' \
     -DCMAKE_C_FLAGS_RELEASE='-O1 -g -DNDEBUG'

@@ -15,8 +15,10 @@ JOBS="${JOBS:-1}"
 LLVM_PREFIX=/usr/lib/llvm-22
 
 # Needs only what scripts/setup.sh installs (gcc ships libasan/libubsan).
-if ! grep -q 'LLVM_USE_SANITIZER:STRING=Address;Undefined' \
-    "$BUILD/CMakeCache.txt" 2>/dev/null; then
+# LLVM's HandleLLVMOptions turns LLVM_USE_SANITIZER=Undefined into
+# ${LLVM_UBSAN_FLAGS}, which only LLVM's own top-level CMakeLists defines:
+# out of tree it must be given, or UBSan is silently off.
+if ! grep -q 'fsanitize=undefined' "$BUILD/CMakeCache.txt" 2>/dev/null; then
   echo "== configuring the sanitizer build in $BUILD"
   cmake -G Ninja -S "$ROOT" -B "$BUILD" \
     -DCMAKE_BUILD_TYPE=Release \
@@ -25,6 +27,7 @@ if ! grep -q 'LLVM_USE_SANITIZER:STRING=Address;Undefined' \
     -DLLVM_DIR="$LLVM_PREFIX/lib/cmake/llvm" \
     -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
     -DLLVM_USE_SANITIZER='Address;Undefined' \
+    -DLLVM_UBSAN_FLAGS='-fsanitize=undefined -fno-sanitize=vptr -fno-sanitize-recover=all' \
     -DCMAKE_CXX_FLAGS_RELEASE='-O1 -g1 -DNDEBUG' \
     -DCMAKE_C_FLAGS_RELEASE='-O1 -g1 -DNDEBUG'
 fi
