@@ -48,8 +48,11 @@ llvm::Expected<double> mlir::attn::runOnHost(ModuleOp module,
   // Strided memref copies call into MLIR's C runner utilities.
   SmallVector<StringRef> libs = {ATTN_MLIR_C_RUNNER_UTILS};
   options.sharedLibPaths = libs;
-  options.transformer = makeOptimizingTransformer(/*optLevel=*/2,
-                                                  /*sizeLevel=*/0, nullptr);
+  // `transformer` is a function_ref: the std::function it calls must
+  // outlive ExecutionEngine::create (a temporary dangled; found by ASan).
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, nullptr);
+  options.transformer = transformer;
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
     return engine.takeError();
@@ -86,8 +89,11 @@ mlir::attn::runBackwardOnHost(ModuleOp module,
   ExecutionEngineOptions options;
   SmallVector<StringRef> libs = {ATTN_MLIR_C_RUNNER_UTILS};
   options.sharedLibPaths = libs;
-  options.transformer = makeOptimizingTransformer(/*optLevel=*/2,
-                                                  /*sizeLevel=*/0, nullptr);
+  // `transformer` is a function_ref: the std::function it calls must
+  // outlive ExecutionEngine::create (a temporary dangled; found by ASan).
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, nullptr);
+  options.transformer = transformer;
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
     return engine.takeError();

@@ -207,7 +207,10 @@ llvm::Error mlir::attn::runTensorFunction(ModuleOp module, StringRef entry,
   ExecutionEngineOptions options;
   SmallVector<StringRef> libs = {ATTN_MLIR_C_RUNNER_UTILS};
   options.sharedLibPaths = libs;
-  options.transformer = makeOptimizingTransformer(2, 0, nullptr);
+  // A function_ref: keep what it calls alive (see CPUExecutor.cpp).
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      makeOptimizingTransformer(2, 0, nullptr);
+  options.transformer = transformer;
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
     return engine.takeError();

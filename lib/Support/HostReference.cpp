@@ -120,7 +120,9 @@ ErrorStats attn::compareToReference(const std::vector<double> &got,
   for (size_t i = 0; i < want.size(); ++i) {
     double g = i < got.size() ? got[i] : std::nan("");
     double w = want[i];
-    if (std::isinf(w) && g == w)
+    // Non-finite values must match the reference's exactly: the same
+    // infinity, or NaN where the reference is NaN (NaN/Inf inputs).
+    if ((std::isinf(w) && g == w) || (std::isnan(w) && std::isnan(g)))
       continue;
     if (!std::isfinite(g) || !std::isfinite(w)) {
       ++st.nonFinite;

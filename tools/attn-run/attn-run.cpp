@@ -87,6 +87,15 @@ static cl::opt<bool>
 static cl::opt<bool> printIR("print-ir",
                              cl::desc("Print the IR before compiling"),
                              cl::init(false), cl::cat(category));
+static cl::list<std::string>
+    specials("special",
+             cl::desc("cpu: overwrite input elements after the random fill, "
+                      "TENSOR:INDEX=VALUE with TENSOR q, k or v, INDEX a flat "
+                      "element index or * (all), VALUE nan, inf, -inf or a "
+                      "number (rounded to the dtype); repeatable. Non-finite "
+                      "outputs must then sit where the float64 reference "
+                      "has the same non-finite value"),
+             cl::cat(category));
 
 using ::attn::jsonNumber;
 
@@ -144,6 +153,66 @@ std::vector<double> decode(const std::vector<uint8_t> &bytes,
     }
   }
   return out;
+}
+
+/// Applies one --special TENSOR:INDEX=VALUE to the inputs (storage bytes
+/// and the reference's doubles alike); an error names what is wrong.
+std::string applySpecial(const std::string &spec, ::attn::DType t,
+                         mlir::attn::HostTensors &h, std::vector<double> &qv,
+                         std::vector<double> &kv, std::vector<double> &vv) {
+  llvm::StringRef rest(spec);
+  auto [name, after] = rest.split(':');
+  auto [index, value] = after.split('=');
+  std::vector<uint8_t> *bytes = nullptr;
+  std::vector<double> *values = nullptr;
+  if (name == "q")
+    bytes = &h.q, values = &qv;
+  else if (name == "k")
+    bytes = &h.k, values = &kv;
+  else if (name == "v")
+    bytes = &h.v, values = &vv;
+  else
+    return "--special " + spec + ": the tensor must be q, k or v";
+  double x = 0;
+  if (value == "nan")
+    x = std::numeric_limits<double>::quiet_NaN();
+  else if (value == "inf")
+    x = std::numeric_limits<double>::infinity();
+  else if (value == "-inf")
+    x = -std::numeric_limits<double>::infinity();
+  else if (value.empty() || value.getAsDouble(x))
+    return "--special " + spec +
+           ": the value must be nan, inf, -inf or a number";
+  size_t first = 0, last = values->size();
+  if (index != "*") {
+    unsigned long long i = 0;
+    if (index.getAsInteger(10, i) || i >= values->size())
+      return "--special " + spec + ": the index must be * or below " +
+             std::to_string(values->size());
+    first = i, last = i + 1;
+  }
+  float f = static_cast<float>(x);
+  for (size_t i = first; i < last; ++i) {
+    switch (t) {
+    case ::attn::DType::f32:
+      std::memcpy(&(*bytes)[4 * i], &f, 4);
+      (*values)[i] = f;
+      break;
+    case ::attn::DType::bf16: {
+      uint16_t b = ::attn::floatToBf16Bits(f);
+      std::memcpy(&(*bytes)[2 * i], &b, 2);
+      (*values)[i] = ::attn::bf16BitsToFloat(b);
+      break;
+    }
+    case ::attn::DType::f16: {
+      uint16_t b = ::attn::floatToF16Bits(f);
+      std::memcpy(&(*bytes)[2 * i], &b, 2);
+      (*values)[i] = ::attn::f16BitsToFloat(b);
+      break;
+    }
+    }
+  }
+  return "";
 }
 
 /// Records the block sizes attn-tile chose right after that pass: the
@@ -323,6 +392,8 @@ int main(int argc, char **argv) {
   if (!parsed)
     return fail(llvm::toString(parsed.takeError()));
   ::attn::AttentionProblem p = *parsed;
+  if (!specials.empty() && (backward || target != "cpu"))
+    return fail("--special applies to the CPU forward run only");
   if (pipeline != "tiled" && pipeline != "reference")
     return fail("--pipeline must be tiled or reference (got '" + pipeline +
                 "')");
@@ -378,6 +449,10 @@ int main(int argc, char **argv) {
   fillRandom(rng, inputRange, p.dtype, qN, t.q, qv);
   fillRandom(rng, inputRange, p.dtype, kN, t.k, kv);
   fillRandom(rng, 1.0, p.dtype, vN, t.v, vv);
+  for (const std::string &spec : specials)
+    if (std::string why = applySpecial(spec, p.dtype, t, qv, kv, vv);
+        !why.empty())
+      return fail(why);
   t.out.assign(oN * ::attn::dtypeBytes(p.dtype), 0xff); // NaN in every type
   t.lse.assign(p.batch * p.headsQ * p.seqQ,
                std::numeric_limits<float>::quiet_NaN());
