@@ -12,6 +12,7 @@
 
 #include "attn/Execution/ProblemFlags.h"
 
+#include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
@@ -66,9 +67,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   // Every input starts from the defaults, so a crash reproduces on its own.
   (void)flags;
-  llvm::StringMap<cl::Option *> &registered = cl::getRegisteredOptions();
+  auto &registered = cl::getRegisteredOptions();
   for (const char *f : kFlags)
-    registered[f]->setDefault();
+    if (cl::Option *o = registered.lookup(f))
+      o->setDefault();
   cl::ResetAllOptionOccurrences();
   if (!cl::ParseCommandLineOptions(static_cast<int>(argv.size()), argv.data(),
                                    "", &llvm::nulls()))
