@@ -236,9 +236,11 @@ struct ExpandOnlineFinalize : OpRewritePattern<OnlineFinalizeOp> {
           Value empty = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
                                               a[1], f32Const(b, l, 0.0));
           Value log2Sum = math::Log2Op::create(b, l, a[1]);
+          // Built in separate statements: argument evaluation order is
+          // unspecified, and the IR must not depend on the host compiler.
+          Value ln2 = f32Const(b, l, M_LN2);
           Value v = arith::MulFOp::create(
-              b, l, arith::AddFOp::create(b, l, a[0], log2Sum),
-              f32Const(b, l, M_LN2));
+              b, l, arith::AddFOp::create(b, l, a[0], log2Sum), ln2);
           return arith::SelectOp::create(
               b, l, empty,
               f32Const(b, l, -std::numeric_limits<double>::infinity()), v);
