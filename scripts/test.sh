@@ -88,7 +88,33 @@ suite_diagnostics() {
   fi
 }
 
-SUITES=(lit downstream diagnostics)
+# The attn Python package (python/tests, pytest): the pybind11 bindings
+# and attn-compile are built first; the interpreter is the one CMake built
+# the bindings for. Tests that need PyTorch or a GPU skip visibly.
+suite_python() {
+  local log rc=0 py n what
+  log="$(mktemp)"
+  py="$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' "$BUILD/CMakeCache.txt")"
+  {
+    ninja -C "$BUILD" AttnPythonCompiler attn-compile &&
+      ATTN_BUILD_DIR="$BUILD" ATTN_REQUIRE_COMPILER=1 \
+        "${py:-/usr/bin/python3}" -m pytest -ra -q -p no:cacheprovider \
+        "$ROOT/python/tests" 2>&1 | tee "$log"
+  } || rc=$?
+  # pytest's last line: "N passed, N skipped, N failed in 9.9s".
+  for what in passed failed skipped error errors; do
+    n="$(tail -n 1 "$log" | grep -Eo "[0-9]+ $what\b" | grep -Eo '^[0-9]+' || true)"
+    case "$what" in
+      passed) TOTAL_PASSED=$((TOTAL_PASSED + ${n:-0})) ;;
+      skipped) TOTAL_SKIPPED=$((TOTAL_SKIPPED + ${n:-0})) ;;
+      *) TOTAL_FAILED=$((TOTAL_FAILED + ${n:-0})) ;;
+    esac
+  done
+  rm -f "$log"
+  return "$rc"
+}
+
+SUITES=(lit downstream diagnostics python)
 
 failed_suites=()
 for suite in "${SUITES[@]}"; do

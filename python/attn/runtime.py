@@ -45,6 +45,36 @@ class LaunchArgs(ctypes.Structure):
     ]
 
 
+class BackwardArgs(ctypes.Structure):
+    """Mirror of attn_backward_args in include/attn/Runtime/RuntimeCAPI.h
+    (the backward kernels' launch; present in runtimes that have them)."""
+    _fields_ = [
+        ("q", ctypes.c_uint64), ("k", ctypes.c_uint64),
+        ("v", ctypes.c_uint64), ("o", ctypes.c_uint64),
+        ("d_o", ctypes.c_uint64), ("lse", ctypes.c_uint64),
+        ("dq", ctypes.c_uint64), ("dk", ctypes.c_uint64),
+        ("dv", ctypes.c_uint64), ("workspace", ctypes.c_uint64),
+        ("batch", ctypes.c_int64), ("heads_q", ctypes.c_int64),
+        ("heads_kv", ctypes.c_int64), ("seq_q", ctypes.c_int64),
+        ("seq_kv", ctypes.c_int64),
+        ("q_stride", ctypes.c_int64 * 3), ("k_stride", ctypes.c_int64 * 3),
+        ("v_stride", ctypes.c_int64 * 3), ("o_stride", ctypes.c_int64 * 3),
+        ("do_stride", ctypes.c_int64 * 3), ("dq_stride", ctypes.c_int64 * 3),
+        ("dk_stride", ctypes.c_int64 * 3), ("dv_stride", ctypes.c_int64 * 3),
+        ("lse_stride", ctypes.c_int64 * 2),
+    ]
+
+
+# The backward half of the C ABI, which older runtimes lack.
+BACKWARD_SYMBOLS = ("attn_kernel_is_backward", "attn_kernel_workspace_bytes",
+                    "attn_kernel_launch_backward")
+
+
+def has_backward(lib):
+    """Whether `lib` exports the backward launch functions."""
+    return all(hasattr(lib, name) for name in BACKWARD_SYMBOLS)
+
+
 _lib = None
 
 
@@ -81,6 +111,15 @@ def load_library(path=None):
                                        ctypes.POINTER(LaunchArgs),
                                        ctypes.c_void_p]
     lib.attn_kernel_launch.restype = ctypes.c_int
+    if has_backward(lib):
+        lib.attn_kernel_is_backward.argtypes = [ctypes.c_void_p]
+        lib.attn_kernel_is_backward.restype = ctypes.c_int
+        lib.attn_kernel_workspace_bytes.argtypes = [
+            ctypes.c_void_p, ctypes.POINTER(BackwardArgs)]
+        lib.attn_kernel_workspace_bytes.restype = ctypes.c_uint64
+        lib.attn_kernel_launch_backward.argtypes = [
+            ctypes.c_void_p, ctypes.POINTER(BackwardArgs), ctypes.c_void_p]
+        lib.attn_kernel_launch_backward.restype = ctypes.c_int
     version = lib.attn_runtime_abi_version()
     if version != ABI_VERSION:
         raise AttnRuntimeError(

@@ -1,0 +1,152 @@
+"""Ahead-of-time kernel packs for hosts without MLIR (the GPU host).
+
+On the compiler host (MLIR, the attn._compiler bindings or attn-compile):
+
+    python -m attn.aot build --out attn-pack            # the default set
+    python -m attn.aot build --out attn-pack --head-dims 64,128 --dtypes bf16
+
+On the GPU host (PyTorch, libattn_runtime.so built with
+-DATTN_ENABLE_COMPILER=OFF):
+
+    ATTN_KERNEL_PACK=attn-pack python my_model.py
+
+The default set is D in {64, 128, 256} x {f16, bf16} x {causal, full} at
+the default scale, forward kernels, plus the backward kernels when
+attn-compile has --backward. A pack is a folder of kernel directories named
+after their KernelSpec (attn.cache) and a pack.json index.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+from . import cache
+from ._errors import CompileError
+from .cache import KernelSpec
+
+
+def default_specs(head_dims=(64, 128, 256), dtypes=("f16", "bf16"),
+                  masks=("full", "causal"), scales=(None,),
+                  chip: str = "sm_90a", backward: bool = False
+                  ) -> List[KernelSpec]:
+    kinds = ("fwd", "bwd") if backward else ("fwd",)
+    return [KernelSpec(kind, d, d, t, m == "causal", s, chip)
+            for kind in kinds for d in head_dims for t in dtypes
+            for m in masks for s in scales]
+
+
+def build_pack(out: "os.PathLike[str]", specs: List[KernelSpec],
+               log=sys.stdout) -> dict:
+    """Compiles every spec into ``out/<spec.name>/`` (each atomically:
+    a temporary folder renamed) and writes ``out/pack.json``, keeping the
+    entries of earlier builds into the same folder."""
+    from . import compiler
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for spec in specs:
+        started = time.monotonic()
+        final = out / spec.name
+        if final.exists():
+            cache._quarantine(final)
+        tmp = out / f".tmp-{spec.name}-{os.getpid()}"
+        cache.compile_spec(spec, tmp)
+        why = cache.validate_kernel_dir(tmp, spec)
+        if why is not None:
+            raise CompileError(f"{spec.name}: invalid kernel: {why}")
+        os.rename(tmp, final)
+        manifest = json.loads((final / "manifest.json").read_text())
+        entries.append({"name": spec.name, "kind": spec.kind,
+                        "entry": manifest.get("entry"),
+                        "head_dim": spec.head_dim,
+                        "value_head_dim": spec.value_head_dim,
+                        "dtype": spec.dtype, "causal": spec.causal,
+                        "scale": spec.scale, "chip": spec.chip})
+        print(f"  {spec.name}: {manifest.get('entry')} "
+              f"({time.monotonic() - started:.1f} s)", file=log)
+    # A pack grows by further builds: keep the entries built before.
+    built = {e["name"] for e in entries}
+    try:
+        old = json.loads((out / "pack.json").read_text()).get("kernels", [])
+    except (OSError, ValueError, AttributeError):
+        old = []
+    kept = [e for e in old if isinstance(e, dict) and e.get("name") not in
+            built and (out / str(e.get("name"))).is_dir()]
+    version = compiler.version() if compiler.available() else "attn-compile"
+    index = {"format": cache.PACK_FORMAT, "compiler_version": version,
+             "kernels": kept + entries}
+    (out / "pack.json").write_text(json.dumps(index, indent=1) + "\n")
+    return index
+
+
+def _ints(text: str) -> List[int]:
+    return [int(x) for x in text.split(",") if x]
+
+
+def _strs(text: str) -> List[str]:
+    return [x for x in text.split(",") if x]
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m attn.aot",
+        description="Build or list attn kernel packs (ahead-of-time "
+                    "kernels for hosts without MLIR).")
+    sub = parser.add_subparsers(dest="command", required=True)
+    build = sub.add_parser("build", help="compile a kernel pack")
+    build.add_argument("--out", required=True, help="pack folder")
+    build.add_argument("--head-dims", default="64,128,256", type=_ints)
+    build.add_argument("--dtypes", default="f16,bf16", type=_strs)
+    build.add_argument("--masks", default="full,causal", type=_strs,
+                       help="full, causal or both")
+    build.add_argument("--scales", default="default", type=_strs,
+                       help="'default' (1/sqrt(D)) and/or numbers")
+    build.add_argument("--chip", default="sm_90a")
+    build.add_argument("--backward", choices=("auto", "on", "off"),
+                       default="auto",
+                       help="backward kernels too (auto: when attn-compile "
+                            "has --backward)")
+    show = sub.add_parser("list", help="list a pack's kernels")
+    show.add_argument("pack")
+    args = parser.parse_args(argv)
+
+    if args.command == "list":
+        index = json.loads((Path(args.pack) / "pack.json").read_text())
+        print(f"{args.pack}: compiler {index.get('compiler_version')}")
+        for e in index.get("kernels", []):
+            print(f"  {e['name']}: {e.get('entry')}")
+        return 0
+
+    for t in args.dtypes:
+        if t not in ("f16", "bf16"):
+            parser.error(f"--dtypes: {t!r} is not f16 or bf16")
+    for m in args.masks:
+        if m not in ("full", "causal"):
+            parser.error(f"--masks: {m!r} is not full or causal")
+    try:
+        scales = [None if s == "default" else float(s) for s in args.scales]
+    except ValueError:
+        parser.error(f"--scales: expected 'default' or numbers, got "
+                     f"{','.join(args.scales)}")
+    backward = {"on": True, "off": False}.get(args.backward)
+    if backward is None:
+        backward = cache.backward_compiler_available()
+    specs = default_specs(args.head_dims, args.dtypes, args.masks, scales,
+                          args.chip, backward)
+    print(f"attn.aot: {len(specs)} kernels into {args.out}"
+          + ("" if backward else " (forward only: no backward compiler)"))
+    try:
+        build_pack(args.out, specs)
+    except (CompileError, NotImplementedError, OSError) as ex:
+        print(f"attn.aot: error: {ex}", file=sys.stderr)
+        return 1
+    print(f"attn.aot: wrote {args.out}/pack.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

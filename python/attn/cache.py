@@ -1,0 +1,283 @@
+"""Kernel directories for the PyTorch op: an on-disk cache and AOT packs.
+
+A kernel is specialised on what is compiled in (docs/kernel-abi.md): head
+dims, dtype, mask, scale, chip, and the compiler version; batch, heads,
+sequence lengths and strides are launch arguments. ``KernelSpec`` is that
+key. ``kernel_dir(spec)`` finds its directory:
+
+1. in the AOT kernel pack named by $ATTN_KERNEL_PACK (``python -m attn.aot
+   build``), used as is (the GPU host, which has no MLIR);
+2. in the cache, $ATTN_CACHE_DIR or ~/.cache/attn: one folder per spec and
+   compiler version, written atomically (compiled into a temporary folder,
+   then renamed), so concurrent processes never see half a kernel and a
+   second process reuses the first one's; an entry that fails validation
+   (corrupt manifest, missing PTX, wrong key) is moved aside and rebuilt;
+3. else compiled into the cache with the compiler bindings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Dict, Optional
+
+from ._errors import CompileError, KernelNotAvailableError
+
+PACK_FORMAT = "attn-kernel-pack/1"
+MANIFEST_FORMAT = "attn-kernel/1"
+
+# The problem a kernel is compiled for when only its specialisation is
+# known: the tuning database is looked up for this shape (docs/tuning.md).
+CANONICAL_SEQ = 4096
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """Everything compiled into one kernel."""
+
+    kind: str            # "fwd" or "bwd"
+    head_dim: int
+    value_head_dim: int
+    dtype: str           # "f16" or "bf16"
+    causal: bool
+    scale: Optional[float]  # None = 1/sqrt(head_dim)
+    chip: str = "sm_90a"
+
+    @property
+    def name(self) -> str:
+        """A readable folder name, unique per spec (packs use it as is)."""
+        dims = f"d{self.head_dim}" + (
+            f"v{self.value_head_dim}"
+            if self.value_head_dim != self.head_dim else "")
+        scale = "sdefault" if self.scale is None else f"s{self.scale!r}"
+        mask = "causal" if self.causal else "full"
+        return f"{self.kind}-{dims}-{self.dtype}-{mask}-{scale}-{self.chip}"
+
+    def effective_scale(self) -> float:
+        return self.head_dim ** -0.5 if self.scale is None else self.scale
+
+
+def cache_root() -> Path:
+    """$ATTN_CACHE_DIR, else $XDG_CACHE_HOME/attn, else ~/.cache/attn."""
+    if os.environ.get("ATTN_CACHE_DIR"):
+        return Path(os.environ["ATTN_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "attn"
+
+
+def validate_kernel_dir(path: Path, spec: KernelSpec) -> Optional[str]:
+    """Why ``path`` is not a usable kernel directory for ``spec`` (None
+    when it is)."""
+    try:
+        manifest = json.loads((path / "manifest.json").read_text())
+    except (OSError, ValueError) as ex:
+        return f"manifest.json unreadable: {ex}"
+    if not isinstance(manifest, dict) or \
+            manifest.get("format") != MANIFEST_FORMAT:
+        return "manifest.json is not an attn-kernel/1 manifest"
+    direction = manifest.get("direction", "forward")
+    if direction != ("backward" if spec.kind == "bwd" else "forward"):
+        return f"manifest direction is {direction!r}, the spec is {spec.kind}"
+    problem = manifest.get("problem") or {}
+    want = {"head_dim": spec.head_dim, "value_head_dim": spec.value_head_dim,
+            "dtype": spec.dtype, "causal": spec.causal}
+    for key, value in want.items():
+        if problem.get(key) != value:
+            return f"manifest problem.{key} is {problem.get(key)!r}, not {value!r}"
+    scale = problem.get("scale")
+    if not isinstance(scale, (int, float)) or not math.isclose(
+            scale, spec.effective_scale(), rel_tol=1e-5):
+        return f"manifest problem.scale is {scale!r}, not {spec.effective_scale()}"
+    if manifest.get("chip") != spec.chip:
+        return f"manifest chip is {manifest.get('chip')!r}, not {spec.chip!r}"
+    ptx = path / manifest.get("ptx", "kernel.ptx")
+    if not ptx.is_file() or ptx.stat().st_size == 0:
+        return f"{ptx.name} missing or empty"
+    if manifest.get("cubin"):
+        cubin = path / manifest["cubin"]
+        if not cubin.is_file() or cubin.stat().st_size == 0:
+            return f"{cubin.name} missing or empty"
+    return None
+
+
+def _quarantine(path: Path) -> None:
+    """Moves a bad entry out of the way (atomically), then deletes it."""
+    aside = Path(tempfile.mkdtemp(prefix=f".bad-{path.name}-",
+                                  dir=path.parent))
+    try:
+        os.rename(path, aside / "entry")
+    except OSError:
+        pass  # someone else moved or replaced it already
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+class KernelCache:
+    """Kernel directories under ``root``, one per spec and compiler
+    version: ``<root>/kernels/<spec.name>-<hash>/`` with key.json."""
+
+    def __init__(self, root: "Optional[os.PathLike[str]]" = None):
+        self.root = Path(root) if root is not None else cache_root()
+        self.kernels = self.root / "kernels"
+        self.events: list = []  # ("hit"|"built"|"rebuilt", name): for tests
+
+    def key(self, spec: KernelSpec, compiler_version: str) -> dict:
+        return {"format": "attn-kernel-cache/1", "spec": asdict(spec),
+                "compiler_version": compiler_version}
+
+    def entry_path(self, spec: KernelSpec, compiler_version: str) -> Path:
+        blob = json.dumps(self.key(spec, compiler_version), sort_keys=True)
+        digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return self.kernels / f"{spec.name}-{digest}"
+
+    def _check_entry(self, path: Path, spec: KernelSpec,
+                     compiler_version: str) -> Optional[str]:
+        try:
+            key = json.loads((path / "key.json").read_text())
+        except (OSError, ValueError) as ex:
+            return f"key.json unreadable: {ex}"
+        if key != self.key(spec, compiler_version):
+            return "key.json does not match"
+        return validate_kernel_dir(path, spec)
+
+    def get(self, spec: KernelSpec, compiler_version: str,
+            build: Callable[[KernelSpec, Path], None]) -> Path:
+        """The entry for ``spec``, built with ``build(spec, dir)`` when it is
+        missing or bad."""
+        path = self.entry_path(spec, compiler_version)
+        if path.exists():
+            why = self._check_entry(path, spec, compiler_version)
+            if why is None:
+                self.events.append(("hit", spec.name))
+                return path
+            _quarantine(path)
+            event = "rebuilt"
+        else:
+            event = "built"
+        self.kernels.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{spec.name}-",
+                                    dir=self.kernels))
+        try:
+            build(spec, tmp)
+            why = validate_kernel_dir(tmp, spec)
+            if why is not None:
+                raise CompileError(f"{spec.name}: the kernel just built is "
+                                   f"not valid: {why}")
+            (tmp / "key.json").write_text(json.dumps(
+                self.key(spec, compiler_version), sort_keys=True, indent=1))
+            try:
+                os.rename(tmp, path)
+            except OSError:
+                # Another process won the race: use its entry if good.
+                if self._check_entry(path, spec, compiler_version) is None:
+                    self.events.append(("hit", spec.name))
+                    return path
+                _quarantine(path)
+                os.rename(tmp, path)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        self.events.append((event, spec.name))
+        return path
+
+
+def pack_root() -> Optional[Path]:
+    value = os.environ.get("ATTN_KERNEL_PACK")
+    return Path(value) if value else None
+
+
+def find_in_pack(spec: KernelSpec, pack: Optional[Path] = None) -> Optional[Path]:
+    """The pack's directory for ``spec`` when it has a valid one."""
+    pack = pack if pack is not None else pack_root()
+    if pack is None:
+        return None
+    path = pack / spec.name
+    if path.is_dir() and validate_kernel_dir(path, spec) is None:
+        return path
+    return None
+
+
+def compile_spec(spec: KernelSpec, directory: Path) -> None:
+    """Compiles ``spec`` into ``directory`` with the compiler: the bindings
+    for forward kernels, ``attn-compile --backward`` for backward ones."""
+    from . import compiler
+    shape = dict(batch=1, heads_q=16, heads_kv=16, seq_q=CANONICAL_SEQ,
+                 seq_kv=CANONICAL_SEQ, head_dim=spec.head_dim,
+                 value_head_dim=spec.value_head_dim, dtype=spec.dtype,
+                 causal=spec.causal, scale=spec.scale)
+    if spec.kind == "fwd" and compiler.available():
+        compiler.compile(chip=spec.chip, **shape).write(directory)
+        return
+    tool = compiler._find_tool("attn-compile", "ATTN_COMPILE")
+    if tool is None:
+        raise KernelNotAvailableError(
+            f"{spec.name}: neither the compiler bindings nor attn-compile "
+            "($ATTN_COMPILE, $ATTN_BUILD_DIR/bin, PATH) are available")
+    flags = ["--chip", spec.chip, "--dtype", spec.dtype, "-o", str(directory)]
+    if spec.kind == "bwd":
+        if not backward_compiler_available(tool):
+            raise NotImplementedError(
+                f"{spec.name}: no backward kernel compiler: attn-compile "
+                f"({tool}) has no --backward flag yet")
+        flags.append("--backward")
+    for key in ("batch", "heads_q", "heads_kv", "seq_q", "seq_kv",
+                "head_dim"):
+        flags += ["--" + key.replace("_", "-"), str(shape[key])]
+    if spec.value_head_dim != spec.head_dim:
+        flags += ["--value-head-dim", str(spec.value_head_dim)]
+    if spec.causal:
+        flags.append("--causal")
+    if spec.scale is not None:
+        flags += ["--scale", repr(spec.scale)]
+    done = subprocess.run([tool] + flags, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise CompileError(f"{spec.name}: attn-compile failed:\n"
+                           + done.stderr.strip())
+
+
+def backward_compiler_available(tool: Optional[str] = None) -> bool:
+    """Whether attn-compile can write backward kernels (--backward)."""
+    from . import compiler
+    tool = tool or compiler._find_tool("attn-compile", "ATTN_COMPILE")
+    if tool is None:
+        return False
+    done = subprocess.run([tool, "--help"], capture_output=True, text=True)
+    return "--backward" in done.stdout
+
+
+_lock = threading.Lock()
+_resolved: Dict[KernelSpec, Path] = {}
+
+
+def kernel_dir(spec: KernelSpec) -> Path:
+    """The kernel directory for ``spec`` (pack, cache, or compiled now);
+    resolved once per process."""
+    path = _resolved.get(spec)
+    if path is not None:
+        return path
+    with _lock:
+        path = _resolved.get(spec)
+        if path is None:
+            path = find_in_pack(spec)
+        if path is None:
+            from . import compiler
+            if not compiler.available():
+                pack = pack_root()
+                raise KernelNotAvailableError(
+                    f"no {spec.name} kernel: the compiler bindings "
+                    "(attn._compiler, which need MLIR) are not available "
+                    "here, and " + (
+                        f"the kernel pack {pack} has no valid {spec.name}/"
+                        if pack else "$ATTN_KERNEL_PACK is not set")
+                    + ". Build a pack on the compiler host: python -m "
+                    "attn.aot build --out DIR (docs/python.md)")
+            path = KernelCache().get(spec, compiler.version(), compile_spec)
+        _resolved[spec] = path
+    return path

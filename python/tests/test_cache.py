@@ -1,0 +1,179 @@
+"""The kernel cache (attn.cache) and AOT packs (attn.aot)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import PYTHON_DIR
+
+import attn
+from attn import aot, cache
+from attn.cache import KernelCache, KernelSpec
+
+SPEC = KernelSpec("fwd", 64, 64, "bf16", True, None, "sm_90a")
+
+
+def _no_ptxas(monkeypatch):
+    # PTX is enough for the cache; skipping ptxas keeps the tests fast.
+    from attn import compiler
+    real = compiler.compile
+    monkeypatch.setattr(compiler, "compile",
+                        lambda *a, **kw: real(*a, assemble=False, **kw))
+
+
+def test_spec_names_are_distinct():
+    names = {KernelSpec(kind, d, d, t, c, s, "sm_90a").name
+             for kind in ("fwd", "bwd") for d in (64, 128) for t in
+             ("f16", "bf16") for c in (False, True) for s in (None, 0.5)}
+    assert len(names) == 32
+    assert SPEC.name == "fwd-d64-bf16-causal-sdefault-sm_90a"
+
+
+def test_cache_builds_then_hits(compiler, monkeypatch, tmp_path):
+    _no_ptxas(monkeypatch)
+    c = KernelCache(tmp_path / "c")
+    first = c.get(SPEC, "v1", cache.compile_spec)
+    second = c.get(SPEC, "v1", cache.compile_spec)
+    assert first == second
+    assert c.events == [("built", SPEC.name), ("hit", SPEC.name)]
+    assert cache.validate_kernel_dir(first, SPEC) is None
+    # Only the entry: no temporary folder left behind.
+    assert [p.name for p in c.kernels.iterdir()] == [first.name]
+
+
+def test_compiler_version_is_part_of_the_key(tmp_path):
+    c = KernelCache(tmp_path)
+    assert c.entry_path(SPEC, "v1") != c.entry_path(SPEC, "v2")
+    assert c.entry_path(SPEC, "v1") != c.entry_path(
+        KernelSpec("fwd", 64, 64, "bf16", True, 0.125, "sm_90a"), "v1")
+
+
+@pytest.mark.parametrize("damage", ["manifest", "ptx", "key", "problem"])
+def test_corrupt_entry_is_rebuilt(compiler, monkeypatch, tmp_path, damage):
+    _no_ptxas(monkeypatch)
+    c = KernelCache(tmp_path / "c")
+    path = c.get(SPEC, "v1", cache.compile_spec)
+    if damage == "manifest":
+        (path / "manifest.json").write_text("{ truncated")
+    elif damage == "ptx":
+        (path / "kernel.ptx").write_text("")
+    elif damage == "key":
+        (path / "key.json").unlink()
+    else:
+        m = json.loads((path / "manifest.json").read_text())
+        m["problem"]["head_dim"] = 128
+        (path / "manifest.json").write_text(json.dumps(m))
+    again = c.get(SPEC, "v1", cache.compile_spec)
+    assert again == path
+    assert c.events[-1] == ("rebuilt", SPEC.name)
+    assert cache.validate_kernel_dir(again, SPEC) is None
+    assert [p.name for p in c.kernels.iterdir()] == [path.name]
+
+
+def test_failed_build_leaves_nothing(tmp_path):
+    c = KernelCache(tmp_path / "c")
+
+    def broken(spec, directory):
+        (directory / "manifest.json").write_text("{}")
+        raise attn.CompileError("boom")
+
+    with pytest.raises(attn.CompileError, match="boom"):
+        c.get(SPEC, "v1", broken)
+    assert list(c.kernels.iterdir()) == []
+
+
+def test_invalid_build_is_reported(tmp_path):
+    c = KernelCache(tmp_path / "c")
+    with pytest.raises(attn.CompileError, match="not valid: manifest.json"):
+        c.get(SPEC, "v1", lambda spec, d: None)
+
+
+_CHILD = """
+import sys
+sys.path.insert(0, {python!r})
+from attn import cache, compiler
+real = compiler.compile
+compiler.compile = lambda *a, **kw: real(*a, assemble=False, **kw)
+c = cache.KernelCache({root!r})
+spec = cache.KernelSpec("fwd", 64, 64, "bf16", True, None, "sm_90a")
+path = c.get(spec, compiler.version(), cache.compile_spec)
+print(c.events[-1][0], path)
+"""
+
+
+def _child(root):
+    code = _CHILD.format(python=str(PYTHON_DIR), root=str(root))
+    return subprocess.Popen([sys.executable, "-c", code],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ))
+
+
+def test_second_process_reuses_the_entry(compiler, tmp_path):
+    first = _child(tmp_path)
+    out1, err1 = first.communicate(timeout=300)
+    assert first.returncode == 0, err1
+    second = _child(tmp_path)
+    out2, err2 = second.communicate(timeout=300)
+    assert second.returncode == 0, err2
+    assert out1.split()[0] == "built" and out2.split()[0] == "hit"
+    assert out1.split()[1] == out2.split()[1]
+
+
+def test_concurrent_processes_agree(compiler, tmp_path):
+    children = [_child(tmp_path) for _ in range(2)]
+    results = [c.communicate(timeout=300) for c in children]
+    for c, (_, err) in zip(children, results):
+        assert c.returncode == 0, err
+    paths = {out.split()[1] for out, _ in results}
+    assert len(paths) == 1
+    entries = list((tmp_path / "kernels").iterdir())
+    assert [p.name for p in entries] == [Path(paths.pop()).name]
+
+
+def test_pack_build_and_lookup(compiler, monkeypatch, tmp_path):
+    _no_ptxas(monkeypatch)
+    pack = tmp_path / "pack"
+    index = aot.build_pack(pack, [SPEC], log=open(os.devnull, "w"))
+    assert index["format"] == cache.PACK_FORMAT
+    assert [e["name"] for e in index["kernels"]] == [SPEC.name]
+    assert cache.find_in_pack(SPEC, pack) == pack / SPEC.name
+    other = KernelSpec("fwd", 128, 128, "bf16", True, None, "sm_90a")
+    assert cache.find_in_pack(other, pack) is None
+    # kernel_dir prefers the pack and compiles nothing.
+    monkeypatch.setenv("ATTN_KERNEL_PACK", str(pack))
+    monkeypatch.setattr(cache, "compile_spec", None)
+    assert cache.kernel_dir(SPEC) == pack / SPEC.name
+
+
+def test_no_compiler_and_no_pack_is_a_clear_error(monkeypatch, tmp_path):
+    from attn import compiler
+    monkeypatch.setattr(compiler, "available", lambda: False)
+    with pytest.raises(attn.KernelNotAvailableError,
+                       match=r"no fwd-d64-bf16-causal.*ATTN_KERNEL_PACK is "
+                             r"not set.*python -m attn.aot build"):
+        cache.kernel_dir(SPEC)
+    monkeypatch.setenv("ATTN_KERNEL_PACK", str(tmp_path))
+    with pytest.raises(attn.KernelNotAvailableError,
+                       match=f"the kernel pack {tmp_path} has no valid"):
+        cache.kernel_dir(SPEC)
+
+
+def test_aot_command_line(compiler, tmp_path):
+    out = tmp_path / "pack"
+    done = subprocess.run(
+        [sys.executable, "-m", "attn.aot", "build", "--out", str(out),
+         "--head-dims", "64", "--dtypes", "f16", "--masks", "full",
+         "--backward", "off"], cwd=PYTHON_DIR, capture_output=True, text=True,
+        timeout=300)
+    assert done.returncode == 0, done.stderr
+    index = json.loads((out / "pack.json").read_text())
+    assert [e["name"] for e in index["kernels"]] == [
+        "fwd-d64-f16-full-sdefault-sm_90a"]
+    bad = subprocess.run(
+        [sys.executable, "-m", "attn.aot", "build", "--out", str(out),
+         "--dtypes", "f32"], cwd=PYTHON_DIR, capture_output=True, text=True)
+    assert bad.returncode == 2 and "--dtypes: 'f32'" in bad.stderr

@@ -1,0 +1,145 @@
+"""attn.compile / attn.opt / attn.tune through the pybind11 bindings."""
+
+import json
+
+import pytest
+
+from conftest import problem_mlir
+
+import attn
+
+BAD_RANK = """func.func @f(%q: tensor<4x128x64xf32>, %k: tensor<1x4x128x64xf32>,
+             %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf32> {
+  %o = attn.attention %q, %k, %v
+      : tensor<4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32> -> tensor<1x4x128x64xf32>
+  return %o : tensor<1x4x128x64xf32>
+}
+"""
+
+
+def test_version_is_set(compiler):
+    assert isinstance(attn.version(), str) and attn.version()
+
+
+def test_compile_problem_to_ptx(compiler):
+    k = attn.compile(batch=2, heads_q=4, heads_kv=2, seq_q=200, seq_kv=300,
+                     head_dim=64, dtype="f16", causal=True, assemble=False)
+    assert ".entry " + k.entry in k.ptx
+    assert ".target sm_90a" in k.ptx
+    assert k.cubin == b""
+    assert k.problem["head_dim"] == 64 and k.problem["dtype"] == "f16"
+    assert k.problem["causal"] is True
+    assert k.problem["heads_q"] == 4 and k.problem["heads_kv"] == 2
+    assert k.problem["scale"] == pytest.approx(64 ** -0.5)
+    assert k.manifest["format"] == "attn-kernel/1"
+    assert k.tile["block_m"] > 0
+
+
+def test_compile_options_reach_the_kernel(compiler):
+    k = attn.compile(head_dim=128, dtype="bf16", chip="sm_80", scale=0.25,
+                     block_m=64, block_n=32, warp_rows=16, assemble=False)
+    assert ".target sm_80" in k.ptx
+    assert k.manifest["chip"] == "sm_80"
+    assert k.problem["scale"] == pytest.approx(0.25)
+    assert (k.tile["block_m"], k.tile["block_n"]) == (64, 32)
+    assert k.tile["source"] == "option"
+
+
+def test_compile_assembles_cubin_and_writes_directory(compiler, ptxas,
+                                                      tmp_path):
+    k = attn.compile(head_dim=64, dtype="bf16", ptxas=ptxas)
+    assert k.cubin[:4] == b"\x7fELF"
+    out = k.write(tmp_path / "kern")
+    assert json.loads((out / "manifest.json").read_text()) == k.manifest
+    assert (out / "kernel.ptx").read_text() == k.ptx
+    assert (out / "kernel.cubin").read_bytes() == k.cubin
+
+
+def test_compile_from_mlir_text(compiler):
+    text = problem_mlir()
+    assert "attn.attention" in text
+    k = attn.compile(text, assemble=False)
+    assert k.problem["seq_kv"] == 96 and k.problem["heads_kv"] == 1
+    assert ".entry" in k.ptx
+
+
+def test_opt_round_trip(compiler):
+    text = problem_mlir()
+    once = attn.opt(text, "")
+    assert attn.opt(once, "") == once
+    assert "attn.attention" in once
+
+
+def test_opt_runs_a_pipeline(compiler):
+    tiled = attn.opt(problem_mlir(), "attn-tile{block-m=32 block-n=32}")
+    assert "scf.for" in tiled or "scf.forall" in tiled
+    anchored = attn.opt(problem_mlir(), "builtin.module(attn-tile)")
+    assert "attn.attention " not in anchored.replace("attn.attention_", "")
+
+
+def test_opt_unknown_pass_is_an_error(compiler):
+    with pytest.raises(attn.CompileError,
+                       match=r"invalid pass pipeline 'no-such-pass'.*"
+                             r"no-such-pass"):
+        attn.opt(problem_mlir(), "no-such-pass")
+
+
+def test_opt_bad_option_is_an_error(compiler):
+    with pytest.raises(attn.CompileError, match="no-such-option"):
+        attn.opt(problem_mlir(), "attn-tile{no-such-option=1}")
+
+
+def test_parse_error_has_line_and_column(compiler):
+    text = "func.func @f() {\n  %x = arith.constant 1 : i32\n  %y = bogus\n}\n"
+    with pytest.raises(attn.CompileError) as info:
+        attn.opt(text, "")
+    message = str(info.value)
+    assert "cannot parse the MLIR input" in message
+    assert "<input>:3:" in message
+
+
+def test_verifier_error_has_line_and_column(compiler):
+    with pytest.raises(attn.CompileError) as info:
+        attn.opt(BAD_RANK, "")
+    message = str(info.value)
+    assert "<input>:3:8: error:" in message
+    assert "expected query to have rank 4, got rank 3" in message
+
+
+def test_compile_error_carries_diagnostics(compiler):
+    with pytest.raises(attn.CompileError, match=r"<input>:3:8: error"):
+        attn.compile(BAD_RANK, assemble=False)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(head_dim=0), "head"),
+    (dict(heads_q=3, heads_kv=2), "heads"),
+    (dict(seq_q=-1), "seq"),
+])
+def test_bad_shape_names_the_argument(compiler, kwargs, message):
+    with pytest.raises(attn.CompileError, match=message):
+        attn.compile(assemble=False, **kwargs)
+
+
+def test_bad_dtype_is_named(compiler):
+    with pytest.raises(attn.CompileError, match=r"dtype.*'fp8'"):
+        attn.compile(dtype="fp8", assemble=False)
+    with pytest.raises(attn.CompileError, match="f32"):
+        attn.compile(dtype="f32", assemble=False)
+
+
+def test_mlir_must_be_text(compiler):
+    with pytest.raises(TypeError):
+        attn.compile(b"not text")
+    with pytest.raises(TypeError):
+        attn.opt(None, "")
+
+
+def test_tune_writes_a_bundle(compiler, ptxas, tmp_path):
+    bundle = attn.tune(out=tmp_path / "bundle", head_dim=64, dtype="bf16",
+                       seq_q=1024, only=["m64n64r16s2"], jobs=1, ptxas=ptxas)
+    index = json.loads((tmp_path / "bundle" / "bundle.json").read_text())
+    assert bundle.candidates >= 1
+    assert index["format"] == "attn-tune-bundle"
+    assert bundle.command("db.json")[-3:] == ["--db", "db.json",
+                                              str(tmp_path / "bundle")]

@@ -1,0 +1,96 @@
+"""torch.ops.attn.attention without a GPU: registration, fake (meta) shape
+propagation and argument errors. Skipped (visibly) without PyTorch."""
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+
+import attn.torch as attn_torch  # noqa: E402
+
+
+def meta(*shape, dtype=torch.bfloat16):
+    return torch.empty(*shape, dtype=dtype, device="meta")
+
+
+def test_op_is_registered():
+    assert hasattr(torch.ops.attn, "attention")
+    assert hasattr(torch.ops.attn, "attention_backward")
+
+
+@pytest.mark.parametrize("hq, hkv, nq, nk, d, dv", [
+    (8, 8, 128, 128, 64, 64), (8, 2, 100, 333, 128, 128),
+    (4, 1, 1, 77, 256, 256), (2, 2, 5, 9, 64, 128)])
+def test_fake_shapes(hq, hkv, nq, nk, d, dv):
+    q, k, v = meta(3, hq, nq, d), meta(3, hkv, nk, d), meta(3, hkv, nk, dv)
+    out, lse = torch.ops.attn.attention(q, k, v, True, None)
+    assert out.shape == (3, hq, nq, dv) and out.dtype == torch.bfloat16
+    assert lse.shape == (3, hq, nq) and lse.dtype == torch.float32
+    out2 = attn_torch.attention(q, k, v)
+    assert out2.shape == (3, hq, nq, dv)
+
+
+def test_fake_tensor_mode():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        q = torch.empty(2, 8, 64, 64, dtype=torch.float16)
+        k = torch.empty(2, 4, 96, 64, dtype=torch.float16)
+        out, lse = attn_torch.attention(q, k, k, return_lse=True)
+        assert out.shape == (2, 8, 64, 64) and lse.shape == (2, 8, 64)
+
+
+def test_fake_backward_shapes():
+    q, k, v = meta(2, 8, 64, 64), meta(2, 2, 80, 64), meta(2, 2, 80, 64)
+    o, lse = meta(2, 8, 64, 64), meta(2, 8, 64, dtype=torch.float32)
+    dq, dk, dv = torch.ops.attn.attention_backward(o, q, k, v, o, lse, False,
+                                                   None)
+    assert (dq.shape, dk.shape, dv.shape) == (q.shape, k.shape, v.shape)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: (meta(2, 8, 64, 64), meta(2, 8, 64, 64, dtype=torch.float32),
+              meta(2, 8, 64, 64)), r"k is torch.float32 but q is"),
+    (lambda: (meta(2, 8, 64, 64), meta(2, 8, 64, 64),
+              meta(2, 8, 64, 64, dtype=torch.float16)), r"v is torch.float16"),
+    (lambda: (meta(2, 8, 64, 64, dtype=torch.float32),) * 3,
+     r"q is torch.float32; attn's kernels take"),
+    (lambda: (meta(8, 64, 64), meta(2, 8, 64, 64), meta(2, 8, 64, 64)),
+     r"q must be 4-D"),
+    (lambda: (meta(2, 8, 64, 64), meta(2, 3, 64, 64), meta(2, 3, 64, 64)),
+     r"q has 8 heads and k/v 3"),
+    (lambda: (meta(2, 8, 64, 64), meta(2, 8, 64, 32), meta(2, 8, 64, 64)),
+     r"k's head dim \(shape\[3\]\) is 32"),
+    (lambda: (meta(2, 8, 64, 64), meta(2, 8, 64, 64), meta(2, 8, 65, 64)),
+     r"v \(2, 8, 65, 64\) must have k's heads and length"),
+    (lambda: (meta(2, 8, 64, 64), meta(1, 8, 64, 64), meta(1, 8, 64, 64)),
+     r"batch sizes differ"),
+])
+def test_errors_name_the_tensor(make, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        attn_torch.attention(*make())
+
+
+def test_cpu_tensors_are_rejected():
+    x = torch.zeros(1, 2, 16, 64, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match=r"q is on cpu; attn's kernels run "
+                                         r"on CUDA tensors"):
+        attn_torch.attention(x, x, x)
+
+
+def test_bad_scale():
+    x = meta(1, 2, 16, 64)
+    with pytest.raises(ValueError, match="scale must be a finite float"):
+        attn_torch.attention(x, x, x, scale=float("nan"))
+
+
+def test_compile_traces_without_graph_breaks():
+    def f(q, k, v):
+        return attn_torch.attention(q, k, v, causal=True) * 2
+
+    from torch._dynamo.testing import CompileCounterWithBackend
+    counter = CompileCounterWithBackend("eager")
+    from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: F401
+    compiled = torch.compile(f, backend=counter, fullgraph=True)
+    q = meta(1, 4, 32, 64)
+    out = compiled(q, q, q)
+    assert out.shape == (1, 4, 32, 64)
+    assert counter.frame_count == 1
