@@ -11,8 +11,8 @@ On the GPU host (PyTorch, libattn_runtime.so built with
     ATTN_KERNEL_PACK=attn-pack python my_model.py
 
 The default set is D in {64, 128, 256} x {f16, bf16} x {causal, full} at
-the default scale, forward kernels, plus the backward kernels when
-attn-compile has --backward. A pack is a folder of kernel directories named
+the default scale, forward kernels, plus the backward kernels (D <= 128)
+when attn-compile has --backward. A pack is a folder of kernel directories named
 after their KernelSpec (attn.cache) and a pack.json index.
 """
 
@@ -29,6 +29,10 @@ from ._errors import CompileError
 from .cache import KernelSpec
 
 
+# What the GPU backward kernels support (attn-compile --backward says so).
+BACKWARD_HEAD_DIMS = (32, 64, 128)
+
+
 def default_specs(head_dims=(64, 128, 256), dtypes=("f16", "bf16"),
                   masks=("full", "causal"), scales=(None,),
                   chip: str = "sm_90a", backward: bool = False
@@ -36,7 +40,8 @@ def default_specs(head_dims=(64, 128, 256), dtypes=("f16", "bf16"),
     kinds = ("fwd", "bwd") if backward else ("fwd",)
     return [KernelSpec(kind, d, d, t, m == "causal", s, chip)
             for kind in kinds for d in head_dims for t in dtypes
-            for m in masks for s in scales]
+            for m in masks for s in scales
+            if kind == "fwd" or d in BACKWARD_HEAD_DIMS]
 
 
 def build_pack(out: "os.PathLike[str]", specs: List[KernelSpec],
