@@ -6,6 +6,7 @@
 
 #include "attn/Compiler/KernelCompiler.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Execution/AttentionModule.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -146,7 +147,22 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
   p.dtype = elt.isBF16() ? ::attn::DType::bf16
             : elt.isF16() ? ::attn::DType::f16
                           : ::attn::DType::f32;
-  p.causal = op.isCausal();
+  MaskBand band = op.getMaskBand();
+  p.causal = band.right == 0 && (op.getMask() == MaskKind::causal ||
+                                 op.getMask() == MaskKind::causal_top_left);
+  p.topLeft = band.topLeft;
+  if (!p.causal) {
+    p.windowLeft = band.left;
+    p.windowRight = band.right;
+  }
+  if (std::optional<APFloat> cap = op.getSoftcap())
+    p.softcap = cap->convertToDouble();
+  else if (op.getScoreModBlock()) {
+    // Named regions (attn-compile --alibi) say what they are, so that
+    // attn-launch --check can reproduce them.
+    p.alibi = op->hasAttr(kAlibiScoreModAttr);
+    p.customScoreMod = !p.alibi;
+  }
   p.scale = op.getEffectiveScale();
   p.withLse = static_cast<bool>(op.getLse());
 
@@ -247,6 +263,18 @@ std::string CompiledKernel::manifestJSON() const {
       j.attribute("value_head_dim", problem.vDim());
       j.attribute("dtype", ::attn::dtypeName(problem.dtype));
       j.attribute("causal", problem.causal);
+      if (problem.topLeft)
+        j.attribute("mask_align", "top_left");
+      if (problem.windowLeft >= 0 || problem.windowRight >= 0) {
+        j.attribute("window_left", problem.windowLeft);
+        j.attribute("window_right", problem.windowRight);
+      }
+      if (problem.softcap > 0)
+        j.attribute("softcap", problem.softcap);
+      if (problem.alibi)
+        j.attribute("alibi", true);
+      if (problem.customScoreMod)
+        j.attribute("score_mod", "custom");
       j.attribute("scale", problem.effectiveScale());
       j.attribute("with_lse", problem.withLse);
     });

@@ -7,7 +7,9 @@
 #include "attn/Execution/AttentionModule.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
@@ -26,11 +28,77 @@ static Type elementType(OpBuilder &b, ::attn::DType t) {
   return b.getF32Type();
 }
 
+/// The mask kind and window of `p`.
+static std::pair<MaskKind, DenseI64ArrayAttr>
+maskOf(OpBuilder &b, const ::attn::AttentionProblem &p) {
+  if (p.windowLeft >= 0 || p.windowRight >= 0)
+    return {p.topLeft ? MaskKind::sliding_top_left : MaskKind::sliding,
+            b.getDenseI64ArrayAttr({p.windowLeft, p.rightBound()})};
+  if (p.causal)
+    return {p.topLeft ? MaskKind::causal_top_left : MaskKind::causal, {}};
+  return {MaskKind::none, {}};
+}
+
+/// ALiBi as a score_mod region (FlashAttention's alibi_slopes convention):
+/// score - slope_h * |d(q_idx) - kv_idx| with slope_h = 2^(-8(h+1)/Hq) and
+/// d the mask's alignment.
+static void buildAlibiRegion(OpBuilder &b, AttentionOp op,
+                             const ::attn::AttentionProblem &p) {
+  OpBuilder::InsertionGuard guard(b);
+  Location loc = op.getLoc();
+  Type index = b.getIndexType(), f32 = b.getF32Type();
+  Block *block = b.createBlock(&op.getScoreMod(), {},
+                               {f32, index, index, index, index},
+                               SmallVector<Location>(5, loc));
+  auto toF32 = [&](Value i) -> Value {
+    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), i);
+    return arith::SIToFPOp::create(b, loc, f32, i64);
+  };
+  auto cst = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getF32FloatAttr(static_cast<float>(v)));
+  };
+  // slope = exp2(-(h + 1) * 8 / Hq)
+  Value h1 = arith::AddFOp::create(b, loc, toF32(block->getArgument(2)),
+                                   cst(1.0));
+  Value slope = math::Exp2Op::create(
+      b, loc, arith::MulFOp::create(b, loc, h1, cst(-8.0 / p.headsQ)));
+  Value diag = toF32(block->getArgument(3));
+  if (!p.topLeft)
+    diag = arith::AddFOp::create(b, loc, diag,
+                                 cst(static_cast<double>(p.seqKv - p.seqQ)));
+  Value dist = math::AbsFOp::create(
+      b, loc, arith::SubFOp::create(b, loc, diag, toF32(block->getArgument(4))));
+  Value biased = arith::SubFOp::create(
+      b, loc, block->getArgument(0),
+      arith::MulFOp::create(b, loc, slope, dist));
+  YieldOp::create(b, loc, biased);
+  op->setAttr(kAlibiScoreModAttr, b.getUnitAttr());
+}
+
+/// attn.attention for `p`: its mask, window and score modification.
+static AttentionOp createAttention(OpBuilder &b, Location loc,
+                                   TypeRange types, Value q, Value k, Value v,
+                                   const ::attn::AttentionProblem &p) {
+  FloatAttr scale =
+      p.scale ? b.getF32FloatAttr(static_cast<float>(*p.scale)) : FloatAttr();
+  auto [mask, window] = maskOf(b, p);
+  FloatAttr softcap = p.softcap > 0
+                          ? b.getF32FloatAttr(static_cast<float>(p.softcap))
+                          : FloatAttr();
+  auto op = AttentionOp::create(b, loc, types, q, k, v,
+                                MaskKindAttr::get(b.getContext(), mask),
+                                window, scale, softcap);
+  if (p.alibi)
+    buildAlibiRegion(b, op, p);
+  return op;
+}
+
 OwningOpRef<ModuleOp>
 mlir::attn::buildAttentionModule(MLIRContext &ctx,
                                  const ::attn::AttentionProblem &p) {
-  ctx.loadDialect<AttnDialect, func::FuncDialect,
-                  bufferization::BufferizationDialect>();
+  ctx.loadDialect<AttnDialect, arith::ArithDialect, math::MathDialect,
+                  func::FuncDialect, bufferization::BufferizationDialect>();
   OpBuilder b(&ctx);
   Location loc = b.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -67,11 +135,7 @@ mlir::attn::buildAttentionModule(MLIRContext &ctx,
   SmallVector<Type> resultTypes = {RankedTensorType::get(oShape, elt)};
   if (p.withLse)
     resultTypes.push_back(RankedTensorType::get(lseShape, b.getF32Type()));
-  FloatAttr scale =
-      p.scale ? b.getF32FloatAttr(static_cast<float>(*p.scale)) : FloatAttr();
-  auto attention = AttentionOp::create(
-      b, loc, resultTypes, q, k, v,
-      p.causal ? MaskKind::causal : MaskKind::none, scale);
+  auto attention = createAttention(b, loc, resultTypes, q, k, v, p);
   for (unsigned i = 0; i < attention->getNumResults(); ++i) {
     auto store = bufferization::MaterializeInDestinationOp::create(
         b, loc, attention->getResult(i), body->getArgument(3 + i));
@@ -84,8 +148,8 @@ mlir::attn::buildAttentionModule(MLIRContext &ctx,
 OwningOpRef<ModuleOp>
 mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
                                          const ::attn::AttentionProblem &p) {
-  ctx.loadDialect<AttnDialect, func::FuncDialect,
-                  bufferization::BufferizationDialect>();
+  ctx.loadDialect<AttnDialect, arith::ArithDialect, math::MathDialect,
+                  func::FuncDialect, bufferization::BufferizationDialect>();
   OpBuilder b(&ctx);
   Location loc = b.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -120,18 +184,17 @@ mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
   Value k = toTensor(body->getArgument(1));
   Value v = toTensor(body->getArgument(2));
   Value dO = toTensor(body->getArgument(3));
-  FloatAttr scale =
-      p.scale ? b.getF32FloatAttr(static_cast<float>(*p.scale)) : FloatAttr();
-  MaskKind mask = p.causal ? MaskKind::causal : MaskKind::none;
   SmallVector<Type> fwdTypes = {RankedTensorType::get(oShape, elt),
                                 RankedTensorType::get(lseShape, f32)};
-  auto attention =
-      AttentionOp::create(b, loc, fwdTypes, q, k, v, mask, scale);
+  auto attention = createAttention(b, loc, fwdTypes, q, k, v, p);
+  FloatAttr scale = attention.getScaleAttr();
   SmallVector<Type> gradTypes = {RankedTensorType::get(qShape, elt),
                                  RankedTensorType::get(kShape, elt),
                                  RankedTensorType::get(vShape, elt)};
   auto grad = AttentionGradOp::create(
-      b, loc, gradTypes, q, k, v, attention.getOutput(), dO, attention.getLse(), mask, scale);
+      b, loc, gradTypes, q, k, v, attention.getOutput(), dO,
+      attention.getLse(), attention.getMaskAttr(), attention.getWindowAttr(),
+      scale);
   SmallVector<Value> results = {attention.getOutput(), attention.getLse()};
   llvm::append_range(results, grad.getResults());
   for (auto [i, r] : llvm::enumerate(results)) {

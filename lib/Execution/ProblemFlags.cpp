@@ -28,8 +28,31 @@ ProblemFlags::ProblemFlags(cl::OptionCategory &category)
                    cl::init(0), cl::cat(category)),
       dtype("dtype", cl::desc("Element type: f16, bf16 or f32"),
             cl::init("f32"), cl::cat(category)),
-      causal("causal", cl::desc("Causal mask, aligned bottom-right"),
+      causal("causal",
+             cl::desc("Causal mask (bottom-right aligned, as FlashAttention; "
+                      "--top-left for torch's is_causal)"),
              cl::init(false), cl::cat(category)),
+      topLeft("top-left",
+              cl::desc("Align the causal/window mask to the top-left corner "
+                       "(row i is aligned with key i) instead of the "
+                       "bottom-right (key i + Nk - Nq)"),
+              cl::init(false), cl::cat(category)),
+      windowLeft("window-left",
+                 cl::desc("Sliding window: keys before the aligned one that "
+                          "a row sees; -1 = unbounded"),
+                 cl::init(-1), cl::cat(category)),
+      windowRight("window-right",
+                  cl::desc("Sliding window: keys after the aligned one that "
+                           "a row sees; -1 = unbounded"),
+                  cl::init(-1), cl::cat(category)),
+      softcap("softcap",
+              cl::desc("Score softcap c: score = c * tanh(score / c); 0 = "
+                       "none"),
+              cl::init(0.0), cl::cat(category)),
+      alibi("alibi",
+            cl::desc("ALiBi score_mod: score -= slope_h * |d(i) - j|, slope_h "
+                     "= 2^(-8(h+1)/heads-q)"),
+            cl::init(false), cl::cat(category)),
       scale("scale", cl::desc("Softmax scale; 0 = 1/sqrt(head-dim)"),
             cl::init(0.0), cl::cat(category)),
       noLse("no-lse", cl::desc("Do not produce the log-sum-exp"),
@@ -45,6 +68,11 @@ llvm::Expected<::attn::AttentionProblem> ProblemFlags::get() const {
   p.headDim = headDim;
   p.valueHeadDim = valueHeadDim;
   p.causal = causal;
+  p.topLeft = topLeft;
+  p.windowLeft = windowLeft;
+  p.windowRight = windowRight;
+  p.softcap = softcap;
+  p.alibi = alibi;
   p.withLse = !noLse;
   if (scale != 0.0)
     p.scale = scale;

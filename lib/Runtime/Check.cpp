@@ -83,7 +83,8 @@ CheckReport attn::runtime::checkAttention(const AttentionProblem &p,
                 Nk = p.seqKv, D = p.headDim, Dv = p.vDim();
   const int64_t group = Hq / Hkv;
   auto visible = [&](int64_t i) {
-    return p.causal ? std::clamp<int64_t>(i + Nk - Nq + 1, 0, Nk) : Nk;
+    auto [first, last] = p.keyRange(i);
+    return last - first;
   };
   const double inf = std::numeric_limits<double>::infinity();
 
@@ -158,56 +159,47 @@ CheckReport attn::runtime::checkAttention(const AttentionProblem &p,
   std::vector<double> gotL(gathered), wantL(gathered);
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    std::vector<double> kd, vd, qd, outd, lsed;
+    std::vector<double> kd, vd, qd, outd;
     for (size_t ti; (ti = next.fetch_add(1)) < tasks.size();) {
       const Task &t = tasks[ti];
       const int64_t hk = t.h / group;
-      int64_t need = 0;
-      for (int64_t i : t.rows)
-        need = std::max(need, visible(i));
+      // Keys [lo, need) cover every row of the task; the rest stay 0.
+      int64_t need = 0, lo = Nk;
+      for (int64_t i : t.rows) {
+        auto [first, last] = p.keyRange(i);
+        if (first < last) {
+          lo = std::min(lo, first);
+          need = std::max(need, last);
+        }
+      }
+      lo = std::min(lo, need);
       const size_t kBase = ((t.b * Hkv + hk) * Nk) * D;
       const size_t vBase = ((t.b * Hkv + hk) * Nk) * Dv;
       const size_t qBase = ((t.b * Hq + t.h) * Nq) * D;
       const size_t oBase = ((t.b * Hq + t.h) * Nq) * Dv;
-      kd.resize(need * D);
-      vd.resize(need * Dv);
-      for (int64_t j = 0; j < need * D; ++j)
+      kd.assign(need * D, 0.0);
+      vd.assign(need * Dv, 0.0);
+      for (int64_t j = lo * D; j < need * D; ++j)
         kd[j] = k.get(kBase + j);
-      for (int64_t j = 0; j < need * Dv; ++j)
+      for (int64_t j = lo * Dv; j < need * Dv; ++j)
         vd[j] = v.get(vBase + j);
 
-      AttentionProblem sp;
-      sp.headDim = D;
-      sp.valueHeadDim = Dv;
-      sp.dtype = p.dtype;
-      sp.scale = p.effectiveScale();
-      sp.causal = false; // each row gets exactly the keys it may see
+      qd.resize(D);
+      outd.resize(Dv);
       for (size_t r = 0; r < t.rows.size(); ++r) {
         const int64_t i = t.rows[r];
         const size_t at = t.first + r;
         for (int64_t x = 0; x < Dv; ++x)
           gotO[at * Dv + x] = o.get(oBase + i * Dv + x);
         gotL[at] = p.withLse ? lse[(t.b * Hq + t.h) * Nq + i] : 0.0;
-        const int64_t vis = visible(i);
-        if (vis == 0) {
-          std::fill_n(&wantO[at * Dv], Dv, 0.0);
-          wantL[at] = -inf;
-          continue;
-        }
-        sp.seqQ = 1;
-        sp.seqKv = vis;
-        qd.resize(D);
         for (int64_t x = 0; x < D; ++x)
           qd[x] = q.get(qBase + i * D + x);
-        if (vis == need) {
-          referenceAttention(sp, qd, kd, vd, outd, lsed);
-        } else {
-          std::vector<double> kp(kd.begin(), kd.begin() + vis * D);
-          std::vector<double> vp(vd.begin(), vd.begin() + vis * Dv);
-          referenceAttention(sp, qd, kp, vp, outd, lsed);
-        }
+        auto [first, last] = p.keyRange(i);
+        double rowLse = 0;
+        referenceAttentionRow(p, t.h, i, qd.data(), kd.data(), vd.data(),
+                              first, last, outd.data(), rowLse);
         std::copy(outd.begin(), outd.end(), &wantO[at * Dv]);
-        wantL[at] = p.withLse ? lsed[0] : 0.0;
+        wantL[at] = p.withLse ? rowLse : 0.0;
       }
     }
   };

@@ -414,6 +414,21 @@ void readProblem(FieldReader &r, const JsonValue &obj,
       p.dtype = *t;
   }
   r.getBool(obj, pre, "causal", p.causal);
+  // Variants (optional: manifests without them are plain attention).
+  std::string align;
+  if (r.getString(obj, pre, "mask_align", align, /*required=*/false)) {
+    if (align != "top_left" && align != "bottom_right" && r.status)
+      r.status = Status::error("field 'problem.mask_align': expected "
+                               "top_left or bottom_right, got '" + align + "'");
+    p.topLeft = align == "top_left";
+  }
+  r.getInt(obj, pre, "window_left", p.windowLeft, false, -1);
+  r.getInt(obj, pre, "window_right", p.windowRight, false, -1);
+  r.getNumber(obj, pre, "softcap", p.softcap, /*required=*/false);
+  r.getBool(obj, pre, "alibi", p.alibi, /*required=*/false);
+  std::string scoreMod;
+  if (r.getString(obj, pre, "score_mod", scoreMod, /*required=*/false))
+    p.customScoreMod = scoreMod == "custom";
   r.getBool(obj, pre, "with_lse", p.withLse);
   double scale = 0;
   if (r.getNumber(obj, pre, "scale", scale, /*required=*/false))

@@ -6,7 +6,9 @@
 
 #include "attn/Support/AttentionProblem.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 using namespace attn;
@@ -39,6 +41,27 @@ double AttentionProblem::effectiveScale() const {
   return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(headDim));
 }
 
+std::pair<int64_t, int64_t> AttentionProblem::keyRange(int64_t i) const {
+  int64_t d = topLeft ? i : i + seqKv - seqQ;
+  int64_t first = windowLeft >= 0 ? d - windowLeft : 0;
+  int64_t last = rightBound() >= 0 ? d + rightBound() + 1 : seqKv;
+  first = std::clamp<int64_t>(first, 0, seqKv);
+  last = std::clamp<int64_t>(last, first, seqKv);
+  return {first, last};
+}
+
+double AttentionProblem::modifyScore(double s, int64_t h, int64_t i,
+                                     int64_t j) const {
+  if (softcap > 0)
+    s = softcap * std::tanh(s / softcap);
+  if (alibi) {
+    double slope = std::exp2(-8.0 * static_cast<double>(h + 1) / headsQ);
+    int64_t d = topLeft ? i : i + seqKv - seqQ;
+    s -= slope * static_cast<double>(std::llabs(d - j));
+  }
+  return s;
+}
+
 std::string AttentionProblem::validate() const {
   std::ostringstream os;
   auto positive = [&](const char *flag, int64_t v) {
@@ -58,13 +81,34 @@ std::string AttentionProblem::validate() const {
        << headsKv << ")";
   if (os.tellp() == 0 && scale && (!std::isfinite(*scale) || *scale <= 0))
     os << "--scale must be positive and finite (got " << *scale << ")";
+  if (os.tellp() == 0 && (windowLeft < -1 || windowRight < -1))
+    os << "--window-left and --window-right must be >= 0, or -1 for "
+          "unbounded (got "
+       << windowLeft << ", " << windowRight << ")";
+  if (os.tellp() == 0 && causal && windowRight > 0)
+    os << "--causal bounds the window's right side at 0: --window-right "
+       << windowRight << " contradicts it";
+  if (os.tellp() == 0 && topLeft && !hasMask())
+    os << "--top-left aligns a mask: it needs --causal or a window";
+  if (os.tellp() == 0 && (!std::isfinite(softcap) || softcap < 0))
+    os << "--softcap must be positive and finite (got " << softcap << ")";
+  if (os.tellp() == 0 && softcap > 0 && alibi)
+    os << "--softcap and --alibi cannot be combined";
   return os.str();
 }
 
 double AttentionProblem::forwardFlops() const {
   double d = 0.5 * static_cast<double>(headDim + vDim());
   double f = 4.0 * batch * headsQ * static_cast<double>(seqQ) * seqKv * d;
-  return causal ? f / 2 : f;
+  if (windowLeft < 0 && windowRight < 0)
+    return causal ? f / 2 : f;
+  // Windows: count the (query, key) pairs the mask keeps.
+  double pairs = 0;
+  for (int64_t i = 0; i < seqQ; ++i) {
+    auto [first, last] = keyRange(i);
+    pairs += static_cast<double>(last - first);
+  }
+  return 4.0 * batch * headsQ * pairs * d;
 }
 
 std::string AttentionProblem::shapeJson() const {
@@ -73,6 +117,18 @@ std::string AttentionProblem::shapeJson() const {
      << ",\"heads_kv\":" << headsKv << ",\"seq_q\":" << seqQ
      << ",\"seq_kv\":" << seqKv << ",\"head_dim\":" << headDim
      << ",\"value_head_dim\":" << vDim() << ",\"dtype\":\"" << dtypeName(dtype)
-     << "\",\"causal\":" << (causal ? "true" : "false") << "}";
+     << "\",\"causal\":" << (causal ? "true" : "false");
+  // The variant fields only when set, so plain problems read as before.
+  if (topLeft)
+    os << ",\"mask_align\":\"top_left\"";
+  if (windowLeft >= 0 || windowRight >= 0)
+    os << ",\"window\":[" << windowLeft << "," << windowRight << "]";
+  if (softcap > 0)
+    os << ",\"softcap\":" << softcap;
+  if (alibi)
+    os << ",\"alibi\":true";
+  if (customScoreMod)
+    os << ",\"score_mod\":\"custom\"";
+  os << "}";
   return os.str();
 }

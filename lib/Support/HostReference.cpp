@@ -13,6 +13,40 @@
 
 using namespace attn;
 
+void attn::referenceAttentionRow(const AttentionProblem &p, int64_t h,
+                                 int64_t i, const double *q, const double *k,
+                                 const double *v, int64_t first, int64_t last,
+                                 double *out, double &lse) {
+  const int64_t d = p.headDim, dv = p.vDim();
+  const double scale = p.effectiveScale();
+  std::fill_n(out, dv, 0.0);
+  if (first >= last) {
+    lse = -std::numeric_limits<double>::infinity();
+    return; // output row stays 0
+  }
+  std::vector<double> s(last - first);
+  double m = -std::numeric_limits<double>::infinity();
+  for (int64_t j = first; j < last; ++j) {
+    double acc = 0;
+    for (int64_t x = 0; x < d; ++x)
+      acc += q[x] * k[j * d + x];
+    double sj = p.modifyScore(acc * scale, h, i, j);
+    s[j - first] = sj;
+    m = std::max(m, sj);
+  }
+  double l = 0;
+  for (double &sj : s) {
+    sj = std::exp(sj - m);
+    l += sj;
+  }
+  for (int64_t j = first; j < last; ++j)
+    for (int64_t x = 0; x < dv; ++x)
+      out[x] += s[j - first] * v[j * dv + x];
+  for (int64_t x = 0; x < dv; ++x)
+    out[x] /= l;
+  lse = m + std::log(l);
+}
+
 void attn::referenceAttention(const AttentionProblem &p,
                               const std::vector<double> &q,
                               const std::vector<double> &k,
@@ -21,10 +55,8 @@ void attn::referenceAttention(const AttentionProblem &p,
                               std::vector<double> &lse) {
   const int64_t d = p.headDim, dv = p.vDim(), nq = p.seqQ, nk = p.seqKv;
   const int64_t group = p.headsQ / p.headsKv;
-  const double scale = p.effectiveScale();
   out.assign(p.batch * p.headsQ * nq * dv, 0.0);
   lse.assign(p.batch * p.headsQ * nq, 0.0);
-  std::vector<double> s(nk);
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t h = 0; h < p.headsQ; ++h) {
       int64_t hk = h / group;
@@ -34,32 +66,9 @@ void attn::referenceAttention(const AttentionProblem &p,
       double *oh = &out[((b * p.headsQ + h) * nq) * dv];
       double *lh = &lse[(b * p.headsQ + h) * nq];
       for (int64_t i = 0; i < nq; ++i) {
-        // Causal, bottom-right aligned: key j is visible iff j <= i + nk - nq.
-        int64_t visible = p.causal ? std::clamp<int64_t>(i + nk - nq + 1, 0, nk)
-                                   : nk;
-        double m = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < visible; ++j) {
-          double acc = 0;
-          for (int64_t x = 0; x < d; ++x)
-            acc += qh[i * d + x] * kh[j * d + x];
-          s[j] = acc * scale;
-          m = std::max(m, s[j]);
-        }
-        if (visible == 0) {
-          lh[i] = -std::numeric_limits<double>::infinity();
-          continue; // output row stays 0
-        }
-        double l = 0;
-        for (int64_t j = 0; j < visible; ++j) {
-          s[j] = std::exp(s[j] - m);
-          l += s[j];
-        }
-        for (int64_t j = 0; j < visible; ++j)
-          for (int64_t x = 0; x < dv; ++x)
-            oh[i * dv + x] += s[j] * vh[j * dv + x];
-        for (int64_t x = 0; x < dv; ++x)
-          oh[i * dv + x] /= l;
-        lh[i] = m + std::log(l);
+        auto [first, last] = p.keyRange(i);
+        referenceAttentionRow(p, h, i, qh + i * d, kh, vh, first, last,
+                              oh + i * dv, lh[i]);
       }
     }
 }
@@ -82,9 +91,9 @@ void attn::referenceAttentionBackward(
       int64_t hk = h / group;
       int64_t qOff = (b * p.headsQ + h) * nq, kOff = (b * p.headsKv + hk) * nk;
       for (int64_t i = 0; i < nq; ++i) {
-        int64_t visible = p.causal ? std::clamp<int64_t>(i + nk - nq + 1, 0, nk)
-                                   : nk;
-        if (visible == 0)
+        // The backward takes masks only; no score modification.
+        auto [first, last] = p.keyRange(i);
+        if (first == last)
           continue;
         const double *qi = &q[(qOff + i) * d];
         const double *doi = &dout[(qOff + i) * dvd];
@@ -92,7 +101,7 @@ void attn::referenceAttentionBackward(
         double delta = 0;
         for (int64_t x = 0; x < dvd; ++x)
           delta += doi[x] * oi[x];
-        for (int64_t j = 0; j < visible; ++j) {
+        for (int64_t j = first; j < last; ++j) {
           const double *kj = &k[(kOff + j) * d];
           const double *vj = &v[(kOff + j) * dvd];
           double s = 0, dp = 0;

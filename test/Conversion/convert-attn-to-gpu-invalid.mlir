@@ -20,3 +20,19 @@ func.func @odd_head_dim(%q: tensor<1x1x16x80xbf16>) -> tensor<1x1x16x80xbf16> {
       : tensor<1x1x16x80xbf16>, tensor<1x1x16x80xbf16>, tensor<1x1x16x80xbf16> -> tensor<1x1x16x80xbf16>
   return %o : tensor<1x1x16x80xbf16>
 }
+
+// -----
+
+// score_mod ops other than arith and the math ops with a PTX form would
+// need libdevice: refused, naming the op.
+func.func @score_mod_sin(%q: tensor<1x1x16x64xbf16>) -> tensor<1x1x16x64xbf16> {
+  // expected-error @+1 {{cannot be compiled for the GPU: score_mod op 'math.sin' is not supported by the GPU kernels (they take arith ops and math.tanh, math.exp, math.exp2, math.absf)}}
+  %o = attn.attention %q, %q, %q
+      : tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16> -> tensor<1x1x16x64xbf16>
+      score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %y = math.sin %s : f32
+    attn.yield %y : f32
+  }
+  return %o : tensor<1x1x16x64xbf16>
+}

@@ -81,3 +81,24 @@ func.func @scaled(%q: tensor<1x1x16x256xbf16>, %k: tensor<1x1x16x256xbf16>,
         tensor<1x1x16x256xbf16> -> tensor<1x1x16x256xbf16>, tensor<1x1x16xf32>
   return %o, %lse : tensor<1x1x16x256xbf16>, tensor<1x1x16xf32>
 }
+
+// -----
+
+// A sliding window (top-left, [64, 0]) with the softcap sugar: the kv loop
+// starts at the window's first block, blocks straddling either edge take
+// the mask (a left test as well as the right one), and the softcap region
+// is cloned per score element with tanh.approx.
+// CHECK-LABEL: func.func @sliding_softcap
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_d64_bf16_tl64x0_mod{{[0-9a-f]+}}_nolse_m128n64w4s2
+// CHECK: gpu.func @attn_fwd_d64_bf16_tl64x0_mod{{[0-9a-f]+}}_nolse_m128n64w4s2
+// CHECK: arith.divui
+// CHECK: scf.for %{{.+}} = %[[FIRST:[^ ]+]] to
+// CHECK: tanh.approx.f32
+// CHECK: arith.ori
+// CHECK: scf.if
+// CHECK: arith.cmpi sle
+func.func @sliding_softcap(%q: tensor<1x2x300x64xbf16>) -> tensor<1x2x300x64xbf16> {
+  %o = attn.attention %q, %q, %q mask <sliding_top_left> window [64, 0] softcap 30.0
+      : tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16> -> tensor<1x2x300x64xbf16>
+  return %o : tensor<1x2x300x64xbf16>
+}

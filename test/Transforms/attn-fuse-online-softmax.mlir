@@ -29,17 +29,17 @@
 // the padding mask (col < Nk - kv0) and the bottom-right causal mask
 // (kv0 + col <= q0 + row + Nk - Nq) select -inf.
 // CHECK: %[[SCALE:.+]] = arith.constant 0.180336878 : f32
-// CHECK-DAG: %[[DIAG0:.+]] = arith.addi %[[KV0]], %[[NQ]] : index
-// CHECK-DAG: %[[DIAG1:.+]] = arith.addi %[[Q0]], %[[NK]] : index
-// CHECK: %[[DIAG:.+]] = arith.subi %[[DIAG1]], %[[DIAG0]] : index
 // CHECK: %[[KEYS:.+]] = arith.subi %[[NK]], %[[KV0]] : index
 // CHECK: %[[S2:.+]] = linalg.generic {indexing_maps = [#[[ID2]]], iterator_types = ["parallel", "parallel"]} outs(%[[S]] : tensor<16x32xf32>)
 // CHECK: ^bb0(%[[SV:.+]]: f32):
 // CHECK: %[[COL:.+]] = linalg.index 1 : index
 // CHECK: %[[INB:.+]] = arith.cmpi slt, %[[COL]], %[[KEYS]] : index
 // CHECK: %[[ROWI:.+]] = linalg.index 0 : index
-// CHECK: %[[LIMIT:.+]] = arith.addi %[[ROWI]], %[[DIAG]] : index
-// CHECK: %[[VIS:.+]] = arith.cmpi sle, %[[COL]], %[[LIMIT]] : index
+// CHECK: %[[QI:.+]] = arith.addi %[[Q0]], %[[ROWI]] : index
+// CHECK: %[[KVI:.+]] = arith.addi %[[KV0]], %[[COL]] : index
+// CHECK: %[[OFF:.+]] = arith.subi %[[NK]], %[[NQ]] : index
+// CHECK: %[[DIAG:.+]] = arith.addi %[[QI]], %[[OFF]] : index
+// CHECK: %[[VIS:.+]] = arith.cmpi sle, %[[KVI]], %[[DIAG]] : index
 // CHECK: %[[VALID:.+]] = arith.andi %[[INB]], %[[VIS]] : i1
 // CHECK: %[[SCALED:.+]] = arith.mulf %[[SV]], %[[SCALE]] : f32
 // CHECK: %[[NINF:.+]] = arith.constant 0xFF800000 : f32
@@ -143,6 +143,47 @@ func.func @block_no_mask_f32(%q: tensor<32x64xf32>, %k: tensor<16x64xf32>, %v: t
       : tensor<32x64xf32>, tensor<16x64xf32>, tensor<16x4xf32>, tensor<32x4xf32>,
         tensor<32xf32>, tensor<32xf32>
   return %a, %mx, %s : tensor<32x4xf32>, tensor<32xf32>, tensor<32xf32>
+}
+
+// -----
+
+// A score_mod is applied to the natural-domain scaled score (s * scale),
+// then the result goes into the exp2 domain; the band mask uses absolute
+// positions (q0 + row, kv0 + col), which the region also receives.
+
+// CHECK-LABEL: func.func @block_score_mod_window
+// CHECK-SAME: %[[Q0:[^:]+]]: index, %[[KV0:[^:]+]]: index, %[[NQ:[^:]+]]: index, %[[NK:[^:]+]]: index, %[[BI:[^:]+]]: index, %[[HI:[^:]+]]: index)
+// CHECK: %[[SCALE:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK: linalg.generic
+// CHECK: %[[COL:.+]] = linalg.index 1 : index
+// CHECK: %[[ROWI:.+]] = linalg.index 0 : index
+// CHECK: %[[QI:.+]] = arith.addi %[[Q0]], %[[ROWI]] : index
+// CHECK: %[[KVI:.+]] = arith.addi %[[KV0]], %[[COL]] : index
+// CHECK: arith.cmpi sle, %[[KVI]], %{{.+}} : index
+// CHECK: arith.cmpi sge, %[[KVI]], %{{.+}} : index
+// CHECK: %[[SCALED:.+]] = arith.mulf %{{.+}}, %[[SCALE]] : f32
+// CHECK: %[[HF:.+]] = arith.index_cast %[[HI]] : index to i64
+// CHECK: %[[MOD:.+]] = arith.addf %[[SCALED]], %{{.+}} : f32
+// CHECK: %[[LOG2E:.+]] = arith.constant 1.44269502 : f32
+// CHECK: %[[X:.+]] = arith.mulf %[[MOD]], %[[LOG2E]] : f32
+// CHECK: arith.select %{{.+}}, %[[X]], %{{.+}} : f32
+// CHECK-NOT: attn.yield
+func.func @block_score_mod_window(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x8xf32>,
+                                  %acc: tensor<16x8xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>,
+                                  %q0: index, %kv0: index, %nq: index, %nk: index, %bi: index, %hi: index)
+    -> (tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%q0, %kv0) of (%nq, %nk)
+      head (%bi, %hi) mask <sliding> window [3, 2] scale 0.5
+      : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>,
+        tensor<16xf32>, tensor<16xf32> score_mod {
+  ^bb0(%sc: f32, %b: index, %h: index, %i: index, %j: index):
+    // A per-head bias: s + h.
+    %h64 = arith.index_cast %h : index to i64
+    %hf = arith.sitofp %h64 : i64 to f32
+    %y = arith.addf %sc, %hf : f32
+    attn.yield %y : f32
+  }
+  return %a, %mx, %s : tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>
 }
 
 // -----

@@ -28,14 +28,14 @@
 // Scale, then the bottom-right causal mask: key j is visible from row i iff
 // j <= i + (Nk - Nq).
 // CHECK: %[[SCALE:.+]] = arith.constant 5.000000e-01 : f32
-// CHECK-DAG: %[[NK:.+]] = arith.constant 12 : index
 // CHECK-DAG: %[[NQ:.+]] = arith.constant 10 : index
-// CHECK: %[[SHIFT:.+]] = arith.subi %[[NK]], %[[NQ]] : index
+// CHECK-DAG: %[[NK:.+]] = arith.constant 12 : index
 // CHECK: %[[MASKED:.+]] = linalg.generic {indexing_maps = [#[[ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%[[S]] : tensor<2x4x10x12xf32>)
 // CHECK: ^bb0(%[[SV:.+]]: f32):
 // CHECK: %[[SC:.+]] = arith.mulf %[[SV]], %[[SCALE]] : f32
 // CHECK: %[[I:.+]] = linalg.index 2 : index
 // CHECK: %[[J:.+]] = linalg.index 3 : index
+// CHECK: %[[SHIFT:.+]] = arith.subi %[[NK]], %[[NQ]] : index
 // CHECK: %[[LIM:.+]] = arith.addi %[[I]], %[[SHIFT]] : index
 // CHECK: %[[VIS:.+]] = arith.cmpi sle, %[[J]], %[[LIM]] : index
 // CHECK: %[[SEL:.+]] = arith.select %[[VIS]], %[[SC]], %[[NINF]] : f32

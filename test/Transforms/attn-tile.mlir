@@ -82,7 +82,6 @@ func.func @tile_structure(%q: tensor<1x2x100x64xf32>, %k: tensor<1x2x100x64xf32>
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x4x100x64xf32>, %[[K:[^:]+]]: tensor<2x2x80x64xf32>
 // CHECK-DAG: %[[NQ:.+]] = tensor.dim %[[Q]]
 // CHECK-DAG: %[[NK:.+]] = tensor.dim %[[K]]
-// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
 // CHECK-DAG: %[[GROUP:.+]] = arith.constant 2 : index
 // CHECK: %[[OUT:.+]] = tensor.empty() : tensor<2x4x100x64xf32>
 // CHECK: %[[LSE:.+]] = tensor.empty() : tensor<2x4x100xf32>
@@ -90,12 +89,14 @@ func.func @tile_structure(%q: tensor<1x2x100x64xf32>, %k: tensor<1x2x100x64xf32>
 // CHECK: %[[Q0:.+]] = arith.muli %[[QB]]
 // CHECK: %[[ROWS:.+]] = arith.minui
 // CHECK: %[[KVH:.+]] = arith.divui %[[H]], %[[GROUP]] : index
-// CHECK-DAG: %[[SHIFT:.+]] = arith.subi %[[NK]], %[[NQ]] : index
-// CHECK-DAG: %[[END0:.+]] = arith.addi %[[Q0]], %[[ROWS]] : index
-// CHECK: %[[END1:.+]] = arith.addi %[[END0]], %[[SHIFT]] : index
-// CHECK: %[[END2:.+]] = arith.maxsi %[[END1]], %[[C0]] : index
+// Causal, bottom-right: the last row q0 + rows - 1 sees keys up to
+// q0 + rows - 1 + (Nk - Nq), so the kv loop stops at q0 + (Nk - Nq) + rows.
+// CHECK: %[[SHIFT:.+]] = arith.subi %[[NK]], %[[NQ]] : index
+// CHECK: %[[D0:.+]] = arith.addi %[[Q0]], %[[SHIFT]] : index
+// CHECK: %[[END1:.+]] = arith.addi %[[D0]], %[[ROWS]] : index
+// CHECK: %[[END2:.+]] = arith.maxsi %[[END1]], %{{.+}} : index
 // CHECK: %[[KVEND:.+]] = arith.minsi %[[END2]], %[[NK]] : index
-// CHECK: scf.for %[[KV0:[^ ]+]] = %[[C0]] to %[[KVEND]] step
+// CHECK: scf.for %[[KV0:[^ ]+]] = %{{.+}} to %[[KVEND]] step
 // CHECK: tensor.extract_slice %[[K]][%[[B]], %[[KVH]], %[[KV0]], 0]
 // CHECK: attn.online_block {{.*}} at(%[[Q0]], %[[KV0]]) of(%[[NQ]], %[[NK]]) mask <causal> scale 1.250000e-01
 // CHECK: %[[O:[^,]+]], %[[L:[^ ]+]] = attn.online_finalize
@@ -216,4 +217,38 @@ func.func @dynamic_heads(%q: tensor<1x?x16x64xf32>, %k: tensor<1x2x16x64xf32>,
   %o = attn.attention %q, %k, %v
       : tensor<1x?x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x?x16x64xf32>
   return %o : tensor<1x?x16x64xf32>
+}
+
+// -----
+
+// A sliding window skips key blocks on both sides: the loop starts at the
+// block holding d(q0) - left (rounded down to a block) and stops after
+// d(q0 + rows - 1) + right; top-left, so d(i) = i. The score_mod region is
+// cloned into each online_block with the batch and head indices.
+
+// CHECK-LABEL: func.func @sliding_window_score_mod
+// CHECK: scf.forall (%[[B:[^,]+]], %[[H:[^,]+]], %[[QB:[^)]+]]) in (1, 2, %{{.+}})
+// CHECK: %[[Q0:.+]] = arith.muli %[[QB]]
+// CHECK: %[[ROWS:.+]] = arith.minui
+// CHECK: %[[D0:.+]] = arith.addi %[[Q0]], %{{.+}} : index
+// CHECK: %[[LEFT:.+]] = arith.constant -16 : index
+// CHECK: %[[FIRST:.+]] = arith.addi %[[D0]], %[[LEFT]] : index
+// CHECK: %[[PAST0:.+]] = arith.addi %[[D0]], %[[ROWS]] : index
+// CHECK: %[[RIGHT:.+]] = arith.constant 4 : index
+// CHECK: %[[PAST:.+]] = arith.addi %[[PAST0]], %[[RIGHT]] : index
+// CHECK: %[[F0:.+]] = arith.maxsi %[[FIRST]]
+// CHECK: %[[F1:.+]] = arith.minsi %[[F0]]
+// CHECK: %[[FB:.+]] = arith.divui %[[F1]], %[[BN:[^ ]+]] : index
+// CHECK: %[[BEGIN:.+]] = arith.muli %[[FB]], %[[BN]] : index
+// CHECK: %[[E0:.+]] = arith.maxsi %[[PAST]]
+// CHECK: %[[END:.+]] = arith.minsi %[[E0]]
+// CHECK: scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step
+// CHECK: attn.online_block {{.*}} head(%[[B]], %[[H]]) mask <sliding_top_left> window [16, 4] scale
+// CHECK-SAME: score_mod {
+// CHECK: math.tanh
+// CHECK: attn.yield
+func.func @sliding_window_score_mod(%q: tensor<1x2x100x32xf32>) -> tensor<1x2x100x32xf32> {
+  %o = attn.attention %q, %q, %q mask <sliding_top_left> window [16, 4] softcap 20.0
+      : tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32> -> tensor<1x2x100x32xf32>
+  return %o : tensor<1x2x100x32xf32>
 }

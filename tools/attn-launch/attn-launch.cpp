@@ -224,6 +224,13 @@ int main(int argc, char **argv) {
     p.seqKv = *opts.seqKv;
   if (std::string why = p.validate(); !why.empty())
     return fail(&opts, why);
+  if (opts.check && p.customScoreMod)
+    return fail(&opts, "--check cannot verify this kernel: its score_mod is "
+                       "a custom region the host reference does not know "
+                       "(only softcap and ALiBi are reproduced)");
+
+  if (man->direction != "backward" && opts.repeats)
+    return fail(&opts, "--repeats applies to backward kernels only");
 
   LoadOptions lo;
   lo.preferPtx = opts.preferPtx;

@@ -404,6 +404,9 @@ int main(int argc, char **argv) {
                 "no GPU backward kernels yet");
   if (deterministic && !backward)
     return fail("--deterministic needs --backward");
+  if (backward && p.hasScoreMod())
+    return fail("--backward takes masks only: attention_grad has no score "
+                "modification (drop --softcap/--alibi)");
   if (backward && !p.withLse)
     return fail("--backward needs the forward's LSE (drop --no-lse)");
   if (backward)

@@ -17,6 +17,11 @@ namespace mlir::attn {
 /// Name of the entry function of modules built by buildAttentionModule.
 inline constexpr const char *kAttentionEntry = "attention";
 
+/// Marks an attn.attention whose score_mod region is the ALiBi one built
+/// for `--alibi`, so that the manifest can say so and attn-launch --check
+/// can reproduce it on the host.
+inline constexpr const char *kAlibiScoreModAttr = "attn.score_mod_alibi";
+
 /// Builds `func.func @attention(%q, %k, %v, %o, %lse)` on memrefs
 /// (destination-passing style, `llvm.emit_c_interface`) holding one
 /// attn.attention for `problem`. `%lse` is present when problem.withLse.

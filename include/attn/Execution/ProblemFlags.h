@@ -28,7 +28,10 @@ private:
   llvm::cl::opt<int64_t> batch, headsQ, headsKv, seqQ, seqKv, headDim,
       valueHeadDim;
   llvm::cl::opt<std::string> dtype;
-  llvm::cl::opt<bool> causal;
+  llvm::cl::opt<bool> causal, topLeft;
+  llvm::cl::opt<int64_t> windowLeft, windowRight;
+  llvm::cl::opt<double> softcap;
+  llvm::cl::opt<bool> alibi;
   llvm::cl::opt<double> scale;
   llvm::cl::opt<bool> noLse;
 };

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace attn {
 
@@ -33,12 +34,33 @@ struct AttentionProblem {
   int64_t headDim = 64;
   int64_t valueHeadDim = 0; // 0 = same as headDim
   DType dtype = DType::f32;
+  /// The mask: query row i is aligned with key d(i) = i + (Nk - Nq)
+  /// (bottom-right, FlashAttention) or i (`topLeft`, torch's is_causal) and
+  /// sees keys d(i) - windowLeft ... d(i) + windowRight; -1 = unbounded;
+  /// `causal` bounds the right side at 0.
   bool causal = false;
+  bool topLeft = false;
+  int64_t windowLeft = -1;
+  int64_t windowRight = -1;
+  /// Score modification, on the scaled score before the mask: softcap
+  /// (c·tanh(s/c), 0 = none), ALiBi (s − slope_h·|d(i) − j|, slope_h =
+  /// 2^(−8(h+1)/Hq)), or a user region the host cannot reproduce.
+  double softcap = 0.0;
+  bool alibi = false;
+  bool customScoreMod = false;
   bool withLse = true;
   std::optional<double> scale; // default 1/sqrt(headDim)
 
   int64_t vDim() const { return valueHeadDim ? valueHeadDim : headDim; }
   double effectiveScale() const;
+  /// Whether some key is masked out (beyond the sequence end).
+  bool hasMask() const { return causal || windowLeft >= 0 || windowRight >= 0; }
+  int64_t rightBound() const { return causal ? 0 : windowRight; }
+  /// The keys [first, last) query row i sees (first == last: none).
+  std::pair<int64_t, int64_t> keyRange(int64_t i) const;
+  bool hasScoreMod() const { return softcap > 0 || alibi || customScoreMod; }
+  /// The modified score of query head h, row i, key j (softcap / ALiBi).
+  double modifyScore(double s, int64_t h, int64_t i, int64_t j) const;
   /// Why this problem is not valid ("" when it is), naming the flag at fault.
   std::string validate() const;
   /// Forward FLOPs by the project's convention: 4·B·H·Nq·Nk·D, halved when

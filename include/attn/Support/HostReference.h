@@ -21,6 +21,15 @@ void referenceAttention(const AttentionProblem &p, const std::vector<double> &q,
                         const std::vector<double> &v, std::vector<double> &out,
                         std::vector<double> &lse);
 
+/// One row of referenceAttention: O [Dv] and the LSE of query head `h`, row
+/// `i` (q: [D]) against keys [first, last) of its key/value head (k, v: the
+/// whole [Nk, D] / [Nk, Dv] slices), with the problem's score modification.
+/// No key (first == last) gives O = 0 and LSE = -inf.
+void referenceAttentionRow(const AttentionProblem &p, int64_t h, int64_t i,
+                           const double *q, const double *k, const double *v,
+                           int64_t first, int64_t last, double *out,
+                           double &lse);
+
 /// Computes the gradients dQ, dK, dV of attention in float64 for the output
 /// gradient `dout` [B, Hq, Nq, Dv], recomputing O and LSE with
 /// referenceAttention. dK and dV of a key/value head sum over its query

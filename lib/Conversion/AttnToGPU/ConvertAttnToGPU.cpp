@@ -67,6 +67,7 @@ struct ConvertAttnToGPUPass
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(module);
     OpBuilder b(module.getContext());
     for (AttentionOp op : ops) {
+      op.expandScoreModSugar(); // the kernels clone the score_mod region
       FlashKernelSpec spec = FlashKernelSpec::fromOp(op);
       FlashKernelConfig config = chooseFlashKernelConfig(spec, chip);
       std::string reason = "no tuning database (tuning-db, $ATTN_TUNING_DB)";

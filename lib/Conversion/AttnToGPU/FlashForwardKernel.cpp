@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelTiles.h"
+#include "ScoreModEmitter.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -99,10 +100,13 @@ private:
   // Kernel-wide values.
   Value qPtr, kPtr, vPtr, oPtr, lsePtr;
   Value seqQ, seqKv, diagonal; // diagonal = Nk - Nq (causal alignment)
+  Value bandOffset;            // d(i) - i: Nk - Nq bottom-right, 0 top-left
+  Value batchIdx, headIdx;     // for score_mod
   Value qRowStride, kRowStride, vRowStride, oRowStride;
   Value tid, lane, warp, g, t;
   Value q0, smem, qTile, kRing, vRing;
   Value numBlocks, numFull; // key blocks visited; those needing no mask
+  Value firstBlock, firstFull; // the same from the left (sliding windows)
   SmallVector<SmallVector<AFrag>> qFrags; // [mt][kk] when Q stays in registers
   std::optional<FragmentAddresses> qAddresses, kAddresses, vAddresses;
 };
@@ -215,6 +219,22 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
   //   key <= row + Nk-Nq  <=>  8·nt + e%2 - 16·mt - 8·h <=
   //                            (Nk - Nq) - kv0 - 2t + q0 + warp·warpRows + g
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  const MaskBand &band = spec.band;
+  // score_mod on the natural-domain scaled score of every element, before
+  // the mask (masked elements are replaced below whatever it returns).
+  if (spec.scoreMod) {
+    Value kv0 = kb.mul(block, kb.i32(config.blockN));
+    Value keyBase = kb.add(kv0, kb.shl(t, 1));
+    Value scale = kb.f32(spec.scale);
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      for (int64_t nt = 0; nt < sTiles; ++nt)
+        for (int e = 0; e < 4; ++e) {
+          Value key = kb.add(keyBase, kb.i32(8 * nt + (e & 1)));
+          s[mt][nt][e] = emitScoreModForElement(
+              b, loc, *spec.scoreMod, kb.fmul(s[mt][nt][e], scale),
+              {batchIdx, headIdx, queryRow(mt, e / 2), key});
+        }
+  }
   {
     SmallVector<Value> flat;
     for (auto &tiles : s)
@@ -223,30 +243,40 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
     // Only blocks at or past numFull (the diagonal and the sequence tail)
     // pay for the mask; one loop with a branch keeps register allocation
     // to one loop body.
-    auto ifOp = scf::IfOp::create(
-        b, loc, TypeRange(ValueRange(flat)),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, block,
-                              numFull),
-        /*withElse=*/true);
+    Value needsMask = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sge, block, numFull);
+    if (band.hasLeft())
+      needsMask = arith::OrIOp::create(b, loc, needsMask,
+                                       kb.slt(block, firstFull));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(flat)),
+                                  needsMask, /*withElse=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       Value kv0 = kb.mul(block, kb.i32(config.blockN));
       Value keysLeft = kb.sub(kb.sub(seqKv, kv0), kb.shl(t, 1));
-      Value causalLimit;
-      if (spec.causal)
-        causalLimit = kb.sub(kb.sub(kb.add(diagonal, queryRow(0, 0)), kv0),
-                             kb.shl(t, 1));
+      // Band edges, as for the padding: key <= d(row) + right  <=>
+      //   8·nt + e%2 - 16·mt - 8·h <= offset + right - kv0 - 2t + row(0, 0)
+      // and key >= d(row) - left likewise.
+      Value rowMinusKey = kb.sub(kb.sub(kb.add(bandOffset, queryRow(0, 0)),
+                                        kv0),
+                                 kb.shl(t, 1));
+      Value rightLimit, leftLimit;
+      if (band.hasRight())
+        rightLimit = kb.add(rowMinusKey, kb.i32(band.right));
+      if (band.hasLeft())
+        leftLimit = kb.sub(rowMinusKey, kb.i32(band.left));
       SmallVector<Value> masked;
       for (int64_t mt = 0; mt < mTiles; ++mt)
         for (int64_t nt = 0; nt < sTiles; ++nt)
           for (int e = 0; e < 4; ++e) {
             int64_t col = 8 * nt + (e & 1);
             Value valid = kb.slt(kb.i32(col), keysLeft);
-            if (spec.causal)
-              valid = kb.andb(valid,
-                              kb.sle(kb.i32(col - 16 * mt - 8 * (e / 2)),
-                                     causalLimit));
+            Value rel = kb.i32(col - 16 * mt - 8 * (e / 2));
+            if (rightLimit)
+              valid = kb.andb(valid, kb.sle(rel, rightLimit));
+            if (leftLimit)
+              valid = kb.andb(valid, kb.sle(leftLimit, rel));
             masked.push_back(kb.select(valid, s[mt][nt][e], negInf));
           }
       scf::YieldOp::create(b, loc, masked);
@@ -262,7 +292,8 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
 
   // Online softmax in the exp2 domain: with c = scale·log2(e) > 0,
   // max(c·s) = c·max(s), and p = exp2(c·s - m) is one FMA and one ex2.
-  Value c = kb.f32(spec.scale * M_LOG2E);
+  // (With a score_mod the scale was applied before it: c = log2(e).)
+  Value c = kb.f32(spec.scoreMod ? M_LOG2E : spec.scale * M_LOG2E);
   State out(mTiles);
   SmallVector<SmallVector<AFrag>> p(mTiles); // [mt][kk]
   for (int64_t mt = 0; mt < mTiles; ++mt) {
@@ -420,6 +451,7 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   vRowStride = arg(17);
   oRowStride = arg(20);
   diagonal = kb.sub(seqKv, seqQ);
+  bandOffset = spec.band.topLeft ? kb.i32(0) : diagonal;
 
   Type i32 = b.getI32Type();
   tid = NVVM::ThreadIdXOp::create(b, loc, i32);
@@ -428,7 +460,7 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   g = kb.lshr(lane, 2);
   t = kb.andi(lane, 3);
   Value qBlock = NVVM::BlockIdXOp::create(b, loc, i32);
-  if (spec.causal) {
+  if (spec.band.hasRight() && !spec.band.hasLeft()) {
     // Longest first: causal query blocks near the end see the most keys;
     // starting them first keeps the tail of the launch short.
     Value numQBlocks = NVVM::GridDimXOp::create(b, loc, i32);
@@ -438,6 +470,8 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   Value batch = kb.divu(batchHead, headsQ);
   Value head = kb.remu(batchHead, headsQ);
   Value kvHead = kb.divu(head, kb.divu(headsQ, headsKv));
+  batchIdx = batch;
+  headIdx = head;
   q0 = kb.mul(qBlock, kb.i32(config.blockM));
 
   // Per-(batch, head) base pointers.
@@ -478,27 +512,38 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   vAddresses.emplace(kb, vLayout, kb.add(kb.shl(lowBit, 3), rowInMatrix),
                      highBit);
 
-  // Which key blocks this query block visits: causal stops at the
-  // diagonal; blocks before `numFull` need no mask at all.
+  // Which key blocks this query block visits (block skipping): rows
+  // [q0, q0 + rows) see keys [d(q0) - left, d(q0 + rows - 1) + right].
+  // Blocks in [firstFull, numFull) lie inside the band for every row and
+  // need no mask at all.
   Value rowsHere = kb.minsi(kb.i32(config.blockM), kb.sub(seqQ, q0));
-  Value kvEnd = seqKv;
-  Value fullEnd = seqKv;
-  if (spec.causal) {
-    auto clampKv = [&](Value x) {
-      return kb.minsi(kb.maxsi(x, kb.i32(0)), seqKv);
-    };
-    kvEnd = clampKv(kb.add(kb.add(q0, rowsHere), diagonal));
-    fullEnd = clampKv(kb.add(kb.add(q0, diagonal), kb.i32(1)));
+  auto clampKv = [&](Value x) {
+    return kb.minsi(kb.maxsi(x, kb.i32(0)), seqKv);
+  };
+  Value d0 = kb.add(q0, bandOffset);
+  Value kvBegin = kb.i32(0), kvEnd = seqKv, fullEnd = seqKv;
+  Value fullBegin = kb.i32(0);
+  if (spec.band.hasRight()) {
+    kvEnd = clampKv(kb.add(kb.add(d0, rowsHere), kb.i32(spec.band.right)));
+    fullEnd = clampKv(kb.add(d0, kb.i32(spec.band.right + 1)));
+  }
+  if (spec.band.hasLeft()) {
+    kvBegin = clampKv(kb.sub(d0, kb.i32(spec.band.left)));
+    fullBegin = clampKv(kb.sub(kb.add(d0, kb.sub(rowsHere, kb.i32(1))),
+                               kb.i32(spec.band.left)));
   }
   numBlocks = kb.divu(kb.add(kvEnd, kb.i32(config.blockN - 1)),
                       kb.i32(config.blockN));
   numFull = kb.minsi(kb.divu(fullEnd, kb.i32(config.blockN)), numBlocks);
+  firstBlock = kb.divu(kvBegin, kb.i32(config.blockN));
+  firstFull = kb.divu(kb.add(fullBegin, kb.i32(config.blockN - 1)),
+                      kb.i32(config.blockN));
 
   // Prologue: Q with K(0) in one group, V(0) in the next.
   loadTile(qPtr, qRowStride, q0, kb.sub(seqQ, q0), qLayout, qTile);
-  issueKvLoads(kb.i32(0), /*key=*/true);
+  issueKvLoads(firstBlock, /*key=*/true);
   kb.cpAsyncCommit();
-  issueKvLoads(kb.i32(0), /*key=*/false);
+  issueKvLoads(firstBlock, /*key=*/false);
   kb.cpAsyncCommit();
   if (config.qInRegisters) {
     kb.cpAsyncWait(1);
@@ -520,7 +565,7 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   }
 
   auto loop = scf::ForOp::create(
-      b, loc, kb.i32(0), numBlocks, kb.i32(1), flatten(init),
+      b, loc, firstBlock, numBlocks, kb.i32(1), flatten(init),
       [&](OpBuilder &, Location, Value block, ValueRange iterArgs) {
         State next = emitBlock(block, unflatten(iterArgs));
         scf::YieldOp::create(b, loc, flatten(next));

@@ -7,7 +7,10 @@
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
+
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -23,10 +26,38 @@ FlashKernelSpec FlashKernelSpec::fromOp(AttentionOp op) {
   spec.valueHeadDim = op.getValueHeadDim();
   spec.elementType = op.getQueryType().getElementType();
   spec.causal = op.isCausal();
+  spec.band = op.getMaskBand();
+  spec.scoreMod = op.getScoreModBlock();
   spec.scale = op.getEffectiveScale();
   spec.withLse = static_cast<bool>(op.getLse());
   return spec;
 }
+
+std::string FlashKernelSpec::variant() const {
+  if (scoreMod)
+    return "score_mod";
+  if (band.isNone() || causal)
+    return "";
+  if (band.hasLeft() || band.right != 0)
+    return "sliding window mask";
+  return "top-left causal mask";
+}
+
+namespace {
+/// The score_mod ops the GPU kernels can emit: arith, and the math ops
+/// that have a fast PTX form. Anything else would need libdevice.
+std::string unsupportedScoreModOp(Block *scoreMod) {
+  for (Operation &op : scoreMod->without_terminator()) {
+    StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
+    if (dialect == "arith")
+      continue;
+    if (isa<math::TanhOp, math::ExpOp, math::Exp2Op, math::AbsFOp>(op))
+      continue;
+    return op.getName().getStringRef().str();
+  }
+  return "";
+}
+} // namespace
 
 int64_t mlir::attn::flashKernelSharedMemoryBytes(
     const FlashKernelSpec &spec, const FlashKernelConfig &config) {
@@ -109,6 +140,14 @@ std::string mlir::attn::validateFlashKernel(const FlashKernelSpec &spec,
     if (d < 16 || d > 256 || !llvm::isPowerOf2_64(d)) {
       os << name << " " << d
          << " is not supported: the GPU kernels take 16, 32, 64, 128 or 256";
+      return os.str();
+    }
+  }
+  if (spec.scoreMod) {
+    if (std::string bad = unsupportedScoreModOp(spec.scoreMod); !bad.empty()) {
+      os << "score_mod op '" << bad
+         << "' is not supported by the GPU kernels (they take arith ops and "
+            "math.tanh, math.exp, math.exp2, math.absf)";
       return os.str();
     }
   }
@@ -196,8 +235,26 @@ std::string mlir::attn::flashKernelName(const FlashKernelSpec &spec,
   if (spec.valueHeadDim != spec.headDim)
     os << "v" << spec.valueHeadDim;
   os << (spec.elementType.isBF16() ? "_bf16" : "_f16");
-  if (spec.causal)
+  // The mask: "_causal" as before; other kinds name their band.
+  if (spec.causal) {
     os << "_causal";
+  } else if (!spec.band.isNone()) {
+    auto bound = [](int64_t v) {
+      return v < 0 ? std::string("inf") : std::to_string(v);
+    };
+    os << (spec.band.topLeft ? "_tl" : "_br") << bound(spec.band.left) << "x"
+       << bound(spec.band.right);
+  }
+  if (spec.scoreMod) {
+    // Different regions are different kernels: name them by the text of
+    // the op that holds the region (block arguments print by position).
+    std::string text;
+    llvm::raw_string_ostream ts(text);
+    spec.scoreMod->getParentOp()->print(
+        ts, OpPrintingFlags().printGenericOpForm().useLocalScope());
+    os << "_mod" << std::hex << (llvm::xxh3_64bits(text) & 0xffffffffu)
+       << std::dec;
+  }
   if (!spec.withLse)
     os << "_nolse";
   // A non-default scale is baked into the kernel: keep names unique.

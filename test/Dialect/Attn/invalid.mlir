@@ -558,7 +558,7 @@ func.func @block_state_type(%q: tensor<16x64xf16>, %k: tensor<32x64xf16>, %v: te
 func.func @block_result_type(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
                              %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
   // expected-error @+1 {{'attn.online_block' op failed to verify that all of {acc, new_acc} have same type}}
-  %r:3 = "attn.online_block"(%q, %k, %v, %acc, %m, %l, %i, %i, %i, %i) <{scale = 1.0 : f32}>
+  %r:3 = "attn.online_block"(%q, %k, %v, %acc, %m, %l, %i, %i, %i, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0>, scale = 1.0 : f32}> ({})
       : (tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, index, index, index, index)
       -> (tensor<16x32xf32>, tensor<16xf32>, tensor<16xf32>)
   return
@@ -569,7 +569,7 @@ func.func @block_result_type(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: t
 func.func @block_missing_scale(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
                                %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
   // expected-error @+1 {{'attn.online_block' op requires attribute 'scale'}}
-  %r:3 = "attn.online_block"(%q, %k, %v, %acc, %m, %l, %i, %i, %i, %i)
+  %r:3 = "attn.online_block"(%q, %k, %v, %acc, %m, %l, %i, %i, %i, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0>}> ({})
       : (tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, index, index, index, index)
       -> (tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>)
   return
@@ -672,6 +672,151 @@ func.func @finalize_output_type(%acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l:
 // -----
 
 //===----------------------------------------------------------------------===//
+// Masks: the window goes with the sliding kinds, and only with them
+//===----------------------------------------------------------------------===//
+
+func.func @sliding_without_window(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected window [left, right] with mask <sliding>}}
+  %o = attn.attention %q, %q, %q mask <sliding> : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @window_without_sliding(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected no window with mask <causal_top_left>: window [left, right] goes with <sliding> or <sliding_top_left>}}
+  %o = attn.attention %q, %q, %q mask <causal_top_left> window [2, 0] : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @window_arity(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected window to have 2 entries [left, right], got 3}}
+  %o = attn.attention %q, %q, %q mask <sliding_top_left> window [1, 2, 3] : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @window_negative(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected window left to be >= 0 (or -1 for unbounded), got -2}}
+  %o = attn.attention %q, %q, %q mask <sliding> window [-2, 0] : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @grad_window_without_sliding(%q: tensor<1x1x4x8xf32>, %lse: tensor<1x1x4xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected no window with mask <none>}}
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse window [1, 1]
+      : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>,
+        tensor<1x1x4x8xf32>, tensor<1x1x4xf32> -> tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Score modification: softcap sugar and the score_mod region
+//===----------------------------------------------------------------------===//
+
+func.func @softcap_not_positive(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected a positive finite softcap, got -3}}
+  %o = attn.attention %q, %q, %q softcap -3.0 : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @softcap_and_region(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected either softcap or a score_mod region, not both}}
+  %o = attn.attention %q, %q, %q softcap 30.0 : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    attn.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+func.func @score_mod_arity(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected score_mod arguments (score: f32, b: index, h: index, q_idx: index, kv_idx: index), got ('f32', 'index')}}
+  %o = attn.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index):
+    attn.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+func.func @score_mod_types(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected score_mod arguments (score: f32, b: index, h: index, q_idx: index, kv_idx: index), got ('f16', 'index', 'index', 'index', 'index')}}
+  %o = attn.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32> score_mod {
+  ^bb0(%s: f16, %b: index, %h: index, %i: index, %j: index):
+    %c = arith.constant 0.0 : f32
+    attn.yield %c : f32
+  }
+  return
+}
+
+// -----
+
+func.func @score_mod_no_yield(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected score_mod to end in attn.yield}}
+  %o = attn.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    llvm.unreachable
+  }
+  return
+}
+
+// -----
+
+func.func @score_mod_yields_f16(%q: tensor<1x1x4x8xf32>) {
+  %o = attn.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %t = arith.truncf %s : f32 to f16
+    // expected-error @+1 {{'attn.yield' op operand #0 must be 32-bit float, but got 'f16'}}
+    attn.yield %t : f16
+  }
+  return
+}
+
+// -----
+
+func.func @score_mod_captures(%q: tensor<1x1x4x8xf32>, %bias: f32) {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %o = attn.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-error @+1 {{using value defined outside the region}}
+    %y = arith.addf %s, %bias : f32
+    attn.yield %y : f32
+  }
+  return
+}
+
+// -----
+
+func.func @yield_outside(%s: f32) {
+  // expected-error @+1 {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.online_block'}}
+  attn.yield %s : f32
+}
+
+// -----
+
+func.func @online_block_score_mod_without_head(%q: tensor<16x8xf32>, %acc: tensor<16x8xf32>, %m: tensor<16xf32>, %i: index) {
+  // expected-error @+1 {{'attn.online_block' op expected head (batch, head) indices with a score_mod region}}
+  %a, %mx, %s = attn.online_block %q, %q, %q into %acc, %m, %m at (%i, %i) of (%i, %i) scale 1.0
+      : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32> score_mod {
+  ^bb0(%sc: f32, %b: index, %h: index, %qi: index, %kj: index):
+    attn.yield %sc : f32
+  }
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // Parse errors
 //===----------------------------------------------------------------------===//
 
@@ -684,9 +829,9 @@ func.func @missing_value(%q: tensor<1x1x4x8xf32>) {
 // -----
 
 func.func @unknown_mask(%q: tensor<1x1x4x8xf32>) {
-  // expected-error @+2 {{expected ::mlir::attn::MaskKind to be one of: none, causal}}
+  // expected-error @+2 {{expected ::mlir::attn::MaskKind to be one of: none, causal, causal_top_left, sliding, sliding_top_left}}
   // expected-error @+1 {{failed to parse Attn_MaskKindAttr parameter 'value' which is to be a `::mlir::attn::MaskKind`}}
-  %o = attn.attention %q, %q, %q mask <sliding> : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  %o = attn.attention %q, %q, %q mask <window> : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
   return
 }
 

@@ -26,7 +26,7 @@ func.func @attention_default(%q: tensor<2x4x128x64xf16>, %k: tensor<2x4x128x64xf
 // CHECK: return %[[O]], %[[LSE]]
 // GENERIC-LABEL: sym_name = "attention_causal_lse_bf16"
 // GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<causal>, scale = 1.250000e-01 : f32}>
-// GENERIC-SAME: -> (tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>)
+// GENERIC: -> (tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>)
 func.func @attention_causal_lse_bf16(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x256x64xbf16>,
                                      %v: tensor<2x2x256x64xbf16>)
     -> (tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>) {
@@ -95,8 +95,8 @@ func.func @attention_mixed_static_dynamic(%q: tensor<1x2x?x32xf16>, %k: tensor<1
 // CHECK-SAME: tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
 // CHECK: return %[[A]], %[[MX]], %[[S]]
 // GENERIC-LABEL: sym_name = "online_block"
-// GENERIC: "attn.online_block"({{.*}}) <{mask = #attn.mask<causal>, scale = 1.250000e-01 : f32}>
-// GENERIC-SAME: -> (tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>)
+// GENERIC: "attn.online_block"({{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0>, scale = 1.250000e-01 : f32}>
+// GENERIC: -> (tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>)
 func.func @online_block(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>,
                         %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>,
                         %q0: index, %kv0: index, %nq: index, %nk: index)
@@ -111,7 +111,7 @@ func.func @online_block(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tens
 // CHECK-LABEL: func.func @online_block_no_mask
 // CHECK: attn.online_block {{.*}} of(%{{[^,]+}}, %{{[^)]+}}) scale 2.000000e+00 : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>
 // GENERIC-LABEL: sym_name = "online_block_no_mask"
-// GENERIC: <{mask = #attn.mask<none>, scale = 2.000000e+00 : f32}>
+// GENERIC: <{mask = #attn.mask<none>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0>, scale = 2.000000e+00 : f32}>
 func.func @online_block_no_mask(%q: tensor<16x32xf32>, %k: tensor<16x32xf32>, %v: tensor<16x8xf32>,
                                 %acc: tensor<16x8xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>,
                                 %i: index) -> tensor<16x8xf32> {
@@ -162,5 +162,69 @@ func.func @attention_grad_dynamic(%q: tensor<?x4x?x16xf32>, %k: tensor<?x1x?x16x
       : tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>,
         tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?xf32>
       -> tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>
+  return
+}
+
+// Mask kinds, windows and score modification.
+// CHECK-LABEL: func.func @attention_masks
+// CHECK: attn.attention %{{.+}} mask <causal_top_left> :
+// CHECK: attn.attention %{{.+}} mask <sliding> window [128, 0] :
+// CHECK: attn.attention %{{.+}} mask <sliding_top_left> window [-1, 16] softcap 3.000000e+01 :
+// GENERIC-LABEL: sym_name = "attention_masks"
+// GENERIC: <{mask = #attn.mask<causal_top_left>}>
+// GENERIC: <{mask = #attn.mask<sliding>, window = array<i64: 128, 0>}>
+// GENERIC: <{mask = #attn.mask<sliding_top_left>, softcap = 3.000000e+01 : f32, window = array<i64: -1, 16>}>
+func.func @attention_masks(%q: tensor<1x2x64x32xbf16>) {
+  %a = attn.attention %q, %q, %q mask <causal_top_left>
+      : tensor<1x2x64x32xbf16>, tensor<1x2x64x32xbf16>, tensor<1x2x64x32xbf16> -> tensor<1x2x64x32xbf16>
+  %b = attn.attention %q, %q, %q mask <sliding> window [128, 0]
+      : tensor<1x2x64x32xbf16>, tensor<1x2x64x32xbf16>, tensor<1x2x64x32xbf16> -> tensor<1x2x64x32xbf16>
+  %c = attn.attention %q, %q, %q mask <sliding_top_left> window [-1, 16] softcap 30.0
+      : tensor<1x2x64x32xbf16>, tensor<1x2x64x32xbf16>, tensor<1x2x64x32xbf16> -> tensor<1x2x64x32xbf16>
+  return
+}
+
+// CHECK-LABEL: func.func @attention_score_mod
+// CHECK: attn.attention %{{.+}} mask <causal> : tensor<1x2x64x32xf16>, tensor<1x2x64x32xf16>, tensor<1x2x64x32xf16> -> tensor<1x2x64x32xf16> score_mod {
+// CHECK-NEXT: ^bb0(%[[S:[^:]+]]: f32, %{{[^:]+}}: index, %[[H:[^:]+]]: index, %[[I:[^:]+]]: index, %[[J:[^:]+]]: index):
+// CHECK: attn.yield %{{.+}} : f32
+// GENERIC-LABEL: sym_name = "attention_score_mod"
+// GENERIC: "attn.yield"(%{{.+}}) : (f32) -> ()
+func.func @attention_score_mod(%q: tensor<1x2x64x32xf16>) -> tensor<1x2x64x32xf16> {
+  %o = attn.attention %q, %q, %q mask <causal>
+      : tensor<1x2x64x32xf16>, tensor<1x2x64x32xf16>, tensor<1x2x64x32xf16> -> tensor<1x2x64x32xf16>
+      score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // A relative-position bias: s + 0.01 * (j - i).
+    %ii = arith.index_cast %i : index to i64
+    %jj = arith.index_cast %j : index to i64
+    %d = arith.subi %jj, %ii : i64
+    %df = arith.sitofp %d : i64 to f32
+    %c = arith.constant 0.01 : f32
+    %bias = arith.mulf %df, %c : f32
+    %y = arith.addf %s, %bias : f32
+    attn.yield %y : f32
+  }
+  return %o : tensor<1x2x64x32xf16>
+}
+
+// CHECK-LABEL: func.func @attention_grad_sliding
+// CHECK: attn.attention_grad %{{.+}} mask <sliding_top_left> window [8, 8] :
+func.func @attention_grad_sliding(%q: tensor<1x1x16x8xf32>, %lse: tensor<1x1x16xf32>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse mask <sliding_top_left> window [8, 8]
+      : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>,
+        tensor<1x1x16x8xf32>, tensor<1x1x16xf32> -> tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @online_block_score_mod
+// CHECK: attn.online_block %{{.+}} at(%{{.+}}, %{{.+}}) of(%{{.+}}, %{{.+}}) head(%{{.+}}, %{{.+}}) mask <sliding> window [4, 0] scale 1.000000e+00 : {{.+}} score_mod {
+func.func @online_block_score_mod(%q: tensor<16x8xf32>, %acc: tensor<16x8xf32>, %m: tensor<16xf32>, %i: index) {
+  %a, %mx, %s = attn.online_block %q, %q, %q into %acc, %m, %m at (%i, %i) of (%i, %i) head (%i, %i)
+      mask <sliding> window [4, 0] scale 1.0
+      : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32> score_mod {
+  ^bb0(%sc: f32, %b: index, %h: index, %qi: index, %kj: index):
+    attn.yield %sc : f32
+  }
   return
 }

@@ -7,6 +7,8 @@
 #ifndef ATTN_CONVERSION_ATTNTOGPU_FLASHKERNEL_H
 #define ATTN_CONVERSION_ATTNTOGPU_FLASHKERNEL_H
 
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 
@@ -30,11 +32,18 @@ struct FlashKernelSpec {
   int64_t headDim = 0;
   int64_t valueHeadDim = 0;
   Type elementType;     // f16 or bf16
-  bool causal = false;
+  bool causal = false;  // exactly mask <causal> (bottom-right)
+  MaskBand band;        // the keys each row sees (every mask kind)
+  Block *scoreMod = nullptr; // the op's score_mod block (not owned), or none
   double scale = 1.0;   // applied to Q·Kᵀ
   bool withLse = true;
 
   static FlashKernelSpec fromOp(AttentionOp op);
+
+  /// "" for plain attention (no mask or causal bottom-right, no score_mod);
+  /// otherwise what makes it a variant ("sliding window mask", ...), for
+  /// kernel families that do not implement variants to refuse it.
+  std::string variant() const;
 };
 
 /// How the kernel computes it.
@@ -103,7 +112,8 @@ lookupTunedFlashKernelConfig(AttentionOp op, const FlashKernelSpec &spec,
                              const ::attn::tuning::TuningDatabase &db,
                              StringRef gpu);
 
-/// A stable kernel name: attn_fwd_d<D>[v<Dv>]_<dtype>[_causal]_m<M>n<N>s<S>.
+/// A stable kernel name:
+/// attn_fwd_d<D>[v<Dv>]_<dtype>[_<mask>][_mod<hash>]..._m<M>n<N>s<S>.
 std::string flashKernelName(const FlashKernelSpec &spec,
                             const FlashKernelConfig &config);
 

@@ -6,7 +6,10 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OpImplementation.h"
 
 #include <cmath>
@@ -55,6 +58,151 @@ LogicalResult checkScale(Operation *op, std::optional<APFloat> scale) {
   return success();
 }
 } // namespace
+
+MaskBand mlir::attn::getMaskBand(MaskKind kind,
+                                 std::optional<ArrayRef<int64_t>> window) {
+  MaskBand band;
+  band.topLeft = kind == MaskKind::causal_top_left ||
+                 kind == MaskKind::sliding_top_left;
+  switch (kind) {
+  case MaskKind::none:
+    break;
+  case MaskKind::causal:
+  case MaskKind::causal_top_left:
+    band.right = 0;
+    break;
+  case MaskKind::sliding:
+  case MaskKind::sliding_top_left:
+    if (window && window->size() == 2) {
+      band.left = (*window)[0];
+      band.right = (*window)[1];
+    }
+    break;
+  }
+  return band;
+}
+
+Value mlir::attn::buildMaskVisible(OpBuilder &b, Location loc,
+                                   const MaskBand &band, Value row, Value col,
+                                   Value seqQ, Value seqKv) {
+  if (band.isNone())
+    return Value();
+  // d(i): the key row aligned with query row i.
+  Value diag = row;
+  if (!band.topLeft)
+    diag = arith::AddIOp::create(
+        b, loc, row, arith::SubIOp::create(b, loc, seqKv, seqQ));
+  Value visible;
+  auto both = [&](Value cond) {
+    visible = visible ? arith::AndIOp::create(b, loc, visible, cond) : cond;
+  };
+  auto shifted = [&](int64_t by) -> Value {
+    if (by == 0)
+      return diag;
+    return arith::AddIOp::create(b, loc, diag,
+                                 arith::ConstantIndexOp::create(b, loc, by));
+  };
+  if (band.hasRight())
+    both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, col,
+                               shifted(band.right)));
+  if (band.hasLeft())
+    both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, col,
+                               shifted(-band.left)));
+  return visible;
+}
+
+Value mlir::attn::inlineScoreMod(OpBuilder &b, Block &scoreMod, Value score,
+                                 ValueRange positions) {
+  IRMapping map;
+  map.map(scoreMod.getArgument(0), score);
+  for (auto [arg, pos] :
+       llvm::zip(scoreMod.getArguments().drop_front(), positions))
+    map.map(arg, pos);
+  for (Operation &op : scoreMod.without_terminator())
+    b.clone(op, map);
+  return map.lookupOrDefault(scoreMod.getTerminator()->getOperand(0));
+}
+
+namespace {
+/// The mask kind and the window attribute agree: sliding kinds need
+/// [left, right] with each >= -1, the others take no window.
+LogicalResult verifyMaskWindow(Operation *op, MaskKind kind,
+                               std::optional<ArrayRef<int64_t>> window) {
+  bool sliding =
+      kind == MaskKind::sliding || kind == MaskKind::sliding_top_left;
+  if (!sliding) {
+    if (window)
+      return op->emitOpError()
+             << "expected no window with mask <" << stringifyMaskKind(kind)
+             << ">: window [left, right] goes with <sliding> or "
+                "<sliding_top_left>";
+    return success();
+  }
+  if (!window)
+    return op->emitOpError() << "expected window [left, right] with mask <"
+                             << stringifyMaskKind(kind) << ">";
+  if (window->size() != 2)
+    return op->emitOpError()
+           << "expected window to have 2 entries [left, right], got "
+           << window->size();
+  for (auto [name, v] : {std::pair<StringRef, int64_t>{"left", (*window)[0]},
+                         {"right", (*window)[1]}})
+    if (v < -1)
+      return op->emitOpError() << "expected window " << name
+                               << " to be >= 0 (or -1 for unbounded), got "
+                               << v;
+  return success();
+}
+
+/// A score_mod block: (f32, index, index, index, index), ending in
+/// attn.yield of one f32.
+LogicalResult verifyScoreModRegion(Operation *op, Region &region) {
+  if (region.empty())
+    return success();
+  Block &block = region.front();
+  SmallVector<Type> args(block.getArgumentTypes());
+  auto f32 = Float32Type::get(op->getContext());
+  auto index = IndexType::get(op->getContext());
+  bool ok = args.size() == 5 && args[0] == f32;
+  for (Type t : ArrayRef<Type>(args).drop_front())
+    ok = ok && t == index;
+  if (!ok) {
+    InFlightDiagnostic d = op->emitOpError()
+                           << "expected score_mod arguments (score: f32, b: "
+                              "index, h: index, q_idx: index, kv_idx: "
+                              "index), got (";
+    llvm::interleaveComma(args, d);
+    return d << ")";
+  }
+  if (!isa<YieldOp>(block.getTerminator()))
+    return op->emitOpError() << "expected score_mod to end in attn.yield";
+  return success();
+}
+} // namespace
+
+void AttentionOp::expandScoreModSugar() {
+  std::optional<APFloat> cap = getSoftcap();
+  if (!cap)
+    return;
+  MLIRContext *ctx = getContext();
+  OpBuilder b(ctx);
+  Location loc = getLoc();
+  Type index = b.getIndexType();
+  Block *block = b.createBlock(&getScoreMod(), {},
+                               {b.getF32Type(), index, index, index, index},
+                               SmallVector<Location>(5, loc));
+  // cap * tanh(score * (1 / cap)): a multiply, not a division (which is
+  // a slow sequence on the GPU).
+  double c = cap->convertToDouble();
+  auto cst = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getF32FloatAttr(static_cast<float>(v)));
+  };
+  Value x = arith::MulFOp::create(b, loc, block->getArgument(0), cst(1.0 / c));
+  Value t = math::TanhOp::create(b, loc, x);
+  YieldOp::create(b, loc, arith::MulFOp::create(b, loc, t, cst(c)));
+  removeSoftcapAttr();
+}
 
 double AttentionOp::getEffectiveScale() {
   if (std::optional<APFloat> s = getScale())
@@ -170,7 +318,21 @@ LogicalResult AttentionOp::verify() {
         return failure();
     }
   }
+  if (failed(verifyMaskWindow(op, getMask(), getWindow())))
+    return failure();
+  if (std::optional<APFloat> cap = getSoftcap()) {
+    double c = cap->convertToDouble();
+    if (!std::isfinite(c) || c <= 0.0)
+      return emitOpError() << "expected a positive finite softcap, got " << c;
+  }
   return checkScale(op, getScale());
+}
+
+LogicalResult AttentionOp::verifyRegions() {
+  if (getSoftcap() && !getScoreMod().empty())
+    return emitOpError()
+           << "expected either softcap or a score_mod region, not both";
+  return verifyScoreModRegion(getOperation(), getScoreMod());
 }
 
 double AttentionGradOp::getEffectiveScale() {
@@ -229,6 +391,8 @@ LogicalResult AttentionGradOp::verify() {
     if (failed(checkSameShape(op, name, t, refName, ref)))
       return failure();
   }
+  if (failed(verifyMaskWindow(op, getMask(), getWindow())))
+    return failure();
   return checkScale(op, getScale());
 }
 
@@ -268,7 +432,16 @@ LogicalResult OnlineBlockOp::verify() {
       failed(checkDim(op, "rows", "sum", sum.getDimSize(0), "query",
                       q.getDimSize(0))))
     return failure();
+  if (failed(verifyMaskWindow(op, getMask(), getWindow())))
+    return failure();
   return checkScale(op, getScale());
+}
+
+LogicalResult OnlineBlockOp::verifyRegions() {
+  if (!getScoreMod().empty() && !getBatch())
+    return emitOpError()
+           << "expected head (batch, head) indices with a score_mod region";
+  return verifyScoreModRegion(getOperation(), getScoreMod());
 }
 
 LogicalResult OnlineFinalizeOp::verify() {

@@ -88,17 +88,15 @@ struct ExpandOnlineBlock : OpRewritePattern<OnlineBlockOp> {
           return arith::AddFOp::create(b, l, a[2], prod);
         });
 
-    // Into the exp2 domain with one multiply; mask padding and the causal
-    // upper triangle (bottom-right aligned) with -inf.
-    Value scaleLog2e = f32Const(
-        rewriter, loc, op.getScale().convertToDouble() * M_LOG2E);
-    Value diagOffset;
-    if (op.getMask() == MaskKind::causal)
-      diagOffset = arith::SubIOp::create(
-          rewriter, loc,
-          arith::AddIOp::create(rewriter, loc, op.getQStart(), op.getSeqKv()),
-          arith::AddIOp::create(rewriter, loc, op.getKvStart(),
-                                op.getSeqQ()));
+    // Into the exp2 domain with one multiply; mask the padding and the keys
+    // outside the mask's band with -inf. A score_mod sees the natural-domain
+    // scaled score (what FlexAttention's score_mod sees), so it costs one
+    // more multiply: s * scale, modify, then * log2(e).
+    double scaleV = op.getScale().convertToDouble();
+    Block *scoreMod = op.getScoreModBlock();
+    Value scaleLog2e =
+        f32Const(rewriter, loc, scoreMod ? scaleV : scaleV * M_LOG2E);
+    MaskBand band = op.getMaskBand();
     Value keysLeft =
         arith::SubIOp::create(rewriter, loc, op.getSeqKv(), op.getKvStart());
     Value s2 = generic(
@@ -107,16 +105,22 @@ struct ExpandOnlineBlock : OpRewritePattern<OnlineBlockOp> {
           Value col = linalg::IndexOp::create(b, l, 1);
           Value valid = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
                                               col, keysLeft);
-          if (diagOffset) {
-            // kv_start + j <= q_start + i + (Nk - Nq)
-            Value row = linalg::IndexOp::create(b, l, 0);
-            Value limit = arith::AddIOp::create(b, l, row, diagOffset);
-            valid = arith::AndIOp::create(
-                b, l, valid,
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, col,
-                                      limit));
+          Value qIdx, kvIdx;
+          if (!band.isNone() || scoreMod) {
+            qIdx = arith::AddIOp::create(b, l, op.getQStart(),
+                                         linalg::IndexOp::create(b, l, 0));
+            kvIdx = arith::AddIOp::create(b, l, op.getKvStart(), col);
           }
+          if (Value inBand = buildMaskVisible(b, l, band, qIdx, kvIdx,
+                                              op.getSeqQ(), op.getSeqKv()))
+            valid = arith::AndIOp::create(b, l, valid, inBand);
           Value scaled = arith::MulFOp::create(b, l, a[0], scaleLog2e);
+          if (scoreMod) {
+            scaled = inlineScoreMod(b, *scoreMod, scaled,
+                                    {op.getBatch(), op.getHead(), qIdx, kvIdx});
+            scaled = arith::MulFOp::create(b, l, scaled,
+                                           f32Const(b, l, M_LOG2E));
+          }
           return arith::SelectOp::create(
               b, l, valid, scaled,
               f32Const(b, l, -std::numeric_limits<double>::infinity()));

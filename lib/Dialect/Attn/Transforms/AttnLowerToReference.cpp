@@ -95,16 +95,15 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
             })
             .getResult(0);
 
-    // Scale, then mask: causal keeps j <= i + (Nk - Nq) (bottom-right).
+    // Scale, modify (score_mod), then mask: keys outside the band get -inf.
+    op.expandScoreModSugar();
+    Block *scoreMod = op.getScoreModBlock();
     Value scale = arith::ConstantOp::create(
         rewriter, loc,
         rewriter.getF32FloatAttr(static_cast<float>(op.getEffectiveScale())));
-    Value diagOffset;
-    if (op.isCausal()) {
-      Value nkV = getValueOrCreateConstantIndexOp(rewriter, loc, nk);
-      Value nqV = getValueOrCreateConstantIndexOp(rewriter, loc, qSizes[2]);
-      diagOffset = arith::SubIOp::create(rewriter, loc, nkV, nqV);
-    }
+    MaskBand band = op.getMaskBand();
+    Value nqV = getValueOrCreateConstantIndexOp(rewriter, loc, qSizes[2]);
+    Value nkV = getValueOrCreateConstantIndexOp(rewriter, loc, nk);
     AffineMap id4 = rewriter.getMultiDimIdentityMap(4);
     Value masked =
         linalg::GenericOp::create(
@@ -112,12 +111,15 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
             ArrayRef<AffineMap>{id4}, SmallVector<IteratorType>(4, kPar),
             [&](OpBuilder &nb, Location l, ValueRange args) {
               Value s = arith::MulFOp::create(nb, l, args[0], scale);
-              if (diagOffset) {
-                Value row = linalg::IndexOp::create(nb, l, 2);
-                Value col = linalg::IndexOp::create(nb, l, 3);
-                Value limit = arith::AddIOp::create(nb, l, row, diagOffset);
-                Value visible = arith::CmpIOp::create(
-                    nb, l, arith::CmpIPredicate::sle, col, limit);
+              SmallVector<Value> pos;
+              if (scoreMod || !band.isNone())
+                for (unsigned d = 0; d < 4; ++d)
+                  pos.push_back(linalg::IndexOp::create(nb, l, d));
+              if (scoreMod)
+                s = inlineScoreMod(nb, *scoreMod, s, pos);
+              if (!band.isNone()) {
+                Value visible =
+                    buildMaskVisible(nb, l, band, pos[2], pos[3], nqV, nkV);
                 s = arith::SelectOp::create(nb, l, visible, s, ninf);
               }
               linalg::YieldOp::create(nb, l, ValueRange{s});
@@ -323,12 +325,9 @@ struct LowerAttentionGradToReference : OpRewritePattern<AttentionGradOp> {
     // P = exp(S·scale − LSE) where key j is visible from row i, else 0;
     // rows with LSE = −inf saw no key and give 0, not NaN.
     Value scale = f32Const(rewriter, loc, op.getEffectiveScale());
-    Value diagOffset;
-    if (op.isCausal()) {
-      Value nkV = getValueOrCreateConstantIndexOp(rewriter, loc, nk);
-      Value nqV = getValueOrCreateConstantIndexOp(rewriter, loc, qSizes[2]);
-      diagOffset = arith::SubIOp::create(rewriter, loc, nkV, nqV);
-    }
+    MaskBand band = op.getMaskBand();
+    Value nqV = getValueOrCreateConstantIndexOp(rewriter, loc, qSizes[2]);
+    Value nkV = getValueOrCreateConstantIndexOp(rewriter, loc, nk);
     Value probs = generic(
         rewriter, loc, ValueRange{lse}, scores, {rowMap, id4}, par4,
         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -337,13 +336,12 @@ struct LowerAttentionGradToReference : OpRewritePattern<AttentionGradOp> {
               math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, s, a[0]));
           Value keep = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE,
                                              a[0], ninf);
-          if (diagOffset) {
+          if (!band.isNone()) {
             Value row = linalg::IndexOp::create(nb, l, 2);
             Value col = linalg::IndexOp::create(nb, l, 3);
-            Value limit = arith::AddIOp::create(nb, l, row, diagOffset);
-            Value visible = arith::CmpIOp::create(
-                nb, l, arith::CmpIPredicate::sle, col, limit);
-            keep = arith::AndIOp::create(nb, l, keep, visible);
+            keep = arith::AndIOp::create(
+                nb, l, keep,
+                buildMaskVisible(nb, l, band, row, col, nqV, nkV));
           }
           return arith::SelectOp::create(nb, l, keep, p, zero);
         });

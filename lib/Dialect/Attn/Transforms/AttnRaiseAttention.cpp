@@ -1076,8 +1076,9 @@ AttentionOp rewriteAttention(RewriterBase &rewriter, linalg::LinalgOp pv,
       qType.getElementType());
   auto attention = AttentionOp::create(
       rewriter, loc, outType, /*lse=*/Type(), q, k, v,
-      m.causal ? MaskKind::causal : MaskKind::none,
-      rewriter.getF32FloatAttr(static_cast<float>(m.scale)));
+      m.causal ? MaskKind::causal : MaskKind::none, /*window=*/nullptr,
+      rewriter.getF32FloatAttr(static_cast<float>(m.scale)),
+      /*softcap=*/nullptr);
   Value out = attention.getOutput();
   unsigned rank = cast<RankedTensorType>(m.result.getType()).getRank();
   if (rank != 4)

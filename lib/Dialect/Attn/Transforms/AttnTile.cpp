@@ -11,12 +11,14 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "MaskBlocks.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <limits>
@@ -75,6 +77,7 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   int64_t dv = op.getValueHeadDim();
   Type elt = qType.getElementType();
   Type f32 = rewriter.getF32Type();
+  op.expandScoreModSugar();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
 
@@ -121,16 +124,12 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   Value kvHead = arith::DivUIOp::create(rewriter, loc, hi, groupV);
   Value qTile = extractPaddedTile(rewriter, loc, q, bi, hi, q0, rows, br);
 
-  // Causal: the block's last row sees keys up to q0 + rows - 1 + (Nk - Nq);
-  // key blocks past that are never visited.
-  Value kvEnd = seqKv;
-  if (op.isCausal()) {
-    Value end = arith::AddIOp::create(
-        rewriter, loc, arith::AddIOp::create(rewriter, loc, q0, rows),
-        arith::SubIOp::create(rewriter, loc, seqKv, seqQ));
-    kvEnd = arith::MinSIOp::create(
-        rewriter, loc, arith::MaxSIOp::create(rewriter, loc, end, c0), seqKv);
-  }
+  // Block skipping: key blocks outside the mask's band are never visited.
+  MaskBand band = op.getMaskBand();
+  Value kvBegin = c0, kvEnd = seqKv;
+  if (!band.isNone())
+    std::tie(kvBegin, kvEnd) =
+        detail::bandKeyLoop(rewriter, loc, band, q0, rows, seqQ, seqKv, bc);
 
   Value acc0 = filled(rewriter, loc, {br, dv}, 0.0f);
   Value max0 =
@@ -138,16 +137,23 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   Value sum0 = filled(rewriter, loc, {br}, 0.0f);
   FloatAttr scale = rewriter.getF32FloatAttr(
       static_cast<float>(op.getEffectiveScale()));
+  Block *scoreMod = op.getScoreModBlock();
   auto kvLoop = scf::ForOp::create(
-      rewriter, loc, c0, kvEnd, bcV, ValueRange{acc0, max0, sum0},
+      rewriter, loc, kvBegin, kvEnd, bcV, ValueRange{acc0, max0, sum0},
       [&](OpBuilder &b, Location l, Value kv0, ValueRange state) {
         Value cols = arith::MinUIOp::create(
             b, l, arith::SubIOp::create(b, l, seqKv, kv0), bcV);
         Value kTile = extractPaddedTile(b, l, k, bi, kvHead, kv0, cols, bc);
         Value vTile = extractPaddedTile(b, l, v, bi, kvHead, kv0, cols, bc);
         auto block = OnlineBlockOp::create(
-            b, l, TypeRange(state.getTypes()), qTile, kTile, vTile, state[0], state[1],
-            state[2], q0, kv0, seqQ, seqKv, op.getMaskAttr(), scale);
+            b, l, TypeRange(state.getTypes()), qTile, kTile, vTile, state[0],
+            state[1], state[2], q0, kv0, seqQ, seqKv,
+            scoreMod ? bi : Value(), scoreMod ? hi : Value(),
+            op.getMaskAttr(), op.getWindowAttr(), scale);
+        if (scoreMod) {
+          IRMapping map;
+          op.getScoreMod().cloneInto(&block.getScoreMod(), map);
+        }
         scf::YieldOp::create(b, l, block.getResults());
       });
   auto finalize = OnlineFinalizeOp::create(

@@ -14,6 +14,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "LinalgHelpers.h"
+#include "MaskBlocks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -111,7 +112,8 @@ struct BlockInputs {
   Value lse, delta;   // [Br]
   Value q0, kv0;      // first rows of the tiles
   Value rows, cols;   // rows of each tile that exist
-  Value diagOffset;   // Nk - Nq when causal, else null
+  MaskBand band;
+  Value seqQ, seqKv;  // whole lengths, for the band
 };
 
 /// P = exp2(S·scale·log2e − LSE·log2e) (0 where masked: padding, above the
@@ -140,15 +142,12 @@ std::pair<Value, Value> probsAndScoreGrads(OpBuilder &b, Location loc,
         keep = arith::AndIOp::create(
             nb, l, keep,
             arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE, a[0], ninf));
-        if (in.diagOffset) {
-          // Bottom-right causal: kv0 + j <= q0 + i + (Nk - Nq).
+        if (!in.band.isNone()) {
           Value key = arith::AddIOp::create(nb, l, in.kv0, j);
-          Value limit = arith::AddIOp::create(
-              nb, l, arith::AddIOp::create(nb, l, in.q0, i), in.diagOffset);
+          Value query = arith::AddIOp::create(nb, l, in.q0, i);
           keep = arith::AndIOp::create(
               nb, l, keep,
-              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, key,
-                                    limit));
+              buildMaskVisible(nb, l, in.band, query, key, in.seqQ, in.seqKv));
         }
         Value x = arith::SubFOp::create(
             nb, l, arith::MulFOp::create(nb, l, a[1], c),
@@ -233,9 +232,7 @@ struct TileGrad {
     Value hkvV = arith::ConstantIndexOp::create(rewriter, loc, hkv);
     Value hqV = arith::ConstantIndexOp::create(rewriter, loc, hq);
     Value groupV = arith::ConstantIndexOp::create(rewriter, loc, group);
-    Value diagOffset;
-    if (op.isCausal())
-      diagOffset = arith::SubIOp::create(rewriter, loc, seqKv, seqQ);
+    MaskBand band = op.getMaskBand();
 
     // Preprocess: Δ[b,h,i] = rowsum(dO ∘ O), once, on whole tensors.
     SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(rewriter, loc, q);
@@ -290,15 +287,11 @@ struct TileGrad {
                     b, l, arith::SubIOp::create(b, l, seqKv, kv0), bcV);
                 Value kTile = paddedTile(b, l, k, bi, hk, kv0, cols, bc);
                 Value vTile = paddedTile(b, l, v, bi, hk, kv0, cols, bc);
-                // Causal: rows before kv0 - (Nk - Nq) see none of these
-                // keys; start at the query block holding the first that does.
-                Value qStart = c0;
-                if (diagOffset) {
-                  Value first = arith::MaxSIOp::create(
-                      b, l, arith::SubIOp::create(b, l, kv0, diagOffset), c0);
-                  qStart = arith::MulIOp::create(
-                      b, l, arith::DivUIOp::create(b, l, first, brV), brV);
-                }
+                // Only the query blocks whose rows see one of these keys
+                // (the mask's band) are visited.
+                Value qStart, qEnd;
+                std::tie(qStart, qEnd) = bandQueryLoop(b, l, band, kv0, cols,
+                                                       seqQ, seqKv, br);
                 SmallVector<Value> inner = {zerosF32(b, l, {bc, d}),
                                             zerosF32(b, l, {bc, dv})};
                 if (!deterministic)
@@ -309,7 +302,7 @@ struct TileGrad {
                       Value h = arith::AddIOp::create(
                           b, l, arith::MulIOp::create(b, l, hk, groupV), g);
                       auto qLoop = scf::ForOp::create(
-                          b, l, qStart, seqQ, brV, acc,
+                          b, l, qStart, qEnd, brV, acc,
                           [&](OpBuilder &b, Location l, Value q0,
                               ValueRange acc) {
                             Value rows = arith::MinUIOp::create(
@@ -327,7 +320,9 @@ struct TileGrad {
                             in.kv0 = kv0;
                             in.rows = rows;
                             in.cols = cols;
-                            in.diagOffset = diagOffset;
+                            in.band = band;
+                            in.seqQ = seqQ;
+                            in.seqKv = seqKv;
                             auto [p, dS] =
                                 probsAndScoreGrads(b, l, in, br, bc, scale);
                             // dV += Pᵀ·dO, dK += dSᵀ·Q (scaled once at the
@@ -431,19 +426,16 @@ struct TileGrad {
                   in.delta = paddedRow(b, l, delta, bi, h, q0, rows, br);
                   in.q0 = q0;
                   in.rows = rows;
-                  in.diagOffset = diagOffset;
-                  // Causal: key blocks past the block's last visible key
-                  // are never visited (as in the forward).
-                  Value kvEnd = seqKv;
-                  if (diagOffset) {
-                    Value end = arith::AddIOp::create(
-                        b, l, arith::AddIOp::create(b, l, q0, rows),
-                        diagOffset);
-                    kvEnd = arith::MinSIOp::create(
-                        b, l, arith::MaxSIOp::create(b, l, end, c0), seqKv);
-                  }
+                  in.band = band;
+                  in.seqQ = seqQ;
+                  in.seqKv = seqKv;
+                  // Key blocks outside the band are never visited (as in
+                  // the forward).
+                  Value kvBegin, kvEnd;
+                  std::tie(kvBegin, kvEnd) =
+                      bandKeyLoop(b, l, band, q0, rows, seqQ, seqKv, bc);
                   auto kvLoop = scf::ForOp::create(
-                      b, l, c0, kvEnd, bcV,
+                      b, l, kvBegin, kvEnd, bcV,
                       ValueRange{zerosF32(b, l, {br, d})},
                       [&](OpBuilder &b, Location l, Value kv0,
                           ValueRange acc) {

@@ -9,9 +9,43 @@
 
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <optional>
+
+namespace mlir::attn {
+/// The band of keys a query row sees (see attn.attention): row i is aligned
+/// with key d(i) = i + (Nk - Nq) (bottom-right) or i (top-left) and sees key
+/// j iff d(i) - left <= j <= d(i) + right; -1 leaves a side unbounded.
+struct MaskBand {
+  bool topLeft = false;
+  int64_t left = -1;
+  int64_t right = -1;
+
+  bool hasLeft() const { return left >= 0; }
+  bool hasRight() const { return right >= 0; }
+  bool isNone() const { return !hasLeft() && !hasRight(); }
+};
+
+/// The band of `kind`; `window` is [left, right] for the sliding kinds.
+MaskBand getMaskBand(MaskKind kind, std::optional<ArrayRef<int64_t>> window);
+
+/// Emits the band's visibility test for absolute query row `row` and key
+/// `col` (index values) of an Nq x Nk problem: an i1, or null when every key
+/// is visible.
+Value buildMaskVisible(OpBuilder &b, Location loc, const MaskBand &band,
+                       Value row, Value col, Value seqQ, Value seqKv);
+
+/// Clones a score_mod block at `b`'s insertion point with its arguments
+/// bound to `score` and the four positions `b, h, q_idx, kv_idx`, and returns
+/// the yielded score.
+Value inlineScoreMod(OpBuilder &b, Block &scoreMod, Value score,
+                     ValueRange positions);
+} // namespace mlir::attn
 
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.h.inc"

@@ -8,12 +8,13 @@
 #define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
 
 include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Attn_ElementType : AnyTypeOf<[F16, BF16, F32]>;
 def Attn_Tensor : RankedTensorOf<[F16, BF16, F32]>;
 
-def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
+def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove]> {
   let summary = "Exact scaled dot-product attention on whole tensors";
   let description = [{
     Computes `O = softmax(mask(Q · Kᵀ · scale)) · V` per batch and query head,
@@ -26,9 +27,21 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
     value and output share one element type (f16, bf16 or f32); the softmax
     is always computed in f32.
 
-    `scale` defaults to 1/sqrt(D). `mask` is `none` or `causal`; causal is
-    aligned to the bottom-right corner: row i sees key j iff
-    j <= i + (Nk - Nq). Rows that see no key produce 0 and an LSE of -inf.
+    `scale` defaults to 1/sqrt(D). `mask` is a band of keys around a
+    diagonal: row i is aligned with key d(i) = i + (Nk - Nq) (bottom-right:
+    `causal`, `sliding`; FlashAttention's convention) or d(i) = i (top-left:
+    `causal_top_left`, `sliding_top_left`; PyTorch's `is_causal`), and sees
+    key j iff d(i) - left <= j <= d(i) + right. Causal masks have left
+    unbounded and right 0; sliding masks take `window [left, right]`, where
+    -1 leaves a side unbounded. Rows that see no key produce 0 and an LSE of
+    -inf.
+
+    `score_mod`, when present, rewrites every scaled score before the mask:
+    its block takes `(score: f32, b, h, q_idx, kv_idx: index)` (absolute
+    positions; h is the query head) and yields the new f32 score with
+    `attn.yield` (FlexAttention's score_mod). It may only use its arguments
+    and values it defines. `softcap = c` is sugar for the region
+    `c * tanh(score / c)` (Gemma 2, Grok).
 
     Example:
 
@@ -36,6 +49,18 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
     %o, %lse = attn.attention %q, %k, %v mask <causal> scale 0.125
         : tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>,
           tensor<2x2x256x64xbf16> -> tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>
+
+    %o2 = attn.attention %q, %k, %v mask <sliding_top_left> window [256, 0]
+        : tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>,
+          tensor<2x2x256x64xbf16> -> tensor<2x8x128x64xbf16>
+        score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %c = arith.constant 3.000000e+01 : f32
+        %x = arith.divf %s, %c : f32
+        %t = math.tanh %x : f32
+        %y = arith.mulf %t, %c : f32
+        attn.yield %y : f32
+    }
     ```
   }];
 
@@ -43,19 +68,43 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
                        Attn_Tensor:$value,
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
-                       OptionalAttr<F32Attr>:$scale);
+                       OptionalAttr<DenseI64ArrayAttr>:$window,
+                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<F32Attr>:$softcap);
   let results = (outs Attn_Tensor:$output,
                       Optional<RankedTensorOf<[F32]>>:$lse);
+  let regions = (region MaxSizedRegion<1>:$score_mod);
 
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` $mask^)? (`scale` $scale^)? attr-dict
+    $query `,` $key `,` $value (`mask` $mask^)? (`window` $window^)?
+    (`scale` $scale^)? (`softcap` $softcap^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($output)
-    (`,` type($lse)^)?
+    (`,` type($lse)^)? (`score_mod` $score_mod^)?
   }];
+
+  let builders = [
+    OpBuilder<(ins "TypeRange":$results, "Value":$query, "Value":$key,
+                   "Value":$value, "MaskKind":$mask, "FloatAttr":$scale), [{
+      build($_builder, $_state, results, query, key, value,
+            MaskKindAttr::get($_builder.getContext(), mask),
+            /*window=*/nullptr, scale, /*softcap=*/nullptr);
+    }]>
+  ];
 
   let extraClassDeclaration = [{
     /// The scale actually applied to Q·Kᵀ: the attribute, or 1/sqrt(D).
     double getEffectiveScale();
+    /// The band of keys each query row sees.
+    MaskBand getMaskBand() {
+      return ::mlir::attn::getMaskBand(getMask(), getWindow());
+    }
+    /// The score_mod block, or null when scores are not modified (a
+    /// `softcap` not yet expanded by expandScoreModSugar counts as none).
+    Block *getScoreModBlock() {
+      return getScoreMod().empty() ? nullptr : &getScoreMod().front();
+    }
+    /// Replaces `softcap` by the score_mod region it stands for.
+    void expandScoreModSugar();
     bool isCausal() { return getMask() == ::mlir::attn::MaskKind::causal; }
     RankedTensorType getQueryType() { return getQuery().getType(); }
     RankedTensorType getKeyType() { return getKey().getType(); }
@@ -66,6 +115,14 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
   }];
 
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
+    ParentOneOf<["AttentionOp", "OnlineBlockOp"]>]> {
+  let summary = "Yields the modified score of a score_mod region";
+  let arguments = (ins F32:$score);
+  let assemblyFormat = "$score attr-dict `:` type($score)";
 }
 
 def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
@@ -108,21 +165,36 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
                        Attn_Tensor:$grad_output, RankedTensorOf<[F32]>:$lse,
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
+                       OptionalAttr<DenseI64ArrayAttr>:$window,
                        OptionalAttr<F32Attr>:$scale);
   let results = (outs Attn_Tensor:$grad_query, Attn_Tensor:$grad_key,
                       Attn_Tensor:$grad_value);
 
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
-    (`mask` $mask^)? (`scale` $scale^)? attr-dict
+    (`mask` $mask^)? (`window` $window^)? (`scale` $scale^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($output) `,`
         type($grad_output) `,` type($lse)
     `->` type($grad_query) `,` type($grad_key) `,` type($grad_value)
   }];
 
+  let builders = [
+    OpBuilder<(ins "TypeRange":$results, "Value":$query, "Value":$key,
+                   "Value":$value, "Value":$output, "Value":$grad_output,
+                   "Value":$lse, "MaskKind":$mask, "FloatAttr":$scale), [{
+      build($_builder, $_state, results, query, key, value, output,
+            grad_output, lse, MaskKindAttr::get($_builder.getContext(), mask),
+            /*window=*/nullptr, scale);
+    }]>
+  ];
+
   let extraClassDeclaration = [{
     /// The scale actually applied to Q·Kᵀ: the attribute, or 1/sqrt(D).
     double getEffectiveScale();
+    /// The band of keys each query row sees.
+    MaskBand getMaskBand() {
+      return ::mlir::attn::getMaskBand(getMask(), getWindow());
+    }
     bool isCausal() { return getMask() == ::mlir::attn::MaskKind::causal; }
     RankedTensorType getQueryType() { return getQuery().getType(); }
     RankedTensorType getKeyType() { return getKey().getType(); }
@@ -140,8 +212,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
 // attn-fuse-online-softmax.
 //===----------------------------------------------------------------------===//
 
-def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure,
-    AllTypesMatch<["acc", "new_acc"]>, AllTypesMatch<["max", "new_max"]>,
+def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure, IsolatedFromAbove,
+    AttrSizedOperandSegments, AllTypesMatch<["acc", "new_acc"]>, AllTypesMatch<["max", "new_max"]>,
     AllTypesMatch<["sum", "new_sum"]>]> {
   let summary = "One key/value block of FlashAttention's online softmax";
   let description = [{
@@ -151,8 +223,10 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure,
     f32. `query` [Br, D], `key` [Bc, D] and `value` [Bc, Dv] are tiles
     padded to the block size. `q_start` and `kv_start` are the positions of
     the tiles' first rows in the whole sequences, `seq_q` and `seq_kv` the
-    whole lengths: together they mask the padding and, for `mask <causal>`,
-    the keys above the (bottom-right aligned) diagonal.
+    whole lengths: together they mask the padding and the keys outside the
+    mask's band (see attn.attention). `score_mod` is attn.attention's region,
+    applied to the natural-domain scaled score before the mask; it needs the
+    tile's `batch` and (query) `head` indices.
 
     Scores are taken in the exp2 domain: `s = (q · kᵀ) * scale * log2(e)`,
     so a single multiply folds scale and the change of base.
@@ -163,21 +237,34 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure,
                        RankedTensorOf<[F32]>:$acc, RankedTensorOf<[F32]>:$max,
                        RankedTensorOf<[F32]>:$sum,
                        Index:$q_start, Index:$kv_start, Index:$seq_q,
-                       Index:$seq_kv,
+                       Index:$seq_kv, Optional<Index>:$batch,
+                       Optional<Index>:$head,
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
+                       OptionalAttr<DenseI64ArrayAttr>:$window,
                        F32Attr:$scale);
   let results = (outs RankedTensorOf<[F32]>:$new_acc,
                       RankedTensorOf<[F32]>:$new_max,
                       RankedTensorOf<[F32]>:$new_sum);
+  let regions = (region MaxSizedRegion<1>:$score_mod);
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $acc `,` $max `,` $sum
     `at` `(` $q_start `,` $kv_start `)` `of` `(` $seq_q `,` $seq_kv `)`
-    (`mask` $mask^)? `scale` $scale attr-dict
+    (`head` `(` $batch^ `,` $head `)`)?
+    (`mask` $mask^)? (`window` $window^)? `scale` $scale attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($acc) `,`
-        type($max) `,` type($sum)
+        type($max) `,` type($sum) (`score_mod` $score_mod^)?
+  }];
+  let extraClassDeclaration = [{
+    MaskBand getMaskBand() {
+      return ::mlir::attn::getMaskBand(getMask(), getWindow());
+    }
+    Block *getScoreModBlock() {
+      return getScoreMod().empty() ? nullptr : &getScoreMod().front();
+    }
   }];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 def Attn_OnlineFinalizeOp : Attn_Op<"online_finalize", [Pure]> {
