@@ -50,7 +50,9 @@ class TinyLM(nn.Module):
     def __init__(self, vocab, width, heads, layers, seq, use_attn):
         super().__init__()
         self.embed = nn.Embedding(vocab, width)
-        self.pos = nn.Parameter(torch.randn(seq, width) * 0.02)
+        # Large position embeddings: the copy is a fixed-offset lookup,
+        # found sooner when positions are distinct from the start.
+        self.pos = nn.Parameter(torch.randn(seq, width) * 0.5)
         self.blocks = nn.ModuleList(Block(width, heads, use_attn)
                                     for _ in range(layers))
         self.norm = nn.LayerNorm(width)
@@ -100,11 +102,11 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--batch", type=int, default=16)
-    p.add_argument("--seq", type=int, default=256)
-    p.add_argument("--width", type=int, default=256)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--vocab", type=int, default=64)
-    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--seq", type=int, default=64)
+    p.add_argument("--width", type=int, default=128)
+    p.add_argument("--heads", type=int, default=2)
+    p.add_argument("--vocab", type=int, default=32)
+    p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tolerance", type=float, default=0.01)
     args = p.parse_args()
