@@ -174,6 +174,7 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
   pipeline.blockN = options.blockN;
   pipeline.warpRows = options.warpRows;
   pipeline.stages = options.stages;
+  pipeline.family = options.family;
   pipeline.tuningDb = options.tuningDb;
   pipeline.tuningGpu = options.tuningGpu;
   PassManager pm(module.getContext());
@@ -196,6 +197,17 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
   kernel.threads = getInt("threads");
   kernel.dynamicSharedMemory = getInt("dynamic_shared_memory");
   kernel.warpRows = getInt("warp_rows");
+  if (auto fam = launch.getAs<StringAttr>("family"))
+    kernel.family = fam.getValue().str();
+  if (auto maps = launch.getAs<ArrayAttr>("tensor_maps"))
+    for (auto m : maps.getAsRange<DictionaryAttr>()) {
+      CompiledKernel::TensorMapParam p;
+      p.name = m.getAs<StringAttr>("name").getValue().str();
+      p.tensor = m.getAs<StringAttr>("tensor").getValue().str();
+      p.boxCols = m.getAs<IntegerAttr>("box_cols").getInt();
+      p.boxRows = m.getAs<IntegerAttr>("box_rows").getInt();
+      kernel.tensorMaps.push_back(p);
+    }
   if (auto src = launch.getAs<StringAttr>("source"))
     kernel.tileSource = src.getValue().str();
   if (auto why = op->getAttrOfType<StringAttr>("attn.tile_reason"))
@@ -310,6 +322,18 @@ std::string CompiledKernel::manifestJSON() const {
             "v_stride_n", "o_stride_b", "o_stride_h", "o_stride_n",
             "lse_stride_b", "lse_stride_h"})
         param(n, "i64");
+      // sm90a-wgmma: 128-byte TMA descriptors the runtime encodes.
+      for (const TensorMapParam &m : tensorMaps)
+        j.object([&] {
+          j.attribute("name", m.name);
+          j.attribute("type", "tensormap");
+          j.attribute("tensor", m.tensor);
+          j.attributeArray("box", [&] {
+            j.value(m.boxCols);
+            j.value(m.boxRows);
+          });
+          j.attribute("swizzle", 128);
+        });
     });
     if (ptxas) {
       j.attributeObject("ptxas", [&] {

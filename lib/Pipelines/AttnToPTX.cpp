@@ -42,6 +42,7 @@ static void buildGPUPipeline(OpPassManager &pm, const AttnToPTXOptions &options,
   gpu.blockN = options.blockN;
   gpu.warpRows = options.warpRows;
   gpu.stages = options.stages;
+  gpu.family = options.family;
   gpu.tuningDb = options.tuningDb;
   gpu.tuningGpu = options.tuningGpu;
   pm.addPass(createConvertAttnToGPU(gpu));

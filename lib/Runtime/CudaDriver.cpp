@@ -85,6 +85,8 @@ Expected<CudaDriver> CudaDriver::load(const std::string &path) {
   resolve(lib, d.EventSynchronize, {"cuEventSynchronize"}, missing);
   resolve(lib, d.EventElapsedTime,
           {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, missing);
+  std::string optional;
+  resolve(lib, d.TensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, optional);
   if (!missing.empty())
     return Status::error("CUDA driver " + path +
                          " lacks entry points the runtime needs: " + missing +

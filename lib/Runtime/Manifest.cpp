@@ -25,6 +25,8 @@ const char *attn::runtime::paramTypeName(ParamType t) {
     return "i32";
   case ParamType::I64:
     return "i64";
+  case ParamType::TensorMap:
+    return "tensormap";
   }
   return "?";
 }
@@ -393,6 +395,41 @@ public:
   }
 };
 
+/// A "tensormap" parameter: the tensor it describes, its box and swizzle.
+bool readTensorMapParam(FieldReader &r, const JsonValue &pv,
+                        const std::string &pre, KernelParam &kp) {
+  if (!r.getString(pv, pre, "tensor", kp.tensor) ||
+      !r.getInt(pv, pre, "swizzle", kp.swizzle))
+    return false;
+  if (kp.tensor != "q" && kp.tensor != "k" && kp.tensor != "v" &&
+      kp.tensor != "o") {
+    r.status = Status::error("field '" + pre + "tensor': expected q, k, v or "
+                             "o, got '" + kp.tensor + "'");
+    return false;
+  }
+  if (kp.swizzle != 0 && kp.swizzle != 32 && kp.swizzle != 64 &&
+      kp.swizzle != 128) {
+    r.status = Status::error("field '" + pre + "swizzle': expected 0, 32, 64 "
+                             "or 128, got " + std::to_string(kp.swizzle));
+    return false;
+  }
+  const JsonValue *box = r.field(pv, pre, "box", true);
+  if (!box)
+    return false;
+  const auto *items = box->isArray() ? &box->asArray() : nullptr;
+  if (!items || items->size() != 2 || !(*items)[0].isInteger() ||
+      !(*items)[1].isInteger() || (*items)[0].asInt() < 1 ||
+      (*items)[0].asInt() > 256 || (*items)[1].asInt() < 1 ||
+      (*items)[1].asInt() > 256) {
+    r.status = Status::error("field '" + pre + "box': expected [columns, "
+                             "rows], integers in [1, 256]");
+    return false;
+  }
+  kp.boxCols = (*items)[0].asInt();
+  kp.boxRows = (*items)[1].asInt();
+  return true;
+}
+
 void readProblem(FieldReader &r, const JsonValue &obj,
                  attn::AttentionProblem &p) {
   const std::string pre = "problem.";
@@ -523,9 +560,15 @@ Expected<KernelManifest> attn::runtime::parseManifest(const std::string &text) {
         kp.type = ParamType::I32;
       else if (type == "i64")
         kp.type = ParamType::I64;
-      else {
-        r.status = Status::error("field '" + pre + "type': expected ptr, i32 "
-                                 "or i64, got '" + type + "'");
+      else if (type == "tensormap") {
+        kp.type = ParamType::TensorMap;
+        if (!readTensorMapParam(r, pv, pre, kp))
+          break;
+        m.params.push_back(kp);
+        continue;
+      } else {
+        r.status = Status::error("field '" + pre + "type': expected ptr, i32, "
+                                 "i64 or tensormap, got '" + type + "'");
         break;
       }
       const AbiParam *abi = nullptr;

@@ -7,6 +7,7 @@
 #include "attn/Runtime/Runtime.h"
 #include "attn/Runtime/LaunchChecks.h"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -148,13 +149,87 @@ attn::runtime::computeLaunchGeometry(const KernelManifest &m,
   return g;
 }
 
+namespace {
+/// Encodes the TMA descriptor of tensormap parameter `p` for `a`: a 4-D
+/// tiled map {head dim, sequence, heads, batch} of the tensor's strides.
+Status encodeTensorMap(const KernelManifest &m, const KernelParam &p,
+                       const LaunchArgs &a, PackedParams::TensorMap &out) {
+  auto fail = [&](const std::string &why) {
+    return Status::error("tensormap parameter '" + p.name + "': " + why);
+  };
+  Expected<const CudaDriver *> drv = CudaDriver::get();
+  if (!drv)
+    return fail(drv.message());
+  if (!(*drv)->TensorMapEncodeTiled)
+    return fail("the CUDA driver has no cuTensorMapEncodeTiled (needs CUDA "
+                "12 or newer)");
+  int64_t elt = attn::dtypeBytes(m.problem.dtype);
+  // CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, BFLOAT16 = 9, FLOAT32 = 7.
+  int dataType = m.problem.dtype == attn::DType::bf16  ? 9
+                 : m.problem.dtype == attn::DType::f16 ? 6
+                                                       : 7;
+  cu::DevicePtr base = 0;
+  int64_t dim = 0, seq = 0, heads = 0;
+  std::array<int64_t, 3> stride{};
+  if (p.tensor == "q") {
+    base = a.q, dim = m.problem.headDim, seq = a.seqQ, heads = a.headsQ;
+    stride = a.qStride;
+  } else if (p.tensor == "k") {
+    base = a.k, dim = m.problem.headDim, seq = a.seqKv, heads = a.headsKv;
+    stride = a.kStride;
+  } else if (p.tensor == "v") {
+    base = a.v, dim = m.problem.vDim(), seq = a.seqKv, heads = a.headsKv;
+    stride = a.vStride;
+  } else {
+    base = a.o, dim = m.problem.vDim(), seq = a.seqQ, heads = a.headsQ;
+    stride = a.oStride;
+  }
+  unsigned long long dims[4] = {
+      static_cast<unsigned long long>(dim), static_cast<unsigned long long>(seq),
+      static_cast<unsigned long long>(heads),
+      static_cast<unsigned long long>(a.batch)};
+  // Byte strides of dims 1..3: sequence, head, batch.
+  unsigned long long strides[3];
+  for (int i = 0; i < 3; ++i) {
+    int64_t bytes = stride[2 - i] * elt;
+    if (bytes <= 0 || bytes % 16 != 0)
+      return fail("the " + p.tensor + " strides must be positive multiples "
+                  "of 16 bytes for TMA (got " + std::to_string(bytes) + ")");
+    strides[i] = static_cast<unsigned long long>(bytes);
+  }
+  if (base % 16 != 0)
+    return fail("the " + p.tensor + " pointer must be 16-byte aligned");
+  unsigned box[4] = {static_cast<unsigned>(p.boxCols),
+                     static_cast<unsigned>(p.boxRows), 1, 1};
+  unsigned elementStrides[4] = {1, 1, 1, 1};
+  // CU_TENSOR_MAP_SWIZZLE_NONE/32B/64B/128B = 0..3; L2 promotion 256B = 3;
+  // out-of-bounds elements read as zero (FLOAT_OOB_FILL_NONE = 0).
+  int swizzle = p.swizzle == 128 ? 3 : p.swizzle == 64 ? 2
+                : p.swizzle == 32 ? 1 : 0;
+  return (*drv)->check(
+      (*drv)->TensorMapEncodeTiled(&out, dataType, 4,
+                                   reinterpret_cast<void *>(base), dims,
+                                   strides, box, elementStrides, 0, swizzle,
+                                   3, 0),
+      "cuTensorMapEncodeTiled(" + p.name + ")");
+}
+} // namespace
+
 Expected<PackedParams> attn::runtime::packParams(const KernelManifest &m,
                                                  const LaunchArgs &a) {
   PackedParams pp;
   pp.storage.resize(m.params.size());
   pp.pointers.resize(m.params.size());
+  // Sized once: pointers into it must stay valid.
+  pp.tensorMaps.resize(m.params.size());
   for (size_t i = 0; i < m.params.size(); ++i) {
     const KernelParam &p = m.params[i];
+    if (p.type == ParamType::TensorMap) {
+      if (Status s = encodeTensorMap(m, p, a, pp.tensorMaps[i]); !s)
+        return s;
+      pp.pointers[i] = &pp.tensorMaps[i];
+      continue;
+    }
     uint64_t v = 0;
     if (!abiValue(a, p.name, v))
       return Status::error("parameter '" + p.name + "' is not in the ABI");

@@ -247,7 +247,7 @@ void manifestWrongType() {
                "field 'ptx': must be a file name");
   EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
                                           "{\"name\":\"seq_q\",\"type\":\"u32\"}")),
-               "field 'params[5].type': expected ptr, i32 or i64, got 'u32'");
+               "field 'params[5].type': expected ptr, i32, i64 or tensormap, got 'u32'");
   EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
                                           "{\"name\":\"seq_q\",\"type\":\"ptr\"}")),
                "'seq_q' must be i32 or i64");
@@ -263,6 +263,39 @@ void manifestWrongType() {
   EXPECT_ERROR(parseManifest(goodManifest("\"batch * heads_q\"",
                                           "\"batch * heads\"")),
                "field 'grid.y': unknown name 'heads'");
+}
+
+/// sm90a-wgmma kernels take TMA descriptors the runtime encodes.
+const char *kTensorMapParam =
+    R"({"name":"k_tmap","type":"tensormap","tensor":"k","box":[64,128],"swizzle":128})";
+
+void manifestTensorMap() {
+  std::string last = R"({"name":"lse_stride_h","type":"i64"})";
+  Expected<KernelManifest> m = parseManifest(
+      goodManifest(last, last + "," + kTensorMapParam));
+  EXPECT(m.ok() && m->params.size() == 24);
+  if (m.ok() && m->params.size() == 24) {
+    const KernelParam &p = m->params.back();
+    EXPECT(p.type == ParamType::TensorMap && p.tensor == "k" &&
+           p.boxCols == 64 && p.boxRows == 128 && p.swizzle == 128);
+    EXPECT(std::string(paramTypeName(p.type)) == "tensormap");
+  }
+  auto variant = [&](const std::string &from, const std::string &to) {
+    std::string param = kTensorMapParam;
+    param.replace(param.find(from), from.size(), to);
+    return parseManifest(goodManifest(last, last + "," + param));
+  };
+  EXPECT_ERROR(variant("\"tensor\":\"k\"", "\"tensor\":\"x\""),
+               "field 'params[23].tensor': expected q, k, v or o, got 'x'");
+  EXPECT_ERROR(variant("\"swizzle\":128", "\"swizzle\":96"),
+               "field 'params[23].swizzle': expected 0, 32, 64 or 128, got 96");
+  EXPECT_ERROR(variant("[64,128]", "[64]"),
+               "field 'params[23].box': expected [columns, rows], integers in "
+               "[1, 256]");
+  EXPECT_ERROR(variant("[64,128]", "[64,512]"),
+               "field 'params[23].box': expected [columns, rows]");
+  EXPECT_ERROR(variant(",\"swizzle\":128", ""),
+               "missing required field 'params[23].swizzle'");
 }
 
 void manifestFormat() {
@@ -595,6 +628,14 @@ void noDriver() {
   std::fclose(f);
   EXPECT_ERROR(Kernel::load(dir), "loading " + std::string(dir) +
                                       ": no CUDA driver: cannot load");
+  // A tensor map needs the driver to encode it.
+  std::string last = R"({"name":"lse_stride_h","type":"i64"})";
+  Expected<KernelManifest> m = parseManifest(
+      goodManifest(last, last + "," + kTensorMapParam));
+  EXPECT(m.ok());
+  if (m.ok())
+    EXPECT_ERROR(packParams(*m, someArgs(*m)),
+                 "tensormap parameter 'k_tmap': no CUDA driver");
   std::remove(path.c_str());
   rmdir(dir);
 }
@@ -643,6 +684,7 @@ const Test kTests[] = {
     {"manifest", "missing-field", manifestMissingField},
     {"manifest", "wrong-type", manifestWrongType},
     {"manifest", "format-version", manifestFormat},
+    {"manifest", "tensormap", manifestTensorMap},
     {"manifest", "file", manifestFile},
     {"grid", "formula", gridFormula},
     {"grid", "launch-geometry", launchGeometry},

@@ -65,6 +65,10 @@ static cl::opt<int64_t> warpRows("warp-rows",
                                  cl::init(0), cl::cat(category));
 static cl::opt<int64_t> stages("stages", cl::desc("K/V ring depth"),
                                cl::init(2), cl::cat(category));
+static cl::opt<std::string> family("family",
+                                   cl::desc("Kernel family: sm80, sm90a "
+                                            "(wgmma/TMA) or auto"),
+                                   cl::init("sm80"), cl::cat(category));
 static cl::opt<std::string> ptxas("ptxas",
                                   cl::desc("ptxas to use (default: "
                                            "$CUDA_HOME/bin, /usr/local/cuda/"
@@ -175,6 +179,7 @@ int main(int argc, char **argv) {
   options.blockN = blockN;
   options.warpRows = warpRows;
   options.stages = stages;
+  options.family = family;
   options.ptxasPath = ptxas;
   options.tuningDb = tuningDb;
   options.tuningGpu = tuningGpu;

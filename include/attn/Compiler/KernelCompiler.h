@@ -19,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::attn {
 
@@ -30,6 +31,8 @@ struct KernelCompileOptions {
   int64_t blockN = 0;
   int64_t warpRows = 0; // 0 = heuristic
   int64_t stages = 2;
+  /// Kernel family: sm80, sm90a or auto (convert-attn-to-gpu's option).
+  std::string family = "sm80";
   /// Tuning database (docs/tuning.md); "" = $ATTN_TUNING_DB, "none" = off.
   std::string tuningDb;
   /// GPU to look up in it; "" = $ATTN_TUNING_GPU, else any.
@@ -65,6 +68,13 @@ struct CompiledKernel {
   std::string ptx;
   std::string cubin;      // empty when not assembled
   std::optional<PtxasReport> ptxas;
+  /// sm90a-wgmma: the TMA descriptors the runtime builds, in parameter
+  /// order after the sm80 family's parameters.
+  struct TensorMapParam {
+    std::string name, tensor;
+    int64_t boxCols = 0, boxRows = 0;
+  };
+  std::vector<TensorMapParam> tensorMaps;
 
   /// The launch manifest (docs/kernel-abi.md).
   std::string manifestJSON() const;

@@ -51,6 +51,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Query rows per warp: 16 or 32; 0 = heuristic">,
     Option<"stages", "stages", "int64_t", "2",
            "Depth of the K/V shared-memory ring (>= 2)">,
+    Option<"family", "family", "std::string", "\"sm80\"",
+           "Kernel family: sm80 (mma.sync/cp.async), sm90a (wgmma/TMA, "
+           "warp-specialised) or auto (sm90a on chip sm_90a where the spec "
+           "allows, else sm80)">,
     Option<"tuningDb", "tuning-db", "std::string", "\"\"",
            "Tuning database to look each shape up in before the heuristic "
            "(docs/tuning.md); empty = $ATTN_TUNING_DB, 'none' = no lookup. "

@@ -68,6 +68,11 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
   PassOptions::Option<int64_t> stages{
       *this, "stages", llvm::cl::desc("Depth of the K/V shared-memory ring"),
       llvm::cl::init(2)};
+  PassOptions::Option<std::string> family{
+      *this, "family",
+      llvm::cl::desc("Kernel family: sm80, sm90a or auto (sm90a on sm_90a "
+                     "where the spec allows)"),
+      llvm::cl::init("sm80")};
   PassOptions::Option<std::string> tuningDb{
       *this, "tuning-db",
       llvm::cl::desc("Tuning database to look shapes up in first "

@@ -107,6 +107,16 @@ struct CudaDriver {
   cu::Result (*EventRecord)(cu::Event event, cu::Stream stream);
   cu::Result (*EventSynchronize)(cu::Event event);
   cu::Result (*EventElapsedTime)(float *ms, cu::Event start, cu::Event end);
+  /// cuTensorMapEncodeTiled (CUDA 12+); null on older drivers, which then
+  /// cannot launch the sm90a-wgmma kernels. Enums as int, maps as 128 bytes.
+  cu::Result (*TensorMapEncodeTiled)(void *tensorMap, int dataType,
+                                     unsigned rank, void *globalAddress,
+                                     const unsigned long long *globalDim,
+                                     const unsigned long long *globalStrides,
+                                     const unsigned *boxDim,
+                                     const unsigned *elementStrides,
+                                     int interleave, int swizzle,
+                                     int l2Promotion, int oobFill);
 
   /// Where the library came from (for messages).
   std::string libraryPath;

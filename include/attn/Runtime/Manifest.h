@@ -24,12 +24,17 @@ namespace attn::runtime {
 /// The manifest format this runtime reads.
 inline constexpr const char *kManifestFormat = "attn-kernel/1";
 
-enum class ParamType { Ptr, I32, I64 };
+enum class ParamType { Ptr, I32, I64, TensorMap };
 const char *paramTypeName(ParamType t);
 
 struct KernelParam {
   std::string name;
   ParamType type = ParamType::Ptr;
+  // TensorMap only: a 128-byte TMA descriptor of `tensor` (q, k, v or o)
+  // the runtime encodes at launch: 4-D {head dim, sequence, heads, batch},
+  // box {boxCols, boxRows, 1, 1}, `swizzle` bytes (docs/kernel-abi.md).
+  std::string tensor;
+  int64_t boxCols = 0, boxRows = 0, swizzle = 0;
 };
 
 struct TileConfig {

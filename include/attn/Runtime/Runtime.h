@@ -57,6 +57,11 @@ Expected<LaunchGeometry> computeLaunchGeometry(const KernelManifest &m,
 /// The kernel's argument list, filled by name in the manifest's order.
 struct PackedParams {
   std::vector<uint64_t> storage; // one 8-byte slot per parameter
+  /// The 128-byte TMA descriptors of "tensormap" parameters.
+  struct alignas(64) TensorMap {
+    uint64_t words[16];
+  };
+  std::vector<TensorMap> tensorMaps;
   std::vector<void *> pointers;  // what cuLaunchKernel takes
 };
 /// Fills the manifest's parameters from `args`; an i32 parameter whose

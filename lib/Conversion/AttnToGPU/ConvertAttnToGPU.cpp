@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Conversion/AttnToGPU/HopperKernel.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Tuning/TuningDatabase.h"
@@ -64,11 +65,28 @@ struct ConvertAttnToGPUPass
       for (const std::string &w : warnings)
         module.emitWarning() << "convert-attn-to-gpu: " << w;
     }
+    if (!llvm::is_contained({"auto", "sm80", "sm90a"}, StringRef(family))) {
+      module.emitError() << "convert-attn-to-gpu: family must be sm80, sm90a "
+                            "or auto, got '"
+                         << family << "'";
+      return signalPassFailure();
+    }
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(module);
     OpBuilder b(module.getContext());
     for (AttentionOp op : ops) {
       op.expandScoreModSugar(); // the kernels clone the score_mod region
       FlashKernelSpec spec = FlashKernelSpec::fromOp(op);
+      std::string hopperMissing = hopperFamilySupports(spec, chip);
+      if (family == "sm90a" && !hopperMissing.empty()) {
+        op.emitOpError() << "cannot be compiled with family=sm90a: "
+                         << hopperMissing;
+        return signalPassFailure();
+      }
+      if (family == "sm90a" || (family == "auto" && hopperMissing.empty())) {
+        if (failed(convertWithHopperKernel(op, spec, kernels, b)))
+          return signalPassFailure();
+        continue;
+      }
       FlashKernelConfig config = chooseFlashKernelConfig(spec, chip);
       std::string reason = "no tuning database (tuning-db, $ATTN_TUNING_DB)";
       if (fromOptions) {
@@ -118,6 +136,60 @@ struct ConvertAttnToGPUPass
       // Why this tile configuration (attn-compile --explain prints it).
       op->setAttr("attn.tile_reason", b.getStringAttr(reason));
     }
+  }
+
+  /// The sm90a-wgmma kernel for `op`: block-m/block-n/stages when given,
+  /// else the family's heuristic (the sm80 tuning database does not apply).
+  LogicalResult convertWithHopperKernel(AttentionOp op,
+                                        const FlashKernelSpec &spec,
+                                        gpu::GPUModuleOp kernels,
+                                        OpBuilder &b) {
+    HopperKernelConfig config = chooseHopperKernelConfig(spec);
+    std::string reason = "sm90a-wgmma heuristic";
+    if (blockM || blockN) {
+      config.source = "option";
+      reason = "block-m/block-n given";
+      if (blockM)
+        config.blockM = blockM;
+      if (blockN)
+        config.blockN = blockN;
+      config.stages = stages;
+    }
+    if (std::string why = validateHopperKernel(spec, config); !why.empty())
+      return op.emitOpError() << "cannot be compiled for the GPU: " << why;
+    std::string name = hopperKernelName(spec, config);
+    if (!kernels.lookupSymbol(name))
+      emitHopperForwardKernel(b, kernels, name, spec, config);
+    op->setAttr("attn.kernel",
+                SymbolRefAttr::get(b.getStringAttr(kKernelModuleName),
+                                   {FlatSymbolRefAttr::get(
+                                       b.getStringAttr(name))}));
+    // The tensor maps the runtime builds (docs/kernel-abi.md).
+    SmallVector<Attribute> maps;
+    for (const HopperTensorMap &m : hopperTensorMaps(spec, config))
+      maps.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("name", b.getStringAttr(m.name)),
+          b.getNamedAttr("tensor", b.getStringAttr(m.tensor)),
+          b.getNamedAttr("box_cols", b.getI64IntegerAttr(m.boxCols)),
+          b.getNamedAttr("box_rows", b.getI64IntegerAttr(m.boxRows)),
+      }));
+    op->setAttr(
+        "attn.launch",
+        b.getDictionaryAttr({
+            b.getNamedAttr("block_m", b.getI64IntegerAttr(config.blockM)),
+            b.getNamedAttr("block_n", b.getI64IntegerAttr(config.blockN)),
+            b.getNamedAttr("stages", b.getI64IntegerAttr(config.stages)),
+            b.getNamedAttr("warp_rows", b.getI64IntegerAttr(16)),
+            b.getNamedAttr("threads", b.getI64IntegerAttr(config.threads())),
+            b.getNamedAttr("dynamic_shared_memory",
+                           b.getI64IntegerAttr(
+                               hopperKernelSharedMemoryBytes(spec, config))),
+            b.getNamedAttr("source", b.getStringAttr(config.source)),
+            b.getNamedAttr("family", b.getStringAttr(kHopperKernelFamily)),
+            b.getNamedAttr("tensor_maps", b.getArrayAttr(maps)),
+        }));
+    op->setAttr("attn.tile_reason", b.getStringAttr(reason));
+    return success();
   }
 };
 } // namespace

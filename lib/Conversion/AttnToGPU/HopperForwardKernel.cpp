@@ -1,0 +1,683 @@
+//===- HopperForwardKernel.cpp - the sm90a-wgmma forward kernel -----------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// Emits the Hopper (sm_90a) FlashAttention forward kernel as a gpu.func of
+// NVVM/LLVM/arith/scf operations. A thread block owns block_m query rows of
+// one (batch, query head) and is warp-specialised:
+//  * warpgroup 0, the producer, drops to a few registers (setmaxnreg.dec)
+//    and one of its threads brings Q once and K/V tiles into a
+//    `stages`-deep shared-memory ring by TMA (cp.async.bulk.tensor), each
+//    tile completing a "full" mbarrier;
+//  * warpgroups 1.., the consumers, take the registers (setmaxnreg.inc),
+//    own 64 query rows each and per key block wait for K, compute
+//    S = Q·Kᵀ with wgmma from shared memory, release K's stage ("empty"
+//    mbarrier), run the online softmax in registers (exp2 domain, the sm80
+//    kernel's masking), wait for V and accumulate O += P·V with wgmma taking
+//    P from registers, then release V's stage.
+// Tiles are stored as TMA writes them with 128-byte swizzle: 64-column
+// panels of rows of 128 bytes, which is the layout wgmma's descriptors read
+// (K-major for Q and K, MN-major — transposed — for V).
+//
+// Accumulator fragments of wgmma m64nN: warp w of a warpgroup holds rows
+// 16w..16w+15; with g = lane / 4 and t = lane % 4, register 4·j + e holds
+// row g + 8·(e / 2), column 8·j + 2t + e % 2 — the mma.m16n8 layout per 8
+// columns, so masking, softmax and the P fragments follow the sm80 kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NVVMHelpers.h"
+#include "WgmmaHelpers.h"
+#include "attn/Conversion/AttnToGPU/HopperKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nvvm;
+
+namespace {
+
+constexpr const char *kHopperSharedMemorySymbol = "attn_dynamic_smem_sm90";
+/// Bytes of one swizzled panel row: 64 16-bit elements.
+constexpr int64_t kPanelRowBytes = 128;
+/// Parameters after the sm80 family's 23: the Q, K and V tensor maps.
+constexpr unsigned kFirstTensorMapArg = 23;
+
+class HopperForwardEmitter {
+public:
+  HopperForwardEmitter(OpBuilder &builder, Location loc,
+                       const FlashKernelSpec &spec,
+                       const HopperKernelConfig &config)
+      : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config) {}
+
+  void emit(LLVM::LLVMFuncOp func);
+
+private:
+  /// Loop-carried state of a consumer thread: O accumulators (Dv / 2), the
+  /// row max (exp2 domain) and thread-partial row sum of rows g and g + 8.
+  struct State {
+    SmallVector<Value> o;
+    std::array<Value, 2> m, l;
+  };
+  SmallVector<Value> flatten(const State &s) const;
+  State unflatten(ValueRange values) const;
+
+  Value barrierAt(int64_t first, Value stage);
+  Value stageTile(Value ring, int64_t tileBytes, Value stage);
+  void emitProducer();
+  void emitConsumer();
+  Value parityOf(Value block);
+  void release(int64_t emptySlot, Value block);
+  SmallVector<Value> issueScores(Value block, ValueRange fenceAlso,
+                                 SmallVector<Value> &fenced);
+  SmallVector<Value> issuePV(Value block, ValueRange p, ValueRange o);
+  SmallVector<Value> maskScores(Value block, ArrayRef<Value> s);
+  SmallVector<Value> softmax(SmallVector<Value> s, const State &in,
+                             State &out, std::array<Value, 2> &alpha);
+  SmallVector<Value> rescale(ArrayRef<Value> o, std::array<Value, 2> alpha);
+  State emitConsumerBlock(Value block, const State &in);
+  State emitOverlappedBlock(Value block, const State &in,
+                            SmallVector<Value> &p);
+  void emitEpilogue(const State &state);
+
+  int64_t qPanelBytes() const { return config.blockM * kPanelRowBytes; }
+  int64_t kvPanelBytes() const { return config.blockN * kPanelRowBytes; }
+  int64_t kTileBytes() const { return config.blockN * spec.headDim * 2; }
+  int64_t vTileBytes() const { return config.blockN * spec.valueHeadDim * 2; }
+
+  KernelBuilder kb;
+  OpBuilder &b;
+  Location loc;
+  const FlashKernelSpec &spec;
+  const HopperKernelConfig &config;
+  Type elt;
+
+  Value qMap, kMap, vMap, oPtr, lsePtr;
+  Value seqQ, seqKv, diagonal, oRowStride;
+  Value tid, warpgroup, lane, g, t;
+  Value batch, head, kvHead, q0;
+  Value qTile, kRing, vRing, barriers;
+  Value numBlocks, numFull;
+  // Consumer-only: first query row of this warp's 16, Q's descriptor.
+  Value warpRow0, qDesc;
+
+  // mbarrier slots (8 bytes each) after the tiles.
+  int64_t qFullSlot() const { return 0; }
+  int64_t kFullSlot() const { return 1; }
+  int64_t vFullSlot() const { return 1 + config.stages; }
+  int64_t kEmptySlot() const { return 1 + 2 * config.stages; }
+  int64_t vEmptySlot() const { return 1 + 3 * config.stages; }
+};
+
+SmallVector<Value> HopperForwardEmitter::flatten(const State &s) const {
+  SmallVector<Value> values(s.o.begin(), s.o.end());
+  values.append({s.m[0], s.m[1], s.l[0], s.l[1]});
+  return values;
+}
+
+HopperForwardEmitter::State
+HopperForwardEmitter::unflatten(ValueRange values) const {
+  State s;
+  size_t n = static_cast<size_t>(spec.valueHeadDim / 2);
+  s.o.assign(values.begin(), values.begin() + n);
+  s.m = {values[n], values[n + 1]};
+  s.l = {values[n + 2], values[n + 3]};
+  return s;
+}
+
+Value HopperForwardEmitter::barrierAt(int64_t first, Value stage) {
+  Value slot = stage ? kb.add(kb.i32(first), stage) : kb.i32(first);
+  return kb.gepBytes(barriers, kb.shl(slot, 3));
+}
+
+Value HopperForwardEmitter::stageTile(Value ring, int64_t tileBytes,
+                                      Value stage) {
+  return kb.gepBytes(ring, kb.mul(stage, kb.i32(tileBytes)));
+}
+
+/// One thread issues every TMA load: Q once, then per key block K and V
+/// into the ring stage the consumers have released.
+void HopperForwardEmitter::emitProducer() {
+  setMaxRegisters(kb, config.producerRegisters, /*increase=*/false);
+  Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                       kb.i32(0));
+  auto ifOp = scf::IfOp::create(b, loc, leader, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+
+  Value qFull = barrierAt(qFullSlot(), Value());
+  mbarrierArriveExpectTx(kb, qFull, config.blockM * spec.headDim * 2);
+  for (int64_t p = 0; p < spec.headDim / 64; ++p)
+    tmaLoad4d(kb, kb.gepBytes(qTile, kb.i32(p * qPanelBytes())), qMap,
+              {kb.i32(64 * p), q0, head, batch}, qFull);
+
+  scf::ForOp::create(
+      b, loc, kb.i32(0), numBlocks, kb.i32(1), ValueRange{},
+      [&](OpBuilder &, Location, Value block, ValueRange) {
+        Value stage = kb.remu(block, kb.i32(config.stages));
+        // A fresh barrier counts as having completed the phase before its
+        // first: the first round through the ring does not wait.
+        Value parity = kb.xori(
+            kb.andi(kb.divu(block, kb.i32(config.stages)), 1), kb.i32(1));
+        Value row0 = kb.mul(block, kb.i32(config.blockN));
+        auto load = [&](int64_t emptySlot, int64_t fullSlot, Value ring,
+                        int64_t tileBytes, int64_t dim, Value map) {
+          mbarrierWait(kb, barrierAt(emptySlot, stage), parity);
+          Value full = barrierAt(fullSlot, stage);
+          mbarrierArriveExpectTx(kb, full, tileBytes);
+          Value tile = stageTile(ring, tileBytes, stage);
+          for (int64_t p = 0; p < dim / 64; ++p)
+            tmaLoad4d(kb, kb.gepBytes(tile, kb.i32(p * kvPanelBytes())), map,
+                      {kb.i32(64 * p), row0, kvHead, batch}, full);
+        };
+        load(kEmptySlot(), kFullSlot(), kRing, kTileBytes(), spec.headDim,
+             kMap);
+        load(vEmptySlot(), vFullSlot(), vRing, vTileBytes(),
+             spec.valueHeadDim, vMap);
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+Value HopperForwardEmitter::parityOf(Value block) {
+  return kb.andi(kb.divu(block, kb.i32(config.stages)), 1);
+}
+
+/// One arrival per consumer warp releases a stage (count 4 per consumer).
+void HopperForwardEmitter::release(int64_t emptySlot, Value block) {
+  Value laneZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         lane, kb.i32(0));
+  auto ifOp = scf::IfOp::create(b, loc, laneZero, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  mbarrierArrive(kb, barrierAt(emptySlot, kb.remu(block, kb.i32(config.stages))));
+}
+
+/// Waits for K(block) and issues S = Q·Kᵀ: D / 16 wgmma k-steps (four per
+/// 64-column panel), the first overwriting the accumulators. Not committed.
+SmallVector<Value> HopperForwardEmitter::issueScores(Value block,
+                                                     ValueRange fenceAlso,
+                                                     SmallVector<Value> &fenced) {
+  Value stage = kb.remu(block, kb.i32(config.stages));
+  mbarrierWait(kb, barrierAt(kFullSlot(), stage), parityOf(block));
+  Value kDesc = wgmmaDescriptor(
+      kb, stageTile(kRing, kTileBytes(), stage), 16, 8 * kPanelRowBytes);
+  SmallVector<Value> regs(config.blockN / 2, kb.f32(0.0));
+  regs.append(fenceAlso.begin(), fenceAlso.end());
+  regs = wgmmaFence(kb, regs);
+  SmallVector<Value> s(regs.begin(), regs.begin() + config.blockN / 2);
+  fenced.assign(regs.begin() + config.blockN / 2, regs.end());
+  for (int64_t kk = 0; kk < spec.headDim / 16; ++kk) {
+    int64_t panel = kk / 4, within = (kk % 4) * 32;
+    Value a = wgmmaDescriptorAdvance(kb, qDesc,
+                                     panel * qPanelBytes() + within);
+    Value bDesc = wgmmaDescriptorAdvance(kb, kDesc,
+                                         panel * kvPanelBytes() + within);
+    s = wgmmaSS(kb, elt, config.blockN, a, bDesc, /*transposeB=*/false, s,
+                /*accumulate=*/kk > 0);
+  }
+  return s;
+}
+
+/// Waits for V(block) and issues O += P·V: blockN / 16 k-steps of 16 keys,
+/// P from registers, V MN-major (Dv contiguous: the leading offset steps
+/// between 64-column panels, the stride between groups of 8 keys). The
+/// caller fenced `o` and `p`. Not committed.
+SmallVector<Value> HopperForwardEmitter::issuePV(Value block, ValueRange p,
+                                                 ValueRange o) {
+  Value stage = kb.remu(block, kb.i32(config.stages));
+  Value vDesc = wgmmaDescriptor(kb, stageTile(vRing, vTileBytes(), stage),
+                                kvPanelBytes(), 8 * kPanelRowBytes);
+  SmallVector<Value> acc(o.begin(), o.end());
+  SmallVector<Value> pf(p.begin(), p.end());
+  for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
+    Value bDesc = wgmmaDescriptorAdvance(kb, vDesc, kk * 16 * kPanelRowBytes);
+    acc = wgmmaRS(kb, elt, spec.valueHeadDim, ArrayRef(pf).slice(4 * kk, 4),
+                  bDesc, /*transposeB=*/true, acc, /*accumulate=*/true);
+  }
+  return acc;
+}
+
+/// Masks the diagonal and the sequence tail (blocks at or past numFull):
+/// register 4·nt + e is key kv0 + 8·nt + 2t + e % 2 of query row
+/// warpRow0 + g + 8·(e / 2).
+SmallVector<Value> HopperForwardEmitter::maskScores(Value block,
+                                                    ArrayRef<Value> s) {
+  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  int64_t sTiles = config.blockN / 8;
+  auto ifOp = scf::IfOp::create(
+      b, loc, TypeRange(ValueRange(s)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, block,
+                            numFull),
+      /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value kv0 = kb.mul(block, kb.i32(config.blockN));
+  Value keysLeft = kb.sub(kb.sub(seqKv, kv0), kb.shl(t, 1));
+  Value causalLimit;
+  if (spec.causal)
+    causalLimit = kb.sub(
+        kb.sub(kb.add(diagonal, kb.add(warpRow0, g)), kv0), kb.shl(t, 1));
+  SmallVector<Value> masked;
+  for (int64_t nt = 0; nt < sTiles; ++nt)
+    for (int e = 0; e < 4; ++e) {
+      int64_t col = 8 * nt + (e & 1);
+      Value valid = kb.slt(kb.i32(col), keysLeft);
+      if (spec.causal)
+        valid = kb.andb(valid,
+                        kb.sle(kb.i32(col - 8 * (e / 2)), causalLimit));
+      masked.push_back(kb.select(valid, s[4 * nt + e], negInf));
+    }
+  scf::YieldOp::create(b, loc, masked);
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  scf::YieldOp::create(b, loc, ValueRange(s));
+  return SmallVector<Value>(ifOp.getResults().begin(), ifOp.getResults().end());
+}
+
+/// Online softmax of masked scores `s` in the exp2 domain (as the sm80
+/// kernel): updates m and l in `out` from `in`, returns P as wgmma A
+/// fragments (k-step kk takes tiles 2kk and 2kk + 1) and the two rows'
+/// rescaling factors.
+SmallVector<Value> HopperForwardEmitter::softmax(SmallVector<Value> s,
+                                                 const State &in, State &out,
+                                                 std::array<Value, 2> &alpha) {
+  Value zero = kb.f32(0.0);
+  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  Value c = kb.f32(spec.scale * M_LOG2E);
+  int64_t sTiles = config.blockN / 8;
+  for (int h = 0; h < 2; ++h) {
+    Value mx = negInf;
+    for (int64_t nt = 0; nt < sTiles; ++nt)
+      mx = kb.fmax(mx, kb.fmax(s[4 * nt + 2 * h], s[4 * nt + 2 * h + 1]));
+    mx = kb.fmax(mx, kb.shuffleXor(mx, 1));
+    mx = kb.fmax(mx, kb.shuffleXor(mx, 2));
+    Value mNew = kb.fmax(in.m[h], kb.fmul(mx, c));
+    out.m[h] = mNew;
+    // A row with no visible key yet keeps m = -inf: shift by 0 instead.
+    Value shift = kb.select(kb.feq(mNew, negInf), zero, mNew);
+    Value negShift = arith::NegFOp::create(b, loc, shift);
+    alpha[h] = kb.exp2(kb.fsub(in.m[h], shift));
+    Value sum = zero;
+    for (int64_t nt = 0; nt < sTiles; ++nt)
+      for (int e = 2 * h; e < 2 * h + 2; ++e) {
+        Value &v = s[4 * nt + e];
+        v = kb.exp2(LLVM::FMAOp::create(b, loc, v, c, negShift));
+        sum = kb.fadd(sum, v);
+      }
+    out.l[h] = kb.fadd(kb.fmul(in.l[h], alpha[h]), sum);
+  }
+  SmallVector<Value> p;
+  for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
+    auto at = [&](int64_t nt, int e) { return s[4 * nt + e]; };
+    p.push_back(kb.packPair(elt, at(2 * kk, 0), at(2 * kk, 1)));
+    p.push_back(kb.packPair(elt, at(2 * kk, 2), at(2 * kk, 3)));
+    p.push_back(kb.packPair(elt, at(2 * kk + 1, 0), at(2 * kk + 1, 1)));
+    p.push_back(kb.packPair(elt, at(2 * kk + 1, 2), at(2 * kk + 1, 3)));
+  }
+  return p;
+}
+
+SmallVector<Value> HopperForwardEmitter::rescale(ArrayRef<Value> o,
+                                                 std::array<Value, 2> alpha) {
+  SmallVector<Value> out;
+  for (size_t i = 0; i < o.size(); ++i)
+    out.push_back(kb.fmul(o[i], alpha[(i % 4) / 2]));
+  return out;
+}
+
+/// One key block, in order: S, softmax, P·V (no overlap).
+HopperForwardEmitter::State
+HopperForwardEmitter::emitConsumerBlock(Value block, const State &in) {
+  SmallVector<Value> none;
+  SmallVector<Value> s = issueScores(block, {}, none);
+  wgmmaCommitGroup(kb);
+  s = wgmmaWaitGroup(kb, 0, s);
+  release(kEmptySlot(), block);
+  State out;
+  std::array<Value, 2> alpha;
+  SmallVector<Value> p = softmax(maskScores(block, s), in, out, alpha);
+  SmallVector<Value> o = rescale(in.o, alpha);
+  Value stage = kb.remu(block, kb.i32(config.stages));
+  mbarrierWait(kb, barrierAt(vFullSlot(), stage), parityOf(block));
+  o.append(p);
+  o = wgmmaFence(kb, o);
+  SmallVector<Value> fencedP(o.begin() + in.o.size(), o.end());
+  o.resize(in.o.size());
+  o = issuePV(block, fencedP, o);
+  wgmmaCommitGroup(kb);
+  out.o = wgmmaWaitGroup(kb, 0, o);
+  release(vEmptySlot(), block);
+  return out;
+}
+
+/// Block `block` >= 1 with intra-warpgroup overlap: S(block) = Q·K(block)ᵀ
+/// and O += P(block-1)·V(block-1) are both in flight while the softmax of
+/// S(block) runs once the first completes (FlashAttention-3's
+/// intra-warpgroup pipelining). `in.o` is already rescaled for P(block-1).
+HopperForwardEmitter::State
+HopperForwardEmitter::emitOverlappedBlock(Value block, const State &in,
+                                          SmallVector<Value> &p) {
+  Value prev = kb.sub(block, kb.i32(1));
+  SmallVector<Value> carried(in.o);
+  carried.append(p);
+  SmallVector<Value> fenced;
+  SmallVector<Value> s = issueScores(block, carried, fenced);
+  wgmmaCommitGroup(kb);
+  Value prevStage = kb.remu(prev, kb.i32(config.stages));
+  mbarrierWait(kb, barrierAt(vFullSlot(), prevStage), parityOf(prev));
+  ArrayRef<Value> fencedO = ArrayRef(fenced).take_front(in.o.size());
+  ArrayRef<Value> fencedP = ArrayRef(fenced).drop_front(in.o.size());
+  SmallVector<Value> o = issuePV(prev, fencedP, fencedO);
+  wgmmaCommitGroup(kb);
+  // The older group (S) is complete; P·V may still run.
+  s = wgmmaWaitGroup(kb, 1, s);
+  release(kEmptySlot(), block);
+  State out;
+  std::array<Value, 2> alpha;
+  SmallVector<Value> nextP = softmax(maskScores(block, s), in, out, alpha);
+  // P(block-1) stays live until its wgmma is done.
+  SmallVector<Value> waited(o);
+  waited.append(fencedP.begin(), fencedP.end());
+  waited = wgmmaWaitGroup(kb, 0, waited);
+  waited.resize(o.size());
+  release(vEmptySlot(), prev);
+  out.o = rescale(waited, alpha);
+  p = nextP;
+  return out;
+}
+
+/// Normalise and write this thread's O elements straight from registers
+/// (4-byte pairs), and LSE from one thread per row.
+void HopperForwardEmitter::emitEpilogue(const State &state) {
+  Value zero = kb.f32(0.0);
+  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  for (int h = 0; h < 2; ++h) {
+    Value l = state.l[h];
+    l = kb.fadd(l, kb.shuffleXor(l, 1));
+    l = kb.fadd(l, kb.shuffleXor(l, 2));
+    // Rows that saw no key: O = 0 and LSE = -inf, never NaN.
+    Value inv = kb.select(kb.feq(l, zero), zero, kb.fdiv(kb.f32(1.0), l));
+    Value row = kb.add(warpRow0, kb.add(g, kb.i32(8 * h)));
+    auto ifOp = scf::IfOp::create(b, loc, kb.slt(row, seqQ),
+                                  /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value rowPtr = kb.gep(oPtr, elt,
+                          kb.add(kb.mul(kb.sext64(row), oRowStride),
+                                 kb.sext64(kb.shl(t, 1))));
+    for (int64_t nt = 0; nt < spec.valueHeadDim / 8; ++nt) {
+      Value packed = kb.packPair(elt, kb.fmul(state.o[4 * nt + 2 * h], inv),
+                                 kb.fmul(state.o[4 * nt + 2 * h + 1], inv));
+      LLVM::StoreOp::create(b, loc, packed,
+                            kb.gep(rowPtr, elt, kb.i32(8 * nt)), 4);
+    }
+    if (spec.withLse) {
+      auto lseIf = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t,
+                                kb.i32(0)),
+          /*withElse=*/false);
+      b.setInsertionPointToStart(&lseIf.getThenRegion().front());
+      Value lse = kb.fmul(kb.fadd(state.m[h], kb.log2(l)), kb.f32(M_LN2));
+      lse = kb.select(kb.feq(l, zero), negInf, lse);
+      LLVM::StoreOp::create(b, loc, lse,
+                            kb.gep(lsePtr, b.getF32Type(), kb.sext64(row)));
+    }
+  }
+}
+
+void HopperForwardEmitter::emitConsumer() {
+  setMaxRegisters(kb, config.consumerRegisters, /*increase=*/true);
+  Value consumer = kb.sub(warpgroup, kb.i32(1));
+  Value warpInGroup = kb.andi(kb.lshr(tid, 5), 3);
+  warpRow0 = kb.add(q0, kb.add(kb.mul(consumer, kb.i32(64)),
+                               kb.mul(warpInGroup, kb.i32(16))));
+  // This warpgroup's 64 rows of each Q panel.
+  qDesc = wgmmaDescriptor(
+      kb, kb.gepBytes(qTile, kb.mul(consumer, kb.i32(64 * kPanelRowBytes))),
+      16, 8 * kPanelRowBytes);
+  mbarrierWait(kb, barrierAt(qFullSlot(), Value()), kb.i32(0));
+
+  Value zero = kb.f32(0.0);
+  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  State init;
+  init.o.assign(spec.valueHeadDim / 2, zero);
+  init.m = {negInf, negInf};
+  init.l = {zero, zero};
+  if (!config.overlap) {
+    auto loop = scf::ForOp::create(
+        b, loc, kb.i32(0), numBlocks, kb.i32(1), flatten(init),
+        [&](OpBuilder &, Location, Value block, ValueRange iterArgs) {
+          State next = emitConsumerBlock(block, unflatten(iterArgs));
+          scf::YieldOp::create(b, loc, flatten(next));
+        });
+    emitEpilogue(unflatten(loop.getResults()));
+    return;
+  }
+
+  // Overlapped: block 0's scores and softmax first, then per block b >= 1
+  // S(b) with P(b-1)·V(b-1), and the last P·V after the loop. A query
+  // block with no key at all skips everything (O = 0, LSE = -inf).
+  auto any = scf::IfOp::create(
+      b, loc, TypeRange(ValueRange(flatten(init))),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, numBlocks,
+                            kb.i32(0)),
+      /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&any.getThenRegion().front());
+    Value first = kb.i32(0);
+    SmallVector<Value> none;
+    SmallVector<Value> s = issueScores(first, {}, none);
+    wgmmaCommitGroup(kb);
+    s = wgmmaWaitGroup(kb, 0, s);
+    release(kEmptySlot(), first);
+    State state;
+    std::array<Value, 2> alpha;
+    SmallVector<Value> p = softmax(maskScores(first, s), init, state, alpha);
+    state.o = init.o; // zero: no rescale needed
+    size_t pCount = p.size();
+    SmallVector<Value> iter = flatten(state);
+    iter.append(p);
+    auto loop = scf::ForOp::create(
+        b, loc, kb.i32(1), numBlocks, kb.i32(1), iter,
+        [&](OpBuilder &, Location, Value block, ValueRange iterArgs) {
+          State in = unflatten(iterArgs.drop_back(pCount));
+          SmallVector<Value> carriedP(iterArgs.take_back(pCount));
+          State next = emitOverlappedBlock(block, in, carriedP);
+          SmallVector<Value> yield = flatten(next);
+          yield.append(carriedP);
+          scf::YieldOp::create(b, loc, yield);
+        });
+    ValueRange results = loop.getResults();
+    State last = unflatten(results.drop_back(pCount));
+    SmallVector<Value> lastP(results.take_back(pCount));
+    Value lastBlock = kb.sub(numBlocks, kb.i32(1));
+    Value lastStage = kb.remu(lastBlock, kb.i32(config.stages));
+    mbarrierWait(kb, barrierAt(vFullSlot(), lastStage), parityOf(lastBlock));
+    SmallVector<Value> regs(last.o);
+    regs.append(lastP);
+    regs = wgmmaFence(kb, regs);
+    SmallVector<Value> fencedP(regs.begin() + last.o.size(), regs.end());
+    regs.resize(last.o.size());
+    SmallVector<Value> o = issuePV(lastBlock, fencedP, regs);
+    wgmmaCommitGroup(kb);
+    last.o = wgmmaWaitGroup(kb, 0, o);
+    release(vEmptySlot(), lastBlock);
+    scf::YieldOp::create(b, loc, flatten(last));
+    b.setInsertionPointToStart(&any.getElseRegion().front());
+    scf::YieldOp::create(b, loc, flatten(init));
+  }
+  emitEpilogue(unflatten(any.getResults()));
+}
+
+void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
+  elt = spec.elementType;
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  auto arg = [&](unsigned i) -> Value { return entry.getArgument(i); };
+
+  // Parameters: the sm80 family's (docs/kernel-abi.md), then tensor maps.
+  Value o = arg(3);
+  lsePtr = arg(4);
+  seqQ = arg(5);
+  seqKv = arg(6);
+  Value headsQ = arg(7), headsKv = arg(8);
+  oRowStride = arg(20);
+  qMap = arg(kFirstTensorMapArg);
+  kMap = arg(kFirstTensorMapArg + 1);
+  vMap = arg(kFirstTensorMapArg + 2);
+  diagonal = kb.sub(seqKv, seqQ);
+
+  Type i32 = b.getI32Type();
+  tid = NVVM::ThreadIdXOp::create(b, loc, i32);
+  warpgroup = kb.lshr(tid, 7);
+  lane = kb.andi(tid, 31);
+  g = kb.lshr(lane, 2);
+  t = kb.andi(lane, 3);
+  Value qBlock = NVVM::BlockIdXOp::create(b, loc, i32);
+  if (spec.causal) {
+    // Longest first: the last query blocks see the most keys.
+    Value numQBlocks = NVVM::GridDimXOp::create(b, loc, i32);
+    qBlock = kb.sub(kb.sub(numQBlocks, kb.i32(1)), qBlock);
+  }
+  Value batchHead = NVVM::BlockIdYOp::create(b, loc, i32);
+  batch = kb.divu(batchHead, headsQ);
+  head = kb.remu(batchHead, headsQ);
+  kvHead = kb.divu(head, kb.divu(headsQ, headsKv));
+  q0 = kb.mul(qBlock, kb.i32(config.blockM));
+
+  auto base = [&](Value ptr, Type eltTy, unsigned strideArg, Value h) {
+    Value off = kb.add(kb.mul(kb.zext64(batch), arg(strideArg)),
+                       kb.mul(kb.zext64(h), arg(strideArg + 1)));
+    return kb.gep(ptr, eltTy, off);
+  };
+  oPtr = base(o, elt, 18, head);
+  if (spec.withLse)
+    lsePtr = base(lsePtr, b.getF32Type(), 21, head);
+
+  // Dynamic shared memory, rounded up to 1024 bytes (the swizzle atom):
+  // Q, the K ring, the V ring, then the mbarriers.
+  Value smem = LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
+      kHopperSharedMemorySymbol);
+  Value addr = sharedAddress(kb, smem);
+  Value pad = kb.sub(kb.andi(kb.add(addr, kb.i32(1023)), ~int64_t(1023)),
+                     addr);
+  qTile = kb.gepBytes(smem, pad);
+  kRing = kb.gepBytes(qTile, kb.i32(config.blockM * spec.headDim * 2));
+  vRing = kb.gepBytes(kRing, kb.i32(config.stages * kTileBytes()));
+  barriers = kb.gepBytes(vRing, kb.i32(config.stages * vTileBytes()));
+
+  // Key blocks this query block visits (as the sm80 kernel): causal stops
+  // at the bottom-right-aligned diagonal; blocks before numFull need no mask.
+  Value rowsHere = kb.minsi(kb.i32(config.blockM), kb.sub(seqQ, q0));
+  Value kvEnd = seqKv, fullEnd = seqKv;
+  if (spec.causal) {
+    auto clampKv = [&](Value x) {
+      return kb.minsi(kb.maxsi(x, kb.i32(0)), seqKv);
+    };
+    kvEnd = clampKv(kb.add(kb.add(q0, rowsHere), diagonal));
+    fullEnd = clampKv(kb.add(kb.add(q0, diagonal), kb.i32(1)));
+  }
+  numBlocks = kb.divu(kb.add(kvEnd, kb.i32(config.blockN - 1)),
+                      kb.i32(config.blockN));
+  numFull = kb.minsi(kb.divu(fullEnd, kb.i32(config.blockN)), numBlocks);
+
+  // Thread 0 initialises the mbarriers: the "full" ones expect one
+  // arrival (the producer's, with the TMA bytes), the "empty" ones one per
+  // consumer warp.
+  {
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                        kb.i32(0));
+    auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    int64_t consumerWarps = 4 * config.consumers();
+    mbarrierInit(kb, barrierAt(qFullSlot(), Value()), 1);
+    for (int64_t s = 0; s < config.stages; ++s) {
+      mbarrierInit(kb, barrierAt(kFullSlot() + s, Value()), 1);
+      mbarrierInit(kb, barrierAt(vFullSlot() + s, Value()), 1);
+      mbarrierInit(kb, barrierAt(kEmptySlot() + s, Value()), consumerWarps);
+      mbarrierInit(kb, barrierAt(vEmptySlot() + s, Value()), consumerWarps);
+    }
+    mbarrierInitFence(kb);
+  }
+  kb.barrier();
+
+  auto roles = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroup,
+                            kb.i32(0)),
+      /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&roles.getThenRegion().front());
+    emitProducer();
+    b.setInsertionPointToStart(&roles.getElseRegion().front());
+    emitConsumer();
+  }
+  LLVM::ReturnOp::create(b, loc, ValueRange());
+}
+
+} // namespace
+
+Operation *mlir::attn::emitHopperForwardKernel(
+    OpBuilder &builder, gpu::GPUModuleOp module, StringRef name,
+    const FlashKernelSpec &spec, const HopperKernelConfig &config) {
+  MLIRContext *ctx = builder.getContext();
+  Location loc = module.getLoc();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+
+  if (!module.lookupSymbol(kHopperSharedMemorySymbol))
+    LLVM::GlobalOp::create(
+        builder, loc, LLVM::LLVMArrayType::get(builder.getI8Type(), 0),
+        /*isConstant=*/false, LLVM::Linkage::External,
+        kHopperSharedMemorySymbol, Attribute(), /*alignment=*/1024,
+        /*addrSpace=*/3);
+
+  Type gptr = LLVM::LLVMPointerType::get(ctx, 1);
+  Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
+  SmallVector<Type> params(5, gptr);
+  params.append(4, i32);
+  params.append(14, i64);
+  // Tensor maps: 128-byte __grid_constant__ parameters whose (generic)
+  // address TMA takes.
+  params.append(3, LLVM::LLVMPointerType::get(ctx));
+  // An llvm.func kernel rather than a gpu.func: the NVVM verifier accepts
+  // nvvm.grid_constant only on functions marked nvvm.kernel, which a
+  // gpu.func cannot carry.
+  auto func = LLVM::LLVMFuncOp::create(
+      builder, loc, name,
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                builder.getUnitAttr());
+  func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
+                builder.getUnitAttr());
+  for (unsigned i = kFirstTensorMapArg; i < kFirstTensorMapArg + 3; ++i) {
+    func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
+                    TypeAttr::get(LLVM::LLVMArrayType::get(
+                        builder.getI8Type(), 128)));
+    func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                    builder.getI64IntegerAttr(64));
+    func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
+                    builder.getUnitAttr());
+  }
+  int32_t threads = static_cast<int32_t>(config.threads());
+  func->setAttr("nvvm.maxntid", builder.getDenseI32ArrayAttr({threads, 1, 1}));
+  // One block per SM: setmaxnreg redistributes that block's registers.
+  func->setAttr("nvvm.minctasm", builder.getI32IntegerAttr(1));
+  func.addEntryBlock(builder);
+
+  HopperForwardEmitter emitter(builder, loc, spec, config);
+  emitter.emit(func);
+  return func;
+}

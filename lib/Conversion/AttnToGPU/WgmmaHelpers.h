@@ -1,0 +1,81 @@
+//===- WgmmaHelpers.h - Hopper (sm_90a) building blocks ---------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// Emitters for the sm_90a instructions the Hopper kernel family is made of:
+// mbarriers, TMA tensor loads (cp.async.bulk.tensor), warpgroup MMAs
+// (wgmma.mma_async with A from shared memory or from registers), their
+// fences, and setmaxnreg. Each is one llvm.inline_asm: the accumulator
+// registers of a wgmma are threaded through its fence and wait as tied
+// operands, so LLVM cannot move their uses across the asynchronous window.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_WGMMAHELPERS_H
+#define ATTN_LIB_CONVERSION_ATTNTOGPU_WGMMAHELPERS_H
+
+#include "NVVMHelpers.h"
+
+namespace mlir::attn::nvvm {
+
+/// The 32-bit shared-memory address of a shared (addrspace 3) pointer.
+Value sharedAddress(KernelBuilder &kb, Value sharedPtr);
+
+/// mbarrier.init with `count` expected arrivals.
+void mbarrierInit(KernelBuilder &kb, Value barrier, int64_t count);
+/// fence.mbarrier_init + fence.proxy.async: initialised barriers become
+/// visible to the TMA unit (followed by a CTA barrier by the caller).
+void mbarrierInitFence(KernelBuilder &kb);
+/// One arrival that also expects `bytes` of transactions (TMA completions).
+void mbarrierArriveExpectTx(KernelBuilder &kb, Value barrier, int64_t bytes);
+/// One plain arrival.
+void mbarrierArrive(KernelBuilder &kb, Value barrier);
+/// Spins until the phase of parity `parity` (i32 0/1) has completed.
+void mbarrierWait(KernelBuilder &kb, Value barrier, Value parity);
+
+/// TMA load of one box of a 4-D tensor map (coordinates innermost first)
+/// into shared memory, completing `bytes` on `barrier`.
+void tmaLoad4d(KernelBuilder &kb, Value sharedDst, Value tensorMap,
+               ArrayRef<Value> coords, Value barrier);
+
+/// setmaxnreg.{inc,dec}.sync.aligned.u32 for the whole warpgroup.
+void setMaxRegisters(KernelBuilder &kb, int64_t count, bool increase);
+
+/// bar.sync / bar.arrive on named barrier `id` for `threads` threads.
+void namedBarrierSync(KernelBuilder &kb, int64_t id, int64_t threads);
+void namedBarrierArrive(KernelBuilder &kb, int64_t id, int64_t threads);
+
+/// A wgmma shared-memory matrix descriptor for a tile in the 128-byte
+/// swizzled layout TMA writes (1024-byte aligned, rows of 128 bytes):
+/// `leadingBytes` / `strideBytes` as in the PTX ISA's descriptor format.
+Value wgmmaDescriptor(KernelBuilder &kb, Value sharedTile, int64_t leadingBytes,
+                      int64_t strideBytes);
+/// `desc` advanced by `bytes` (a multiple of 16) of its start address.
+Value wgmmaDescriptorAdvance(KernelBuilder &kb, Value desc, int64_t bytes);
+
+/// wgmma.fence with `values` (accumulators and register operands about to
+/// feed a wgmma) threaded through it; returns them.
+SmallVector<Value> wgmmaFence(KernelBuilder &kb, ValueRange values);
+void wgmmaCommitGroup(KernelBuilder &kb);
+/// wgmma.wait_group `pending`, after which `values` (the accumulators) are
+/// read; returns them.
+SmallVector<Value> wgmmaWaitGroup(KernelBuilder &kb, int64_t pending,
+                                  ValueRange values);
+
+/// D = A·B + (accumulate ? D : 0) on wgmma.mma_async.m64n<N>k16, f32
+/// accumulators (N/2 per thread, in `acc`), `elementType` f16 or bf16.
+/// A is K-major from shared memory (`descA`), B K-major (`transposeB`
+/// false) or MN-major (true) from shared memory (`descB`).
+SmallVector<Value> wgmmaSS(KernelBuilder &kb, Type elementType, int64_t n,
+                           Value descA, Value descB, bool transposeB,
+                           ValueRange acc, bool accumulate);
+/// The same with A taken from registers: four packed pairs per thread in
+/// the m16k16 fragment layout of each warp's 16 rows (wgmma has no MLIR op
+/// for this form).
+SmallVector<Value> wgmmaRS(KernelBuilder &kb, Type elementType, int64_t n,
+                           ArrayRef<Value> aRegs, Value descB, bool transposeB,
+                           ValueRange acc, bool accumulate);
+
+} // namespace mlir::attn::nvvm
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOGPU_WGMMAHELPERS_H

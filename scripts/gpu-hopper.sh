@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# GPU-host check of the sm90a-wgmma kernels (issue #5), one device call:
+#
+#   scripts/gpu-hopper.sh [KERNELS]      (default gpu-kernels-sm90/)
+#
+# 1. builds the MLIR-free runtime into build-gpu/;
+# 2. per kernel directory: counts HGMMA instructions in the cubin's SASS,
+#    then attn-launch --check (float64 reference) over SHAPES with a short
+#    timeout each (a pipeline deadlock costs TIMEOUT seconds, not the call);
+# 3. with BENCH=1, bench/bench.py against SDPA (cuDNN, flash) on BENCH_SEQS;
+# 4. prints a table last.
+# Environment: OUT, BUILD_DIR, SHAPES ("Nq:Nk ..."), TIMEOUT, BENCH,
+# BENCH_SEQS, BENCH_KERNELS (default KERNELS), SANITIZE=1 (compute-sanitizer on the first kernel).
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+KERNELS="${1:-gpu-kernels-sm90}"
+OUT="${OUT:-$ROOT/gpu-out}"
+BUILD="${BUILD_DIR:-build-gpu}"
+TIMEOUT="${TIMEOUT:-20}"
+mkdir -p "$OUT"
+RESULTS="$OUT/hopper.jsonl"
+: >"$RESULTS"
+
+{ cmake -G Ninja -S . -B "$BUILD" -DATTN_ENABLE_COMPILER=OFF \
+    -DCMAKE_BUILD_TYPE=Release && cmake --build "$BUILD" -j "$(nproc)"; } \
+  >"$OUT/build.log" 2>&1 || { echo "!! build failed"; tail -30 "$OUT/build.log"; exit 2; }
+LAUNCH="$BUILD/bin/attn-launch"
+
+SHAPES=${SHAPES:-"1:1 17:17 128:128 1000:1000 4096:4096 17:1000 1000:17 128:4096 4096:128"}
+mapfile -t DIRS < <(find -L "$KERNELS" -name manifest.json -printf '%h\n' | sort)
+: >"$OUT/hgmma.txt"
+for dir in "${DIRS[@]}"; do
+  n=$(cuobjdump -sass "$dir/kernel.cubin" 2>/dev/null | grep -c HGMMA)
+  echo "$(basename "$dir") $n" >>"$OUT/hgmma.txt"
+  for s in $SHAPES; do
+    nq=${s%%:*}; nk=${s##*:}
+    rows=""
+    [ "$nq" -ge 1000 ] && rows="--check-rows 200"
+    line="$(timeout "$TIMEOUT" "$LAUNCH" "$dir" --check --batch 2 --heads-q 4 \
+              --heads-kv 2 --seq-q "$nq" --seq-kv "$nk" --seed 7 $rows \
+              2>>"$OUT/launch.log")"
+    rc=$?
+    [ -z "$line" ] && line="{\"ok\":false,\"error\":\"exit $rc\",\"shape\":{\"seq_q\":$nq,\"seq_kv\":$nk}}"
+    echo "$line" | sed "s|^{|{\"kdir\":\"$(basename "$dir")\",|" >>"$RESULTS"
+    # A hang (pipeline deadlock) is not worth repeating on every shape.
+    [ $rc -eq 124 ] && { echo "!! $(basename "$dir") timed out at $nq:$nk; skipping its other shapes"; break; }
+  done
+done
+
+if [ "${SANITIZE:-0}" = 1 ] && [ "${#DIRS[@]}" -gt 0 ]; then
+  for dir in "${DIRS[@]:0:1}" "${DIRS[@]: -1}"; do
+    echo "== memcheck $(basename "$dir")"
+    timeout 120 compute-sanitizer --tool memcheck "$LAUNCH" "$dir" --check \
+      --batch 1 --heads-q 2 --heads-kv 1 --seq-q 77 --seq-kv 130 2>&1 | tail -2
+  done
+fi
+
+if [ "${BENCH:-0}" = 1 ]; then
+  PYTHONUNBUFFERED=1 ATTN_RUNTIME_LIB="$ROOT/$BUILD/lib/libattn_runtime.so" \
+    timeout "${BENCH_TIMEOUT:-300}" python3 bench/bench.py --kernels "${BENCH_KERNELS:-$KERNELS}" \
+    --out "$OUT" --seqs "${BENCH_SEQS:-1024,4096,16384}" >"$OUT/bench.log" 2>&1 ||
+    echo "!! bench.py failed (see bench.log)"
+  tail -n 30 "$OUT/bench.log"
+fi
+
+echo "== HGMMA instructions in SASS"
+cat "$OUT/hgmma.txt"
+python3 - "$RESULTS" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+worst = {}
+for r in rows:
+    e = r.get("rel_err")
+    if isinstance(e, (int, float)):
+        worst[r["kdir"]] = max(worst.get(r["kdir"], 0), e)
+print("worst rel_err per kernel:")
+for k, e in sorted(worst.items()):
+    print(f"  {k:<44} {e:.2e}")
+bad = [r for r in rows if not r.get("ok")]
+for r in bad[:25]:
+    s = r.get("shape", {})
+    print("FAIL", r.get("kdir"), s.get("seq_q"), s.get("seq_kv"),
+          r.get("rel_err"), r.get("lse_rel_err"), str(r.get("error", ""))[:160])
+print(f"{len(rows) - len(bad)} of {len(rows)} checks passed")
+PY

@@ -1,0 +1,15 @@
+// RUN: attn-opt %s --convert-attn-to-gpu="family=auto" | FileCheck %s
+
+// family=auto on sm_90a: the sm90a-wgmma kernel where the spec allows it,
+// the sm80 one otherwise (head dim 32 is not a whole 128-byte panel).
+// CHECK-LABEL: func.func @two_families
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_bf16_nolse_m128n128s3
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_d32_bf16_nolse_m
+func.func @two_families(%q: tensor<1x1x64x64xbf16>, %p: tensor<1x1x64x32xbf16>)
+    -> (tensor<1x1x64x64xbf16>, tensor<1x1x64x32xbf16>) {
+  %o = attn.attention %q, %q, %q
+      : tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16> -> tensor<1x1x64x64xbf16>
+  %o2 = attn.attention %p, %p, %p
+      : tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16> -> tensor<1x1x64x32xbf16>
+  return %o, %o2 : tensor<1x1x64x64xbf16>, tensor<1x1x64x32xbf16>
+}

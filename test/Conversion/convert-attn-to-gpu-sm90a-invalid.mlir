@@ -1,0 +1,37 @@
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a" --split-input-file -verify-diagnostics
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a chip=sm_80" 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm75" 2>&1 | FileCheck %s --check-prefix=FAMILY
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a block-n=72" 2>&1 | FileCheck %s --check-prefix=BLOCKN
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a block-m=96" 2>&1 | FileCheck %s --check-prefix=BLOCKM
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a block-m=128 block-n=256 stages=4" 2>&1 | FileCheck %s --check-prefix=SMEM
+
+// CHIP: cannot be compiled with family=sm90a: the sm90a-wgmma family needs chip sm_90a (wgmma and setmaxnreg are sm_90a-only), got 'sm_80'
+// FAMILY: convert-attn-to-gpu: family must be sm80, sm90a or auto, got 'sm75'
+// BLOCKN: block-n must be a multiple of 16 in [16, 256] for the sm90a-wgmma family, got 72
+// BLOCKM: block-m must be 64, 128 or 192 for the sm90a-wgmma family (64 query rows per consumer warpgroup), got 96
+// SMEM: bytes of shared memory, more than the 232448 bytes a block gets on sm_90a; lower block-m, block-n or stages
+
+func.func @d64(%q: tensor<1x1x16x64xbf16>) -> tensor<1x1x16x64xbf16> {
+  %o = attn.attention %q, %q, %q
+      : tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16> -> tensor<1x1x16x64xbf16>
+  return %o : tensor<1x1x16x64xbf16>
+}
+
+// -----
+
+func.func @d32(%q: tensor<1x1x16x32xbf16>) -> tensor<1x1x16x32xbf16> {
+  // expected-error @+1 {{cannot be compiled with family=sm90a: the sm90a-wgmma family takes head dims 64, 128 or 256 (whole 128-byte swizzle panels), got 32}}
+  %o = attn.attention %q, %q, %q
+      : tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16> -> tensor<1x1x16x32xbf16>
+  return %o : tensor<1x1x16x32xbf16>
+}
+
+// -----
+
+// Mask variants stay on the sm80 family for now.
+func.func @top_left(%q: tensor<1x1x16x64xbf16>) -> tensor<1x1x16x64xbf16> {
+  // expected-error @+1 {{cannot be compiled with family=sm90a: the sm90a-wgmma family does not implement the top-left causal mask (plain attention and bottom-right causal only)}}
+  %o = attn.attention %q, %q, %q mask <causal_top_left>
+      : tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16> -> tensor<1x1x16x64xbf16>
+  return %o : tensor<1x1x16x64xbf16>
+}

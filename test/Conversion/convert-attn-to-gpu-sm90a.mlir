@@ -1,0 +1,86 @@
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a" --split-input-file | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-gpu="family=auto" --split-input-file | FileCheck %s --check-prefix=AUTO
+// RUN: attn-opt %s --convert-attn-to-gpu="family=auto chip=sm_80" --split-input-file | FileCheck %s --check-prefix=SM80
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a block-m=64 block-n=64 stages=4" --split-input-file | FileCheck %s --check-prefix=OPT
+
+// The sm90a-wgmma family: a producer warpgroup and two consumers (384
+// threads), tensor maps as 128-byte grid-constant parameters.
+// CHECK-LABEL: func.func @causal_gqa
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2
+// CHECK-SAME: attn.launch = {block_m = 128 : i64, block_n = 128 : i64, dynamic_shared_memory = 164936 : i64, family = "sm90a-wgmma", source = "heuristic", stages = 2 : i64, tensor_maps = [{box_cols = 64 : i64, box_rows = 128 : i64, name = "q_tmap", tensor = "q"}, {box_cols = 64 : i64, box_rows = 128 : i64, name = "k_tmap", tensor = "k"}, {box_cols = 64 : i64, box_rows = 128 : i64, name = "v_tmap", tensor = "v"}], threads = 384 : i64, warp_rows = 16 : i64}
+// CHECK: llvm.mlir.global external @attn_dynamic_smem_sm90() {addr_space = 3 : i32, alignment = 1024 : i64}
+// CHECK: llvm.func @attn_fwd_sm90_d128_bf16_causal_m128n128s2(
+// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant})
+// CHECK-SAME: attributes {gpu.kernel, nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
+// Causal: longest query blocks first.
+// CHECK: nvvm.read.ptx.sreg.nctaid.x
+// Thread 0 initialises 1 + 4 x stages mbarriers; the "empty" ones count the
+// 8 consumer warps.
+// CHECK-COUNT-9: mbarrier.init.shared::cta.b64
+// CHECK: fence.mbarrier_init.release.cluster
+// CHECK: nvvm.barrier0
+// Producer: fewer registers, Q by two 64-column TMA boxes, then K and V per
+// block once the consumers released the stage.
+// CHECK: nvvm.setmaxregister  decrease 24
+// CHECK: mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;
+// CHECK-COUNT-2: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// CHECK: scf.for
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK: cp.async.bulk.tensor.4d
+// Consumers: more registers. Block 0: S = Q·Kᵀ by 8 wgmma k-steps from
+// shared memory (the first overwrites the accumulators), its softmax.
+// CHECK: nvvm.setmaxregister  increase 240
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK: wgmma.fence.sync.aligned
+// CHECK: setp.ne.b32 p, 0, 0;{{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
+// CHECK-COUNT-7: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
+// CHECK: wgmma.commit_group.sync.aligned
+// CHECK: wgmma.wait_group.sync.aligned 0;
+// CHECK: mbarrier.arrive.shared::cta.b64
+// CHECK: arith.cmpi sge
+// CHECK: ex2.approx.ftz.f32
+// Blocks 1..: S(j) and O += P(j-1)·V(j-1) (P from registers, V transposed)
+// in flight together; the softmax of S(j) runs once S(j) is done. The loop
+// carries O (64), m and l (2 + 2) and P (32 packed registers).
+// CHECK: %{{.*}}:100 = scf.for
+// CHECK: wgmma.fence.sync.aligned
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
+// CHECK: wgmma.commit_group.sync.aligned
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {{{.*}}}, ${{[0-9]+}}, p, 1, 1, 1;
+// CHECK: wgmma.commit_group.sync.aligned
+// CHECK: wgmma.wait_group.sync.aligned 1;
+// CHECK: ex2.approx.ftz.f32
+// CHECK: wgmma.wait_group.sync.aligned 0;
+// The last block's P·V after the loop.
+// CHECK: scf.yield
+// CHECK: wgmma.fence.sync.aligned
+// CHECK-COUNT-8: {{.*}}, p, 1, 1, 1;
+// CHECK: wgmma.wait_group.sync.aligned 0;
+// Epilogue: LSE and O straight from registers.
+// CHECK: lg2.approx.ftz.f32
+// AUTO: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2
+// SM80: attn.kernel = @attn_kernels::@attn_fwd_d128_bf16_causal_m128n64w4s2
+// OPT: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m64n64s4
+// OPT-SAME: source = "option"
+// OPT-SAME: threads = 256
+func.func @causal_gqa(%q: tensor<1x8x200x128xbf16>, %k: tensor<1x2x300x128xbf16>,
+                      %v: tensor<1x2x300x128xbf16>)
+    -> (tensor<1x8x200x128xbf16>, tensor<1x8x200xf32>) {
+  %o, %lse = attn.attention %q, %k, %v mask <causal>
+      : tensor<1x8x200x128xbf16>, tensor<1x2x300x128xbf16>,
+        tensor<1x2x300x128xbf16> -> tensor<1x8x200x128xbf16>, tensor<1x8x200xf32>
+  return %o, %lse : tensor<1x8x200x128xbf16>, tensor<1x8x200xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @d64_f16
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_f16_nolse_m128n128s3
+// CHECK: m64n128k16.f32.f16.f16
+// AUTO: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_f16_nolse_m128n128s3
+func.func @d64_f16(%q: tensor<2x4x64x64xf16>) -> tensor<2x4x64x64xf16> {
+  %o = attn.attention %q, %q, %q
+      : tensor<2x4x64x64xf16>, tensor<2x4x64x64xf16>, tensor<2x4x64x64xf16> -> tensor<2x4x64x64xf16>
+  return %o : tensor<2x4x64x64xf16>
+}
