@@ -105,8 +105,8 @@ llvm::Expected<std::string> mlir::attn::assemblePTX(llvm::StringRef ptxas,
 }
 
 /// The serialised object of the gpu.binary @attn_kernels.
-static llvm::Expected<std::string> serialize(ModuleOp module,
-                                             llvm::StringRef format) {
+llvm::Expected<std::string>
+mlir::attn::serializeKernelModule(ModuleOp module, llvm::StringRef format) {
   PassManager pm(module.getContext());
   GpuModuleToBinaryPassOptions options;
   options.compilationTarget = format.str();
@@ -219,7 +219,7 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
 
   if (options.emitLLVMIR) {
     OwningOpRef<ModuleOp> clone = module.clone();
-    auto bitcode = serialize(*clone, "llvm");
+    auto bitcode = serializeKernelModule(*clone, "llvm");
     if (!bitcode)
       return bitcode.takeError();
     llvm::LLVMContext llvmCtx;
@@ -231,7 +231,7 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
     (*parsed)->print(os, nullptr);
   }
 
-  auto ptx = serialize(module, "isa");
+  auto ptx = serializeKernelModule(module, "isa");
   if (!ptx)
     return ptx.takeError();
   kernel.ptx = std::move(*ptx);

@@ -109,6 +109,15 @@ struct AttnCompileKernelsPass
     GpuNVVMAttachTargetOptions target;
     target.chip = chip;
     target.features = features;
+    // The backward kernels' vector reductions (red.global.add.v2.f32) need
+    // PTX ISA 8.1; LLVM defaults to 8.0 for sm_90a. Older chips keep
+    // LLVM's default.
+    unsigned sm = 0;
+    if (target.features.empty() && StringRef(chip).starts_with("sm_") &&
+        !StringRef(chip).drop_front(3).take_while(llvm::isDigit).getAsInteger(
+            10, sm) &&
+        sm >= 90)
+      target.features = "+ptx81";
     target.optLevel = optLevel;
     finish.addPass(createGpuNVVMAttachTarget(target));
     if (serialise) {

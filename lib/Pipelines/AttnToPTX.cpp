@@ -45,6 +45,7 @@ static void buildGPUPipeline(OpPassManager &pm, const AttnToPTXOptions &options,
   gpu.family = options.family;
   gpu.tuningDb = options.tuningDb;
   gpu.tuningGpu = options.tuningGpu;
+  gpu.deterministic = options.deterministicGrad;
   pm.addPass(createConvertAttnToGPU(gpu));
 
   // 2. Inside @attn_kernels only: GPU/arith ops to NVVM + LLVM, the NVPTX

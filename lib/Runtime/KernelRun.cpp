@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Runtime/KernelRun.h"
+#include "attn/Runtime/DeviceMemory.h"
 #include "attn/Runtime/Json.h"
 #include "attn/Support/JsonNumber.h"
 
@@ -21,31 +22,6 @@ using attn::AttentionProblem;
 using ::attn::jsonNumber;
 
 namespace {
-/// One cuMemAlloc'd block, freed on scope exit.
-class DeviceBuffer {
-public:
-  DeviceBuffer(const CudaDriver &d) : d(&d) {}
-  DeviceBuffer(DeviceBuffer &&o) noexcept : d(o.d), ptr(o.ptr), bytes(o.bytes) {
-    o.ptr = 0;
-  }
-  ~DeviceBuffer() {
-    if (ptr)
-      (void)d->MemFree(ptr);
-  }
-  Status allocate(size_t n) {
-    bytes = n;
-    return d->check(d->MemAlloc(&ptr, n),
-                    "cuMemAlloc(" + std::to_string(n) + " bytes)");
-  }
-  cu::DevicePtr get() const { return ptr; }
-  size_t size() const { return bytes; }
-
-private:
-  const CudaDriver *d;
-  cu::DevicePtr ptr = 0;
-  size_t bytes = 0;
-};
-
 /// One set of Q, K, V, O, LSE carved out of a single allocation.
 struct BufferSet {
   DeviceBuffer block;
@@ -210,51 +186,12 @@ Status attn::runtime::runKernel(const Kernel &kernel, const RunOptions &opts,
   auto launchNext = [&]() -> Status {
     return kernel.launch(argsFor(sets[launchNo++ % nSets]), stream);
   };
-  for (int64_t i = 0; i < opts.warmup; ++i)
-    if (Status s = launchNext(); !s)
-      return s;
-  std::vector<cu::Event> events(2 * opts.reps, nullptr);
-  struct EventGuard {
-    const CudaDriver &d;
-    std::vector<cu::Event> &e;
-    ~EventGuard() {
-      for (cu::Event ev : e)
-        if (ev)
-          (void)d.EventDestroy(ev);
-    }
-  } eventGuard{d, events};
-  for (cu::Event &e : events)
-    if (Status s = d.check(d.EventCreate(&e, cu::kEventDefault),
-                           "cuEventCreate");
-        !s)
-      return s;
-  for (int64_t r = 0; r < opts.reps; ++r) {
-    if (Status s = d.check(d.EventRecord(events[2 * r], stream),
-                           "cuEventRecord");
-        !s)
-      return s;
-    if (Status s = launchNext(); !s)
-      return s;
-    if (Status s = d.check(d.EventRecord(events[2 * r + 1], stream),
-                           "cuEventRecord");
-        !s)
-      return s;
-  }
-  if (Status s = d.check(d.StreamSynchronize(stream),
-                         "cuStreamSynchronize after the timed launches");
-      !s)
-    return s;
-  std::vector<float> ms(opts.reps);
-  for (int64_t r = 0; r < opts.reps; ++r)
-    if (Status s = d.check(d.EventElapsedTime(&ms[r], events[2 * r],
-                                              events[2 * r + 1]),
-                           "cuEventElapsedTime");
-        !s)
-      return s;
-  std::sort(ms.begin(), ms.end());
-  res.timeMs = opts.reps % 2 ? ms[opts.reps / 2]
-                             : 0.5 * (ms[opts.reps / 2 - 1] + ms[opts.reps / 2]);
-  res.timeMinMs = ms.front();
+  Expected<LaunchTiming> timing =
+      timeLaunches(d, stream, opts.warmup, opts.reps, launchNext);
+  if (!timing)
+    return timing.status();
+  res.timeMs = timing->medianMs;
+  res.timeMinMs = timing->minMs;
   res.reps = opts.reps;
 
   // The same inputs in another set must give the same output: a cheap

@@ -306,6 +306,13 @@ const AbiParam kAbiParams[] = {
     {"k_stride_n", false}, {"v_stride_b", false},  {"v_stride_h", false},
     {"v_stride_n", false}, {"o_stride_b", false},  {"o_stride_h", false},
     {"o_stride_n", false}, {"lse_stride_b", false}, {"lse_stride_h", false},
+    // The backward kernels' (docs/kernel-abi.md, "Backward").
+    {"do", true},          {"dq", true},           {"dk", true},
+    {"dv", true},          {"workspace", true},    {"do_stride_b", false},
+    {"do_stride_h", false}, {"do_stride_n", false}, {"dq_stride_b", false},
+    {"dq_stride_h", false}, {"dq_stride_n", false}, {"dk_stride_b", false},
+    {"dk_stride_h", false}, {"dk_stride_n", false}, {"dv_stride_b", false},
+    {"dv_stride_h", false}, {"dv_stride_n", false},
 };
 
 /// Typed access to manifest fields; the first error sticks and names the
@@ -496,6 +503,10 @@ Expected<KernelManifest> attn::runtime::parseManifest(const std::string &text) {
   if (r.status && m.entry.empty())
     r.status = Status::error("field 'entry': must not be empty");
   r.getString(root, "", "family", m.family, false);
+  if (r.getString(root, "", "direction", m.direction, false) &&
+      m.direction != "forward" && m.direction != "backward")
+    r.status = Status::error("field 'direction': expected 'forward' or "
+                             "'backward', got '" + m.direction + "'");
   r.getString(root, "", "chip", m.chip, false);
   r.getString(root, "", "ptx", m.ptx);
   r.getString(root, "", "cubin", m.cubin, false);
@@ -598,6 +609,45 @@ Expected<KernelManifest> attn::runtime::parseManifest(const std::string &text) {
     }
     if (r.status && m.params.empty())
       r.status = Status::error("field 'params': must not be empty");
+  }
+
+  // Backward: the kernels to launch, in order, all with `params`.
+  if (const JsonValue *ls = r.field(root, "", "launches",
+                                    m.direction == "backward")) {
+    if (!ls->isArray() || ls->asArray().empty())
+      r.typeError("launches", "a non-empty array", *ls);
+    for (size_t i = 0; r.status && i < ls->asArray().size(); ++i) {
+      const JsonValue &lv = ls->asArray()[i];
+      std::string pre = "launches[" + std::to_string(i) + "].";
+      if (!lv.isObject()) {
+        r.typeError("launches[" + std::to_string(i) + "]", "an object", lv);
+        break;
+      }
+      KernelManifest::Launch l;
+      r.getString(lv, pre, "role", l.role);
+      r.getString(lv, pre, "entry", l.entry);
+      r.getInt(lv, pre, "threads", l.threads, true, 1);
+      r.getInt(lv, pre, "dynamic_shared_memory", l.dynamicSharedMemory, true,
+               0);
+      if (const JsonValue *g = r.getObject(lv, pre, "grid")) {
+        const char *dims[] = {"x", "y", "z"};
+        for (int d = 0; d < 3 && r.status; ++d) {
+          std::string formula;
+          if (!r.getString(*g, pre + "grid.", dims[d], formula))
+            break;
+          Expected<GridExpr> e = GridExpr::parse(formula);
+          if (!e) {
+            r.status = Status::error("field '" + pre + "grid." + dims[d] +
+                                     "': " + e.message());
+            break;
+          }
+          l.grid[d] = e.take();
+        }
+      }
+      if (r.status && l.threads > 1024)
+        r.status = Status::error("field '" + pre + "threads': at most 1024");
+      m.launches.push_back(std::move(l));
+    }
   }
 
   if (const JsonValue *px = r.getObject(root, "", "ptxas", false)) {

@@ -8,9 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Compiler/BackwardCompiler.h"
 #include "attn/Compiler/KernelCompiler.h"
 #include "attn/Compiler/TuneBundle.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Execution/AttentionModule.h"
 #include "attn/Execution/ProblemFlags.h"
 #include "attn/InitAll.h"
@@ -105,6 +107,18 @@ static cl::list<std::string>
              cl::desc("With --tune-bundle: only these configurations (and "
                       "the heuristic's), e.g. m128n64r32s2,m64n64r16s2"),
              cl::CommaSeparated, cl::cat(category));
+static cl::opt<bool>
+    backward("backward",
+             cl::desc("Compile the backward pass (attn.attention_grad: "
+                      "dQ, dK, dV from Q, K, V, O, dO and the LSE) instead "
+                      "of the forward; implied by an input file holding an "
+                      "attn.attention_grad"),
+             cl::init(false), cl::cat(category));
+static cl::opt<bool> deterministic(
+    "deterministic",
+    cl::desc("With --backward: dQ from a separate kernel instead of atomic "
+             "adds, so repeated runs give bit-identical gradients"),
+    cl::init(false), cl::cat(category));
 static cl::opt<unsigned>
     jobs("j", cl::desc("Candidates compiled at once (default: one per core)"),
          cl::init(0), cl::cat(category));
@@ -112,6 +126,51 @@ static cl::opt<unsigned>
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "attn-compile: error: " << msg << "\n";
   return 2;
+}
+
+/// attn-compile --backward: the three backward kernels in one directory.
+static int compileBackward(mlir::ModuleOp module,
+                           const mlir::attn::KernelCompileOptions &options) {
+  auto kernels = mlir::attn::compileAttentionGradKernels(module, options);
+  if (!kernels)
+    return fail(llvm::toString(kernels.takeError()));
+  if (explain)
+    llvm::errs() << "attn-compile: " << kernels->main().entry << ": block_n "
+                 << kernels->blockN << " keys per thread block ("
+                 << kernels->threads / 32 << " warps, 16 keys each), block_m "
+                 << kernels->blockM << " query rows per step, from "
+                 << kernels->tileSource << "; "
+                 << kernels->main().dynamicSharedMemory
+                 << " bytes of shared memory\n";
+  if (emit.empty()) {
+    if (auto e = mlir::attn::writeBackwardDirectory(*kernels, output))
+      return fail(llvm::toString(std::move(e)));
+    llvm::outs() << "wrote " << output << "/{kernel.ptx"
+                 << (kernels->cubin.empty() ? "" : ",kernel.cubin")
+                 << ",manifest.json}:";
+    for (const auto &l : kernels->launches) {
+      llvm::outs() << " " << l.entry;
+      if (l.ptxas)
+        llvm::outs() << " (" << l.ptxas->registers << " registers, "
+                     << l.ptxas->spillStores << " bytes spilled)";
+    }
+    llvm::outs() << "\n";
+    return 0;
+  }
+  if (emit == "llvm")
+    return fail("--emit llvm is not available with --backward");
+  std::string text = emit == "mlir"       ? kernels->kernelMLIR
+                     : emit == "ptx"      ? kernels->ptx
+                     : emit == "manifest" ? kernels->manifestJSON()
+                                          : kernels->cubin;
+  std::string err;
+  auto out = mlir::openOutputFile(output.empty() ? "-" : output.getValue(),
+                                  &err);
+  if (!out)
+    return fail(err);
+  out->os() << text;
+  out->keep();
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -167,7 +226,9 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(problem.takeError()));
     if (problem->dtype == ::attn::DType::f32)
       return fail("--dtype f32 has no GPU kernel: use f16 or bf16");
-    OwningOpRef<ModuleOp> built = mlir::attn::buildAttentionModule(ctx, *problem);
+    OwningOpRef<ModuleOp> built =
+        backward ? mlir::attn::buildAttentionGradModule(ctx, *problem)
+                 : mlir::attn::buildAttentionModule(ctx, *problem);
     module = std::move(built);
   }
 
@@ -186,6 +247,20 @@ int main(int argc, char **argv) {
   options.assemble = !noCubin && (emit.empty() || emit == "cubin" ||
                                   emit == "manifest");
   options.emitLLVMIR = emit == "llvm";
+  bool hasGrad = false;
+  module->walk([&](mlir::attn::AttentionGradOp) { hasGrad = true; });
+  if (deterministic && !(backward || hasGrad))
+    return fail("--deterministic applies to the backward kernels: add "
+                "--backward");
+  if (backward || hasGrad) {
+    if (!tuneBundle.empty())
+      return fail("--tune-bundle tunes forward kernels only: drop --backward");
+    if (warpRows)
+      return fail("--warp-rows does not apply to the backward kernels (16 "
+                  "keys per warp): drop it");
+    options.deterministic = deterministic;
+    return compileBackward(*module, options);
+  }
   if (!tuneBundle.empty()) {
     llvm::outs() << "attn-compile: compiling tuning candidates into "
                  << tuneBundle << " (* = the heuristic's choice)\n";

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Runtime/BackwardRun.h"
 #include "attn/Runtime/Json.h"
 #include "attn/Runtime/KernelRun.h"
 
@@ -48,6 +49,12 @@ const char *kUsage =
     "  --reps N          timed launches (default 20)\n"
     "  --ptx             load the PTX even when a cubin is present\n"
     "  --device N        CUDA device ordinal (default 0)\n"
+    "  --repeats N       backward kernels: rerun N times on the same inputs\n"
+    "                    and report whether the gradients are bit-identical\n"
+    "\n"
+    "A backward kernel directory (attn-compile --backward) is run on random\n"
+    "Q, K, V, dO with O and LSE from the float64 reference; --check compares\n"
+    "dQ, dK, dV with the float64 gradients (every row).\n"
     "\n"
     "Exit status: 0 ok, 1 over tolerance, 2 usage, loading or CUDA errors.\n";
 
@@ -57,7 +64,7 @@ struct Options {
   uint64_t seed = 0;
   double inputRange = 1.0;
   bool check = false, time = false, preferPtx = false;
-  int64_t checkRows = 0, warmup = 5, reps = 20, device = 0;
+  int64_t checkRows = 0, warmup = 5, reps = 20, device = 0, repeats = 0;
 };
 
 /// Parses argv; an error names the flag at fault.
@@ -120,6 +127,7 @@ Expected<Options> parseArgs(int argc, char **argv) {
         {"--warmup", nullptr, &o.warmup, 0},
         {"--reps", nullptr, &o.reps, 1},
         {"--device", nullptr, &o.device, 0},
+        {"--repeats", nullptr, &o.repeats, 0},
     };
     bool done = false;
     for (const IntFlag &f : ints) {
@@ -246,6 +254,18 @@ int main(int argc, char **argv) {
   ro.time = opts.time;
   ro.warmup = opts.warmup;
   ro.reps = opts.reps;
+  if (man->direction == "backward") {
+    Expected<std::unique_ptr<BackwardKernel>> bwd =
+        BackwardKernel::adopt(kernel.take());
+    if (!bwd)
+      return fail(&opts, bwd.message());
+    BackwardRunResult br;
+    br.problem = p;
+    if (Status s = runBackwardKernel(**bwd, ro, opts.repeats, br); !s)
+      return fail(&opts, s.message());
+    std::printf("%s\n", backwardRunResultJson(ro, br, opts.dir).c_str());
+    return br.ok() ? 0 : 1;
+  }
   if (Status s = runKernel(**kernel, ro, res); !s)
     return fail(&opts, s.message());
   std::printf("%s\n", runResultJson(ro, res, opts.dir).c_str());

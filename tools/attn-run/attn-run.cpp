@@ -9,12 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Compiler/BackwardCompiler.h"
 #include "attn/Compiler/KernelCompiler.h"
 #include "attn/Execution/AttentionModule.h"
 #include "attn/Execution/CPUExecutor.h"
 #include "attn/Execution/ProblemFlags.h"
 #include "attn/InitAll.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Runtime/BackwardRun.h"
 #include "attn/Runtime/KernelRun.h"
 #include "attn/Support/HostReference.h"
 #include "attn/Support/JsonNumber.h"
@@ -243,6 +245,57 @@ struct TileConfigRecorder : PassInstrumentation {
 
 } // namespace
 
+/// --target cuda --backward: compile the backward kernels (as attn-compile
+/// --backward does) into a temporary kernel directory, load them through
+/// the runtime and run, check and time them (as attn-launch does).
+static int runBackwardOnGPU(const ::attn::AttentionProblem &p) {
+  if (p.dtype == ::attn::DType::f32)
+    return fail("--dtype f32 has no GPU kernel: use f16 or bf16");
+  if (reps < 0)
+    return fail("--reps must be >= 0");
+  DialectRegistry registry;
+  mlir::attn::registerAllDialects(registry);
+  MLIRContext ctx(registry);
+  OwningOpRef<ModuleOp> module = mlir::attn::buildAttentionGradModule(ctx, p);
+  mlir::attn::KernelCompileOptions options;
+  options.chip = chip;
+  options.blockM = blockM;
+  options.blockN = blockN;
+  options.deterministic = deterministic;
+  auto kernels = mlir::attn::compileAttentionGradKernels(*module, options);
+  if (!kernels)
+    return fail(llvm::toString(kernels.takeError()));
+  llvm::SmallString<128> dir;
+  if (auto ec = llvm::sys::fs::createUniqueDirectory("attn-run-kernel", dir))
+    return fail("cannot create a temporary directory: " + ec.message());
+  struct RemoveDir {
+    llvm::SmallString<128> &d;
+    ~RemoveDir() { (void)llvm::sys::fs::remove_directories(d); }
+  } removeDir{dir};
+  if (auto e = mlir::attn::writeBackwardDirectory(*kernels, dir))
+    return fail(llvm::toString(std::move(e)));
+  auto loaded = ::attn::runtime::BackwardKernel::load(dir.str().str());
+  if (!loaded)
+    return fail("--target cuda: " + loaded.message());
+  ::attn::runtime::RunOptions run;
+  run.seed = seed;
+  run.inputRange = inputRange;
+  run.check = true;
+  run.time = reps > 0;
+  run.reps = std::max<int64_t>(reps, 1);
+  ::attn::runtime::BackwardRunResult result;
+  result.problem = p;
+  if (auto s = ::attn::runtime::runBackwardKernel(
+          **loaded, run, /*repeats=*/deterministic ? 2 : 0, result);
+      !s)
+    return fail("--target cuda: " + s.message());
+  llvm::outs() << ::attn::runtime::backwardRunResultJson(
+                      run, result, kernels->main().entry)
+               << "\n";
+  bool reproducible = !deterministic || result.repeatable.value_or(false);
+  return result.ok() && reproducible ? 0 : 1;
+}
+
 /// --target cuda: compile the kernel (as attn-compile does) into a
 /// temporary kernel directory, load it through the runtime, and run, check
 /// and time it (as attn-launch does). Exit 0 ok, 1 over tolerance, 2 errors.
@@ -399,9 +452,6 @@ int main(int argc, char **argv) {
                 "')");
   if (!(inputRange > 0) || !std::isfinite(inputRange))
     return fail("--input-range must be positive and finite");
-  if (backward && target != "cpu")
-    return fail("--backward runs on the CPU only (--target cpu); there are "
-                "no GPU backward kernels yet");
   if (deterministic && !backward)
     return fail("--deterministic needs --backward");
   if (backward && p.hasScoreMod())
@@ -409,7 +459,9 @@ int main(int argc, char **argv) {
                 "modification (drop --softcap/--alibi)");
   if (backward && !p.withLse)
     return fail("--backward needs the forward's LSE (drop --no-lse)");
-  if (backward)
+  if (backward && target == "cuda")
+    return runBackwardOnGPU(p);
+  if (backward && target == "cpu")
     return runBackwardOnCPU(p);
   if (target == "cuda")
     return runOnGPU(p);

@@ -40,6 +40,8 @@ struct KernelCompileOptions {
   /// ptxas to assemble the cubin with; "" = $CUDA_HOME/bin/ptxas,
   /// /usr/local/cuda/bin/ptxas, then PATH. Not found = no cubin.
   std::string ptxasPath;
+  /// Backward kernels: dQ without atomics (bit-reproducible).
+  bool deterministic = false;
   bool assemble = true;
   bool emitLLVMIR = false;
 };
@@ -97,6 +99,11 @@ llvm::Expected<std::string> assemblePTX(llvm::StringRef ptxas,
 
 /// The ptxas to use ("" when none is found).
 std::string findPtxas(llvm::StringRef requested);
+
+/// The gpu.binary of the module's @attn_kernels, serialised as `format`
+/// ("isa" = PTX, "llvm" = bitcode).
+llvm::Expected<std::string> serializeKernelModule(ModuleOp module,
+                                                  llvm::StringRef format);
 
 } // namespace mlir::attn
 

@@ -62,6 +62,9 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Option<"tuningGpu", "tuning-gpu", "std::string", "\"\"",
            "GPU name to look up (e.g. 'NVIDIA H200'); empty = "
            "$ATTN_TUNING_GPU, else any GPU tuned for the chip">,
+    Option<"deterministic", "deterministic", "bool", "false",
+           "attn.attention_grad: compute dQ in a separate kernel instead "
+           "of with atomic adds (bit-reproducible, slower)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",

@@ -84,6 +84,11 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
       llvm::cl::desc("GPU name to look up; empty = $ATTN_TUNING_GPU, else "
                      "any GPU tuned for the chip"),
       llvm::cl::init("")};
+  PassOptions::Option<bool> deterministicGrad{
+      *this, "deterministic",
+      llvm::cl::desc("Backward kernels: dQ without atomics "
+                     "(bit-reproducible)"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> format{
       *this, "format",
       llvm::cl::desc("What gpu-module-to-binary produces: isa (PTX, "

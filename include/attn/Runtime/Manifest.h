@@ -93,6 +93,16 @@ struct KernelManifest {
   int64_t dynamicSharedMemory = 0;
   std::vector<KernelParam> params;
   PtxasInfo ptxas;
+  /// "forward" (one kernel, `entry`) or "backward" (`launches`, in order,
+  /// each taking `params`; the caller provides an f32 workspace).
+  std::string direction = "forward";
+  struct Launch {
+    std::string role, entry;
+    int64_t threads = 0;
+    std::array<GridExpr, 3> grid;
+    int64_t dynamicSharedMemory = 0;
+  };
+  std::vector<Launch> launches;
 };
 
 /// Parses and checks manifest text. Errors name the field at fault

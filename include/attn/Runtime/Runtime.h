@@ -98,6 +98,9 @@ public:
   int registers() const { return regs; }
   cu::Context context() const { return ctx; }
   const CudaDriver &driver() const { return *drv; }
+  /// The loaded module (the backward kernels look their other entries up
+  /// in it).
+  cu::Module cuModule() const { return module; }
 
   Expected<LaunchGeometry> geometry(const LaunchArgs &args) const {
     return computeLaunchGeometry(man, args, sms);

@@ -64,6 +64,33 @@ ATTN_RUNTIME_EXPORT int attn_kernel_launch(const attn_kernel *kernel,
                                            const attn_launch_args *args,
                                            void *stream);
 
+/* The backward pass (a kernel directory from attn-compile --backward):
+   gradients dq, dk, dv (dtype and layout rules of q, k, v) from the
+   forward's inputs, its output o, the output gradient d_o (o's rules) and
+   its LSE. `workspace` is device memory of attn_kernel_workspace_bytes(),
+   16-byte aligned, that the launch may overwrite. */
+typedef struct attn_backward_args {
+  uint64_t q, k, v, o, d_o, lse;
+  uint64_t dq, dk, dv;
+  uint64_t workspace;
+  int64_t batch, heads_q, heads_kv, seq_q, seq_kv;
+  int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3], do_stride[3];
+  int64_t dq_stride[3], dk_stride[3], dv_stride[3]; /* b, h, n */
+  int64_t lse_stride[2];                            /* b, h */
+} attn_backward_args;
+
+/* 1 for a backward kernel directory, 0 otherwise. */
+ATTN_RUNTIME_EXPORT int attn_kernel_is_backward(const attn_kernel *kernel);
+/* Workspace bytes a backward launch with `args` needs (0 for a forward
+   kernel). */
+ATTN_RUNTIME_EXPORT uint64_t attn_kernel_workspace_bytes(
+    const attn_kernel *kernel, const attn_backward_args *args);
+/* Launches the backward kernels in order on `stream`, asynchronously; 0 on
+   success, -1 with a message otherwise. */
+ATTN_RUNTIME_EXPORT int
+attn_kernel_launch_backward(const attn_kernel *kernel,
+                            const attn_backward_args *args, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

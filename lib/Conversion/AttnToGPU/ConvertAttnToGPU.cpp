@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/HopperKernel.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
@@ -42,7 +43,9 @@ struct ConvertAttnToGPUPass
     ModuleOp module = getOperation();
     SmallVector<AttentionOp> ops;
     module.walk([&](AttentionOp op) { ops.push_back(op); });
-    if (ops.empty())
+    bool hasGrads = false;
+    module.walk([&](AttentionGradOp) { hasGrads = true; });
+    if (ops.empty() && !hasGrads)
       return;
     if (stages < 2) {
       // The value, not the cl::opt (which would stream as a char).
@@ -136,6 +139,9 @@ struct ConvertAttnToGPUPass
       // Why this tile configuration (attn-compile --explain prints it).
       op->setAttr("attn.tile_reason", b.getStringAttr(reason));
     }
+    if (hasGrads && failed(convertAttentionGradOps(module, kernels, chip,
+                                                deterministic, blockM, blockN)))
+      return signalPassFailure();
   }
 
   /// The sm90a-wgmma kernel for `op`: block-m/block-n/stages when given,

@@ -1,0 +1,53 @@
+//===- BackwardCompiler.h - attn.attention_grad to GPU kernels --*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// The backward counterpart of KernelCompiler: one attn.attention_grad to the
+// three kernels of FlashBackwardKernel.h in one PTX module/cubin, with a
+// manifest whose "launches" list the kernels in launch order
+// (docs/kernel-abi.md, "Backward").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_COMPILER_BACKWARDCOMPILER_H
+#define ATTN_COMPILER_BACKWARDCOMPILER_H
+
+#include "attn/Compiler/KernelCompiler.h"
+
+namespace mlir::attn {
+
+struct CompiledBackward {
+  struct Launch {
+    std::string role, entry, gridX, gridY;
+    int64_t threads = 0, dynamicSharedMemory = 0;
+    std::optional<PtxasReport> ptxas;
+  };
+  std::string chip;
+  ::attn::AttentionProblem problem;
+  int64_t blockM = 0, blockN = 0, threads = 0;
+  bool deterministic = false;
+  std::string tileSource;
+  std::vector<Launch> launches;
+  std::string kernelMLIR, ptx, cubin;
+
+  /// The dkdv launch: the one that names the directory.
+  const Launch &main() const;
+  std::string manifestJSON() const;
+};
+
+/// Builds `func.func @attention_grad(q, k, v, o, do, lse) -> (dq, dk, dv)`
+/// on tensors of `problem`'s static shapes.
+OwningOpRef<ModuleOp> buildAttentionGradModule(MLIRContext &ctx,
+                                               const ::attn::AttentionProblem &p);
+
+/// Compiles the single attn.attention_grad of `module`.
+llvm::Expected<CompiledBackward>
+compileAttentionGradKernels(ModuleOp module,
+                            const KernelCompileOptions &options);
+
+llvm::Error writeBackwardDirectory(const CompiledBackward &kernels,
+                                   llvm::StringRef dir);
+
+} // namespace mlir::attn
+
+#endif // ATTN_COMPILER_BACKWARDCOMPILER_H

@@ -1,0 +1,111 @@
+//===- FlashBackwardKernel.h - FlashAttention backward kernels --*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// The sm80-family backward pass of attn.attention_grad: three kernels
+// launched in order on one stream (docs/kernel-abi.md, "Backward"):
+//
+//  1. preprocess: Δ = rowsum(dO ∘ O) into the workspace, and the f32 dQ
+//     accumulator zeroed;
+//  2. dkdv: one thread block per (key block, batch, key/value head) walks
+//     every query block of every query head that reads the head,
+//     recomputing P = exp2(S·scale·log2e − LSE·log2e) tile by tile, and
+//     accumulates dV = Pᵀ·dO and dK = dSᵀ·Q·scale in registers; dQ += dS·K
+//     goes to the f32 accumulator with atomic adds;
+//  3. convert: dQ = accumulator · scale, rounded to the element type.
+//
+// Deterministic mode replaces the atomics and step 3 with a dq kernel: one
+// thread block per query block walks the key blocks in order, recomputing
+// P and dS, and sums dQ in registers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTOGPU_FLASHBACKWARDKERNEL_H
+#define ATTN_CONVERSION_ATTNTOGPU_FLASHBACKWARDKERNEL_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace mlir::attn {
+
+class AttentionGradOp;
+
+/// What the backward kernels compute.
+struct FlashBackwardSpec {
+  int64_t headDim = 0;
+  int64_t valueHeadDim = 0;
+  Type elementType; // f16 or bf16
+  bool causal = false;
+  double scale = 1.0;
+
+  static FlashBackwardSpec fromOp(AttentionGradOp op);
+};
+
+/// How the dkdv kernel tiles the work.
+struct FlashBackwardConfig {
+  int64_t blockN = 0; // keys per thread block: 16 per warp
+  int64_t blockM = 0; // query rows per step of the walk
+  /// dQ by a separate kernel instead of atomic adds: bit-reproducible.
+  bool deterministic = false;
+  std::string source; // "heuristic" or "option"
+
+  int64_t warps() const { return blockN / 16; }
+  int64_t threads() const { return 32 * warps(); }
+  /// The deterministic dq kernel: 16 query rows per warp, 4 warps, 64 keys
+  /// per step.
+  int64_t dqBlockM() const { return 64; }
+  int64_t dqBlockN() const { return 64; }
+  int64_t dqThreads() const { return 32 * dqBlockM() / 16; }
+};
+
+/// Threads per block of the preprocess and convert kernels.
+inline constexpr int64_t kBackwardAuxThreads = 128;
+
+/// Names of the kernels of one backward configuration: preprocess, dkdv,
+/// then convert (atomic dQ) or dqDeterministic.
+struct FlashBackwardKernelNames {
+  std::string preprocess, dkdv, convert, dqDeterministic;
+};
+
+FlashBackwardConfig chooseFlashBackwardConfig(const FlashBackwardSpec &spec,
+                                              StringRef chip);
+/// Why `config` cannot implement `spec` on `chip` ("" when it can).
+std::string validateFlashBackward(const FlashBackwardSpec &spec,
+                                  const FlashBackwardConfig &config,
+                                  StringRef chip);
+/// Dynamic shared memory of the dkdv kernel, in bytes.
+int64_t flashBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
+                                       const FlashBackwardConfig &config);
+/// Dynamic shared memory of the deterministic dq kernel, in bytes.
+int64_t flashBackwardDqSharedMemoryBytes(const FlashBackwardSpec &spec,
+                                         const FlashBackwardConfig &config);
+/// Query rows per block of the preprocess (value head dim) and convert
+/// (head dim) kernels: one 8-element chunk per thread.
+int64_t backwardAuxRowsPerBlock(int64_t headDim);
+
+FlashBackwardKernelNames flashBackwardKernelNames(
+    const FlashBackwardSpec &spec, const FlashBackwardConfig &config);
+
+/// Emits the three kernels into `module` (parameters as in
+/// docs/kernel-abi.md). The caller validated the configuration.
+void emitFlashBackwardKernels(OpBuilder &builder, gpu::GPUModuleOp module,
+                              const FlashBackwardKernelNames &names,
+                              const FlashBackwardSpec &spec,
+                              const FlashBackwardConfig &config);
+
+/// convert-attn-to-gpu's part for attn.attention_grad: emits the backward
+/// kernels of every grad op of `module` into `kernels` and records them on
+/// the op (`attn.kernel` = the dkdv kernel, `attn.launch` with the ordered
+/// `launches`). Diagnoses configurations the kernels cannot do. `blockM` /
+/// `blockN` (0 = the heuristic's) override the dkdv kernel's tile.
+LogicalResult convertAttentionGradOps(ModuleOp module,
+                                      gpu::GPUModuleOp kernels,
+                                      StringRef chip, bool deterministic,
+                                      int64_t blockM = 0, int64_t blockN = 0);
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNTOGPU_FLASHBACKWARDKERNEL_H

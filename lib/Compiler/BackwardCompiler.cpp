@@ -1,0 +1,317 @@
+//===- BackwardCompiler.cpp - attn.attention_grad to GPU kernels ----------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Compiler/BackwardCompiler.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static llvm::Error error(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+OwningOpRef<ModuleOp>
+mlir::attn::buildAttentionGradModule(MLIRContext &ctx,
+                                     const ::attn::AttentionProblem &p) {
+  ctx.loadDialect<AttnDialect, func::FuncDialect>();
+  OpBuilder b(&ctx);
+  Location loc = b.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  Type elt = p.dtype == ::attn::DType::bf16  ? Type(b.getBF16Type())
+             : p.dtype == ::attn::DType::f16 ? Type(b.getF16Type())
+                                             : Type(b.getF32Type());
+  auto tensor = [&](ArrayRef<int64_t> shape, Type t) {
+    return RankedTensorType::get(shape, t);
+  };
+  Type q = tensor({p.batch, p.headsQ, p.seqQ, p.headDim}, elt);
+  Type k = tensor({p.batch, p.headsKv, p.seqKv, p.headDim}, elt);
+  Type v = tensor({p.batch, p.headsKv, p.seqKv, p.vDim()}, elt);
+  Type o = tensor({p.batch, p.headsQ, p.seqQ, p.vDim()}, elt);
+  Type lse = tensor({p.batch, p.headsQ, p.seqQ}, b.getF32Type());
+  auto func = func::FuncOp::create(
+      b, loc, "attention_grad",
+      b.getFunctionType({q, k, v, o, o, lse}, {q, k, v}));
+  Block *body = func.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  MaskKind mask = !p.causal   ? MaskKind::none
+                  : p.topLeft ? MaskKind::causal_top_left
+                              : MaskKind::causal;
+  FloatAttr scale;
+  if (p.scale)
+    scale = b.getF32FloatAttr(static_cast<float>(*p.scale));
+  auto grad = AttentionGradOp::create(
+      b, loc, TypeRange{q, k, v}, body->getArgument(0), body->getArgument(1),
+      body->getArgument(2), body->getArgument(3), body->getArgument(4),
+      body->getArgument(5), mask, scale);
+  func::ReturnOp::create(b, loc, grad.getResults());
+  return module;
+}
+
+/// ptxas -v's report per entry function.
+static std::map<std::string, PtxasReport>
+parsePtxasPerEntry(StringRef log) {
+  std::map<std::string, PtxasReport> out;
+  llvm::Regex entry("Compiling entry function '([A-Za-z0-9_]+)'");
+  llvm::Regex regs("Used ([0-9]+) registers");
+  llvm::Regex spills("([0-9]+) bytes stack frame, ([0-9]+) bytes spill "
+                     "stores, ([0-9]+) bytes spill loads");
+  std::string current;
+  SmallVector<StringRef> lines;
+  log.split(lines, '\n');
+  for (StringRef line : lines) {
+    SmallVector<StringRef> m;
+    if (entry.match(line, &m)) {
+      current = m[1].str();
+      out[current].log = "";
+    } else if (!current.empty() && regs.match(line, &m)) {
+      m[1].getAsInteger(10, out[current].registers);
+    } else if (!current.empty() && spills.match(line, &m)) {
+      m[1].getAsInteger(10, out[current].stackFrame);
+      m[2].getAsInteger(10, out[current].spillStores);
+      m[3].getAsInteger(10, out[current].spillLoads);
+    }
+  }
+  return out;
+}
+
+llvm::Expected<CompiledBackward>
+mlir::attn::compileAttentionGradKernels(ModuleOp module,
+                                        const KernelCompileOptions &options) {
+  SmallVector<AttentionGradOp> ops;
+  module.walk([&](AttentionGradOp op) { ops.push_back(op); });
+  if (ops.size() != 1)
+    return error("expected exactly one attn.attention_grad, found " +
+                 llvm::Twine(ops.size()));
+  AttentionGradOp op = ops.front();
+  bool hasForward = false;
+  module.walk([&](AttentionOp) { hasForward = true; });
+  if (hasForward)
+    return error("a backward kernel module holds only the attn.attention_grad "
+                 "(compile the forward attn.attention on its own)");
+
+  CompiledBackward out;
+  out.chip = options.chip;
+  ::attn::AttentionProblem &p = out.problem;
+  RankedTensorType q = op.getQueryType(), k = op.getKeyType();
+  auto dimOr0 = [](int64_t d) { return ShapedType::isDynamic(d) ? 0 : d; };
+  p.batch = dimOr0(q.getDimSize(0));
+  p.headsQ = dimOr0(q.getDimSize(1));
+  p.headsKv = dimOr0(k.getDimSize(1));
+  p.seqQ = dimOr0(q.getDimSize(2));
+  p.seqKv = dimOr0(k.getDimSize(2));
+  p.headDim = op.getHeadDim();
+  p.valueHeadDim = op.getValueHeadDim();
+  Type elt = q.getElementType();
+  p.dtype = elt.isBF16() ? ::attn::DType::bf16
+            : elt.isF16() ? ::attn::DType::f16
+                          : ::attn::DType::f32;
+  p.causal = op.isCausal();
+  p.scale = op.getEffectiveScale();
+
+  AttnToPTXOptions pipeline;
+  pipeline.chip = options.chip;
+  pipeline.features = options.features;
+  pipeline.optLevel = options.optLevel;
+  pipeline.deterministicGrad = options.deterministic;
+  pipeline.blockM = options.blockM;
+  pipeline.blockN = options.blockN;
+  PassManager pm(module.getContext());
+  buildAttnToGPUKernelsPipeline(pm, pipeline);
+  if (failed(pm.run(module)))
+    return error("generating the GPU backward kernels failed");
+
+  auto launch = op->getAttrOfType<DictionaryAttr>("attn.launch");
+  auto launches = launch ? launch.getAs<ArrayAttr>("launches") : ArrayAttr();
+  if (!launches)
+    return error("convert-attn-to-gpu left no backward kernels on the op");
+  auto getInt = [](DictionaryAttr d, StringRef name) -> int64_t {
+    auto a = d.getAs<IntegerAttr>(name);
+    return a ? a.getInt() : 0;
+  };
+  out.blockM = getInt(launch, "block_m");
+  out.blockN = getInt(launch, "block_n");
+  out.threads = getInt(launch, "threads");
+  if (auto det = launch.getAs<BoolAttr>("deterministic"))
+    out.deterministic = det.getValue();
+  if (auto src = launch.getAs<StringAttr>("source"))
+    out.tileSource = src.getValue().str();
+  for (auto d : launches.getAsRange<DictionaryAttr>()) {
+    CompiledBackward::Launch l;
+    l.role = d.getAs<StringAttr>("role").getValue().str();
+    l.entry = d.getAs<StringAttr>("entry").getValue().str();
+    l.gridX = d.getAs<StringAttr>("grid_x").getValue().str();
+    l.gridY = d.getAs<StringAttr>("grid_y").getValue().str();
+    l.threads = getInt(d, "threads");
+    l.dynamicSharedMemory = getInt(d, "dynamic_shared_memory");
+    out.launches.push_back(l);
+  }
+  module.walk([&](gpu::GPUModuleOp m) {
+    llvm::raw_string_ostream os(out.kernelMLIR);
+    m.print(os);
+  });
+
+  auto ptx = serializeKernelModule(module, "isa");
+  if (!ptx)
+    return ptx.takeError();
+  out.ptx = std::move(*ptx);
+  if (options.assemble) {
+    std::string ptxas = findPtxas(options.ptxasPath);
+    if (ptxas.empty())
+      return error(options.ptxasPath.empty()
+                       ? "ptxas not found (set CUDA_HOME or --ptxas)"
+                       : "--ptxas '" + options.ptxasPath +
+                             "' is not an executable");
+    PtxasReport report;
+    auto cubin = assemblePTX(ptxas, out.ptx, options.chip, report);
+    if (!cubin)
+      return cubin.takeError();
+    out.cubin = std::move(*cubin);
+    std::map<std::string, PtxasReport> perEntry =
+        parsePtxasPerEntry(report.log);
+    for (CompiledBackward::Launch &l : out.launches)
+      if (auto it = perEntry.find(l.entry); it != perEntry.end())
+        l.ptxas = it->second;
+  }
+  return out;
+}
+
+const CompiledBackward::Launch &CompiledBackward::main() const {
+  for (const Launch &l : launches)
+    if (l.role == "dkdv")
+      return l;
+  return launches.front();
+}
+
+std::string CompiledBackward::manifestJSON() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream j(os, 2);
+  auto ptxasObject = [&](const PtxasReport &r) {
+    j.attributeObject("ptxas", [&] {
+      j.attribute("registers", r.registers);
+      j.attribute("spill_stores", r.spillStores);
+      j.attribute("spill_loads", r.spillLoads);
+      j.attribute("local_memory", r.stackFrame);
+    });
+  };
+  j.object([&] {
+    j.attribute("format", "attn-kernel/1");
+    j.attribute("direction", "backward");
+    j.attribute("entry", main().entry);
+    j.attribute("family", "sm80-mma");
+    j.attribute("chip", chip);
+    j.attribute("ptx", "kernel.ptx");
+    if (!cubin.empty())
+      j.attribute("cubin", "kernel.cubin");
+    j.attributeObject("problem", [&] {
+      j.attribute("batch", problem.batch);
+      j.attribute("heads_q", problem.headsQ);
+      j.attribute("heads_kv", problem.headsKv);
+      j.attribute("seq_q", problem.seqQ);
+      j.attribute("seq_kv", problem.seqKv);
+      j.attribute("head_dim", problem.headDim);
+      j.attribute("value_head_dim", problem.vDim());
+      j.attribute("dtype", ::attn::dtypeName(problem.dtype));
+      j.attribute("causal", problem.causal);
+      j.attribute("scale", problem.effectiveScale());
+      j.attribute("with_lse", true);
+    });
+    j.attributeObject("tile", [&] {
+      j.attribute("block_m", blockM);
+      j.attribute("block_n", blockN);
+      j.attribute("warps", threads / 32);
+      j.attribute("stages", 2);
+      j.attribute("source", tileSource);
+      j.attribute("deterministic", deterministic);
+    });
+    // The main kernel's launch, also at the top level so that tools that
+    // only look there see a consistent description.
+    j.attribute("threads", main().threads);
+    j.attributeObject("grid", [&] {
+      j.attribute("x", main().gridX);
+      j.attribute("y", main().gridY);
+      j.attribute("z", "1");
+    });
+    j.attribute("dynamic_shared_memory", main().dynamicSharedMemory);
+    // f32 scratch the caller provides: per (batch, query head) Δ [seq_q,
+    // padded to a multiple of 4] then the dQ accumulator [seq_q, head_dim].
+    j.attribute("workspace",
+                "batch * heads_q * ceil(seq_q / 4) * 4 * (head_dim + 1) * 4");
+    j.attributeArray("launches", [&] {
+      for (const Launch &l : launches)
+        j.object([&] {
+          j.attribute("role", l.role);
+          j.attribute("entry", l.entry);
+          j.attribute("threads", l.threads);
+          j.attributeObject("grid", [&] {
+            j.attribute("x", l.gridX);
+            j.attribute("y", l.gridY);
+            j.attribute("z", "1");
+          });
+          j.attribute("dynamic_shared_memory", l.dynamicSharedMemory);
+          if (l.ptxas)
+            ptxasObject(*l.ptxas);
+        });
+    });
+    j.attributeArray("params", [&] {
+      auto param = [&](StringRef name, const char *type) {
+        j.object([&] {
+          j.attribute("name", name);
+          j.attribute("type", type);
+        });
+      };
+      for (const char *n :
+           {"q", "k", "v", "o", "do", "lse", "dq", "dk", "dv", "workspace"})
+        param(n, "ptr");
+      for (const char *n : {"seq_q", "seq_kv", "heads_q", "heads_kv"})
+        param(n, "i32");
+      for (const char *t : {"q", "k", "v", "o", "do", "dq", "dk", "dv"})
+        for (const char *d : {"b", "h", "n"})
+          param(std::string(t) + "_stride_" + d, "i64");
+      param("lse_stride_b", "i64");
+      param("lse_stride_h", "i64");
+    });
+    if (main().ptxas)
+      ptxasObject(*main().ptxas);
+  });
+  os << "\n";
+  return text;
+}
+
+llvm::Error mlir::attn::writeBackwardDirectory(const CompiledBackward &kernels,
+                                               llvm::StringRef dir) {
+  if (auto ec = llvm::sys::fs::create_directories(dir))
+    return error("cannot create directory '" + dir + "': " + ec.message());
+  auto write = [&](llvm::StringRef name, llvm::StringRef data) -> llvm::Error {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, name);
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return error("cannot write '" + path + "': " + ec.message());
+    os << data;
+    return llvm::Error::success();
+  };
+  if (auto e = write("kernel.ptx", kernels.ptx))
+    return e;
+  if (!kernels.cubin.empty())
+    if (auto e = write("kernel.cubin", kernels.cubin))
+      return e;
+  return write("manifest.json", kernels.manifestJSON());
+}

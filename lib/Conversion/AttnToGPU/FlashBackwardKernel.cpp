@@ -1,0 +1,1241 @@
+//===- FlashBackwardKernel.cpp - the sm80-family backward kernels ---------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// Emits the three kernels of FlashAttention-2's backward pass (see
+// FlashBackwardKernel.h) as gpu.funcs of NVVM/LLVM/arith/scf operations.
+//
+// The dkdv kernel works in the transposed orientation: each warp owns 16
+// keys of the thread block's key block and computes Sᵀ = K·Qᵀ, Pᵀ, dPᵀ =
+// V·dOᵀ and dSᵀ for them, so that Pᵀ and dSᵀ — accumulator tiles — are
+// directly the A operands of dV += Pᵀ·dO and dK += dSᵀ·Q (the mma
+// accumulator and A layouts coincide, as in the forward kernel). dQ = dS·K
+// needs dS the other way round: dSᵀ goes through shared memory and
+// ldmatrix.trans hands it back transposed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelTiles.h"
+#include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
+#include "attn/Conversion/AttnToGPU/FlashKernel.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/Twine.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::attn;
+using nvvm::FragmentAddresses;
+using nvvm::KernelBuilder;
+using nvvm::TileLayout;
+
+namespace {
+
+constexpr const char *kSharedMemorySymbol = "attn_dynamic_smem";
+
+using Acc = std::array<Value, 4>;
+using AFrag = std::array<Value, 4>;
+
+/// Parameter indices (docs/kernel-abi.md, "Backward kernel parameters").
+enum Param : unsigned {
+  kQ = 0, kK, kV, kO, kDO, kLse, kDQ, kDK, kDV, kWorkspace,
+  kSeqQ, kSeqKv, kHeadsQ, kHeadsKv,
+  kQStride = 14, kKStride = 17, kVStride = 20, kOStride = 23, kDOStride = 26,
+  kDQStride = 29, kDKStride = 32, kDVStride = 35, kLseStride = 38,
+  kNumParams = 40
+};
+
+/// Values every backward kernel derives from its parameters.
+struct Common {
+  Value seqQ, seqKv, headsQ, headsKv;
+  Value tid;
+};
+
+Value arg(gpu::GPUFuncOp func, unsigned i) {
+  return func.getBody().front().getArgument(i);
+}
+
+/// ptr + b·stride_b + h·stride_h for the tensor whose strides start at
+/// parameter `strideArg`.
+Value headBase(KernelBuilder &kb, gpu::GPUFuncOp func, Value ptr, Type elt,
+               unsigned strideArg, Value batch, Value head) {
+  Value off = kb.add(kb.mul(kb.zext64(batch), arg(func, strideArg)),
+                     kb.mul(kb.zext64(head), arg(func, strideArg + 1)));
+  return kb.gep(ptr, elt, off);
+}
+
+/// Nq rounded up to a multiple of 4: the workspace's Δ slots, so that the
+/// dQ accumulator after them stays 16-byte aligned.
+Value paddedSeqQ(KernelBuilder &kb, Value seqQ) {
+  return kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
+}
+
+/// The workspace of (batch, query head) `bh` = b·Hq + h: Δ [Nq4] then the
+/// dQ accumulator [Nq, D], f32, in a region of Nq4·(D + 1) floats
+/// (Nq4 = paddedSeqQ).
+Value workspaceRegion(KernelBuilder &kb, gpu::GPUFuncOp func, Value bh,
+                      Value seqQ, int64_t headDim) {
+  Value floats =
+      kb.mul(kb.zext64(bh),
+             kb.mul(kb.zext64(paddedSeqQ(kb, seqQ)), kb.i64(headDim + 1)));
+  return kb.gep(arg(func, kWorkspace), kb.builder().getF32Type(), floats);
+}
+
+/// The dQ accumulator inside a workspace region.
+Value dqAccumulator(KernelBuilder &kb, Value region, Value seqQ) {
+  return kb.gep(region, kb.builder().getF32Type(),
+                kb.zext64(paddedSeqQ(kb, seqQ)));
+}
+
+/// *ptr += {lo, hi} (two consecutive f32, 8-byte aligned) with one vector
+/// reduction (red.global.add.v2.f32, sm_90): half the atomic instructions
+/// of two scalar adds. LLVM's atomicrmw has no vector form for NVPTX.
+void atomicAddPairF32(KernelBuilder &kb, Value ptr, Value lo, Value hi) {
+  OpBuilder &b = kb.builder();
+  LLVM::InlineAsmOp::create(
+      b, kb.location(), TypeRange{}, ValueRange{ptr, lo, hi},
+      "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+      ArrayAttr());
+}
+
+Value loadF32(KernelBuilder &kb, Value ptr) {
+  return LLVM::LoadOp::create(kb.builder(), kb.location(),
+                              kb.builder().getF32Type(), ptr);
+}
+void storeF32(KernelBuilder &kb, Value value, Value ptr) {
+  LLVM::StoreOp::create(kb.builder(), kb.location(), value, ptr);
+}
+
+/// Runs `body` under `scf.if cond` (no results).
+template <typename Fn>
+void ifThen(KernelBuilder &kb, Value cond, Fn body) {
+  OpBuilder &b = kb.builder();
+  auto ifOp = scf::IfOp::create(b, kb.location(), cond, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  body();
+}
+
+/// Eight consecutive 16-bit elements at `ptr` (16-byte aligned) as f32.
+SmallVector<Value> loadChunkAsF32(KernelBuilder &kb, Type elt, Value ptr) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  auto vecTy = VectorType::get({8}, elt);
+  Value vec = LLVM::LoadOp::create(b, loc, vecTy, ptr, /*alignment=*/16);
+  Value wide = LLVM::FPExtOp::create(
+      b, loc, VectorType::get({8}, b.getF32Type()), vec);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 8; ++i)
+    out.push_back(LLVM::ExtractElementOp::create(b, loc, wide, kb.i32(i)));
+  return out;
+}
+
+Common setUpCommon(KernelBuilder &kb, gpu::GPUFuncOp func) {
+  Common c;
+  c.seqQ = arg(func, kSeqQ);
+  c.seqKv = arg(func, kSeqKv);
+  c.headsQ = arg(func, kHeadsQ);
+  c.headsKv = arg(func, kHeadsKv);
+  c.tid = NVVM::ThreadIdXOp::create(kb.builder(), kb.location(),
+                                    kb.builder().getI32Type());
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// Preprocess: Δ = rowsum(dO ∘ O), dQ accumulator = 0.
+//===----------------------------------------------------------------------===//
+
+void emitPreprocess(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
+                    const FlashBackwardSpec &spec) {
+  KernelBuilder kb(b, loc);
+  Type elt = spec.elementType;
+  Common c = setUpCommon(kb, func);
+  int64_t chunks = spec.valueHeadDim / 8; // one 8-element chunk per thread
+  int64_t rowsPerBlock = kBackwardAuxThreads / chunks;
+  Value bh = NVVM::BlockIdYOp::create(b, loc, b.getI32Type());
+  Value batch = kb.divu(bh, c.headsQ), head = kb.remu(bh, c.headsQ);
+  Value blockX = NVVM::BlockIdXOp::create(b, loc, b.getI32Type());
+  Value row = kb.add(kb.mul(blockX, kb.i32(rowsPerBlock)),
+                     kb.lshr(c.tid, llvm::Log2_64(chunks)));
+  Value chunk = kb.andi(c.tid, chunks - 1);
+  Value inRange = kb.slt(row, c.seqQ);
+  Value oBase = headBase(kb, func, arg(func, kO), elt, kOStride, batch, head);
+  Value doBase =
+      headBase(kb, func, arg(func, kDO), elt, kDOStride, batch, head);
+
+  // Rows past Nq contribute 0 (and are not stored).
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()}, inRange,
+                                /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value col = kb.sext64(kb.shl(chunk, 3));
+    Value rowL = kb.sext64(row);
+    SmallVector<Value> o = loadChunkAsF32(
+        kb, elt,
+        kb.gep(oBase, elt,
+               kb.add(kb.mul(rowL, arg(func, kOStride + 2)), col)));
+    SmallVector<Value> dO = loadChunkAsF32(
+        kb, elt,
+        kb.gep(doBase, elt,
+               kb.add(kb.mul(rowL, arg(func, kDOStride + 2)), col)));
+    Value dot = kb.f32(0.0);
+    for (int64_t i = 0; i < 8; ++i)
+      dot = LLVM::FMAOp::create(b, loc, o[i], dO[i], dot);
+    scf::YieldOp::create(b, loc, dot);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, kb.f32(0.0));
+  }
+  Value partial = ifOp.getResult(0);
+  for (int64_t mask = 1; mask < chunks; mask *= 2)
+    partial = kb.fadd(partial, kb.shuffleXor(partial, mask));
+
+  ifThen(kb, inRange, [&] {
+    Value region = workspaceRegion(kb, func, bh, c.seqQ, spec.headDim);
+    ifThen(kb,
+           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, chunk,
+                                 kb.i32(0)),
+           [&] {
+             storeF32(kb, partial,
+                      kb.gep(region, b.getF32Type(), kb.sext64(row)));
+           });
+    // This row's dQ accumulator, split over the row's threads.
+    Value acc = kb.gep(dqAccumulator(kb, region, c.seqQ), b.getF32Type(),
+                       kb.mul(kb.sext64(row), kb.i64(spec.headDim)));
+    for (int64_t i = 0; i * chunks < spec.headDim; ++i) {
+      Value col = kb.add(chunk, kb.i32(i * chunks));
+      auto store = [&] {
+        storeF32(kb, kb.f32(0.0),
+                 kb.gep(acc, b.getF32Type(), kb.sext64(col)));
+      };
+      if ((i + 1) * chunks <= spec.headDim)
+        store();
+      else
+        ifThen(kb, kb.slt(col, kb.i32(spec.headDim)), store);
+    }
+  });
+  gpu::ReturnOp::create(b, loc);
+}
+
+//===----------------------------------------------------------------------===//
+// Convert: dQ = accumulator · scale in the element type.
+//===----------------------------------------------------------------------===//
+
+void emitConvert(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
+                 const FlashBackwardSpec &spec) {
+  KernelBuilder kb(b, loc);
+  Type elt = spec.elementType;
+  Common c = setUpCommon(kb, func);
+  int64_t chunks = spec.headDim / 8;
+  int64_t rowsPerBlock = kBackwardAuxThreads / chunks;
+  Value bh = NVVM::BlockIdYOp::create(b, loc, b.getI32Type());
+  Value batch = kb.divu(bh, c.headsQ), head = kb.remu(bh, c.headsQ);
+  Value blockX = NVVM::BlockIdXOp::create(b, loc, b.getI32Type());
+  Value row = kb.add(kb.mul(blockX, kb.i32(rowsPerBlock)),
+                     kb.lshr(c.tid, llvm::Log2_64(chunks)));
+  Value chunk = kb.andi(c.tid, chunks - 1);
+  ifThen(kb, kb.slt(row, c.seqQ), [&] {
+    Value region = workspaceRegion(kb, func, bh, c.seqQ, spec.headDim);
+    Value acc = kb.gep(dqAccumulator(kb, region, c.seqQ), b.getF32Type(),
+                       kb.add(kb.mul(kb.sext64(row), kb.i64(spec.headDim)),
+                              kb.sext64(kb.shl(chunk, 3))));
+    Value scale = kb.f32(spec.scale);
+    SmallVector<Value> packed;
+    for (int64_t i = 0; i < 8; i += 2) {
+      Value lo = kb.fmul(loadF32(kb, kb.gep(acc, b.getF32Type(), kb.i64(i))),
+                         scale);
+      Value hi = kb.fmul(
+          loadF32(kb, kb.gep(acc, b.getF32Type(), kb.i64(i + 1))), scale);
+      packed.push_back(kb.packPair(elt, lo, hi));
+    }
+    auto v4i32 = VectorType::get({4}, b.getI32Type());
+    Value vec = LLVM::PoisonOp::create(b, loc, v4i32);
+    for (int64_t i = 0; i < 4; ++i)
+      vec = LLVM::InsertElementOp::create(b, loc, vec, packed[i], kb.i32(i));
+    Value dqBase =
+        headBase(kb, func, arg(func, kDQ), elt, kDQStride, batch, head);
+    Value offset = kb.add(kb.mul(kb.sext64(row), arg(func, kDQStride + 2)),
+                          kb.sext64(kb.shl(chunk, 3)));
+    LLVM::StoreOp::create(b, loc, vec, kb.gep(dqBase, elt, offset), 16);
+  });
+  gpu::ReturnOp::create(b, loc);
+}
+
+//===----------------------------------------------------------------------===//
+// dkdv: the main kernel.
+//===----------------------------------------------------------------------===//
+
+class DkDvEmitter {
+public:
+  DkDvEmitter(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
+              const FlashBackwardSpec &spec, const FlashBackwardConfig &config)
+      : kb(b, loc), b(b), loc(loc), func(func), spec(spec), config(config),
+        elt(spec.elementType), warps(config.warps()),
+        qTiles(config.blockM / 8), dTiles(spec.headDim / 8),
+        dvTiles(spec.valueHeadDim / 8), kLayout(config.blockN, spec.headDim),
+        vLayout(config.blockN, spec.valueHeadDim),
+        qLayout(config.blockM, spec.headDim),
+        doLayout(config.blockM, spec.valueHeadDim),
+        dsLayout(config.blockN, config.blockM) {}
+
+  void emit();
+
+private:
+  struct Step {
+    Value head, q0, stage;
+    Value qBase, doBase, region; // this step's query head
+  };
+  Step stepAt(Value it);
+  void issueStepLoads(const Step &step);
+  /// LSE·log2e (+inf for rows past Nq or without keys) and Δ of row
+  /// `index` (< blockM) of a step, read from global memory.
+  std::pair<Value, Value> loadRowScalars(const Step &step, Value index);
+  SmallVector<Value> emitStep(Value it, ValueRange carried);
+  void emitEpilogue(ValueRange accs);
+
+  KernelBuilder kb;
+  OpBuilder &b;
+  Location loc;
+  gpu::GPUFuncOp func;
+  const FlashBackwardSpec &spec;
+  const FlashBackwardConfig &config;
+  Type elt;
+  int64_t warps, qTiles, dTiles, dvTiles;
+  TileLayout kLayout, vLayout, qLayout, doLayout, dsLayout;
+
+  Common c;
+  Value lane, warp, g, t, batch, kvHead, groupSize, kv0, diagonal;
+  Value qStart, qSteps, numSteps; // the walk: qSteps query blocks per head
+  Value kTile, vTile, qRing, doRing, dsTile, lseRing, deltaRing;
+  std::optional<FragmentAddresses> aRows;  // A from [m][k]: K, V rows
+  std::optional<FragmentAddresses> bRows;  // B from [n][k]: Q, dO rows
+  std::optional<FragmentAddresses> bTrans; // B from [k][n]: dO, Q, K
+  std::optional<FragmentAddresses> aTrans; // A from [k][m]: dSᵀ
+  // dQ's split: warp w computes m-tile dqMTile = w % (blockM / 16) of the
+  // query block, columns [8·dqTiles·dqColGroup, +8·dqTiles) of the head.
+  int64_t dqTiles = 0;
+  Value dqMTile, dqColGroup;
+  std::optional<FragmentAddresses> bTransKSlice; // B from [k][n]: K slice
+};
+
+DkDvEmitter::Step DkDvEmitter::stepAt(Value it) {
+  Step s;
+  Value headInGroup = kb.divu(it, qSteps);
+  Value qBlock = kb.add(qStart, kb.remu(it, qSteps));
+  s.head = kb.add(kb.mul(kvHead, groupSize), headInGroup);
+  s.q0 = kb.mul(qBlock, kb.i32(config.blockM));
+  s.stage = kb.andi(it, 1);
+  s.qBase = headBase(kb, func, arg(func, kQ), elt, kQStride, batch, s.head);
+  s.doBase = headBase(kb, func, arg(func, kDO), elt, kDOStride, batch, s.head);
+  s.region = workspaceRegion(kb, func, kb.add(kb.mul(batch, c.headsQ), s.head),
+                             c.seqQ, spec.headDim);
+  return s;
+}
+
+void DkDvEmitter::issueStepLoads(const Step &step) {
+  Value rowsLeft = kb.sub(c.seqQ, step.q0);
+  Value qDst = kb.gepBytes(qRing, kb.mul(step.stage, kb.i32(qLayout.bytes())));
+  Value doDst =
+      kb.gepBytes(doRing, kb.mul(step.stage, kb.i32(doLayout.bytes())));
+  nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, step.qBase,
+                      arg(func, kQStride + 2), step.q0, rowsLeft, qLayout,
+                      qDst);
+  nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, step.doBase,
+                      arg(func, kDOStride + 2), step.q0, rowsLeft, doLayout,
+                      doDst);
+}
+
+std::pair<Value, Value> DkDvEmitter::loadRowScalars(const Step &step,
+                                                    Value index) {
+  Value row = kb.add(step.q0, index);
+  Value inf = kb.f32(std::numeric_limits<double>::infinity());
+  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  auto ifOp = scf::IfOp::create(b, loc,
+                                TypeRange{b.getF32Type(), b.getF32Type()},
+                                kb.slt(row, c.seqQ), /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value lseBase = headBase(kb, func, arg(func, kLse), b.getF32Type(),
+                             kLseStride, batch, step.head);
+    Value lse = loadF32(kb, kb.gep(lseBase, b.getF32Type(), kb.sext64(row)));
+    // A row that saw no key in the forward (LSE = -inf) has P = 0: shift
+    // its scores by +inf instead.
+    Value scaled = kb.select(kb.feq(lse, negInf), inf,
+                             kb.fmul(lse, kb.f32(M_LOG2E)));
+    Value delta =
+        loadF32(kb, kb.gep(step.region, b.getF32Type(), kb.sext64(row)));
+    scf::YieldOp::create(b, loc, ValueRange{scaled, delta});
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, ValueRange{inf, kb.f32(0.0)});
+  }
+  return {ifOp.getResult(0), ifOp.getResult(1)};
+}
+
+/// One step of the walk: query block `q0` of query head `head`, against
+/// this block's keys. Carried: dK then dV accumulators.
+SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
+  Step step = stepAt(it);
+  Value next = kb.add(it, kb.i32(1));
+  Value hasNext = kb.slt(next, numSteps);
+
+  // Q/dO(it) landed; every warp is done with step it - 1 (its ring stage,
+  // the dSᵀ tile).
+  kb.cpAsyncWait(0);
+  kb.barrier();
+
+  // Prefetch step it + 1's Q and dO into the other stage, and read its row
+  // scalars now: they are stored into shared memory at the end of this
+  // step, so their latency hides behind this step's math.
+  std::optional<Step> nextStep;
+  Value scalarIndex = c.tid;
+  Value nextLse, nextDelta;
+  {
+    auto ifOp = scf::IfOp::create(b, loc,
+                                  TypeRange{b.getF32Type(), b.getF32Type()},
+                                  hasNext, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Step ns = stepAt(next);
+    issueStepLoads(ns);
+    // Threads [0, blockM) fetch one row's scalars each.
+    auto inner = scf::IfOp::create(
+        b, loc, TypeRange{b.getF32Type(), b.getF32Type()},
+        kb.slt(scalarIndex, kb.i32(config.blockM)), /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(&inner.getThenRegion().front());
+      auto [lse, delta] = loadRowScalars(ns, scalarIndex);
+      scf::YieldOp::create(b, loc, ValueRange{lse, delta});
+      b.setInsertionPointToStart(&inner.getElseRegion().front());
+      scf::YieldOp::create(b, loc, ValueRange{kb.f32(0.0), kb.f32(0.0)});
+    }
+    scf::YieldOp::create(b, loc, inner.getResults());
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, ValueRange{kb.f32(0.0), kb.f32(0.0)});
+    nextLse = ifOp.getResult(0);
+    nextDelta = ifOp.getResult(1);
+  }
+  kb.cpAsyncCommit();
+
+  Value qTile = kb.gepBytes(qRing, kb.mul(step.stage, kb.i32(qLayout.bytes())));
+  Value doTile =
+      kb.gepBytes(doRing, kb.mul(step.stage, kb.i32(doLayout.bytes())));
+  Value lseHere = kb.gepBytes(lseRing, kb.mul(step.stage,
+                                              kb.i32(4 * config.blockM)));
+  Value deltaHere = kb.gepBytes(deltaRing, kb.mul(step.stage,
+                                                  kb.i32(4 * config.blockM)));
+
+  Value zero = kb.f32(0.0);
+  SmallVector<Value> kPtrs = aRows->lanePointers(kTile);
+  SmallVector<Value> vPtrs = aRows->lanePointers(vTile);
+  SmallVector<Value> qPtrs = bRows->lanePointers(qTile);
+  SmallVector<Value> doPtrs = bRows->lanePointers(doTile);
+
+  // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for this warp's 16 keys: qTiles tiles each.
+  auto gemmT = [&](SmallVector<Value> &aPtrs, SmallVector<Value> &bPtrs,
+                   int64_t depth) {
+    SmallVector<Acc> acc(qTiles, Acc{zero, zero, zero, zero});
+    for (int64_t kk = 0; kk < depth / 16; ++kk) {
+      AFrag a = kb.ldmatrixX4(aRows->address(aPtrs, 0, kk),
+                              /*transpose=*/false);
+      for (int64_t np = 0; np < qTiles / 2; ++np) {
+        auto r = kb.ldmatrixX4(bRows->address(bPtrs, 16 * np, kk),
+                               /*transpose=*/false);
+        acc[2 * np] = kb.mma16816(elt, a, {r[0], r[1]}, acc[2 * np]);
+        acc[2 * np + 1] =
+            kb.mma16816(elt, a, {r[2], r[3]}, acc[2 * np + 1]);
+      }
+    }
+    return acc;
+  };
+  SmallVector<Acc> s = gemmT(kPtrs, qPtrs, spec.headDim);
+
+  // Causal: keys above the (bottom-right aligned) diagonal. Element e of
+  // tile nt is key kv0 + 16·warp + g + 8·(e/2) of query q0 + 8·nt + 2t +
+  // e%2; key <= query + diagonal  <=>
+  //   8·(e/2) − 8·nt − e%2  <=  q0 + diagonal − kv0 + 2t − 16·warp − g.
+  // Rows past Nq need no mask (their LSE is +inf, so P = 0), nor do keys
+  // past Nk (zero-filled K, V rows; their dK, dV are never stored).
+  if (spec.causal) {
+    Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+    SmallVector<Value> flat;
+    for (Acc &acc : s)
+      flat.append(acc.begin(), acc.end());
+    Value needsMask = kb.slt(kb.add(step.q0, diagonal),
+                             kb.add(kv0, kb.i32(config.blockN - 1)));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(flat)),
+                                  needsMask, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value limit = kb.sub(
+          kb.add(kb.sub(kb.add(step.q0, diagonal), kv0), kb.shl(t, 1)),
+          kb.add(kb.mul(warp, kb.i32(16)), g));
+      SmallVector<Value> masked;
+      for (int64_t nt = 0; nt < qTiles; ++nt)
+        for (int e = 0; e < 4; ++e) {
+          int64_t lhs = 8 * (e / 2) - 8 * nt - (e & 1);
+          masked.push_back(kb.select(kb.sle(kb.i32(lhs), limit), s[nt][e],
+                                     negInf));
+        }
+      scf::YieldOp::create(b, loc, masked);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, flat);
+    }
+    int64_t i = 0;
+    for (Acc &acc : s)
+      for (Value &v : acc)
+        v = ifOp.getResult(i++);
+  }
+
+  // Pᵀ = exp2(Sᵀ·c − LSE·log2e), column-wise LSE from shared memory.
+  Value cScale = kb.f32(spec.scale * M_LOG2E);
+  auto v2f32 = VectorType::get({2}, b.getF32Type());
+  auto columnPair = [&](Value base, int64_t nt) {
+    Value ptr = kb.gepBytes(base, kb.add(kb.shl(t, 3), kb.i32(32 * nt)));
+    Value pair = LLVM::LoadOp::create(b, loc, v2f32, ptr, 8);
+    return std::array<Value, 2>{
+        LLVM::ExtractElementOp::create(b, loc, pair, kb.i32(0)),
+        LLVM::ExtractElementOp::create(b, loc, pair, kb.i32(1))};
+  };
+  for (int64_t nt = 0; nt < qTiles; ++nt) {
+    auto lse = columnPair(lseHere, nt);
+    for (int e = 0; e < 4; ++e) {
+      Value negLse = arith::NegFOp::create(b, loc, lse[e & 1]);
+      s[nt][e] = kb.exp2(LLVM::FMAOp::create(b, loc, s[nt][e], cScale, negLse));
+    }
+  }
+  auto packA = [&](SmallVector<Acc> &tiles, int64_t kk) {
+    return AFrag{kb.packPair(elt, tiles[2 * kk][0], tiles[2 * kk][1]),
+                 kb.packPair(elt, tiles[2 * kk][2], tiles[2 * kk][3]),
+                 kb.packPair(elt, tiles[2 * kk + 1][0], tiles[2 * kk + 1][1]),
+                 kb.packPair(elt, tiles[2 * kk + 1][2], tiles[2 * kk + 1][3])};
+  };
+
+  // Unpack the carried accumulators: dK [dTiles], dV [dvTiles].
+  SmallVector<Acc> dK, dV;
+  for (int64_t i = 0; i < dTiles; ++i)
+    dK.push_back({carried[4 * i], carried[4 * i + 1], carried[4 * i + 2],
+                  carried[4 * i + 3]});
+  for (int64_t i = 0; i < dvTiles; ++i) {
+    int64_t o = 4 * (dTiles + i);
+    dV.push_back(
+        {carried[o], carried[o + 1], carried[o + 2], carried[o + 3]});
+  }
+
+  // dV += Pᵀ·dO: B = dO [query][dv], transposed loads.
+  SmallVector<Value> doTPtrs = bTrans->lanePointers(doTile);
+  for (int64_t kk = 0; kk < qTiles / 2; ++kk) {
+    AFrag p = packA(s, kk);
+    for (int64_t dp = 0; dp < dvTiles / 2; ++dp) {
+      auto r = kb.ldmatrixX4(bTrans->address(doTPtrs, 16 * kk, dp),
+                             /*transpose=*/true);
+      dV[2 * dp] = kb.mma16816(elt, p, {r[0], r[1]}, dV[2 * dp]);
+      dV[2 * dp + 1] = kb.mma16816(elt, p, {r[2], r[3]}, dV[2 * dp + 1]);
+    }
+  }
+
+  // dSᵀ = Pᵀ ∘ (dPᵀ − Δ).
+  SmallVector<Acc> dp = gemmT(vPtrs, doPtrs, spec.valueHeadDim);
+  for (int64_t nt = 0; nt < qTiles; ++nt) {
+    auto delta = columnPair(deltaHere, nt);
+    for (int e = 0; e < 4; ++e)
+      s[nt][e] = kb.fmul(s[nt][e], kb.fsub(dp[nt][e], delta[e & 1]));
+  }
+
+  // dK += dSᵀ·Q (scaled at the end): B = Q [query][d], transposed loads.
+  SmallVector<Value> qTPtrs = bTrans->lanePointers(qTile);
+  SmallVector<AFrag> ds;
+  for (int64_t kk = 0; kk < qTiles / 2; ++kk) {
+    ds.push_back(packA(s, kk));
+    for (int64_t dp2 = 0; dp2 < dTiles / 2; ++dp2) {
+      auto r = kb.ldmatrixX4(bTrans->address(qTPtrs, 16 * kk, dp2),
+                             /*transpose=*/true);
+      dK[2 * dp2] = kb.mma16816(elt, ds[kk], {r[0], r[1]}, dK[2 * dp2]);
+      dK[2 * dp2 + 1] =
+          kb.mma16816(elt, ds[kk], {r[2], r[3]}, dK[2 * dp2 + 1]);
+    }
+  }
+
+  // dSᵀ to shared memory: this warp's 16 key rows, packed pairs (for dQ,
+  // unless a separate kernel computes it); then the row scalars of the
+  // next step.
+  for (int64_t kk = 0; kk < (config.deterministic ? 0 : qTiles / 2); ++kk)
+    for (int half = 0; half < 2; ++half)  // tiles 2kk, 2kk + 1
+      for (int h = 0; h < 2; ++h) {      // key rows g, g + 8
+        Value row = kb.add(kb.mul(warp, kb.i32(16)), kb.add(g, kb.i32(8 * h)));
+        Value addr = kb.gepBytes(
+            nvvm::swizzledAddress(kb, dsTile, dsLayout, row,
+                                  kb.i32(2 * kk + half)),
+            kb.shl(t, 2));
+        LLVM::StoreOp::create(b, loc, ds[kk][2 * half + h], addr);
+      }
+  ifThen(kb, kb.andb(hasNext, kb.slt(scalarIndex, kb.i32(config.blockM))),
+         [&] {
+           Value other = kb.xori(step.stage, kb.i32(1));
+           Value off = kb.add(kb.mul(other, kb.i32(4 * config.blockM)),
+                              kb.shl(scalarIndex, 2));
+           storeF32(kb, nextLse, kb.gepBytes(lseRing, off));
+           storeF32(kb, nextDelta, kb.gepBytes(deltaRing, off));
+         });
+  SmallVector<Value> out;
+  for (Acc &acc : dK)
+    out.append(acc.begin(), acc.end());
+  for (Acc &acc : dV)
+    out.append(acc.begin(), acc.end());
+  if (config.deterministic)
+    return out;
+  kb.barrier();
+
+  // dQ(q0 block) += dS·K: warp w takes m-tile w % mTiles of the query
+  // block and a slice of the head dim, A = dS (ldmatrix.trans of dSᵀ),
+  // B = K [key][d] (transposed loads), then atomic adds to the f32
+  // accumulator.
+  SmallVector<Acc> dq(dqTiles, Acc{zero, zero, zero, zero});
+  SmallVector<Value> dsPtrs = aTrans->lanePointers(dsTile);
+  SmallVector<Value> kSlicePtrs = bTransKSlice->lanePointers(kTile);
+  for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
+    AFrag a = kb.ldmatrixX4(aTrans->address(dsPtrs, 16 * kk, 0),
+                            /*transpose=*/true);
+    for (int64_t p = 0; p < dqTiles / 2; ++p) {
+      auto r = kb.ldmatrixX4(bTransKSlice->address(kSlicePtrs, 16 * kk, p),
+                             /*transpose=*/true);
+      dq[2 * p] = kb.mma16816(elt, a, {r[0], r[1]}, dq[2 * p]);
+      dq[2 * p + 1] = kb.mma16816(elt, a, {r[2], r[3]}, dq[2 * p + 1]);
+    }
+  }
+  {
+    Value accBase = dqAccumulator(kb, step.region, c.seqQ);
+    Value colBase = kb.add(kb.mul(dqColGroup, kb.i32(8 * dqTiles)),
+                           kb.shl(t, 1));
+    for (int h = 0; h < 2; ++h) {
+      Value row = kb.add(kb.add(step.q0, kb.mul(dqMTile, kb.i32(16))),
+                         kb.add(g, kb.i32(8 * h)));
+      ifThen(kb, kb.slt(row, c.seqQ), [&] {
+        Value rowPtr = kb.gep(
+            accBase, b.getF32Type(),
+            kb.add(kb.mul(kb.sext64(row), kb.i64(spec.headDim)),
+                   kb.sext64(colBase)));
+        for (int64_t nt = 0; nt < dqTiles; ++nt) {
+          Value pairPtr = kb.gep(rowPtr, b.getF32Type(), kb.i64(8 * nt));
+          atomicAddPairF32(kb, pairPtr, dq[nt][2 * h], dq[nt][2 * h + 1]);
+        }
+      });
+    }
+  }
+
+  return out;
+}
+
+void DkDvEmitter::emitEpilogue(ValueRange accs) {
+  // dK·scale and dV, rows kv0 + 16·warp + g (+8) < Nk, packed pairs.
+  Value scale = kb.f32(spec.scale);
+  auto store = [&](unsigned ptrArg, unsigned strideArg, int64_t tiles,
+                   int64_t first, bool scaled) {
+    Value base = headBase(kb, func, arg(func, ptrArg), elt, strideArg, batch,
+                          kvHead);
+    for (int h = 0; h < 2; ++h) {
+      Value row = kb.add(kb.add(kv0, kb.mul(warp, kb.i32(16))),
+                         kb.add(g, kb.i32(8 * h)));
+      ifThen(kb, kb.slt(row, c.seqKv), [&] {
+        Value rowPtr = kb.gep(
+            base, elt,
+            kb.add(kb.mul(kb.sext64(row), arg(func, strideArg + 2)),
+                   kb.sext64(kb.shl(t, 1))));
+        for (int64_t nt = 0; nt < tiles; ++nt) {
+          Value lo = accs[4 * (first + nt) + 2 * h];
+          Value hi = accs[4 * (first + nt) + 2 * h + 1];
+          if (scaled) {
+            lo = kb.fmul(lo, scale);
+            hi = kb.fmul(hi, scale);
+          }
+          LLVM::StoreOp::create(b, loc, kb.packPair(elt, lo, hi),
+                                kb.gep(rowPtr, elt, kb.i64(8 * nt)));
+        }
+      });
+    }
+  };
+  store(kDK, kDKStride, dTiles, 0, /*scaled=*/true);
+  store(kDV, kDVStride, dvTiles, dTiles, /*scaled=*/false);
+}
+
+void DkDvEmitter::emit() {
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  c = setUpCommon(kb, func);
+  lane = kb.andi(c.tid, 31);
+  warp = kb.lshr(c.tid, 5);
+  g = kb.lshr(lane, 2);
+  t = kb.andi(lane, 3);
+  diagonal = kb.sub(c.seqKv, c.seqQ);
+
+  Value kvBlock = NVVM::BlockIdXOp::create(b, loc, b.getI32Type());
+  Value bhKv = NVVM::BlockIdYOp::create(b, loc, b.getI32Type());
+  batch = kb.divu(bhKv, c.headsKv);
+  kvHead = kb.remu(bhKv, c.headsKv);
+  groupSize = kb.divu(c.headsQ, c.headsKv);
+  kv0 = kb.mul(kvBlock, kb.i32(config.blockN));
+
+  // The walk: query blocks from the first that sees any of these keys
+  // (causal: query >= key - diagonal) to the end, for each query head of
+  // the group.
+  Value numQBlocks = kb.divu(kb.add(c.seqQ, kb.i32(config.blockM - 1)),
+                             kb.i32(config.blockM));
+  qStart = kb.i32(0);
+  if (spec.causal)
+    qStart = kb.minsi(kb.divu(kb.maxsi(kb.sub(kv0, diagonal), kb.i32(0)),
+                              kb.i32(config.blockM)),
+                      numQBlocks);
+  qSteps = kb.sub(numQBlocks, qStart);
+  numSteps = kb.mul(qSteps, groupSize);
+
+  // Shared memory: K, V, the Q and dO rings, dSᵀ, the LSE and Δ rings.
+  Value smem = LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
+      kSharedMemorySymbol);
+  kTile = smem;
+  vTile = kb.gepBytes(kTile, kb.i32(kLayout.bytes()));
+  qRing = kb.gepBytes(vTile, kb.i32(vLayout.bytes()));
+  doRing = kb.gepBytes(qRing, kb.i32(2 * qLayout.bytes()));
+  dsTile = kb.gepBytes(doRing, kb.i32(2 * doLayout.bytes()));
+  // Deterministic mode has no dSᵀ tile (flashBackwardSharedMemoryBytes).
+  lseRing = kb.gepBytes(dsTile,
+                        kb.i32(config.deterministic ? 0 : dsLayout.bytes()));
+  deltaRing = kb.gepBytes(lseRing, kb.i32(2 * 4 * config.blockM));
+
+  Value matrix = kb.lshr(lane, 3);
+  Value rowInMatrix = kb.andi(lane, 7);
+  Value lowBit = kb.andi(matrix, 1), highBit = kb.lshr(matrix, 1);
+  Value warpRow = kb.mul(warp, kb.i32(16));
+  // A from row-major [m][k] (K and V rows of this warp; same layout for
+  // both when D = Dv) and B from [k][n] transposed share a lane mapping,
+  // as do B from [n][k] and A from [k][m] transposed.
+  aRows.emplace(kb, kLayout,
+                kb.add(kb.add(warpRow, kb.shl(lowBit, 3)), rowInMatrix),
+                highBit);
+  bRows.emplace(kb, qLayout, kb.add(kb.shl(highBit, 3), rowInMatrix),
+                lowBit);
+  bTrans.emplace(kb, qLayout, kb.add(kb.shl(lowBit, 3), rowInMatrix),
+                 highBit);
+  // The warp's dQ slice enters through the lane-dependent chunk: adding a
+  // chunk offset before the XOR swizzle keeps every fragment address a
+  // lane part plus a constant.
+  int64_t mTiles = config.blockM / 16;
+  dqTiles = dTiles / (warps / mTiles);
+  dqMTile = kb.remu(warp, kb.i32(mTiles));
+  dqColGroup = kb.divu(warp, kb.i32(mTiles));
+  aTrans.emplace(kb, dsLayout, kb.add(kb.shl(highBit, 3), rowInMatrix),
+                 kb.add(lowBit, kb.shl(dqMTile, 1)));
+  bTransKSlice.emplace(kb, kLayout, kb.add(kb.shl(lowBit, 3), rowInMatrix),
+                       kb.add(highBit, kb.mul(dqColGroup, kb.i32(dqTiles))));
+
+  // Prologue: K and V of this block with step 0's Q and dO, one group;
+  // step 0's row scalars straight into their shared-memory slots.
+  Value kBase =
+      headBase(kb, func, arg(func, kK), elt, kKStride, batch, kvHead);
+  Value vBase =
+      headBase(kb, func, arg(func, kV), elt, kVStride, batch, kvHead);
+  Value keysLeft = kb.sub(c.seqKv, kv0);
+  nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, kBase,
+                      arg(func, kKStride + 2), kv0, keysLeft, kLayout, kTile);
+  nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, vBase,
+                      arg(func, kVStride + 2), kv0, keysLeft, vLayout, vTile);
+  Step first = stepAt(kb.i32(0));
+  issueStepLoads(first);
+  kb.cpAsyncCommit();
+  ifThen(kb, kb.slt(c.tid, kb.i32(config.blockM)), [&] {
+    auto [lse, delta] = loadRowScalars(first, c.tid);
+    storeF32(kb, lse, kb.gepBytes(lseRing, kb.shl(c.tid, 2)));
+    storeF32(kb, delta, kb.gepBytes(deltaRing, kb.shl(c.tid, 2)));
+  });
+
+  Value zero = kb.f32(0.0);
+  SmallVector<Value> init(4 * (dTiles + dvTiles), zero);
+  auto loop = scf::ForOp::create(
+      b, loc, kb.i32(0), numSteps, kb.i32(1), init,
+      [&](OpBuilder &, Location, Value it, ValueRange iterArgs) {
+        SmallVector<Value> next = emitStep(it, iterArgs);
+        scf::YieldOp::create(b, loc, next);
+      });
+  emitEpilogue(loop.getResults());
+  gpu::ReturnOp::create(b, loc);
+}
+
+//===----------------------------------------------------------------------===//
+// dq (deterministic mode): dQ without atomics.
+//===----------------------------------------------------------------------===//
+
+/// One thread block per (query block, batch, query head), 16 query rows per
+/// warp, walking the key blocks in order: S = Q·Kᵀ, P, dP = dO·Vᵀ, dS and
+/// dQ += dS·K in registers, so the sum has one fixed order.
+class DqEmitter {
+public:
+  DqEmitter(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
+            const FlashBackwardSpec &spec, const FlashBackwardConfig &config)
+      : kb(b, loc), b(b), loc(loc), func(func), spec(spec), config(config),
+        elt(spec.elementType), rows(config.dqBlockM()),
+        keys(config.dqBlockN()), kTiles(keys / 8), dTiles(spec.headDim / 8),
+        qLayout(rows, spec.headDim), doLayout(rows, spec.valueHeadDim),
+        kLayout(keys, spec.headDim), vLayout(keys, spec.valueHeadDim) {}
+
+  void emit();
+
+private:
+  void issueKvLoads(Value block);
+  SmallVector<Value> emitBlock(Value block, ValueRange dq);
+
+  KernelBuilder kb;
+  OpBuilder &b;
+  Location loc;
+  gpu::GPUFuncOp func;
+  const FlashBackwardSpec &spec;
+  const FlashBackwardConfig &config;
+  Type elt;
+  int64_t rows, keys, kTiles, dTiles;
+  TileLayout qLayout, doLayout, kLayout, vLayout;
+
+  Common c;
+  Value warp, g, t, batch, head, kvHead, q0, diagonal, numBlocks;
+  Value kPtr, vPtr, qTile, doTile, kRing, vRing;
+  std::array<Value, 2> lseRow, deltaRow; // rows g and g + 8
+  std::optional<FragmentAddresses> aRows, bRows, bTrans;
+};
+
+void DqEmitter::issueKvLoads(Value block) {
+  Value stage = kb.andi(block, 1);
+  Value kv0 = kb.mul(block, kb.i32(keys));
+  Value left = kb.sub(c.seqKv, kv0);
+  nvvm::loadTileAsync(
+      kb, elt, config.dqThreads(), c.tid, kPtr, arg(func, kKStride + 2), kv0,
+      left, kLayout,
+      kb.gepBytes(kRing, kb.mul(stage, kb.i32(kLayout.bytes()))));
+  nvvm::loadTileAsync(
+      kb, elt, config.dqThreads(), c.tid, vPtr, arg(func, kVStride + 2), kv0,
+      left, vLayout,
+      kb.gepBytes(vRing, kb.mul(stage, kb.i32(vLayout.bytes()))));
+}
+
+SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
+  Value next = kb.add(block, kb.i32(1));
+  kb.cpAsyncWait(0);
+  kb.barrier();
+  ifThen(kb, kb.slt(next, numBlocks), [&] { issueKvLoads(next); });
+  kb.cpAsyncCommit();
+
+  Value stage = kb.andi(block, 1);
+  Value kTile = kb.gepBytes(kRing, kb.mul(stage, kb.i32(kLayout.bytes())));
+  Value vTile = kb.gepBytes(vRing, kb.mul(stage, kb.i32(vLayout.bytes())));
+  Value zero = kb.f32(0.0);
+  SmallVector<Value> qPtrs = aRows->lanePointers(qTile);
+  SmallVector<Value> doPtrs = aRows->lanePointers(doTile);
+  SmallVector<Value> kPtrs = bRows->lanePointers(kTile);
+  SmallVector<Value> vPtrs = bRows->lanePointers(vTile);
+
+  // S = Q·Kᵀ and dP = dO·Vᵀ for this warp's 16 rows.
+  auto gemm = [&](SmallVector<Value> &aPtrs, SmallVector<Value> &bPtrs,
+                  int64_t depth) {
+    SmallVector<Acc> acc(kTiles, Acc{zero, zero, zero, zero});
+    for (int64_t kk = 0; kk < depth / 16; ++kk) {
+      AFrag a = kb.ldmatrixX4(aRows->address(aPtrs, 0, kk),
+                              /*transpose=*/false);
+      for (int64_t np = 0; np < kTiles / 2; ++np) {
+        auto r = kb.ldmatrixX4(bRows->address(bPtrs, 16 * np, kk),
+                               /*transpose=*/false);
+        acc[2 * np] = kb.mma16816(elt, a, {r[0], r[1]}, acc[2 * np]);
+        acc[2 * np + 1] = kb.mma16816(elt, a, {r[2], r[3]}, acc[2 * np + 1]);
+      }
+    }
+    return acc;
+  };
+  SmallVector<Acc> s = gemm(qPtrs, kPtrs, spec.headDim);
+
+  // Causal: element e of tile nt is key kv0 + 8·nt + 2t + e%2 of row
+  // q0 + 16·warp + g + 8·(e/2): visible iff
+  //   8·nt + e%2 − 8·(e/2) <= q0 + 16·warp + g + diagonal − kv0 − 2t.
+  // Keys past Nk need no mask: their K rows are zero-filled, so they add
+  // nothing to dS·K.
+  if (spec.causal) {
+    Value kv0 = kb.mul(block, kb.i32(keys));
+    Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+    SmallVector<Value> flat;
+    for (Acc &acc : s)
+      flat.append(acc.begin(), acc.end());
+    Value needsMask = kb.slt(kb.add(q0, diagonal),
+                             kb.add(kv0, kb.i32(keys - 1)));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(flat)),
+                                  needsMask, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value limit = kb.sub(
+          kb.add(kb.add(q0, kb.mul(warp, kb.i32(16))), kb.add(g, diagonal)),
+          kb.add(kv0, kb.shl(t, 1)));
+      SmallVector<Value> masked;
+      for (int64_t nt = 0; nt < kTiles; ++nt)
+        for (int e = 0; e < 4; ++e) {
+          int64_t lhs = 8 * nt + (e & 1) - 8 * (e / 2);
+          masked.push_back(
+              kb.select(kb.sle(kb.i32(lhs), limit), s[nt][e], negInf));
+        }
+      scf::YieldOp::create(b, loc, masked);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, flat);
+    }
+    int64_t i = 0;
+    for (Acc &acc : s)
+      for (Value &v : acc)
+        v = ifOp.getResult(i++);
+  }
+
+  Value cScale = kb.f32(spec.scale * M_LOG2E);
+  for (int64_t nt = 0; nt < kTiles; ++nt)
+    for (int e = 0; e < 4; ++e) {
+      Value negLse = arith::NegFOp::create(b, loc, lseRow[e / 2]);
+      s[nt][e] = kb.exp2(LLVM::FMAOp::create(b, loc, s[nt][e], cScale, negLse));
+    }
+  SmallVector<Acc> dp = gemm(doPtrs, vPtrs, spec.valueHeadDim);
+  for (int64_t nt = 0; nt < kTiles; ++nt)
+    for (int e = 0; e < 4; ++e)
+      s[nt][e] = kb.fmul(s[nt][e], kb.fsub(dp[nt][e], deltaRow[e / 2]));
+
+  // dQ += dS·K: dS from registers (the accumulator layout is the A
+  // layout), K [key][d] by transposed loads.
+  SmallVector<Acc> dq;
+  for (int64_t i = 0; i < dTiles; ++i)
+    dq.push_back({carried[4 * i], carried[4 * i + 1], carried[4 * i + 2],
+                  carried[4 * i + 3]});
+  SmallVector<Value> kTPtrs = bTrans->lanePointers(kTile);
+  for (int64_t kk = 0; kk < kTiles / 2; ++kk) {
+    AFrag a = {kb.packPair(elt, s[2 * kk][0], s[2 * kk][1]),
+               kb.packPair(elt, s[2 * kk][2], s[2 * kk][3]),
+               kb.packPair(elt, s[2 * kk + 1][0], s[2 * kk + 1][1]),
+               kb.packPair(elt, s[2 * kk + 1][2], s[2 * kk + 1][3])};
+    for (int64_t p = 0; p < dTiles / 2; ++p) {
+      auto r = kb.ldmatrixX4(bTrans->address(kTPtrs, 16 * kk, p),
+                             /*transpose=*/true);
+      dq[2 * p] = kb.mma16816(elt, a, {r[0], r[1]}, dq[2 * p]);
+      dq[2 * p + 1] = kb.mma16816(elt, a, {r[2], r[3]}, dq[2 * p + 1]);
+    }
+  }
+  SmallVector<Value> out;
+  for (Acc &acc : dq)
+    out.append(acc.begin(), acc.end());
+  return out;
+}
+
+void DqEmitter::emit() {
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  c = setUpCommon(kb, func);
+  Value lane = kb.andi(c.tid, 31);
+  warp = kb.lshr(c.tid, 5);
+  g = kb.lshr(lane, 2);
+  t = kb.andi(lane, 3);
+  diagonal = kb.sub(c.seqKv, c.seqQ);
+  Value qBlock = NVVM::BlockIdXOp::create(b, loc, b.getI32Type());
+  Value bh = NVVM::BlockIdYOp::create(b, loc, b.getI32Type());
+  batch = kb.divu(bh, c.headsQ);
+  head = kb.remu(bh, c.headsQ);
+  kvHead = kb.divu(head, kb.divu(c.headsQ, c.headsKv));
+  q0 = kb.mul(qBlock, kb.i32(rows));
+
+  // Key blocks this query block sees (causal: up to the diagonal).
+  Value kvEnd = c.seqKv;
+  if (spec.causal) {
+    Value rowsHere = kb.minsi(kb.i32(rows), kb.sub(c.seqQ, q0));
+    kvEnd = kb.minsi(kb.maxsi(kb.add(kb.add(q0, rowsHere), diagonal),
+                              kb.i32(0)),
+                     c.seqKv);
+  }
+  numBlocks = kb.divu(kb.add(kvEnd, kb.i32(keys - 1)), kb.i32(keys));
+
+  Value qPtr = headBase(kb, func, arg(func, kQ), elt, kQStride, batch, head);
+  Value doPtr =
+      headBase(kb, func, arg(func, kDO), elt, kDOStride, batch, head);
+  kPtr = headBase(kb, func, arg(func, kK), elt, kKStride, batch, kvHead);
+  vPtr = headBase(kb, func, arg(func, kV), elt, kVStride, batch, kvHead);
+
+  Value smem = LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
+      kSharedMemorySymbol);
+  qTile = smem;
+  doTile = kb.gepBytes(qTile, kb.i32(qLayout.bytes()));
+  kRing = kb.gepBytes(doTile, kb.i32(doLayout.bytes()));
+  vRing = kb.gepBytes(kRing, kb.i32(2 * kLayout.bytes()));
+
+  Value matrix = kb.lshr(lane, 3);
+  Value rowInMatrix = kb.andi(lane, 7);
+  Value lowBit = kb.andi(matrix, 1), highBit = kb.lshr(matrix, 1);
+  aRows.emplace(kb, qLayout,
+                kb.add(kb.add(kb.mul(warp, kb.i32(16)), kb.shl(lowBit, 3)),
+                       rowInMatrix),
+                highBit);
+  bRows.emplace(kb, kLayout, kb.add(kb.shl(highBit, 3), rowInMatrix), lowBit);
+  bTrans.emplace(kb, kLayout, kb.add(kb.shl(lowBit, 3), rowInMatrix),
+                 highBit);
+
+  // This thread's rows: LSE·log2e (+inf past Nq or for rows without keys,
+  // so that P = 0) and Δ, read once.
+  Value lseBase = headBase(kb, func, arg(func, kLse), b.getF32Type(),
+                           kLseStride, batch, head);
+  Value region = workspaceRegion(kb, func, bh, c.seqQ, spec.headDim);
+  Value inf = kb.f32(std::numeric_limits<double>::infinity());
+  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  for (int h = 0; h < 2; ++h) {
+    Value row = kb.add(kb.add(q0, kb.mul(warp, kb.i32(16))),
+                       kb.add(g, kb.i32(8 * h)));
+    auto ifOp = scf::IfOp::create(b, loc,
+                                  TypeRange{b.getF32Type(), b.getF32Type()},
+                                  kb.slt(row, c.seqQ), /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value lse =
+          loadF32(kb, kb.gep(lseBase, b.getF32Type(), kb.sext64(row)));
+      Value scaled = kb.select(kb.feq(lse, negInf), inf,
+                               kb.fmul(lse, kb.f32(M_LOG2E)));
+      Value delta =
+          loadF32(kb, kb.gep(region, b.getF32Type(), kb.sext64(row)));
+      scf::YieldOp::create(b, loc, ValueRange{scaled, delta});
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, ValueRange{inf, kb.f32(0.0)});
+    }
+    lseRow[h] = ifOp.getResult(0);
+    deltaRow[h] = ifOp.getResult(1);
+  }
+
+  Value rowsLeft = kb.sub(c.seqQ, q0);
+  nvvm::loadTileAsync(kb, elt, config.dqThreads(), c.tid, qPtr,
+                      arg(func, kQStride + 2), q0, rowsLeft, qLayout, qTile);
+  nvvm::loadTileAsync(kb, elt, config.dqThreads(), c.tid, doPtr,
+                      arg(func, kDOStride + 2), q0, rowsLeft, doLayout,
+                      doTile);
+  ifThen(kb, kb.slt(kb.i32(0), numBlocks), [&] { issueKvLoads(kb.i32(0)); });
+  kb.cpAsyncCommit();
+
+  Value zero = kb.f32(0.0);
+  SmallVector<Value> init(4 * dTiles, zero);
+  auto loop = scf::ForOp::create(
+      b, loc, kb.i32(0), numBlocks, kb.i32(1), init,
+      [&](OpBuilder &, Location, Value block, ValueRange iterArgs) {
+        scf::YieldOp::create(b, loc, emitBlock(block, iterArgs));
+      });
+
+  // dQ·scale, rows < Nq, packed pairs.
+  Value dqBase = headBase(kb, func, arg(func, kDQ), elt, kDQStride, batch,
+                          head);
+  Value scale = kb.f32(spec.scale);
+  for (int h = 0; h < 2; ++h) {
+    Value row = kb.add(kb.add(q0, kb.mul(warp, kb.i32(16))),
+                       kb.add(g, kb.i32(8 * h)));
+    ifThen(kb, kb.slt(row, c.seqQ), [&] {
+      Value rowPtr = kb.gep(
+          dqBase, elt,
+          kb.add(kb.mul(kb.sext64(row), arg(func, kDQStride + 2)),
+                 kb.sext64(kb.shl(t, 1))));
+      for (int64_t nt = 0; nt < dTiles; ++nt) {
+        Value lo = kb.fmul(loop.getResult(4 * nt + 2 * h), scale);
+        Value hi = kb.fmul(loop.getResult(4 * nt + 2 * h + 1), scale);
+        LLVM::StoreOp::create(b, loc, kb.packPair(elt, lo, hi),
+                              kb.gep(rowPtr, elt, kb.i64(8 * nt)));
+      }
+    });
+  }
+  gpu::ReturnOp::create(b, loc);
+}
+
+gpu::GPUFuncOp createKernel(OpBuilder &builder, gpu::GPUModuleOp module,
+                            StringRef name, int64_t threads) {
+  MLIRContext *ctx = builder.getContext();
+  Location loc = module.getLoc();
+  Type gptr = LLVM::LLVMPointerType::get(ctx, 1);
+  SmallVector<Type> params(10, gptr);
+  params.append(4, builder.getI32Type());
+  params.append(kNumParams - 14, builder.getI64Type());
+  auto func = gpu::GPUFuncOp::create(builder, loc, name,
+                                     builder.getFunctionType(params, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                builder.getUnitAttr());
+  int32_t n = static_cast<int32_t>(threads);
+  func.setKnownBlockSizeAttr(builder.getDenseI32ArrayAttr({n, 1, 1}));
+  func->setAttr("nvvm.maxntid", builder.getDenseI32ArrayAttr({n, 1, 1}));
+  return func;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Configuration.
+//===----------------------------------------------------------------------===//
+
+FlashBackwardSpec FlashBackwardSpec::fromOp(AttentionGradOp op) {
+  FlashBackwardSpec spec;
+  spec.headDim = op.getHeadDim();
+  spec.valueHeadDim = op.getValueHeadDim();
+  spec.elementType = op.getQueryType().getElementType();
+  spec.causal = op.isCausal();
+  spec.scale = op.getEffectiveScale();
+  return spec;
+}
+
+FlashBackwardConfig
+mlir::attn::chooseFlashBackwardConfig(const FlashBackwardSpec &spec,
+                                      StringRef chip) {
+  FlashBackwardConfig config;
+  config.source = "heuristic";
+  // 8 warps of 16 keys, 64 query rows per step: the fastest of the
+  // block-n {64, 128} x block-m {32, 64} candidates on the H200 for D = 64
+  // and 128 (docs/performance.md, "Backward"). At D = 128 causal ptxas
+  // spills a few bytes (dK and dV alone take 128 registers), which still
+  // beats the spill-free narrower tiles.
+  config.blockN = 128;
+  config.blockM = 64;
+  (void)chip; // one configuration for every sm_80+ chip so far
+  return config;
+}
+
+int64_t
+mlir::attn::flashBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
+                                           const FlashBackwardConfig &config) {
+  int64_t e = 2;
+  int64_t k = config.blockN * spec.headDim * e;
+  int64_t v = config.blockN * spec.valueHeadDim * e;
+  int64_t q = 2 * config.blockM * spec.headDim * e;
+  int64_t dO = 2 * config.blockM * spec.valueHeadDim * e;
+  int64_t ds = config.deterministic ? 0 : config.blockN * config.blockM * e;
+  int64_t scalars = 2 * 2 * 4 * config.blockM;
+  return k + v + q + dO + ds + scalars;
+}
+
+int64_t mlir::attn::flashBackwardDqSharedMemoryBytes(
+    const FlashBackwardSpec &spec, const FlashBackwardConfig &config) {
+  int64_t e = 2;
+  return config.dqBlockM() * (spec.headDim + spec.valueHeadDim) * e +
+         2 * config.dqBlockN() * (spec.headDim + spec.valueHeadDim) * e;
+}
+
+int64_t mlir::attn::backwardAuxRowsPerBlock(int64_t headDim) {
+  return kBackwardAuxThreads / (headDim / 8);
+}
+
+std::string
+mlir::attn::validateFlashBackward(const FlashBackwardSpec &spec,
+                                  const FlashBackwardConfig &config,
+                                  StringRef chip) {
+  auto pow2 = [](int64_t x) { return x > 0 && (x & (x - 1)) == 0; };
+  if (!spec.elementType || !(spec.elementType.isF16() ||
+                             spec.elementType.isBF16()))
+    return "the GPU backward kernels take f16 or bf16 tensors";
+  for (int64_t d : {spec.headDim, spec.valueHeadDim})
+    // dK and dV of a warp's 16 keys stay in registers: D + Dv floats per
+    // thread, too many beyond 128.
+    if (!pow2(d) || d < 32 || d > 128)
+      return "head dims must be 32, 64 or 128 for the GPU backward "
+             "kernels (got " +
+             std::to_string(spec.headDim) + "/" +
+             std::to_string(spec.valueHeadDim) + ")";
+  if (spec.headDim != spec.valueHeadDim)
+    return "the GPU backward kernels need equal head dims for Q/K and V";
+  if (!pow2(config.blockN) || config.blockN < 32 || config.blockN > 128)
+    return "block-n of the backward kernel must be 32, 64 or 128 (got " +
+           std::to_string(config.blockN) + ")";
+  if (config.blockM != 32 && config.blockM != 64)
+    return "block-m of the backward kernel must be 32 or 64 (got " +
+           std::to_string(config.blockM) + ")";
+  int64_t mTiles = config.blockM / 16;
+  if (config.warps() < mTiles || config.warps() % mTiles ||
+      (spec.headDim / 8 / (config.warps() / mTiles)) % 2)
+    return "block-n " + std::to_string(config.blockN) + " (" +
+           std::to_string(config.warps()) +
+           " warps) cannot split dQ's block-m " +
+           std::to_string(config.blockM) + " x " +
+           std::to_string(spec.headDim) + " tile";
+  // The tiles' cooperative loads: each thread copies one 16-byte chunk of
+  // a row per wave.
+  int64_t chunks = spec.headDim / 8;
+  if (config.threads() % chunks)
+    return std::to_string(config.threads()) +
+           " threads cannot load rows of " + std::to_string(chunks) +
+           " 16-byte chunks";
+  for (int64_t rows : {config.blockN, config.blockM})
+    if (int64_t perWave = config.threads() / chunks;
+        perWave < rows && rows % perWave)
+      return "a tile of " + std::to_string(rows) +
+             " rows is not a whole number of " + std::to_string(perWave) +
+             "-row loads";
+  int64_t smem = flashBackwardSharedMemoryBytes(spec, config);
+  int64_t limit = sharedMemoryPerBlock(chip);
+  if (limit && smem > limit)
+    return "the backward kernel needs " + std::to_string(smem) +
+           " bytes of shared memory, " + chip.str() + " offers " +
+           std::to_string(limit);
+  return "";
+}
+
+FlashBackwardKernelNames
+mlir::attn::flashBackwardKernelNames(const FlashBackwardSpec &spec,
+                                     const FlashBackwardConfig &config) {
+  std::string dtype = spec.elementType.isBF16() ? "bf16" : "f16";
+  std::string stem = "attn_bwd_d" + std::to_string(spec.headDim) + "_" +
+                     dtype + (spec.causal ? "_causal" : "");
+  std::string tile = "_n" + std::to_string(config.blockN) + "m" +
+                     std::to_string(config.blockM);
+  if (config.deterministic)
+    return {stem + "_pre", stem + "_dkdv" + tile + "_det", "",
+            stem + "_dq_det_m" + std::to_string(config.dqBlockM()) + "n" +
+                std::to_string(config.dqBlockN())};
+  return {stem + "_pre", stem + "_dkdv" + tile, stem + "_dq", ""};
+}
+
+void mlir::attn::emitFlashBackwardKernels(OpBuilder &builder,
+                                          gpu::GPUModuleOp module,
+                                          const FlashBackwardKernelNames &names,
+                                          const FlashBackwardSpec &spec,
+                                          const FlashBackwardConfig &config) {
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  Location loc = module.getLoc();
+  if (!module.lookupSymbol(kSharedMemorySymbol))
+    LLVM::GlobalOp::create(
+        builder, loc, LLVM::LLVMArrayType::get(builder.getI8Type(), 0),
+        /*isConstant=*/false, LLVM::Linkage::External, kSharedMemorySymbol,
+        Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+
+  if (!module.lookupSymbol(names.preprocess)) {
+    builder.setInsertionPointToEnd(module.getBody());
+    gpu::GPUFuncOp pre = createKernel(builder, module, names.preprocess,
+                                      kBackwardAuxThreads);
+    builder.setInsertionPointToStart(&pre.getBody().front());
+    emitPreprocess(builder, loc, pre, spec);
+  }
+  if (!module.lookupSymbol(names.dkdv)) {
+    builder.setInsertionPointToEnd(module.getBody());
+    gpu::GPUFuncOp main =
+        createKernel(builder, module, names.dkdv, config.threads());
+    DkDvEmitter(builder, loc, main, spec, config).emit();
+  }
+  if (!names.dqDeterministic.empty() &&
+      !module.lookupSymbol(names.dqDeterministic)) {
+    builder.setInsertionPointToEnd(module.getBody());
+    gpu::GPUFuncOp dq = createKernel(builder, module, names.dqDeterministic,
+                                     config.dqThreads());
+    DqEmitter(builder, loc, dq, spec, config).emit();
+  }
+  if (!names.convert.empty() && !module.lookupSymbol(names.convert)) {
+    builder.setInsertionPointToEnd(module.getBody());
+    gpu::GPUFuncOp convert = createKernel(builder, module, names.convert,
+                                          kBackwardAuxThreads);
+    builder.setInsertionPointToStart(&convert.getBody().front());
+    emitConvert(builder, loc, convert, spec);
+  }
+}

@@ -1,0 +1,222 @@
+//===- Backward.cpp - launching the backward kernels ----------------------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Runtime/Backward.h"
+#include "attn/Runtime/LaunchChecks.h"
+
+#include <cstring>
+#include <limits>
+
+using namespace attn;
+using namespace attn::runtime;
+
+BackwardArgs BackwardArgs::dense(const AttentionProblem &p) {
+  BackwardArgs a;
+  a.batch = p.batch;
+  a.headsQ = p.headsQ;
+  a.headsKv = p.headsKv;
+  a.seqQ = p.seqQ;
+  a.seqKv = p.seqKv;
+  auto strides = [](int64_t heads, int64_t n, int64_t d) {
+    return std::array<int64_t, 3>{heads * n * d, n * d, d};
+  };
+  a.qStride = a.dqStride = strides(p.headsQ, p.seqQ, p.headDim);
+  a.kStride = a.dkStride = strides(p.headsKv, p.seqKv, p.headDim);
+  a.vStride = a.dvStride = strides(p.headsKv, p.seqKv, p.vDim());
+  a.oStride = a.doStride = strides(p.headsQ, p.seqQ, p.vDim());
+  a.lseStride = {p.headsQ * p.seqQ, p.seqQ};
+  return a;
+}
+
+Expected<std::unique_ptr<BackwardKernel>>
+BackwardKernel::load(const std::string &dir, const LoadOptions &opts) {
+  Expected<std::unique_ptr<Kernel>> main = Kernel::load(dir, opts);
+  if (!main)
+    return main.status();
+  return adopt(main.take());
+}
+
+Expected<std::unique_ptr<BackwardKernel>>
+BackwardKernel::adopt(std::unique_ptr<Kernel> main) {
+  const KernelManifest &m = main->manifest();
+  const std::string &dir = main->directory();
+  if (m.direction != "backward")
+    return Status::error("loading " + dir + ": not a backward kernel "
+                         "directory (manifest direction '" + m.direction +
+                         "'; compile one with attn-compile --backward)");
+  std::unique_ptr<BackwardKernel> k(new BackwardKernel());
+  const CudaDriver &d = main->driver();
+  ScopedContext guard(d, main->context());
+  if (!guard.status())
+    return guard.status();
+  for (const KernelManifest::Launch &l : m.launches) {
+    cu::Function fn = nullptr;
+    if (Status s = d.check(d.ModuleGetFunction(&fn, main->cuModule(),
+                                               l.entry.c_str()),
+                           "cuModuleGetFunction(\"" + l.entry + "\")");
+        !s)
+      return s.prepend("loading " + dir + ": launch '" + l.role + "'");
+    if (l.dynamicSharedMemory > 48 * 1024)
+      if (Status s = d.check(
+              d.FuncSetAttribute(fn, cu::kFuncAttrMaxDynamicSharedSizeBytes,
+                                 static_cast<int>(l.dynamicSharedMemory)),
+              "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " +
+                  std::to_string(l.dynamicSharedMemory) + ")");
+          !s)
+        return s.prepend("loading " + dir + ": launch '" + l.role + "'");
+    k->functions.push_back(fn);
+  }
+  k->main = std::move(main);
+  return k;
+}
+
+uint64_t BackwardKernel::workspaceBytes(const BackwardArgs &a) const {
+  const AttentionProblem &p = manifest().problem;
+  // Δ padded to a multiple of 4 rows keeps the dQ accumulator 16-byte
+  // aligned (FlashBackwardKernel.cpp, workspaceRegion).
+  uint64_t seqQ4 = (static_cast<uint64_t>(a.seqQ) + 3) & ~uint64_t(3);
+  return static_cast<uint64_t>(a.batch) * a.headsQ * seqQ4 *
+         (p.headDim + 1) * sizeof(float);
+}
+
+namespace {
+/// The value of backward parameter `name`.
+bool backwardValue(const BackwardArgs &a, const std::string &name,
+                   uint64_t &v) {
+  struct Ptr {
+    const char *name;
+    cu::DevicePtr value;
+  };
+  for (Ptr p : {Ptr{"q", a.q}, {"k", a.k}, {"v", a.v}, {"o", a.o},
+                {"do", a.dO}, {"lse", a.lse}, {"dq", a.dq}, {"dk", a.dk},
+                {"dv", a.dv}, {"workspace", a.workspace}})
+    if (name == p.name) {
+      v = p.value;
+      return true;
+    }
+  struct Int {
+    const char *name;
+    int64_t value;
+  };
+  for (Int i : {Int{"batch", a.batch}, {"seq_q", a.seqQ},
+                {"seq_kv", a.seqKv}, {"heads_q", a.headsQ},
+                {"heads_kv", a.headsKv}, {"lse_stride_b", a.lseStride[0]},
+                {"lse_stride_h", a.lseStride[1]}})
+    if (name == i.name) {
+      v = static_cast<uint64_t>(i.value);
+      return true;
+    }
+  struct Strides {
+    const char *tensor;
+    const std::array<int64_t, 3> &s;
+  };
+  for (Strides t : {Strides{"q", a.qStride}, {"k", a.kStride},
+                    {"v", a.vStride}, {"o", a.oStride}, {"do", a.doStride},
+                    {"dq", a.dqStride}, {"dk", a.dkStride},
+                    {"dv", a.dvStride}})
+    for (int d = 0; d < 3; ++d)
+      if (name == std::string(t.tensor) + "_stride_" + "bhn"[d]) {
+        v = static_cast<uint64_t>(t.s[d]);
+        return true;
+      }
+  return false;
+}
+} // namespace
+
+Status BackwardKernel::launch(const BackwardArgs &a, cu::Stream stream) const {
+  const KernelManifest &m = manifest();
+  auto fail = [&](Status s) { return s.prepend("launching " + m.entry); };
+  // The forward's argument checks, once for the inputs (Q, K, V, O, LSE)
+  // and once for the gradients (dQ, dK, dV with dO in O's place).
+  LaunchArgs fwd;
+  fwd.q = a.q, fwd.k = a.k, fwd.v = a.v, fwd.o = a.o, fwd.lse = a.lse;
+  fwd.batch = a.batch, fwd.headsQ = a.headsQ, fwd.headsKv = a.headsKv;
+  fwd.seqQ = a.seqQ, fwd.seqKv = a.seqKv;
+  fwd.qStride = a.qStride, fwd.kStride = a.kStride, fwd.vStride = a.vStride;
+  fwd.oStride = a.oStride, fwd.lseStride = a.lseStride;
+  KernelManifest withLse = m;
+  withLse.problem.withLse = true; // the backward reads the LSE
+  if (Status s = checkLaunchArgs(withLse, fwd); !s)
+    return fail(s);
+  LaunchArgs grads = fwd;
+  grads.q = a.dq, grads.k = a.dk, grads.v = a.dv, grads.o = a.dO;
+  grads.qStride = a.dqStride, grads.kStride = a.dkStride;
+  grads.vStride = a.dvStride, grads.oStride = a.doStride;
+  if (Status s = checkLaunchArgs(withLse, grads); !s)
+    return fail(Status::error(
+        std::string(s.message()) +
+        " (in the gradients: q, k, v, o stand for dq, dk, dv, do)"));
+  if (isEmptyLaunch(fwd))
+    return Status::success();
+  if (a.workspace == 0 || a.workspace % kTensorAlignment)
+    return fail(Status::error(
+        "workspace: needs " + std::to_string(workspaceBytes(a)) +
+        " bytes of device memory, 16-byte aligned (got " +
+        (a.workspace ? "a misaligned pointer" : "null") + ")"));
+
+  std::vector<uint64_t> storage(m.params.size());
+  std::vector<void *> pointers(m.params.size());
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    const KernelParam &p = m.params[i];
+    uint64_t v = 0;
+    if (!backwardValue(a, p.name, v))
+      return fail(Status::error("parameter '" + p.name +
+                                "' is not in the backward ABI"));
+    if (p.type == ParamType::I32) {
+      int64_t s = static_cast<int64_t>(v);
+      if (s < std::numeric_limits<int32_t>::min() ||
+          s > std::numeric_limits<int32_t>::max())
+        return fail(Status::error("parameter '" + p.name + "' = " +
+                                  std::to_string(s) +
+                                  " does not fit the kernel's i32"));
+      int32_t narrow = static_cast<int32_t>(s);
+      std::memcpy(&storage[i], &narrow, sizeof(narrow));
+    } else {
+      storage[i] = v;
+    }
+    pointers[i] = &storage[i];
+  }
+
+  GridVars vars;
+  vars.batch = a.batch;
+  vars.headsQ = a.headsQ;
+  vars.headsKv = a.headsKv;
+  vars.seqQ = a.seqQ;
+  vars.seqKv = a.seqKv;
+  vars.headDim = m.problem.headDim;
+  vars.valueHeadDim = m.problem.vDim();
+  vars.blockM = m.tile.blockM;
+  vars.blockN = m.tile.blockN;
+  vars.numSms = main->numSms();
+  const CudaDriver &d = main->driver();
+  ScopedContext guard(d, main->context());
+  if (!guard.status())
+    return fail(guard.status());
+  for (size_t i = 0; i < m.launches.size(); ++i) {
+    const KernelManifest::Launch &l = m.launches[i];
+    std::array<unsigned, 3> grid{};
+    for (int dim = 0; dim < 3; ++dim) {
+      Expected<int64_t> n = l.grid[dim].evaluate(vars);
+      if (!n)
+        return fail(Status(n.status())
+                        .prepend(l.role + " grid." + "xyz"[dim]));
+      if (*n > (dim == 0 ? 0x7fffffffLL : 65535LL))
+        return fail(Status::error(l.role + " grid." + "xyz"[dim] + " = " +
+                                  std::to_string(*n) +
+                                  " exceeds the device's limit"));
+      grid[dim] = static_cast<unsigned>(*n);
+    }
+    if (Status s = d.check(
+            d.LaunchKernel(functions[i], grid[0], grid[1], grid[2],
+                           static_cast<unsigned>(l.threads), 1, 1,
+                           static_cast<unsigned>(l.dynamicSharedMemory),
+                           stream, pointers.data(), nullptr),
+            "cuLaunchKernel(" + l.entry + ")");
+        !s)
+      return fail(s);
+  }
+  return Status::success();
+}
