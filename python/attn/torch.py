@@ -25,13 +25,16 @@ on-disk cache or takes it from the AOT pack in $ATTN_KERNEL_PACK
 (attn.cache); later calls only launch it.
 
 Outside torch.compile and autograd, calls skip the dispatcher and launch
-directly (same checks, same kernels), which keeps per-call overhead low.
+directly (same checks, same kernels); a repeated call (same shapes,
+strides, dtypes, devices, causal and scale on one thread) reuses a ready
+launch structure, which keeps per-call overhead low.
 """
 
 import ctypes
 import math
 import struct
 import threading
+import weakref
 from typing import Dict, Optional, Tuple
 
 import torch
@@ -53,6 +56,9 @@ _FWD_FORMAT = struct.Struct("=5Q5q14q")
 _BWD_FORMAT = struct.Struct("=10Q5q26q")
 assert _FWD_FORMAT.size == ctypes.sizeof(_rt.LaunchArgs)
 assert _BWD_FORMAT.size == ctypes.sizeof(_rt.BackwardArgs)
+# The five pointers that lead attn_launch_args (q, k, v, o, lse): all a
+# cached call rewrites.
+_FWD_POINTERS = struct.Struct("=5Q")
 
 
 def _check_shapes(q: Tensor, k: Tensor, v: Tensor, what: str = _OP) -> None:
@@ -99,16 +105,22 @@ def _check_cuda(tensors, what: str = _OP) -> None:
                              "run on CUDA tensors")
 
 
-def _kernel_layout(t: Tensor) -> Tensor:
-    """``t`` itself when the kernels can read it in place, else a
-    contiguous copy (see the module docstring)."""
+def _strides_ok(t: Tensor) -> bool:
+    """Whether the kernels can read ``t``'s layout in place (the data
+    pointer's alignment aside)."""
     s, n = t.stride(), t.shape
     # (A dimension of size 1 never multiplies its stride; a broadcast, stride
     # 0, is copied too: Hopper's TMA descriptors need positive strides.)
-    if (s[3] == 1 and t.data_ptr() % _ALIGN_BYTES == 0
+    return (s[3] == 1
             and (n[0] <= 1 or (s[0] > 0 and s[0] % _ALIGN_ELEMENTS == 0))
             and (n[1] <= 1 or (s[1] > 0 and s[1] % _ALIGN_ELEMENTS == 0))
-            and (n[2] <= 1 or (s[2] > 0 and s[2] % _ALIGN_ELEMENTS == 0))):
+            and (n[2] <= 1 or (s[2] > 0 and s[2] % _ALIGN_ELEMENTS == 0)))
+
+
+def _kernel_layout(t: Tensor) -> Tensor:
+    """``t`` itself when the kernels can read it in place, else a
+    contiguous copy (see the module docstring)."""
+    if t.data_ptr() % _ALIGN_BYTES == 0 and _strides_ok(t):
         return t
     return t.contiguous() if not t.is_contiguous() else t.clone()
 
@@ -330,27 +342,85 @@ _attention_op.register_autograd(_autograd_backward,
 _dispatch_stack_len = getattr(torch._C, "_len_torch_dispatch_stack", None)
 _is_functorch_wrapped = getattr(getattr(torch._C, "_functorch", None),
                                 "is_functorch_wrapped_tensor", None)
+# Hoisted once: the per-call path makes no module attribute lookups.
+_is_compiling = torch.compiler.is_compiling
+_grad_enabled = torch.is_grad_enabled
+_FLOAT32 = torch.float32
+_CAN_BYPASS = _dispatch_stack_len is not None and \
+    _is_functorch_wrapped is not None
 
 
 def _direct_call_ok(q: Tensor, k: Tensor, v: Tensor) -> bool:
     """Whether a call may bypass the dispatcher: plain CUDA tensors, no
     autograd to record, no tracing, no dispatch mode, no functorch
     transform. Anything else goes through torch.ops.attn.attention."""
-    if torch.compiler.is_compiling():
-        return False
-    if _dispatch_stack_len is None or _is_functorch_wrapped is None:
+    if _is_compiling() or not _CAN_BYPASS:
         return False
     if not (type(q) is Tensor and type(k) is Tensor and type(v) is Tensor):
         return False
     if not (q.is_cuda and k.is_cuda and v.is_cuda):
         return False  # meta, CPU: the dispatcher (fake impl or the error)
-    if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad
-                                    or v.requires_grad):
+    if _grad_enabled() and (q.requires_grad or k.requires_grad
+                            or v.requires_grad):
         return False
     if _dispatch_stack_len() != 0:
         return False
     return not (_is_functorch_wrapped(q) or _is_functorch_wrapped(k)
                 or _is_functorch_wrapped(v))
+
+
+# --- the cached direct path ------------------------------------------------
+# A call whose (shapes, strides, dtypes, devices, causal, scale) were seen
+# before, on this thread, with a layout the kernel reads in place, skips
+# every check that key settles: it allocates O and LSE, writes five pointers
+# into a ready attn_launch_args and makes one ctypes call. What the key does
+# not settle is checked on each call: tracing, autograd, dispatch modes,
+# functorch wrappers and the 16-byte alignment of the data pointers.
+# Entries are per thread because ctypes releases the GIL during the launch
+# while the structure is read.
+
+class _FastEntries(dict):
+    """One thread's entries (a dict subclass so a WeakSet can hold it)."""
+
+
+_MAX_FAST_ENTRIES = 256
+_all_fast_entries: "weakref.WeakSet[_FastEntries]" = weakref.WeakSet()
+_fast_local = threading.local()
+
+
+def _fast_entries() -> _FastEntries:
+    entries = _FastEntries()
+    with _launchers_lock:
+        _all_fast_entries.add(entries)
+    _fast_local.entries = entries
+    return entries
+
+
+def _fast_entry(q: Tensor, k: Tensor, v: Tensor, causal: bool,
+                scale: Optional[float]):
+    """The cached launch of a call that _forward has just run directly on
+    these tensors, or None when such calls must take the checked path
+    (copies, empty problems)."""
+    B, Hq, Nq, _ = q.shape
+    Hkv, Nk, Dv = k.shape[1], k.shape[2], v.shape[3]
+    if B * Hq * Nq * Dv == 0 or Nk == 0:
+        return None
+    if not (_strides_ok(q) and _strides_ok(k) and _strides_ok(v)):
+        return None
+    launcher = _launcher("fwd", q, v, causal, scale)
+    args = _rt.LaunchArgs()
+    qs, ks, vs = q.stride(), k.stride(), v.stride()
+    # O is allocated contiguous and LSE [B, Hq, Nq] contiguous.
+    _FWD_FORMAT.pack_into(
+        args, 0, 0, 0, 0, 0, 0, B, Hq, Hkv, Nq, Nk, qs[0], qs[1], qs[2],
+        ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], Hq * Nq * Dv, Nq * Dv, Dv,
+        Hq * Nq, Nq)
+    index = q.device.index
+    if index is None:
+        index = torch.cuda.current_device()
+    return (args, ctypes.byref(args), launcher.launch,
+            ctypes.c_void_p(launcher.handle), index,
+            (B, Hq, Nq, Dv), (B, Hq, Nq), launcher)
 
 
 def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
@@ -371,11 +441,49 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
     Returns:
       out [B, Hq, Nq, Dv] (contiguous), or (out, lse).
     """
+    key = None
+    if (not _is_compiling() and _CAN_BYPASS and type(q) is Tensor
+            and type(k) is Tensor and type(v) is Tensor):
+        try:
+            entries = _fast_local.entries
+        except AttributeError:
+            entries = _fast_entries()
+        # (A scale or causal flag that is not hashable takes the checked
+        # path, which names it.)
+        key = (q.shape, k.shape, v.shape, q.stride(), k.stride(), v.stride(),
+               q.dtype, k.dtype, v.dtype, q.device, k.device, v.device,
+               causal, scale)
+        try:
+            entry = entries.get(key)
+        except TypeError:
+            entry = key = None
+        if (entry is not None
+                and not (_grad_enabled() and (q.requires_grad
+                                              or k.requires_grad
+                                              or v.requires_grad))
+                and _dispatch_stack_len() == 0
+                and not (_is_functorch_wrapped(q) or _is_functorch_wrapped(k)
+                         or _is_functorch_wrapped(v))):
+            qp, kp, vp = q.data_ptr(), k.data_ptr(), v.data_ptr()
+            if not (qp | kp | vp) & 15:  # _ALIGN_BYTES
+                args, ref, launch, handle, index, out_shape, lse_shape, _ = \
+                    entry
+                out = q.new_empty(out_shape)
+                lse = q.new_empty(lse_shape, dtype=_FLOAT32)
+                _FWD_POINTERS.pack_into(args, 0, qp, kp, vp, out.data_ptr(),
+                                        lse.data_ptr())
+                if launch(handle, ref, _current_stream(index)):
+                    raise _rt.AttnRuntimeError(_rt._last_error(entry[7].lib))
+                return (out, lse) if return_lse else out
     if scale is not None:
         _check_scale(scale)
         scale = float(scale)
     if _direct_call_ok(q, k, v):
         out, lse = _forward(q, k, v, bool(causal), scale)
+        if key is not None and key not in entries:
+            if len(entries) >= _MAX_FAST_ENTRIES:
+                entries.clear()
+            entries[key] = _fast_entry(q, k, v, bool(causal), scale)
     else:
         out, lse = torch.ops.attn.attention(q, k, v, bool(causal), scale)
     return (out, lse) if return_lse else out
@@ -385,6 +493,9 @@ def clear_kernel_cache() -> None:
     """Forgets the loaded kernels (the on-disk cache is kept)."""
     from . import cache
     with _launchers_lock:
+        # The cached direct calls hold the handles closed below.
+        for entries in list(_all_fast_entries):
+            entries.clear()
         for launcher in _launchers.values():
             launcher.kernel.close()
         _launchers.clear()

@@ -140,6 +140,44 @@ def test_op_and_direct_path_agree():
     assert torch.equal(direct, via_op)
 
 
+def test_repeated_calls_take_the_cached_launch_safely():
+    """The second call with one key takes the cached launch; what the key
+    does not cover (data, alignment, autograd, the stream, a cleared
+    cache) must still be honoured."""
+    shape = (1, 4, 2, 100, 130, 64)
+    q, k, v = inputs(*shape, torch.bfloat16, seed=7)
+    first, lse1 = attn_torch.attention(q, k, v, causal=True, return_lse=True)
+    q2, k2, v2 = inputs(*shape, torch.bfloat16, seed=8)
+    second, lse2 = attn_torch.attention(q2, k2, v2, causal=True,
+                                        return_lse=True)
+    ref, ref_lse = reference(q2, k2, v2, True)
+    assert rel_err(second, ref) <= 1e-2
+    assert (lse2 - ref_lse).abs().max().item() <= 1e-3
+    assert first.data_ptr() != second.data_ptr()  # a fresh output each call
+    assert rel_err(first, reference(q, k, v, True)[0]) <= 1e-2
+    # Same shape and strides, data 2 bytes off the 16-byte alignment.
+    base = torch.randn(q.numel() + 1, device="cuda", dtype=torch.bfloat16)
+    qm = base[1:].view(q.shape)
+    assert qm.stride() == q.stride() and qm.data_ptr() % 16
+    out = attn_torch.attention(qm, k, v, causal=True)
+    assert rel_err(out, reference(qm, k, v, True)[0]) <= 1e-2
+    # Autograd after a cached call still records the op.
+    qg = q.clone().requires_grad_(True)
+    assert attn_torch.attention(qg, k, v, causal=True).grad_fn is not None
+    # Another stream.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        out = attn_torch.attention(q2, k2, v2, causal=True)
+    side.synchronize()
+    assert rel_err(out, ref) <= 1e-2
+    # A cleared kernel cache drops the cached launches with the handles.
+    attn_torch.clear_kernel_cache()
+    out = attn_torch.attention(q2, k2, v2, causal=True)
+    out = attn_torch.attention(q2, k2, v2, causal=True)
+    assert rel_err(out, ref) <= 1e-2
+
+
 def test_wrong_dtype_names_the_tensor():
     q, k, v = inputs(1, 2, 2, 16, 16, 64, torch.bfloat16)
     with pytest.raises(TypeError, match="v is torch.float16 but q is "
@@ -235,3 +273,19 @@ def test_per_call_overhead_vs_sdpa_flash():
           f"{sdpa:.1f} us, attn.torch.attention {ours:.1f} us "
           f"({ours / sdpa:.2f}x), torch.ops.attn.attention {op:.1f} us "
           f"({op / sdpa:.2f}x)")
+    # Where our time goes: the two allocations and the bare ctypes launch.
+    alloc = wall(lambda: (q.new_empty((1, 8, 128, 64)),
+                          q.new_empty((1, 8, 128), dtype=torch.float32)))
+    key = (q.shape, k.shape, v.shape, q.stride(), k.stride(), v.stride(),
+           q.dtype, k.dtype, v.dtype, q.device, k.device, v.device, False,
+           None)
+    args, ref, launch, handle, index = attn_torch._fast_local.entries[key][:5]
+    out = q.new_empty((1, 8, 128, 64))
+    lse = q.new_empty((1, 8, 128), dtype=torch.float32)
+    attn_torch._FWD_POINTERS.pack_into(args, 0, q.data_ptr(), k.data_ptr(),
+                                       v.data_ptr(), out.data_ptr(),
+                                       lse.data_ptr())
+    stream = attn_torch._current_stream
+    bare = wall(lambda: launch(handle, ref, stream(index)))
+    print(f"per-call parts: two new_empty {alloc:.1f} us, bare ctypes "
+          f"launch {bare:.1f} us")
