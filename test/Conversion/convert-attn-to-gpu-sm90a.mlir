@@ -30,6 +30,10 @@
 // Consumers: more registers. Block 0: S = Q·Kᵀ by 8 wgmma k-steps from
 // shared memory (the first overwrites the accumulators), its softmax.
 // CHECK: nvvm.setmaxregister  increase 240
+// Ping-pong: consumer 1 lets consumer 0 issue its GEMMs first; each then
+// waits for its turn (named barrier 1 or 2) before issuing.
+// CHECK: bar.arrive $0, $1;
+// CHECK: bar.sync $0, $1;
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: wgmma.fence.sync.aligned
 // CHECK: setp.ne.b32 p, 0, 0;{{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
@@ -43,12 +47,14 @@
 // in flight together; the softmax of S(j) runs once S(j) is done. The loop
 // carries O (64), m and l (2 + 2) and P (32 packed registers).
 // CHECK: %{{.*}}:100 = scf.for
+// CHECK: bar.sync $0, $1;
 // CHECK: wgmma.fence.sync.aligned
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
 // CHECK: wgmma.commit_group.sync.aligned
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {{{.*}}}, ${{[0-9]+}}, p, 1, 1, 1;
 // CHECK: wgmma.commit_group.sync.aligned
+// CHECK: bar.arrive $0, $1;
 // CHECK: wgmma.wait_group.sync.aligned 1;
 // CHECK: ex2.approx.ftz.f32
 // CHECK: wgmma.wait_group.sync.aligned 0;

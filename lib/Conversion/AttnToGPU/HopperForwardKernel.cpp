@@ -108,6 +108,18 @@ private:
   Value numBlocks, numFull;
   // Consumer-only: first query row of this warp's 16, Q's descriptor.
   Value warpRow0, qDesc;
+  // Ping-pong: this consumer's named barrier and the other one's.
+  Value myTurn, otherTurn;
+  /// Waits until the other consumer has issued its GEMMs (no-op without
+  /// ping-pong); schedulerArrive lets the other one go after ours.
+  void schedulerSync() {
+    if (myTurn)
+      namedBarrierSync(kb, myTurn, 256);
+  }
+  void schedulerArrive() {
+    if (otherTurn)
+      namedBarrierArrive(kb, otherTurn, 256);
+  }
 
   // mbarrier slots (8 bytes each) after the tiles.
   int64_t qFullSlot() const { return 0; }
@@ -368,6 +380,7 @@ HopperForwardEmitter::emitOverlappedBlock(Value block, const State &in,
   SmallVector<Value> carried(in.o);
   carried.append(p);
   SmallVector<Value> fenced;
+  schedulerSync();
   SmallVector<Value> s = issueScores(block, carried, fenced);
   wgmmaCommitGroup(kb);
   Value prevStage = kb.remu(prev, kb.i32(config.stages));
@@ -376,6 +389,7 @@ HopperForwardEmitter::emitOverlappedBlock(Value block, const State &in,
   ArrayRef<Value> fencedP = ArrayRef(fenced).drop_front(in.o.size());
   SmallVector<Value> o = issuePV(prev, fencedP, fencedO);
   wgmmaCommitGroup(kb);
+  schedulerArrive();
   // The older group (S) is complete; P·V may still run.
   s = wgmmaWaitGroup(kb, 1, s);
   release(kEmptySlot(), block);
@@ -462,6 +476,22 @@ void HopperForwardEmitter::emitConsumer() {
     return;
   }
 
+  // Ping-pong between the two consumers (FlashAttention-3): named barriers
+  // 1 and 2 (0 is bar.sync's) order their GEMM issue; consumer 1 lets
+  // consumer 0 go first.
+  if (config.pingPong && config.consumers() == 2) {
+    myTurn = kb.add(consumer, kb.i32(1));
+    otherTurn = kb.sub(kb.i32(2), consumer);
+    auto second = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, consumer,
+                              kb.i32(1)),
+        /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&second.getThenRegion().front());
+    schedulerArrive();
+  }
+
   // Overlapped: block 0's scores and softmax first, then per block b >= 1
   // S(b) with P(b-1)·V(b-1), and the last P·V after the loop. A query
   // block with no key at all skips everything (O = 0, LSE = -inf).
@@ -475,8 +505,10 @@ void HopperForwardEmitter::emitConsumer() {
     b.setInsertionPointToStart(&any.getThenRegion().front());
     Value first = kb.i32(0);
     SmallVector<Value> none;
+    schedulerSync();
     SmallVector<Value> s = issueScores(first, {}, none);
     wgmmaCommitGroup(kb);
+    schedulerArrive();
     s = wgmmaWaitGroup(kb, 0, s);
     release(kEmptySlot(), first);
     State state;
@@ -504,11 +536,13 @@ void HopperForwardEmitter::emitConsumer() {
     mbarrierWait(kb, barrierAt(vFullSlot(), lastStage), parityOf(lastBlock));
     SmallVector<Value> regs(last.o);
     regs.append(lastP);
+    schedulerSync();
     regs = wgmmaFence(kb, regs);
     SmallVector<Value> fencedP(regs.begin() + last.o.size(), regs.end());
     regs.resize(last.o.size());
     SmallVector<Value> o = issuePV(lastBlock, fencedP, regs);
     wgmmaCommitGroup(kb);
+    schedulerArrive();
     last.o = wgmmaWaitGroup(kb, 0, o);
     release(vEmptySlot(), lastBlock);
     scf::YieldOp::create(b, loc, flatten(last));

@@ -44,6 +44,8 @@ mlir::attn::chooseHopperKernelConfig(const FlashKernelSpec &spec) {
   // Experiment knob: the serial consumer loop, for comparison.
   if (const char *e = std::getenv("ATTN_SM90_SERIAL"); e && *e == '1')
     config.overlap = false;
+  if (const char *e = std::getenv("ATTN_SM90_NO_PINGPONG"); e && *e == '1')
+    config.pingPong = false;
   int64_t d = std::max(spec.headDim, spec.valueHeadDim);
   // Per consumer thread: S takes blockN / 2 registers, O Dv / 2, P
   // blockN / 4; the rest of the 240 go to addresses and softmax state.
@@ -134,6 +136,8 @@ std::string mlir::attn::hopperKernelName(const FlashKernelSpec &spec,
   os << "_m" << config.blockM << "n" << config.blockN << "s" << config.stages;
   if (!config.overlap)
     os << "_serial";
+  else if (!config.pingPong && config.consumers() == 2)
+    os << "_nopp";
   return os.str();
 }
 

@@ -180,14 +180,14 @@ void mlir::attn::nvvm::setMaxRegisters(KernelBuilder &kb, int64_t count,
                : NVVM::SetMaxRegisterAction::decrease);
 }
 
-void mlir::attn::nvvm::namedBarrierSync(KernelBuilder &kb, int64_t id,
+void mlir::attn::nvvm::namedBarrierSync(KernelBuilder &kb, Value id,
                                         int64_t threads) {
-  asmOp(kb, {}, {kb.i32(id), kb.i32(threads)}, "bar.sync $0, $1;", "r,r");
+  asmOp(kb, {}, {id, kb.i32(threads)}, "bar.sync $0, $1;", "r,r");
 }
 
-void mlir::attn::nvvm::namedBarrierArrive(KernelBuilder &kb, int64_t id,
+void mlir::attn::nvvm::namedBarrierArrive(KernelBuilder &kb, Value id,
                                           int64_t threads) {
-  asmOp(kb, {}, {kb.i32(id), kb.i32(threads)}, "bar.arrive $0, $1;", "r,r");
+  asmOp(kb, {}, {id, kb.i32(threads)}, "bar.arrive $0, $1;", "r,r");
 }
 
 Value mlir::attn::nvvm::wgmmaDescriptor(KernelBuilder &kb, Value sharedTile,

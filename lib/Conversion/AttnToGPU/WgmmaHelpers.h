@@ -41,9 +41,9 @@ void tmaLoad4d(KernelBuilder &kb, Value sharedDst, Value tensorMap,
 /// setmaxnreg.{inc,dec}.sync.aligned.u32 for the whole warpgroup.
 void setMaxRegisters(KernelBuilder &kb, int64_t count, bool increase);
 
-/// bar.sync / bar.arrive on named barrier `id` for `threads` threads.
-void namedBarrierSync(KernelBuilder &kb, int64_t id, int64_t threads);
-void namedBarrierArrive(KernelBuilder &kb, int64_t id, int64_t threads);
+/// bar.sync / bar.arrive on named barrier `id` (i32) for `threads` threads.
+void namedBarrierSync(KernelBuilder &kb, Value id, int64_t threads);
+void namedBarrierArrive(KernelBuilder &kb, Value id, int64_t threads);
 
 /// A wgmma shared-memory matrix descriptor for a tile in the 128-byte
 /// swizzled layout TMA writes (1024-byte aligned, rows of 128 bytes):

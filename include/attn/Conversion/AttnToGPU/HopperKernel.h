@@ -25,6 +25,9 @@ struct HopperKernelConfig {
   /// Intra-warpgroup overlap: S(j+1) = Q·K(j+1)ᵀ and O += P(j)·V(j) in
   /// flight together while the softmax of S(j+1) runs.
   bool overlap = true;
+  /// Ping-pong (two consumers, with overlap): named barriers let one
+  /// consumer issue its GEMMs while the other runs its softmax.
+  bool pingPong = true;
   std::string source;              // "heuristic" or "option"
 
   int64_t consumers() const { return blockM / 64; }
