@@ -194,6 +194,18 @@ def _all_gather(t: Tensor, group, world: int) -> List[Tensor]:
     return out
 
 
+def _reduce_scatter(parts: List[Tensor], group, rank: int) -> Tensor:
+    """Sum over ranks of parts[i], delivered to rank i."""
+    if dist.get_backend(group) == "nccl":
+        out = torch.empty_like(parts[0])
+        dist.reduce_scatter(out, parts, group=group)
+        return out
+    # gloo has no reduce_scatter: reduce everything, keep our part.
+    stacked = torch.stack(parts)
+    dist.all_reduce(stacked, group=group)
+    return stacked[rank]
+
+
 class _ContextParallelAttention(torch.autograd.Function):
 
     @staticmethod
@@ -248,10 +260,7 @@ class _ContextParallelAttention(torch.autograd.Function):
                                cp_schedule.blocks(rank, src, world, causal,
                                                   load_balance),
                                chunk, block_bwd_fn, scale)
-            dk = torch.empty_like(dks[0])
-            dv = torch.empty_like(dvs[0])
-            dist.reduce_scatter(dk, dks, group=group)
-            dist.reduce_scatter(dv, dvs, group=group)
+            dk, dv = _reduce_scatter(dks, group, rank), _reduce_scatter(dvs, group, rank)
         else:
             ring = _Ring(group) if world > 1 else None
             k_cur, v_cur = k, v

@@ -251,3 +251,60 @@ def test_gpu_simulated_ring_matches_single_gpu(monkeypatch, world, causal,
     print(f"\nCP-SIM world={world} causal={int(causal)} zigzag={int(load_balance)} "
           f"N={n} " + " ".join(f"{k}={e:.2e}" for k, e in errs.items()))
     assert all(e <= 1e-2 for e in errs.values()), errs
+
+
+# --- real ranks on the CPU: gloo, float64 reference blocks ------------------
+
+def _gloo_worker(rank, world, port, causal, mode, load_balance, results):
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import torch
+    import torch.distributed as dist
+    from attn.distributed import context_parallel_attention, shard_sequence
+    from attn.lse_merge import reference_block_attention
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
+                            rank=rank, world_size=world)
+    try:
+        g = torch.Generator().manual_seed(0)
+        n = 2 * world * 5
+        q = torch.randn(1, 4, n, 8, generator=g, dtype=torch.float64)
+        k = torch.randn(1, 2, n, 8, generator=g, dtype=torch.float64)
+        v = torch.randn(1, 2, n, 8, generator=g, dtype=torch.float64)
+        grad = torch.randn(1, 4, n, 8, generator=g, dtype=torch.float64)
+        full = [t.clone().requires_grad_() for t in (q, k, v)]
+        ref = reference_block_attention(*full, causal, None)[0]
+        want = torch.autograd.grad(ref, full, grad)
+        sh = lambda t: shard_sequence(t, world, rank, load_balance=load_balance)  # noqa: E731
+        loc = [sh(t).requires_grad_() for t in (q, k, v)]
+        out = context_parallel_attention(*loc, causal=causal, mode=mode,
+                                         load_balance=load_balance)
+        got = torch.autograd.grad(out, loc, sh(grad))
+        errs = [(out - sh(ref)).abs().max().item()]
+        errs += [(a - sh(b)).abs().max().item() for a, b in zip(got, want)]
+        results[rank] = max(errs)
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("world", [2, 3])
+@pytest.mark.parametrize("mode", ["ring", "allgather"])
+@pytest.mark.parametrize("causal, load_balance", [(False, True), (True, True),
+                                                  (True, False)])
+def test_gloo_ranks_equal_full_attention(world, mode, causal, load_balance):
+    """The torch.distributed code path itself (P2P ring, all-gather,
+    travelling dK/dV) with real processes on the CPU."""
+    torch = _torch()
+    import socket
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+    if not dist.is_available():
+        pytest.skip("torch.distributed is not available in this build")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    results = mp.Manager().dict()
+    mp.spawn(_gloo_worker, args=(world, port, causal, mode, load_balance,
+                                 results), nprocs=world, join=True)
+    assert sorted(results.keys()) == list(range(world))
+    assert max(results.values()) < 1e-10, dict(results)
