@@ -31,6 +31,7 @@ launch structure, which keeps per-call overhead low.
 """
 
 import ctypes
+import itertools
 import math
 import struct
 import threading
@@ -380,18 +381,22 @@ def _direct_call_ok(q: Tensor, k: Tensor, v: Tensor) -> bool:
 # while the structure is read.
 
 class _FastEntries(dict):
-    """One thread's entries (a dict subclass so a WeakSet can hold it)."""
+    """One thread's entries (a dict subclass, so it can be weakly
+    referenced; dicts are unhashable, hence the numbered registry)."""
 
 
 _MAX_FAST_ENTRIES = 256
-_all_fast_entries: "weakref.WeakSet[_FastEntries]" = weakref.WeakSet()
+# Every thread's entries, for clear_kernel_cache; a thread's go with it.
+_all_fast_entries: "weakref.WeakValueDictionary[int, _FastEntries]" = \
+    weakref.WeakValueDictionary()
+_fast_entries_made = itertools.count()
 _fast_local = threading.local()
 
 
 def _fast_entries() -> _FastEntries:
     entries = _FastEntries()
     with _launchers_lock:
-        _all_fast_entries.add(entries)
+        _all_fast_entries[next(_fast_entries_made)] = entries
     _fast_local.entries = entries
     return entries
 
@@ -494,7 +499,7 @@ def clear_kernel_cache() -> None:
     from . import cache
     with _launchers_lock:
         # The cached direct calls hold the handles closed below.
-        for entries in list(_all_fast_entries):
+        for entries in list(_all_fast_entries.values()):
             entries.clear()
         for launcher in _launchers.values():
             launcher.kernel.close()
