@@ -148,7 +148,10 @@ def _local_setup(q: Tensor, load_balance: bool):
 
 def _finish(acc, dtype) -> Tuple[Tensor, Tensor]:
     out = torch.cat([o for o, _ in acc], dim=2).to(dtype)
-    lse = torch.cat([l for _, l in acc], dim=2).float()
+    # float32 LSE, except for float64 inputs (a float32 LSE would limit the
+    # float64 backward to ~1e-7).
+    lse = torch.cat([l for _, l in acc], dim=2)
+    lse = lse if lse.dtype == torch.float64 else lse.float()
     return out.contiguous(), lse.contiguous()
 
 
