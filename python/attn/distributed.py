@@ -313,7 +313,8 @@ def context_parallel_attention(q: Tensor, k: Tensor, v: Tensor, group=None, *,
     q [B, Hq, N_local, D], k [B, Hkv, N_local, D], v [B, Hkv, N_local, Dv]:
     this rank's shard (shard_sequence's layout; N_local equal on every rank).
     Returns this rank's rows of the output [B, Hq, N_local, Dv] (and the
-    float32 LSE with return_lse). Differentiable in q, k, v. The block
+    float32 LSE, float64 for float64 inputs, with return_lse). Differentiable
+    in q, k, v. The block
     functions default to attn's kernels for CUDA tensors (float64 reference
     on CPU tensors, e.g. with the gloo backend)."""
     if mode not in ("ring", "allgather"):
