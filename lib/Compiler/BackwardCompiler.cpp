@@ -11,9 +11,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 
 #include <map>
@@ -296,22 +294,6 @@ std::string CompiledBackward::manifestJSON() const {
 
 llvm::Error mlir::attn::writeBackwardDirectory(const CompiledBackward &kernels,
                                                llvm::StringRef dir) {
-  if (auto ec = llvm::sys::fs::create_directories(dir))
-    return error("cannot create directory '" + dir + "': " + ec.message());
-  auto write = [&](llvm::StringRef name, llvm::StringRef data) -> llvm::Error {
-    llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, name);
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return error("cannot write '" + path + "': " + ec.message());
-    os << data;
-    return llvm::Error::success();
-  };
-  if (auto e = write("kernel.ptx", kernels.ptx))
-    return e;
-  if (!kernels.cubin.empty())
-    if (auto e = write("kernel.cubin", kernels.cubin))
-      return e;
-  return write("manifest.json", kernels.manifestJSON());
+  return writeKernelFiles(dir, kernels.ptx, kernels.cubin,
+                          kernels.manifestJSON());
 }

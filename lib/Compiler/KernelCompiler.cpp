@@ -350,6 +350,14 @@ std::string CompiledKernel::manifestJSON() const {
 
 llvm::Error mlir::attn::writeKernelDirectory(const CompiledKernel &kernel,
                                              llvm::StringRef dir) {
+  return writeKernelFiles(dir, kernel.ptx, kernel.cubin,
+                          kernel.manifestJSON());
+}
+
+llvm::Error mlir::attn::writeKernelFiles(llvm::StringRef dir,
+                                         llvm::StringRef ptx,
+                                         llvm::StringRef cubin,
+                                         llvm::StringRef manifest) {
   if (auto ec = llvm::sys::fs::create_directories(dir))
     return error("cannot create directory '" + dir + "': " + ec.message());
   auto write = [&](llvm::StringRef name, llvm::StringRef data) -> llvm::Error {
@@ -362,10 +370,10 @@ llvm::Error mlir::attn::writeKernelDirectory(const CompiledKernel &kernel,
     os << data;
     return llvm::Error::success();
   };
-  if (auto e = write("kernel.ptx", kernel.ptx))
+  if (auto e = write("kernel.ptx", ptx))
     return e;
-  if (!kernel.cubin.empty())
-    if (auto e = write("kernel.cubin", kernel.cubin))
+  if (!cubin.empty())
+    if (auto e = write("kernel.cubin", cubin))
       return e;
-  return write("manifest.json", kernel.manifestJSON());
+  return write("manifest.json", manifest);
 }

@@ -245,6 +245,21 @@ struct TileConfigRecorder : PassInstrumentation {
 
 } // namespace
 
+/// The kernel directory of a --target cuda run, removed on scope exit.
+struct TemporaryKernelDir {
+  llvm::SmallString<128> path;
+  /// "" on success, else the message.
+  std::string create() {
+    if (auto ec = llvm::sys::fs::createUniqueDirectory("attn-run-kernel", path))
+      return "cannot create a temporary directory: " + ec.message();
+    return "";
+  }
+  ~TemporaryKernelDir() {
+    if (!path.empty())
+      (void)llvm::sys::fs::remove_directories(path);
+  }
+};
+
 /// --target cuda --backward: compile the backward kernels (as attn-compile
 /// --backward does) into a temporary kernel directory, load them through
 /// the runtime and run, check and time them (as attn-launch does).
@@ -265,16 +280,12 @@ static int runBackwardOnGPU(const ::attn::AttentionProblem &p) {
   auto kernels = mlir::attn::compileAttentionGradKernels(*module, options);
   if (!kernels)
     return fail(llvm::toString(kernels.takeError()));
-  llvm::SmallString<128> dir;
-  if (auto ec = llvm::sys::fs::createUniqueDirectory("attn-run-kernel", dir))
-    return fail("cannot create a temporary directory: " + ec.message());
-  struct RemoveDir {
-    llvm::SmallString<128> &d;
-    ~RemoveDir() { (void)llvm::sys::fs::remove_directories(d); }
-  } removeDir{dir};
-  if (auto e = mlir::attn::writeBackwardDirectory(*kernels, dir))
+  TemporaryKernelDir dir;
+  if (std::string err = dir.create(); !err.empty())
+    return fail(err);
+  if (auto e = mlir::attn::writeBackwardDirectory(*kernels, dir.path))
     return fail(llvm::toString(std::move(e)));
-  auto loaded = ::attn::runtime::BackwardKernel::load(dir.str().str());
+  auto loaded = ::attn::runtime::BackwardKernel::load(dir.path.str().str());
   if (!loaded)
     return fail("--target cuda: " + loaded.message());
   ::attn::runtime::RunOptions run;
@@ -319,17 +330,13 @@ static int runOnGPU(const ::attn::AttentionProblem &p) {
   auto kernel = mlir::attn::compileAttentionKernel(*module, options);
   if (!kernel)
     return fail(llvm::toString(kernel.takeError()));
-  llvm::SmallString<128> dir;
-  if (auto ec = llvm::sys::fs::createUniqueDirectory("attn-run-kernel", dir))
-    return fail("cannot create a temporary directory: " + ec.message());
-  struct RemoveDir {
-    llvm::SmallString<128> &d;
-    ~RemoveDir() { (void)llvm::sys::fs::remove_directories(d); }
-  } removeDir{dir};
-  if (auto e = mlir::attn::writeKernelDirectory(*kernel, dir))
+  TemporaryKernelDir dir;
+  if (std::string err = dir.create(); !err.empty())
+    return fail(err);
+  if (auto e = mlir::attn::writeKernelDirectory(*kernel, dir.path))
     return fail(llvm::toString(std::move(e)));
 
-  auto loaded = ::attn::runtime::Kernel::load(dir.str().str());
+  auto loaded = ::attn::runtime::Kernel::load(dir.path.str().str());
   if (!loaded)
     return fail("--target cuda: " + loaded.message());
   ::attn::runtime::RunOptions run;

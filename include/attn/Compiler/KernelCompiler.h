@@ -91,6 +91,11 @@ compileAttentionKernel(ModuleOp module, const KernelCompileOptions &options);
 llvm::Error writeKernelDirectory(const CompiledKernel &kernel,
                                  llvm::StringRef dir);
 
+/// Writes a kernel directory: `dir`/kernel.ptx, kernel.cubin (when not
+/// empty) and manifest.json, creating `dir`.
+llvm::Error writeKernelFiles(llvm::StringRef dir, llvm::StringRef ptx,
+                             llvm::StringRef cubin, llvm::StringRef manifest);
+
 /// Runs ptxas on `ptx` for `chip`; returns the cubin and fills `report`.
 llvm::Expected<std::string> assemblePTX(llvm::StringRef ptxas,
                                         llvm::StringRef ptx,

@@ -139,6 +139,41 @@ SmallVector<Value> loadChunkAsF32(KernelBuilder &kb, Type elt, Value ptr) {
   return out;
 }
 
+/// The causal mask of a step's score tiles: under `scf.if needed` (blocks
+/// clear of the diagonal skip the compares), element e of tile nt stays
+/// when offset(nt, e) <= limit() and becomes -inf otherwise. `limit` is a
+/// per-thread value built inside the branch; `offset` the element's
+/// compile-time part of the comparison.
+void maskTiles(KernelBuilder &kb, SmallVector<Acc> &s, Value needed,
+               llvm::function_ref<Value()> limit,
+               llvm::function_ref<int64_t(int64_t, int)> offset) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  SmallVector<Value> flat;
+  for (Acc &acc : s)
+    flat.append(acc.begin(), acc.end());
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(flat)), needed,
+                                /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value lim = limit();
+    SmallVector<Value> masked;
+    for (int64_t nt = 0; nt < static_cast<int64_t>(s.size()); ++nt)
+      for (int e = 0; e < 4; ++e)
+        masked.push_back(kb.select(kb.sle(kb.i32(offset(nt, e)), lim),
+                                   s[nt][e], negInf));
+    scf::YieldOp::create(b, loc, masked);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, flat);
+  }
+  int64_t i = 0;
+  for (Acc &acc : s)
+    for (Value &v : acc)
+      v = ifOp.getResult(i++);
+}
+
 Common setUpCommon(KernelBuilder &kb, gpu::GPUFuncOp func) {
   Common c;
   c.seqQ = arg(func, kSeqQ);
@@ -466,37 +501,17 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
   //   8·(e/2) − 8·nt − e%2  <=  q0 + diagonal − kv0 + 2t − 16·warp − g.
   // Rows past Nq need no mask (their LSE is +inf, so P = 0), nor do keys
   // past Nk (zero-filled K, V rows; their dK, dV are never stored).
-  if (spec.causal) {
-    Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
-    SmallVector<Value> flat;
-    for (Acc &acc : s)
-      flat.append(acc.begin(), acc.end());
-    Value needsMask = kb.slt(kb.add(step.q0, diagonal),
-                             kb.add(kv0, kb.i32(config.blockN - 1)));
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(flat)),
-                                  needsMask, /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value limit = kb.sub(
-          kb.add(kb.sub(kb.add(step.q0, diagonal), kv0), kb.shl(t, 1)),
-          kb.add(kb.mul(warp, kb.i32(16)), g));
-      SmallVector<Value> masked;
-      for (int64_t nt = 0; nt < qTiles; ++nt)
-        for (int e = 0; e < 4; ++e) {
-          int64_t lhs = 8 * (e / 2) - 8 * nt - (e & 1);
-          masked.push_back(kb.select(kb.sle(kb.i32(lhs), limit), s[nt][e],
-                                     negInf));
-        }
-      scf::YieldOp::create(b, loc, masked);
-      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      scf::YieldOp::create(b, loc, flat);
-    }
-    int64_t i = 0;
-    for (Acc &acc : s)
-      for (Value &v : acc)
-        v = ifOp.getResult(i++);
-  }
+  if (spec.causal)
+    maskTiles(
+        kb, s,
+        kb.slt(kb.add(step.q0, diagonal),
+               kb.add(kv0, kb.i32(config.blockN - 1))),
+        [&] {
+          return kb.sub(
+              kb.add(kb.sub(kb.add(step.q0, diagonal), kv0), kb.shl(t, 1)),
+              kb.add(kb.mul(warp, kb.i32(16)), g));
+        },
+        [](int64_t nt, int e) { return 8 * (e / 2) - 8 * nt - (e & 1); });
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), column-wise LSE from shared memory.
   Value cScale = kb.f32(spec.scale * M_LOG2E);
@@ -866,35 +881,14 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
   // nothing to dS·K.
   if (spec.causal) {
     Value kv0 = kb.mul(block, kb.i32(keys));
-    Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
-    SmallVector<Value> flat;
-    for (Acc &acc : s)
-      flat.append(acc.begin(), acc.end());
-    Value needsMask = kb.slt(kb.add(q0, diagonal),
-                             kb.add(kv0, kb.i32(keys - 1)));
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(flat)),
-                                  needsMask, /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value limit = kb.sub(
-          kb.add(kb.add(q0, kb.mul(warp, kb.i32(16))), kb.add(g, diagonal)),
-          kb.add(kv0, kb.shl(t, 1)));
-      SmallVector<Value> masked;
-      for (int64_t nt = 0; nt < kTiles; ++nt)
-        for (int e = 0; e < 4; ++e) {
-          int64_t lhs = 8 * nt + (e & 1) - 8 * (e / 2);
-          masked.push_back(
-              kb.select(kb.sle(kb.i32(lhs), limit), s[nt][e], negInf));
-        }
-      scf::YieldOp::create(b, loc, masked);
-      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      scf::YieldOp::create(b, loc, flat);
-    }
-    int64_t i = 0;
-    for (Acc &acc : s)
-      for (Value &v : acc)
-        v = ifOp.getResult(i++);
+    maskTiles(
+        kb, s, kb.slt(kb.add(q0, diagonal), kb.add(kv0, kb.i32(keys - 1))),
+        [&] {
+          return kb.sub(kb.add(kb.add(q0, kb.mul(warp, kb.i32(16))),
+                               kb.add(g, diagonal)),
+                        kb.add(kv0, kb.shl(t, 1)));
+        },
+        [](int64_t nt, int e) { return 8 * nt + (e & 1) - 8 * (e / 2); });
   }
 
   Value cScale = kb.f32(spec.scale * M_LOG2E);
