@@ -149,9 +149,11 @@ std::pair<Value, Value> probsAndScoreGrads(OpBuilder &b, Location loc,
               nb, l, keep,
               buildMaskVisible(nb, l, in.band, query, key, in.seqQ, in.seqKv));
         }
-        Value x = arith::SubFOp::create(
-            nb, l, arith::MulFOp::create(nb, l, a[1], c),
-            arith::MulFOp::create(nb, l, a[0], log2e));
+        // One statement per op: their order in the IR must not depend on
+        // the compiler's argument evaluation order.
+        Value lse2 = arith::MulFOp::create(nb, l, a[0], log2e);
+        Value s2 = arith::MulFOp::create(nb, l, a[1], c);
+        Value x = arith::SubFOp::create(nb, l, s2, lse2);
         Value p = math::Exp2Op::create(nb, l, x);
         return arith::SelectOp::create(nb, l, keep, p, zero);
       });
