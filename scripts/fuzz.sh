@@ -7,6 +7,8 @@
 #   bash scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags]
 #   TARGET: mlir (MLIR text -> parse -> verify -> attn-to-cpu, attn-to-ptx)
 #           flags (the tools' shape flags), manifest (runtime JSON/manifest)
+#           launch-flags, tune-flags (attn-launch's and attn-tune's own
+#           command-line parsers)
 #   bash scripts/fuzz.sh TARGET repro FILE...   # re-run saved inputs
 #
 # Not part of CI. Installs clang-22 and libclang-rt-22-dev when missing.
@@ -15,13 +17,14 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ATTN_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 LLVM_PREFIX=/usr/lib/llvm-22
-TARGET="${1:?usage: fuzz.sh mlir|flags|manifest SECONDS|repro FILE...}"
+TARGET="${1:?usage: fuzz.sh mlir|flags|manifest|launch-flags|tune-flags SECONDS|repro FILE...}"
 SECONDS_TO_RUN="${2:?usage: fuzz.sh TARGET SECONDS}"
 shift 2
 
 case "$TARGET" in
-  mlir | flags | manifest) ;;
-  *) echo "fuzz.sh: unknown target '$TARGET' (mlir, flags or manifest)" >&2
+  mlir | flags | manifest | launch-flags | tune-flags) ;;
+  *) echo "fuzz.sh: unknown target '$TARGET' (mlir, flags, manifest," \
+       "launch-flags or tune-flags)" >&2
      exit 2 ;;
 esac
 
@@ -37,8 +40,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # (LLVM_UBSAN_FLAGS: out of tree, LLVM_USE_SANITIZER=Undefined adds nothing
-# without it.)
-if ! grep -q 'ATTN_ENABLE_FUZZERS:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then
+# without it; a build configured without it is configured again.)
+if ! grep -q 'ATTN_ENABLE_FUZZERS:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null ||
+   ! grep -q '^LLVM_UBSAN_FLAGS.*fsanitize=undefined' "$BUILD/CMakeCache.txt"; then
   cmake -G Ninja -S "$ROOT" -B "$BUILD" \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
@@ -96,6 +100,30 @@ for path in sys.stdin.read().split("\0"):
       '--heads-q=3 --heads-kv=2 --scale=-1' > "$SEEDS/flags.txt"
     split -l 1 "$SEEDS/flags.txt" "$SEEDS/line-"
     rm "$SEEDS/flags.txt" ;;
+  launch-flags)
+    printf '%s\n' \
+      'kernels/d128 --batch 2 --heads-q=8 --heads-kv 2 --seq-q=1000 --seq-kv 17 --check --check-rows 64' \
+      'dir --time --warmup=0 --reps 3 --ptx --device 0 --seed=42 --input-range 1e4' \
+      'dir --repeats 10 --check --seq-q 9223372036854775807 --seq-kv 1' \
+      'dir --special q:0=nan --special=k:*=-inf --special v:7=1e36 --batch 0' \
+      'dir --special x:1=2 --special q:=1 --special q:99999999999999999999=1' \
+      'a b --help --check=1 --reps' > "$SEEDS/flags.txt"
+    split -l 1 "$SEEDS/flags.txt" "$SEEDS/line-"
+    rm "$SEEDS/flags.txt" ;;
+  tune-flags)
+    printf '%s\n' \
+      '--db tuning.json --warmup 2 --reps 5 --check-rows 64 --seed 1 bundles' \
+      '--db a.json --table t.md --results r.jsonl b1 b2' \
+      '--db a.json --show' '--db a.json --merge b.json c.json' \
+      '--version' '--reps -1 --bogus' > "$SEEDS/flags.txt"
+    split -l 1 "$SEEDS/flags.txt" "$SEEDS/line-"
+    rm "$SEEDS/flags.txt" ;;
+esac
+# The tools' parsers print a usage error for most inputs (and --help the
+# usage): close the target's stdout and stderr; libFuzzer keeps its own
+# copy of stderr for its messages and the sanitizers' reports.
+case "$TARGET" in
+  launch-flags | tune-flags) set -- -close_fd_mask=3 "$@" ;;
 esac
 
 cd "$WORK"

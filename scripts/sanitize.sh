@@ -1,47 +1,83 @@
 #!/usr/bin/env bash
-# Builds attn with AddressSanitizer + UndefinedBehaviorSanitizer (gcc, via
-# LLVM's LLVM_USE_SANITIZER) in build-asan and runs the whole lit suite under
-# it, runtime unit tests included. Any sanitizer report fails the test that
-# triggered it (halt_on_error, -fno-sanitize-recover), so "all passed" means
-# clean. libMLIR.so stays uninstrumented; only attn's own code is checked.
+# Builds attn with AddressSanitizer + UndefinedBehaviorSanitizer (clang-22)
+# in build-asan and runs the whole test suite under it: every lit test
+# (runtime unit tests and the C ABI through python3 included) and the
+# Python package's pytest suite (the pybind11 bindings instrumented). Any
+# sanitizer report fails the test that triggered it (ASan halts on the
+# first error; -fno-sanitize-recover=undefined makes every UBSan finding
+# fatal), so "all passed" means clean. libMLIR.so stays uninstrumented;
+# attn's own code is checked.
 #
-#   bash scripts/sanitize.sh            # build + lit
+#   bash scripts/sanitize.sh            # configure if needed, build, test
 #   ATTN_ASAN_BUILD_DIR=... JOBS=2 bash scripts/sanitize.sh
+#   SOURCE=/path/to/a/snapshot bash scripts/sanitize.sh   (another tree)
+#
+# Needs clang-22 and libclang-rt-22-dev (installed here when missing, as
+# scripts/fuzz.sh does). Takes about an hour on a 2-core machine (the
+# whole compiler again, instrumented), so it is not part of .ci/run.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SOURCE="${SOURCE:-$ROOT}"
 BUILD="${ATTN_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 JOBS="${JOBS:-1}"
 LLVM_PREFIX=/usr/lib/llvm-22
 
-# Needs only what scripts/setup.sh installs (gcc ships libasan/libubsan).
-# LLVM's HandleLLVMOptions turns LLVM_USE_SANITIZER=Undefined into
-# ${LLVM_UBSAN_FLAGS}, which only LLVM's own top-level CMakeLists defines:
-# out of tree it must be given, or UBSan is silently off.
-if ! grep -q 'fsanitize=undefined' "$BUILD/CMakeCache.txt" 2>/dev/null; then
-  echo "== configuring the sanitizer build in $BUILD"
-  cmake -G Ninja -S "$ROOT" -B "$BUILD" \
+missing=()
+for p in clang-22 libclang-rt-22-dev; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+# LLVM's HandleLLVMOptions turns LLVM_USE_SANITIZER='Address;Undefined'
+# into -fsanitize=address plus ${LLVM_UBSAN_FLAGS}, which only LLVM's own
+# top-level CMakeLists defines: out of tree it must be given, or UBSan is
+# silently off. vptr needs RTTI, which LLVM builds without.
+if ! grep -q '^LLVM_UBSAN_FLAGS.*fno-sanitize-recover=undefined' \
+       "$BUILD/CMakeCache.txt" 2>/dev/null; then
+  echo "== configuring the sanitizer build in $BUILD (source $SOURCE)"
+  rm -f "$BUILD/CMakeCache.txt"
+  cmake -G Ninja -S "$SOURCE" -B "$BUILD" \
     -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
     -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
     -DLLVM_DIR="$LLVM_PREFIX/lib/cmake/llvm" \
     -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
     -DLLVM_USE_SANITIZER='Address;Undefined' \
-    -DLLVM_UBSAN_FLAGS='-fsanitize=undefined -fno-sanitize=vptr -fno-sanitize-recover=all' \
+    -DLLVM_UBSAN_FLAGS='-fsanitize=undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined' \
     -DCMAKE_CXX_FLAGS_RELEASE='-O1 -g1 -DNDEBUG' \
     -DCMAKE_C_FLAGS_RELEASE='-O1 -g1 -DNDEBUG'
 fi
 
-# LSan: leaks are reported but not fatal (MLIR's global registries and the
-# JIT keep memory until exit by design); every other report is fatal.
-export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:detect_odr_violation=0"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-# lit tests that load an instrumented library into an uninstrumented
-# process (python3 + ctypes) need the runtime first (test/lit.cfg.py).
-export ATTN_SANITIZER_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
-
 echo "== building (ninja -j$JOBS)"
 nice -n 10 ninja -C "$BUILD" -j"$JOBS"
 
-echo "== lit under ASan+UBSan"
-"$LLVM_PREFIX/bin/lit" -sv "$BUILD/test" "$@"
+# Leaks are not checked (MLIR's registries and the JIT keep memory until
+# exit by design); every other report is fatal.
+export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:detect_odr_violation=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+# clang links the sanitizer runtime into executables; a process that is not
+# instrumented itself (python3 loading libattn_runtime.so or attn._compiler)
+# needs the shared runtime preloaded, and only such a process may have it.
+PRELOAD="$(clang-22 -print-file-name=libclang_rt.asan-x86_64.so)"
+PRELOADED_TESTS='python-capi|torch-runtime'
+
+rc=0
+echo "== lit under ASan+UBSan (instrumented executables)"
+"$LLVM_PREFIX/bin/lit" -sv --filter-out "$PRELOADED_TESTS" "$BUILD/test" "$@" || rc=1
+echo "== lit under ASan+UBSan (python3 + the instrumented runtime library)"
+ATTN_SANITIZER_PRELOAD="$PRELOAD" \
+  "$LLVM_PREFIX/bin/lit" -sv --filter "$PRELOADED_TESTS" "$BUILD/test" "$@" || rc=1
+echo "== pytest under ASan+UBSan (the instrumented attn._compiler)"
+py="$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' "$BUILD/CMakeCache.txt")"
+LD_PRELOAD="$PRELOAD" ATTN_BUILD_DIR="$BUILD" ATTN_REQUIRE_COMPILER=1 \
+  PATH="$BUILD/bin:$PATH" \
+  "${py:-/usr/bin/python3}" -m pytest -ra -q -p no:cacheprovider \
+  "$SOURCE/python/tests" || rc=1
+echo "== sanitizer suite: $([ "$rc" = 0 ] && echo clean || echo FAILED)"
+exit "$rc"

@@ -89,9 +89,10 @@ CheckReport attn::runtime::checkAttention(const AttentionProblem &p,
   const double inf = std::numeric_limits<double>::infinity();
 
   // Whole-output scan: the output was poisoned with NaN before the launch,
-  // so anything not finite was never written (or overflowed).
+  // so anything not finite was never written (or overflowed). With
+  // non-finite inputs every row is compared with the reference instead.
   const int64_t slices = B * Hq, totalRows = slices * Nq;
-  for (int64_t r = 0; r < totalRows; ++r) {
+  for (int64_t r = 0; r < totalRows && !opts.nonFiniteInputs; ++r) {
     for (int64_t x = 0; x < Dv; ++x)
       if (!std::isfinite(o.get(r * Dv + x)))
         ++rep.nonFiniteOut;
@@ -108,8 +109,9 @@ CheckReport attn::runtime::checkAttention(const AttentionProblem &p,
   for (int64_t i = 0; i < Nq; ++i)
     rowsCost += static_cast<double>(std::max<int64_t>(visible(i), 1)) * (D + Dv);
   double totalCost = rowsCost * slices;
-  bool full = opts.maxRows > 0 ? opts.maxRows >= totalRows
-                               : totalCost <= opts.budget;
+  bool full = opts.nonFiniteInputs ||
+              (opts.maxRows > 0 ? opts.maxRows >= totalRows
+                                : totalCost <= opts.budget);
   std::mt19937_64 rng(opts.seed ^ 0x9e3779b97f4a7c15ull);
   std::vector<std::pair<int64_t, std::vector<int64_t>>> chosen; // slice, rows
   if (full) {

@@ -7,6 +7,7 @@
 #include "attn/Runtime/KernelRun.h"
 #include "attn/Runtime/DeviceMemory.h"
 #include "attn/Runtime/Json.h"
+#include "attn/Runtime/VariantRun.h"
 #include "attn/Support/JsonNumber.h"
 
 #include <algorithm>
@@ -53,6 +54,9 @@ Status allocateSet(const Sizes &sz, BufferSet &set) {
 
 Status attn::runtime::runKernel(const Kernel &kernel, const RunOptions &opts,
                                 RunResult &res) {
+  // Variable length and bias take other buffers (VariantRun.cpp).
+  if (res.problem.isVarlen() || res.problem.bias)
+    return runVariantKernel(kernel, opts, res);
   const CudaDriver &d = kernel.driver();
   cu::Stream stream = nullptr;
   res.entry = kernel.manifest().entry;
@@ -90,6 +94,30 @@ Status attn::runtime::runKernel(const Kernel &kernel, const RunOptions &opts,
   HostTensor hq = HostTensor::random(p.dtype, qN, opts.inputRange, rng);
   HostTensor hk = HostTensor::random(p.dtype, kN, opts.inputRange, rng);
   HostTensor hv = HostTensor::random(p.dtype, vN, 1.0, rng);
+  for (const SpecialValue &sv : opts.specials) {
+    HostTensor &t = sv.tensor == 'q' ? hq : sv.tensor == 'k' ? hk : hv;
+    if (std::string why = applySpecialValue(sv, p.dtype, t.bytes);
+        !why.empty())
+      return Status::error(why);
+  }
+  CheckOptions co;
+  co.maxRows = opts.checkRows;
+  co.seed = opts.seed;
+  co.nonFiniteInputs = !opts.specials.empty();
+
+  // An empty problem (batch 0 or seq_q 0) launches nothing and succeeds,
+  // whatever the pointers (PyTorch hands out null ones for empty tensors):
+  // run it through Kernel::launch with null pointers to show that.
+  if (p.batch == 0 || p.seqQ == 0) {
+    res.launched = false;
+    if (Status s = kernel.launch(LaunchArgs::dense(p, 0, 0, 0, 0, 0), stream);
+        !s)
+      return s;
+    if (opts.check)
+      res.check = checkAttention(p, hq, hk, hv, HostTensor::zeros(p.dtype, 0),
+                                 {}, co);
+    return Status::success();
+  }
 
   std::vector<BufferSet> sets;
   sets.reserve(1);
@@ -142,9 +170,6 @@ Status attn::runtime::runKernel(const Kernel &kernel, const RunOptions &opts,
   if (opts.check) {
     if (Status s = download(s0); !s)
       return s;
-    CheckOptions co;
-    co.maxRows = opts.checkRows;
-    co.seed = opts.seed;
     res.check = checkAttention(p, hq, hk, hv, ho, hl, co);
   }
 
@@ -224,6 +249,8 @@ std::string attn::runtime::runResultJson(const RunOptions &o,
      << ",\"threads\":" << r.geometry.threads
      << ",\"dynamic_shared_memory\":" << r.geometry.dynamicSharedMemory
      << ",\"registers\":" << r.registers;
+  if (!r.launched)
+    os << ",\"launched\":false";
   bool ok = true;
   if (r.check) {
     const CheckReport &c = *r.check;

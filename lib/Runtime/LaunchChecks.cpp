@@ -76,6 +76,22 @@ Status attn::runtime::checkLaunchArgs(const KernelManifest &m,
   if (isEmptyLaunch(a))
     return Status::success();
 
+  // Every kernel reads Q, K, V and writes O (the backward kernels, checked
+  // twice, read dO in O's place and write dQ, dK, dV in Q's, K's, V's).
+  struct Ptr {
+    const char *name;
+    cu::DevicePtr value;
+  };
+  for (Ptr p : {Ptr{"q", a.q}, Ptr{"k", a.k}, Ptr{"v", a.v}, Ptr{"o", a.o}})
+    if (!p.value)
+      return Status::error(std::string("the ") + p.name + " pointer is null");
+  if (m.problem.withLse && !a.lse)
+    return Status::error(m.direction == "backward"
+                             ? "the lse pointer is null (the backward kernels "
+                               "read the forward's LSE)"
+                             : "the lse pointer is null but the kernel writes "
+                               "the LSE (with_lse)");
+
   const int64_t elt = elementBytes(m.problem.dtype);
   const int64_t d = m.problem.headDim, dv = m.problem.vDim();
   const TensorArg tensors[] = {

@@ -76,6 +76,32 @@ std::string AttentionProblem::validate() const {
   positive("head-dim", headDim);
   if (valueHeadDim < 0 && os.tellp() == 0)
     os << "--value-head-dim must be positive (got " << valueHeadDim << ")";
+  // The kernels take the sizes as i32, and every tensor's element count
+  // must fit int64 with room to spare (byte sizes, offsets): beyond that,
+  // the size arithmetic of the tools and the runtime would overflow.
+  auto fitsI32 = [&](const char *flag, int64_t v) {
+    if (v > INT32_MAX && os.tellp() == 0)
+      os << "--" << flag << " must be at most 2147483647 (the kernels take "
+         << "it as i32; got " << v << ")";
+  };
+  fitsI32("batch", batch);
+  fitsI32("heads-q", headsQ);
+  fitsI32("heads-kv", headsKv);
+  fitsI32("seq-q", seqQ);
+  fitsI32("seq-kv", seqKv);
+  fitsI32("head-dim", headDim);
+  fitsI32("value-head-dim", valueHeadDim);
+  auto elements = [](int64_t b, int64_t h, int64_t n, int64_t d) {
+    return static_cast<long double>(b) * h * n * d;
+  };
+  if (os.tellp() == 0 &&
+      std::max({elements(batch, headsQ, seqQ, headDim),
+                elements(batch, headsKv, seqKv, headDim),
+                elements(batch, headsKv, seqKv, vDim()),
+                elements(batch, headsQ, seqQ, vDim())}) >
+          static_cast<long double>(int64_t(1) << 60))
+    os << "the tensors are too large: batch x heads x sequence length x "
+          "head dim must be at most 2^60 elements for each of Q, K, V, O";
   if (os.tellp() == 0 && headsQ % headsKv != 0)
     os << "--heads-q (" << headsQ << ") must be a multiple of --heads-kv ("
        << headsKv << ")";

@@ -369,6 +369,10 @@ API cuLaunchKernel(Function *fn, unsigned gx, unsigned gy, unsigned gz,
     return kInvalidContext;
   if (!fn || !params)
     return kInvalidValue;
+  // Tests of paths that must launch nothing (an empty problem) set this:
+  // a launch then fails, and so does the test.
+  if (std::getenv("ATTN_FAKE_CUDA_NO_LAUNCH"))
+    return kInvalidValue;
   if (static_cast<int>(smem) > fn->maxDynamicShared || bx * by * bz > 1024 ||
       gz != 1 || bx != 64)
     return kInvalidValue;
@@ -385,6 +389,10 @@ API cuMemGetInfo_v2(size_t *freeBytes, size_t *total) {
   return kSuccess;
 }
 API cuMemAlloc_v2(uint64_t *ptr, size_t n) {
+  // A device of ATTN_FAKE_CUDA_MEMORY bytes, for out-of-memory tests.
+  if (const char *limit = std::getenv("ATTN_FAKE_CUDA_MEMORY"))
+    if (n > std::strtoull(limit, nullptr, 10))
+      return kOutOfMemory;
   void *p = std::aligned_alloc(256, (n + 255) & ~size_t(255));
   if (!p)
     return kOutOfMemory;

@@ -14,6 +14,7 @@
 #include "attn/Runtime/BackwardRun.h"
 #include "attn/Runtime/Json.h"
 #include "attn/Runtime/KernelRun.h"
+#include "attn/Support/SpecialValues.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -38,9 +39,17 @@ const char *kUsage =
     "inputs and prints one JSON line.\n"
     "\n"
     "  --batch N --heads-q N --heads-kv N --seq-q N --seq-kv N\n"
-    "                    launch shape (default: the manifest's problem)\n"
+    "                    launch shape (default: the manifest's problem);\n"
+    "                    --batch 0: an empty problem, nothing is launched\n"
     "  --seed N          random inputs' seed (default 0)\n"
     "  --input-range R   Q and K drawn from U(-R, R) (default 1; V is U(-1,1))\n"
+    "  --special TENSOR:INDEX=VALUE\n"
+    "                    forward: overwrite input elements after the random\n"
+    "                    fill (TENSOR q, k or v; INDEX a flat element index\n"
+    "                    or *; VALUE nan, inf, -inf or a number, rounded to\n"
+    "                    the dtype); repeatable. --check then compares every\n"
+    "                    row, non-finite outputs where the float64 reference\n"
+    "                    has them\n"
     "  --check           compare O and LSE with the float64 host reference\n"
     "  --check-rows N    reference rows to check (default: all rows when\n"
     "                    cheap, else a random sample)\n"
@@ -63,6 +72,7 @@ struct Options {
   std::optional<int64_t> batch, headsQ, headsKv, seqQ, seqKv;
   uint64_t seed = 0;
   double inputRange = 1.0;
+  std::vector<attn::SpecialValue> specials;
   bool check = false, time = false, preferPtx = false;
   int64_t checkRows = 0, warmup = 5, reps = 20, device = 0, repeats = 0;
 };
@@ -118,7 +128,7 @@ Expected<Options> parseArgs(int argc, char **argv) {
       int64_t min;
     };
     const IntFlag ints[] = {
-        {"--batch", &o.batch, nullptr, 1},
+        {"--batch", &o.batch, nullptr, 0},
         {"--heads-q", &o.headsQ, nullptr, 1},
         {"--heads-kv", &o.headsKv, nullptr, 1},
         {"--seq-q", &o.seqQ, nullptr, 1},
@@ -163,6 +173,13 @@ Expected<Options> parseArgs(int argc, char **argv) {
           return Status::error("--seed expects a non-negative integer, got '" +
                                value + "'");
         o.seed = static_cast<uint64_t>(*v);
+      }
+    } else if (flag == "--special") {
+      if (s = takeValue(); s) {
+        attn::SpecialValue sv;
+        if (std::string why = attn::parseSpecialValue(value, sv); !why.empty())
+          return Status::error(why);
+        o.specials.push_back(sv);
       }
     } else if (flag == "--input-range") {
       if (s = takeValue(); s) {
@@ -230,7 +247,11 @@ int main(int argc, char **argv) {
     p.seqQ = *opts.seqQ;
   if (opts.seqKv)
     p.seqKv = *opts.seqKv;
-  if (std::string why = p.validate(); !why.empty())
+  // Batch 0 is an empty problem (the runtime launches nothing); the rest of
+  // the shape must still be valid.
+  AttentionProblem shape = p;
+  shape.batch = std::max<int64_t>(p.batch, 1);
+  if (std::string why = shape.validate(); !why.empty())
     return fail(&opts, why);
   if (opts.check && p.customScoreMod)
     return fail(&opts, "--check cannot verify this kernel: its score_mod is "
@@ -239,6 +260,10 @@ int main(int argc, char **argv) {
 
   if (man->direction != "backward" && opts.repeats)
     return fail(&opts, "--repeats applies to backward kernels only");
+  if (man->direction == "backward" && !opts.specials.empty())
+    return fail(&opts, "--special applies to forward kernels only");
+  if (man->direction == "backward" && p.batch == 0)
+    return fail(&opts, "--batch 0 applies to forward kernels only");
 
   LoadOptions lo;
   lo.preferPtx = opts.preferPtx;
@@ -254,6 +279,7 @@ int main(int argc, char **argv) {
   ro.time = opts.time;
   ro.warmup = opts.warmup;
   ro.reps = opts.reps;
+  ro.specials = opts.specials;
   if (man->direction == "backward") {
     Expected<std::unique_ptr<BackwardKernel>> bwd =
         BackwardKernel::adopt(kernel.take());

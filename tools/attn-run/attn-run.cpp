@@ -20,6 +20,7 @@
 #include "attn/Runtime/KernelRun.h"
 #include "attn/Support/HostReference.h"
 #include "attn/Support/JsonNumber.h"
+#include "attn/Support/SpecialValues.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -162,59 +163,14 @@ std::vector<double> decode(const std::vector<uint8_t> &bytes,
 std::string applySpecial(const std::string &spec, ::attn::DType t,
                          mlir::attn::HostTensors &h, std::vector<double> &qv,
                          std::vector<double> &kv, std::vector<double> &vv) {
-  llvm::StringRef rest(spec);
-  auto [name, after] = rest.split(':');
-  auto [index, value] = after.split('=');
-  std::vector<uint8_t> *bytes = nullptr;
-  std::vector<double> *values = nullptr;
-  if (name == "q")
-    bytes = &h.q, values = &qv;
-  else if (name == "k")
-    bytes = &h.k, values = &kv;
-  else if (name == "v")
-    bytes = &h.v, values = &vv;
-  else
-    return "--special " + spec + ": the tensor must be q, k or v";
-  double x = 0;
-  if (value == "nan")
-    x = std::numeric_limits<double>::quiet_NaN();
-  else if (value == "inf")
-    x = std::numeric_limits<double>::infinity();
-  else if (value == "-inf")
-    x = -std::numeric_limits<double>::infinity();
-  else if (value.empty() || value.getAsDouble(x))
-    return "--special " + spec +
-           ": the value must be nan, inf, -inf or a number";
-  size_t first = 0, last = values->size();
-  if (index != "*") {
-    unsigned long long i = 0;
-    if (index.getAsInteger(10, i) || i >= values->size())
-      return "--special " + spec + ": the index must be * or below " +
-             std::to_string(values->size());
-    first = i, last = i + 1;
-  }
-  float f = static_cast<float>(x);
-  for (size_t i = first; i < last; ++i) {
-    switch (t) {
-    case ::attn::DType::f32:
-      std::memcpy(&(*bytes)[4 * i], &f, 4);
-      (*values)[i] = f;
-      break;
-    case ::attn::DType::bf16: {
-      uint16_t b = ::attn::floatToBf16Bits(f);
-      std::memcpy(&(*bytes)[2 * i], &b, 2);
-      (*values)[i] = ::attn::bf16BitsToFloat(b);
-      break;
-    }
-    case ::attn::DType::f16: {
-      uint16_t b = ::attn::floatToF16Bits(f);
-      std::memcpy(&(*bytes)[2 * i], &b, 2);
-      (*values)[i] = ::attn::f16BitsToFloat(b);
-      break;
-    }
-    }
-  }
-  return "";
+  ::attn::SpecialValue sv;
+  if (std::string why = ::attn::parseSpecialValue(spec, sv); !why.empty())
+    return why;
+  if (sv.tensor == 'q')
+    return ::attn::applySpecialValue(sv, t, h.q, &qv);
+  if (sv.tensor == 'k')
+    return ::attn::applySpecialValue(sv, t, h.k, &kv);
+  return ::attn::applySpecialValue(sv, t, h.v, &vv);
 }
 
 /// Records the block sizes attn-tile chose right after that pass: the

@@ -293,10 +293,12 @@ int mergeDatabases(const Options &o) {
   }
   return rc;
 }
-} // namespace
 
-int main(int argc, char **argv) {
-  Options o;
+/// Parses argv into `o` (the database defaults to $ATTN_TUNING_DB). Returns
+/// -1 to go on, else the exit status: --help and --version print and give
+/// 0, a usage error prints its message and gives 2. A function of its own
+/// so that the flag fuzzer (test/Fuzz/FuzzTuneFlags.cpp) can call it.
+int parseArgs(int argc, char **argv, Options &o) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](std::string &slot) -> bool {
@@ -360,6 +362,14 @@ int main(int argc, char **argv) {
   if (o.db.empty())
     if (const char *env = std::getenv("ATTN_TUNING_DB"))
       o.db = env;
+  return -1;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  if (int rc = parseArgs(argc, argv, o); rc >= 0)
+    return rc;
   if (o.db.empty())
     return usageError("no database: give --db <file> or set ATTN_TUNING_DB");
   if (o.show)

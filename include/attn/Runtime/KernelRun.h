@@ -16,9 +16,11 @@
 
 #include "attn/Runtime/Check.h"
 #include "attn/Runtime/Runtime.h"
+#include "attn/Support/SpecialValues.h"
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attn::runtime {
 
@@ -30,6 +32,10 @@ struct RunOptions {
   bool time = false;
   int64_t warmup = 5;
   int64_t reps = 20;
+  /// Chosen input values over the random ones (attn-launch --special);
+  /// when there are any, every row is checked against the reference, which
+  /// says where NaN and infinities belong.
+  std::vector<SpecialValue> specials;
 };
 
 /// Everything a run reports.
@@ -38,6 +44,8 @@ struct RunResult {
   AttentionProblem problem; // the launch shape: set before runKernel
   LaunchGeometry geometry;
   int registers = -1;
+  /// False for an empty problem (batch 0 or seq_q 0): nothing to launch.
+  bool launched = true;
   std::optional<CheckReport> check;
   std::optional<double> timeMs, timeMinMs;
   int64_t reps = 0, sets = 0;

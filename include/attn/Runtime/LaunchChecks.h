@@ -25,8 +25,9 @@ inline constexpr int64_t kTensorAlignment = 16;
 /// does nothing and succeeds, like an op on an empty tensor.
 bool isEmptyLaunch(const LaunchArgs &args);
 
-/// Checks `args` beyond what computeLaunchGeometry does: no negative sizes;
-/// for a non-empty launch, 16-byte aligned Q/K/V/O pointers, 4-byte aligned
+/// Checks `args` before any launch: no negative sizes; for a non-empty
+/// launch, non-null Q/K/V/O (and LSE when the kernel writes or, backward,
+/// reads it), 16-byte aligned Q/K/V/O pointers, 4-byte aligned
 /// LSE, non-negative strides that keep every row 16-byte aligned, and
 /// output rows that do not overlap. Errors name the argument.
 Status checkLaunchArgs(const KernelManifest &m, const LaunchArgs &args);

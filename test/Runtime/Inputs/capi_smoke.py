@@ -9,7 +9,7 @@ import random
 import sys
 
 sys.path.insert(0, sys.argv[1] + "/python")
-from attn.runtime import LaunchArgs, load_library  # noqa: E402
+from attn.runtime import BackwardArgs, LaunchArgs, load_library  # noqa: E402
 
 lib = load_library()
 print("abi", lib.attn_runtime_abi_version())
@@ -106,3 +106,76 @@ print("null grid rc", lib.attn_kernel_grid(kern, None, grid),
 print("null dir:", lib.attn_kernel_load(None, 0) is None,
       lib.attn_runtime_last_error().decode())
 lib.attn_kernel_destroy(kern)
+
+# The backward launch's argument checks: the naive kernel relabelled as a
+# backward directory (one launch, the backward ABI's parameters). Every call
+# below must fail before anything is launched (the stand-in would run the
+# forward kernel on these parameters).
+import json  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+bdir = tempfile.mkdtemp()
+for f in ("kernel.ptx", "kernel.cubin"):
+    shutil.copy(os.path.join(sys.argv[2], f), bdir)
+man = json.load(open(os.path.join(sys.argv[2], "manifest.json")))
+man["direction"] = "backward"
+man["launches"] = [{"role": "dkdv", "entry": man["entry"], "threads": 64,
+                    "dynamic_shared_memory": 0, "grid": man["grid"]}]
+names = ["q", "k", "v", "o", "do", "lse", "dq", "dk", "dv", "workspace"]
+man["params"] = [{"name": n, "type": "ptr"} for n in names] + [
+    {"name": n, "type": "i32"}
+    for n in ("batch", "seq_q", "seq_kv", "heads_q", "heads_kv")] + [
+    {"name": f"{t}_stride_{d}", "type": "i64"}
+    for t in ("q", "k", "v", "o", "do", "dq", "dk", "dv") for d in "bhn"] + [
+    {"name": "lse_stride_b", "type": "i64"}, {"name": "lse_stride_h", "type": "i64"}]
+json.dump(man, open(os.path.join(bdir, "manifest.json"), "w"))
+bk = lib.attn_kernel_load(bdir.encode(), 0)
+if not bk:
+    sys.exit("backward load failed: " + lib.attn_runtime_last_error().decode())
+print("is backward", lib.attn_kernel_is_backward(bk))
+print("forward launch of a backward kernel rc",
+      lib.attn_kernel_launch(bk, ctypes.byref(args), None),
+      lib.attn_runtime_last_error().decode())
+print("grid of a backward kernel rc", lib.attn_kernel_grid(bk, ctypes.byref(args), grid),
+      lib.attn_runtime_last_error().decode())
+d_o, dq, dk, dv = (tensor(len(t), 0.0) for t in (o, q, k, v))
+ws = (ctypes.c_float * 4096)()
+
+
+def backward_with(what, **changes):
+    b = BackwardArgs()
+    b.q, b.k, b.v, b.o, b.d_o, b.lse = (ctypes.addressof(t) for t in (q, k, v, o, d_o, lse))
+    b.dq, b.dk, b.dv = (ctypes.addressof(t) for t in (dq, dk, dv))
+    b.workspace = ctypes.addressof(ws)
+    b.batch, b.heads_q, b.heads_kv, b.seq_q, b.seq_kv = B, Hq, Hkv, Nq, Nk
+    for name, src in (("q_stride", args.q_stride), ("k_stride", args.k_stride),
+                      ("v_stride", args.v_stride), ("o_stride", args.o_stride),
+                      ("do_stride", args.o_stride), ("dq_stride", args.q_stride),
+                      ("dk_stride", args.k_stride), ("dv_stride", args.v_stride)):
+        getattr(b, name)[:] = list(src)
+    b.lse_stride[:] = list(args.lse_stride)
+    for key, value in changes.items():
+        if isinstance(value, list):
+            getattr(b, key)[:] = value
+        else:
+            setattr(b, key, value)
+    rc = lib.attn_kernel_launch_backward(bk, ctypes.byref(b), None)
+    print(what, "rc", rc, lib.attn_runtime_last_error().decode() if rc else "")
+
+
+backward_with("null workspace", workspace=0)
+backward_with("misaligned workspace", workspace=ctypes.addressof(ws) + 4)
+backward_with("misaligned dk", dk=ctypes.addressof(dk) + 4)
+backward_with("null lse", lse=0)
+backward_with("null dq", dq=0)
+backward_with("null k", k=0)
+backward_with("odd dv stride", dv_stride=[Hkv * Nk * D, Nk * D, 66])
+backward_with("grid beyond the device", batch=5000, heads_q=16, heads_kv=16)
+backward_with("empty batch", batch=0, q=0, k=0, v=0, o=0, d_o=0, lse=0, dq=0,
+              dk=0, dv=0, workspace=0)
+print("null backward args rc", lib.attn_kernel_launch_backward(bk, None, None),
+      lib.attn_runtime_last_error().decode())
+lib.attn_kernel_destroy(bk)
+shutil.rmtree(bdir)

@@ -108,5 +108,61 @@ try:
 except (AttnRuntimeError, ValueError) as ex:
     print("bad format:", ex)
     check("attn-kernel/2" in str(ex), "the error names the format")
+
+
+# Every bad argument raises before anything is launched, naming the tensor
+# (docs/reliability.md, "Runtime input validation").
+def raises(what, call, exc, needle):
+    try:
+        call()
+    except exc as ex:
+        print(f"{what}: {type(ex).__name__}: {ex}")
+        check(needle in str(ex), f"{what}: the error says {needle!r}")
+        return
+    check(False, f"{what} raises {exc.__name__}")
+
+
+qf = torch.rand(1, 4, 64, 64, device="cuda")
+raises("cpu tensor", lambda: kern(qf.cpu(), qf, qf), ValueError,
+       "q must be a CUDA tensor")
+raises("3-D tensor", lambda: kern(qf, qf[0], qf), ValueError,
+       "k must be 4-D [B, H, N, D], got (4, 64, 64)")
+raises("last dim not contiguous",
+       lambda: kern(qf, qf, qf.transpose(2, 3)), ValueError,
+       "v's last dimension must be contiguous")
+raises("head dim", lambda: kern(qf[..., :32], qf[..., :32], qf[..., :32]),
+       ValueError, "head dim: the kernel takes 64, got q 32, k 32")
+raises("v shape", lambda: kern(qf, qf, qf[:, :, :10]), ValueError,
+       "v must be (1, 4, 64, 64), got (1, 4, 10, 64)")
+raises("heads", lambda: kern(qf, qf[:, :3], qf[:, :3]), ValueError,
+       "heads_q (4) must be a multiple of heads_kv (3)")
+raises("out shape", lambda: kern(qf, qf, qf, out=qf[:, :2]), ValueError,
+       "out must be a CUDA tensor of shape (1, 4, 64, 64)")
+raises("lse dtype",
+       lambda: kern(qf, qf, qf, lse=torch.empty(1, 4, 64, device="cuda",
+                                                dtype=torch.float64)),
+       ValueError, "lse must be a float32 CUDA tensor of shape (1, 4, 64)")
+# A pointer off 16-byte alignment (a view one element into its storage):
+# the runtime's own check, through the C ABI, names the argument.
+mis = torch.rand(1 * 4 * 64 * 64 + 1, device="cuda")[1:].view(1, 4, 64, 64)
+raises("misaligned q", lambda: kern(mis, qf, qf), AttnRuntimeError,
+       "the q pointer")
+# A row stride that leaves rows off 16-byte alignment (66 floats).
+wide = torch.rand(1, 4, 64, 66, device="cuda")[..., :64]
+raises("odd row stride", lambda: kern(qf, wide, qf), AttnRuntimeError,
+       "k_stride_n = 66 elements")
+# Out of memory: a broadcast view (no memory) whose output would need
+# 256 GiB; torch's allocator refuses it before anything is launched, and
+# the GPU stays usable.
+huge = torch.rand(1, 4, 1, 64, device="cuda").expand(1, 4, 1 << 28, 64)
+raises("out of memory", lambda: kern(huge, qf, qf), torch.OutOfMemoryError,
+       "out of memory")
+out, lse = kern(qf, qf, qf)
+check(bool(torch.isfinite(out).all()), "the GPU still works after the errors")
+# An empty batch: nothing launched, no error, nothing written.
+empty = torch.empty(0, 4, 64, 64, device="cuda")
+eo, el = kern(empty, empty, empty)
+check(eo.shape == (0, 4, 64, 64), "an empty batch returns an empty output")
+
 torch.cuda.synchronize()
 print(f"torch smoke: {passed} checks passed")
