@@ -38,10 +38,17 @@ fi
 # into -fsanitize=address plus ${LLVM_UBSAN_FLAGS}, which only LLVM's own
 # top-level CMakeLists defines: out of tree it must be given, or UBSan is
 # silently off. vptr needs RTTI, which LLVM builds without.
+# Every executable and library uses the shared sanitizer runtime
+# (-shared-libsan, found through an rpath): then a process that is not
+# instrumented itself (python3 loading libattn_runtime.so or attn._compiler)
+# can have it preloaded, and the tools it starts (pytest runs attn-compile)
+# inherit the preload without clashing with a second, static copy.
+RTDIR="$(dirname "$(clang-22 -print-file-name=libclang_rt.asan-x86_64.so)")"
+SANLINK="-shared-libsan -Wl,-rpath,$RTDIR"
 if ! grep -q '^LLVM_UBSAN_FLAGS.*fno-sanitize-recover=undefined' \
-       "$BUILD/CMakeCache.txt" 2>/dev/null; then
+       "$BUILD/CMakeCache.txt" 2>/dev/null ||
+   ! grep -q '^CMAKE_EXE_LINKER_FLAGS:.*shared-libsan' "$BUILD/CMakeCache.txt"; then
   echo "== configuring the sanitizer build in $BUILD (source $SOURCE)"
-  rm -f "$BUILD/CMakeCache.txt"
   cmake -G Ninja -S "$SOURCE" -B "$BUILD" \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
@@ -51,7 +58,10 @@ if ! grep -q '^LLVM_UBSAN_FLAGS.*fno-sanitize-recover=undefined' \
     -DLLVM_USE_SANITIZER='Address;Undefined' \
     -DLLVM_UBSAN_FLAGS='-fsanitize=undefined -fno-sanitize=vptr -fno-sanitize-recover=undefined' \
     -DCMAKE_CXX_FLAGS_RELEASE='-O1 -g1 -DNDEBUG' \
-    -DCMAKE_C_FLAGS_RELEASE='-O1 -g1 -DNDEBUG'
+    -DCMAKE_C_FLAGS_RELEASE='-O1 -g1 -DNDEBUG' \
+    -DCMAKE_EXE_LINKER_FLAGS="$SANLINK" \
+    -DCMAKE_SHARED_LINKER_FLAGS="$SANLINK" \
+    -DCMAKE_MODULE_LINKER_FLAGS="$SANLINK"
 fi
 
 echo "== building (ninja -j$JOBS)"
@@ -61,18 +71,14 @@ nice -n 10 ninja -C "$BUILD" -j"$JOBS"
 # exit by design); every other report is fatal.
 export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:detect_odr_violation=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-# clang links the sanitizer runtime into executables; a process that is not
-# instrumented itself (python3 loading libattn_runtime.so or attn._compiler)
-# needs the shared runtime preloaded, and only such a process may have it.
-PRELOAD="$(clang-22 -print-file-name=libclang_rt.asan-x86_64.so)"
-PRELOADED_TESTS='python-capi|torch-runtime'
+# The shared runtime, preloaded into every process the tests start (see
+# above; test/lit.cfg.py passes ATTN_SANITIZER_PRELOAD on as LD_PRELOAD).
+PRELOAD="$RTDIR/libclang_rt.asan-x86_64.so"
 
 rc=0
-echo "== lit under ASan+UBSan (instrumented executables)"
-"$LLVM_PREFIX/bin/lit" -sv --filter-out "$PRELOADED_TESTS" "$BUILD/test" "$@" || rc=1
-echo "== lit under ASan+UBSan (python3 + the instrumented runtime library)"
+echo "== lit under ASan+UBSan"
 ATTN_SANITIZER_PRELOAD="$PRELOAD" \
-  "$LLVM_PREFIX/bin/lit" -sv --filter "$PRELOADED_TESTS" "$BUILD/test" "$@" || rc=1
+  "$LLVM_PREFIX/bin/lit" -sv "$BUILD/test" "$@" || rc=1
 echo "== pytest under ASan+UBSan (the instrumented attn._compiler)"
 py="$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' "$BUILD/CMakeCache.txt")"
 LD_PRELOAD="$PRELOAD" ATTN_BUILD_DIR="$BUILD" ATTN_REQUIRE_COMPILER=1 \

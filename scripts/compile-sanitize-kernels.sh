@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Compiles the kernels scripts/gpu-sanitize.sh checks on the GPU host (which
+# has no MLIR) into DIR (default build-asan/sanitize-kernels): one directory
+# per kernel of every family (sm80 forward, sm90a-wgmma forward, backward
+# with atomic and with deterministic dQ), causal and not, both 16-bit
+# dtypes, and one sliding-window kernel (block skipping at the band's
+# edges). Shapes are chosen at launch.
+#
+#   scripts/compile-sanitize-kernels.sh [DIR]  (ATTN_COMPILE: the attn-compile)
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DIR="${1:-$ROOT/build-asan/sanitize-kernels}"
+COMPILE="${ATTN_COMPILE:-$ROOT/build-asan/bin/attn-compile}"
+rm -rf "$DIR"
+mkdir -p "$DIR"
+k() {
+  local name="$1"; shift
+  "$COMPILE" --chip sm_90a "$@" -o "$DIR/$name" >/dev/null
+  echo "$name"
+}
+k fwd-sm80-f16-d64 --family sm80 --dtype f16 --head-dim 64
+k fwd-sm80-bf16-d128-causal --family sm80 --dtype bf16 --head-dim 128 --causal
+k fwd-sm80-bf16-d64-sliding --family sm80 --dtype bf16 --head-dim 64 --causal --window-left 40
+k fwd-sm90a-bf16-d128-causal --family sm90a --dtype bf16 --head-dim 128 --causal
+k fwd-sm90a-f16-d64 --family sm90a --dtype f16 --head-dim 64
+k bwd-atomic-bf16-d128-causal --backward --dtype bf16 --head-dim 128 --causal
+k bwd-atomic-f16-d64 --backward --dtype f16 --head-dim 64
+k bwd-det-bf16-d64-causal --backward --deterministic --dtype bf16 --head-dim 64 --causal
