@@ -313,6 +313,9 @@ const AbiParam kAbiParams[] = {
     {"dq_stride_h", false}, {"dq_stride_n", false}, {"dk_stride_b", false},
     {"dk_stride_h", false}, {"dk_stride_n", false}, {"dv_stride_b", false},
     {"dv_stride_h", false}, {"dv_stride_n", false},
+    // Forward variants (docs/kernel-abi.md, "Variants").
+    {"bias", true},        {"bias_stride_b", false}, {"bias_stride_h", false},
+    {"bias_stride_n", false}, {"cu_seqlens_q", true}, {"cu_seqlens_kv", true},
 };
 
 /// Typed access to manifest fields; the first error sticks and names the
@@ -474,6 +477,32 @@ void readProblem(FieldReader &r, const JsonValue &obj,
   if (r.getString(obj, pre, "score_mod", scoreMod, /*required=*/false))
     p.customScoreMod = scoreMod == "custom";
   r.getBool(obj, pre, "with_lse", p.withLse);
+  // Variable length: the lengths the kernel was compiled and is checked
+  // with; bias: which dims broadcast.
+  for (auto [key, lens] :
+       {std::pair<const char *, std::vector<int64_t> *>{"seq_lens_q",
+                                                        &p.seqLensQ},
+        {"seq_lens_kv", &p.seqLensKv}}) {
+    const JsonValue *v = r.status ? r.field(obj, pre, key, false) : nullptr;
+    if (!v)
+      continue;
+    bool ok = v->isArray() && !v->asArray().empty();
+    for (size_t i = 0; ok && i < v->asArray().size(); ++i)
+      ok = v->asArray()[i].isInteger() && v->asArray()[i].asInt() >= 0;
+    if (!ok) {
+      r.status = Status::error("field 'problem." + std::string(key) +
+                               "': expected a non-empty array of lengths "
+                               ">= 0");
+      break;
+    }
+    for (const JsonValue &x : v->asArray())
+      lens->push_back(x.asInt());
+  }
+  std::string bias;
+  if (r.getString(obj, pre, "bias", bias, /*required=*/false) &&
+      !p.setBiasKind(bias) && r.status)
+    r.status = Status::error("field 'problem.bias': expected bh, 1h, b1 or "
+                             "11, got '" + bias + "'");
   double scale = 0;
   if (r.getNumber(obj, pre, "scale", scale, /*required=*/false))
     p.scale = scale;

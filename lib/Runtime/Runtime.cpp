@@ -77,6 +77,12 @@ bool abiValue(const LaunchArgs &a, const std::string &name, uint64_t &out) {
       {"o_stride_n", static_cast<uint64_t>(a.oStride[2])},
       {"lse_stride_b", static_cast<uint64_t>(a.lseStride[0])},
       {"lse_stride_h", static_cast<uint64_t>(a.lseStride[1])},
+      {"bias", a.bias},
+      {"bias_stride_b", static_cast<uint64_t>(a.biasStride[0])},
+      {"bias_stride_h", static_cast<uint64_t>(a.biasStride[1])},
+      {"bias_stride_n", static_cast<uint64_t>(a.biasStride[2])},
+      {"cu_seqlens_q", a.cuSeqlensQ},
+      {"cu_seqlens_kv", a.cuSeqlensKv},
   };
   for (const Entry &e : table)
     if (name == e.name) {
@@ -109,7 +115,9 @@ attn::runtime::computeLaunchGeometry(const KernelManifest &m,
     const char *name;
     cu::DevicePtr value;
   };
-  for (Ptr p : {Ptr{"q", a.q}, Ptr{"k", a.k}, Ptr{"v", a.v}, Ptr{"o", a.o}})
+  for (Ptr p : {Ptr{"q", a.q}, Ptr{"k", a.k}, Ptr{"v", a.v}, Ptr{"o", a.o},
+                Ptr{"bias", a.bias}, Ptr{"cu_seqlens_q", a.cuSeqlensQ},
+                Ptr{"cu_seqlens_kv", a.cuSeqlensKv}})
     if (!p.value && hasParam(m, p.name))
       return Status::error(std::string("the ") + p.name +
                            " pointer is null");

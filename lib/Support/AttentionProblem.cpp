@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <sstream>
 
@@ -39,6 +40,63 @@ int64_t attn::dtypeBytes(DType t) { return t == DType::f32 ? 4 : 2; }
 
 double AttentionProblem::effectiveScale() const {
   return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(headDim));
+}
+
+int64_t AttentionProblem::totalQ() const {
+  if (!isVarlen())
+    return batch * seqQ;
+  int64_t n = 0;
+  for (int64_t l : seqLensQ)
+    n += l;
+  return n;
+}
+
+int64_t AttentionProblem::totalKv() const {
+  if (!isVarlen())
+    return batch * seqKv;
+  int64_t n = 0;
+  for (int64_t l : seqLensKv)
+    n += l;
+  return n;
+}
+
+std::vector<int32_t> AttentionProblem::cuSeqlens(bool query) const {
+  const std::vector<int64_t> &lens = query ? seqLensQ : seqLensKv;
+  std::vector<int32_t> cu = {0};
+  for (int64_t l : lens)
+    cu.push_back(static_cast<int32_t>(cu.back() + l));
+  return cu;
+}
+
+AttentionProblem AttentionProblem::sequence(int64_t s) const {
+  AttentionProblem p = *this;
+  p.seqLensQ.clear();
+  p.seqLensKv.clear();
+  p.batch = 1;
+  p.seqQ = seqLensQ[s];
+  p.seqKv = seqLensKv[s];
+  return p;
+}
+
+std::string AttentionProblem::biasKind() const {
+  if (!bias)
+    return "";
+  return std::string(biasBroadcastBatch ? "1" : "b") +
+         (biasBroadcastHeads ? "1" : "h");
+}
+
+bool AttentionProblem::setBiasKind(const std::string &kind) {
+  bias = false;
+  biasBroadcastBatch = biasBroadcastHeads = false;
+  if (kind.empty() || kind == "none")
+    return true;
+  if (kind.size() != 2 || (kind[0] != 'b' && kind[0] != '1') ||
+      (kind[1] != 'h' && kind[1] != '1'))
+    return false;
+  bias = true;
+  biasBroadcastBatch = kind[0] == '1';
+  biasBroadcastHeads = kind[1] == '1';
+  return true;
 }
 
 std::pair<int64_t, int64_t> AttentionProblem::keyRange(int64_t i) const {
@@ -120,10 +178,48 @@ std::string AttentionProblem::validate() const {
     os << "--softcap must be positive and finite (got " << softcap << ")";
   if (os.tellp() == 0 && softcap > 0 && alibi)
     os << "--softcap and --alibi cannot be combined";
+  if (os.tellp() == 0 && seqLensQ.size() != seqLensKv.size())
+    os << "--seq-lens-q and --seq-lens-kv must list the same number of "
+          "sequences (got "
+       << seqLensQ.size() << " and " << seqLensKv.size() << ")";
+  if (os.tellp() == 0 && isVarlen()) {
+    int64_t maxQ = 1, maxKv = 1, total = 0;
+    for (size_t s = 0; s < seqLensQ.size(); ++s) {
+      if ((seqLensQ[s] < 0 || seqLensKv[s] < 0) && os.tellp() == 0)
+        os << "--seq-lens-q/--seq-lens-kv: sequence " << s
+           << " has a negative length";
+      maxQ = std::max(maxQ, seqLensQ[s]);
+      maxKv = std::max(maxKv, seqLensKv[s]);
+      total += std::max(seqLensQ[s], seqLensKv[s]);
+    }
+    if (os.tellp() == 0 && total > INT32_MAX)
+      os << "--seq-lens-q/--seq-lens-kv: the packed tokens overflow the "
+            "int32 cu_seqlens";
+    if (os.tellp() == 0 &&
+        (batch != static_cast<int64_t>(seqLensQ.size()) || seqQ != maxQ ||
+         seqKv != maxKv))
+      os << "variable length: batch must be the number of sequences and "
+            "seq-q/seq-kv their maximum lengths (got batch "
+         << batch << ", seq " << seqQ << "/" << seqKv << ")";
+    if (os.tellp() == 0 && bias)
+      os << "--bias cannot be combined with --seq-lens-q (a packed batch "
+            "has no [B, H, Nq, Nk] bias)";
+    if (os.tellp() == 0 && alibi && !topLeft)
+      os << "--alibi with --seq-lens-q needs --top-left: the ALiBi region's "
+            "bottom-right offset Nk - Nq is one constant, the sequences' "
+            "differ";
+  }
   return os.str();
 }
 
 double AttentionProblem::forwardFlops() const {
+  if (isVarlen()) {
+    double f = 0;
+    for (size_t s = 0; s < seqLensQ.size(); ++s)
+      if (seqLensQ[s] > 0 && seqLensKv[s] > 0)
+        f += sequence(s).forwardFlops();
+    return f;
+  }
   double d = 0.5 * static_cast<double>(headDim + vDim());
   double f = 4.0 * batch * headsQ * static_cast<double>(seqQ) * seqKv * d;
   if (windowLeft < 0 && windowRight < 0)
@@ -155,6 +251,18 @@ std::string AttentionProblem::shapeJson() const {
     os << ",\"alibi\":true";
   if (customScoreMod)
     os << ",\"score_mod\":\"custom\"";
+  if (isVarlen()) {
+    auto list = [&](const char *name, const std::vector<int64_t> &lens) {
+      os << ",\"" << name << "\":[";
+      for (size_t s = 0; s < lens.size(); ++s)
+        os << (s ? "," : "") << lens[s];
+      os << "]";
+    };
+    list("seq_lens_q", seqLensQ);
+    list("seq_lens_kv", seqLensKv);
+  }
+  if (bias)
+    os << ",\"bias\":\"" << biasKind() << "\"";
   os << "}";
   return os.str();
 }

@@ -16,7 +16,8 @@ using namespace attn;
 void attn::referenceAttentionRow(const AttentionProblem &p, int64_t h,
                                  int64_t i, const double *q, const double *k,
                                  const double *v, int64_t first, int64_t last,
-                                 double *out, double &lse) {
+                                 double *out, double &lse,
+                                 const double *biasRow) {
   const int64_t d = p.headDim, dv = p.vDim();
   const double scale = p.effectiveScale();
   std::fill_n(out, dv, 0.0);
@@ -31,8 +32,14 @@ void attn::referenceAttentionRow(const AttentionProblem &p, int64_t h,
     for (int64_t x = 0; x < d; ++x)
       acc += q[x] * k[j * d + x];
     double sj = p.modifyScore(acc * scale, h, i, j);
+    if (biasRow)
+      sj += biasRow[j];
     s[j - first] = sj;
     m = std::max(m, sj);
+  }
+  if (m == -std::numeric_limits<double>::infinity()) {
+    lse = m; // a bias of -inf on every key masks the row
+    return;
   }
   double l = 0;
   for (double &sj : s) {
@@ -52,7 +59,12 @@ void attn::referenceAttention(const AttentionProblem &p,
                               const std::vector<double> &k,
                               const std::vector<double> &v,
                               std::vector<double> &out,
-                              std::vector<double> &lse) {
+                              std::vector<double> &lse,
+                              const std::vector<double> *bias) {
+  if (p.isVarlen()) {
+    referenceAttentionVarlen(p, q, k, v, out, lse);
+    return;
+  }
   const int64_t d = p.headDim, dv = p.vDim(), nq = p.seqQ, nk = p.seqKv;
   const int64_t group = p.headsQ / p.headsKv;
   out.assign(p.batch * p.headsQ * nq * dv, 0.0);
@@ -65,12 +77,54 @@ void attn::referenceAttention(const AttentionProblem &p,
       const double *vh = &v[((b * p.headsKv + hk) * nk) * dv];
       double *oh = &out[((b * p.headsQ + h) * nq) * dv];
       double *lh = &lse[(b * p.headsQ + h) * nq];
+      // Bias [B|1, Hq|1, Nq, Nk]: this (b, h)'s [Nq, Nk] slice.
+      const double *bh = nullptr;
+      if (bias && p.bias)
+        bh = &(*bias)[((p.biasBroadcastBatch ? 0 : b) * p.biasHeads() +
+                       (p.biasBroadcastHeads ? 0 : h)) *
+                      nq * nk];
       for (int64_t i = 0; i < nq; ++i) {
         auto [first, last] = p.keyRange(i);
         referenceAttentionRow(p, h, i, qh + i * d, kh, vh, first, last,
-                              oh + i * dv, lh[i]);
+                              oh + i * dv, lh[i], bh ? bh + i * nk : nullptr);
       }
     }
+}
+
+void attn::referenceAttentionVarlen(const AttentionProblem &p,
+                                    const std::vector<double> &q,
+                                    const std::vector<double> &k,
+                                    const std::vector<double> &v,
+                                    std::vector<double> &out,
+                                    std::vector<double> &lse) {
+  const int64_t d = p.headDim, dv = p.vDim(), hq = p.headsQ, hkv = p.headsKv;
+  const int64_t group = hq / hkv, tq = p.totalQ();
+  out.assign(tq * hq * dv, 0.0);
+  lse.assign(hq * tq, 0.0);
+  std::vector<int32_t> cuQ = p.cuSeqlens(/*query=*/true);
+  std::vector<int32_t> cuK = p.cuSeqlens(/*query=*/false);
+  std::vector<double> kh, vh, oRow(dv);
+  for (int64_t s = 0; s < p.batch; ++s) {
+    AttentionProblem seq = p.sequence(s);
+    for (int64_t h = 0; h < hq; ++h) {
+      // The sequence's keys of this head, contiguous [Nk, D] / [Nk, Dv].
+      int64_t hk = h / group, nk = seq.seqKv;
+      kh.resize(nk * d);
+      vh.resize(nk * dv);
+      for (int64_t j = 0; j < nk; ++j) {
+        std::copy_n(&k[((cuK[s] + j) * hkv + hk) * d], d, &kh[j * d]);
+        std::copy_n(&v[((cuK[s] + j) * hkv + hk) * dv], dv, &vh[j * dv]);
+      }
+      for (int64_t i = 0; i < seq.seqQ; ++i) {
+        int64_t token = cuQ[s] + i;
+        auto [first, last] = seq.keyRange(i);
+        referenceAttentionRow(seq, h, i, &q[(token * hq + h) * d], kh.data(),
+                              vh.data(), first, last, oRow.data(),
+                              lse[h * tq + token]);
+        std::copy(oRow.begin(), oRow.end(), &out[(token * hq + h) * dv]);
+      }
+    }
+  }
 }
 
 void attn::referenceAttentionBackward(

@@ -33,6 +33,11 @@ struct LaunchArgs {
   int64_t batch = 0, headsQ = 0, headsKv = 0, seqQ = 0, seqKv = 0;
   std::array<int64_t, 3> qStride{}, kStride{}, vStride{}, oStride{};
   std::array<int64_t, 2> lseStride{};
+  /// Variants (docs/kernel-abi.md): the bias [B|1, Hq|1, Nq, Nk] (stride 0
+  /// along broadcast dims) and, variable length, the i32 cu_seqlens
+  /// [batch + 1]; seqQ/seqKv are then the maximum lengths.
+  cu::DevicePtr bias = 0, cuSeqlensQ = 0, cuSeqlensKv = 0;
+  std::array<int64_t, 3> biasStride{};
 
   /// Arguments for dense row-major tensors of `problem`'s shape.
   static LaunchArgs dense(const AttentionProblem &problem, cu::DevicePtr q,

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace attn {
 
@@ -50,8 +51,32 @@ struct AttentionProblem {
   bool customScoreMod = false;
   bool withLse = true;
   std::optional<double> scale; // default 1/sqrt(headDim)
+  /// Variable length (FlashAttention's varlen, cu_seqlens): the query and
+  /// key length of each sequence; empty = a dense batch. When set, `batch`
+  /// is their count and seqQ/seqKv are max_seqlen_q/kv (at least 1).
+  std::vector<int64_t> seqLensQ, seqLensKv;
+  /// Additive bias [B|1, Hq|1, Nq, Nk] (after the score modification,
+  /// before the mask); a broadcast dim has size 1.
+  bool bias = false;
+  bool biasBroadcastBatch = false;
+  bool biasBroadcastHeads = false;
 
   int64_t vDim() const { return valueHeadDim ? valueHeadDim : headDim; }
+  bool isVarlen() const { return !seqLensQ.empty(); }
+  /// Packed tokens (varlen), else batch · seq.
+  int64_t totalQ() const;
+  int64_t totalKv() const;
+  /// cu_seqlens_q (query) or cu_seqlens_kv: [batch + 1] prefix sums.
+  std::vector<int32_t> cuSeqlens(bool query) const;
+  /// Sequence s of a varlen problem as a dense problem of batch 1.
+  AttentionProblem sequence(int64_t s) const;
+  int64_t biasBatch() const { return biasBroadcastBatch ? 1 : batch; }
+  int64_t biasHeads() const { return biasBroadcastHeads ? 1 : headsQ; }
+  /// "bh", "1h", "b1" or "11" (the --bias flag), "" without a bias.
+  std::string biasKind() const;
+  /// Sets the bias from biasKind's spelling; false if `kind` is none of
+  /// them (and not "none").
+  bool setBiasKind(const std::string &kind);
   double effectiveScale() const;
   /// Whether some key is masked out (beyond the sequence end).
   bool hasMask() const { return causal || windowLeft >= 0 || windowRight >= 0; }

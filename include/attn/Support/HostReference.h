@@ -15,20 +15,36 @@
 namespace attn {
 
 /// Computes O and LSE in float64 from inputs already rounded to the
-/// problem's dtype. Layouts are dense row-major [B, H, N, D].
+/// problem's dtype. Layouts are dense row-major [B, H, N, D]; `bias`, when
+/// the problem has one, is [B|1, Hq|1, Nq, Nk]. Variable-length problems
+/// use the packed layouts (referenceAttentionVarlen).
 void referenceAttention(const AttentionProblem &p, const std::vector<double> &q,
                         const std::vector<double> &k,
                         const std::vector<double> &v, std::vector<double> &out,
-                        std::vector<double> &lse);
+                        std::vector<double> &lse,
+                        const std::vector<double> *bias = nullptr);
+
+/// referenceAttention of a variable-length problem: Q [Tq, Hq, D], K
+/// [Tk, Hkv, D], V [Tk, Hkv, Dv], O [Tq, Hq, Dv], LSE [Hq, Tq]; sequence s
+/// owns tokens [cu[s], cu[s + 1]) (AttentionProblem::cuSeqlens) and is an
+/// attention of its own.
+void referenceAttentionVarlen(const AttentionProblem &p,
+                              const std::vector<double> &q,
+                              const std::vector<double> &k,
+                              const std::vector<double> &v,
+                              std::vector<double> &out,
+                              std::vector<double> &lse);
 
 /// One row of referenceAttention: O [Dv] and the LSE of query head `h`, row
 /// `i` (q: [D]) against keys [first, last) of its key/value head (k, v: the
 /// whole [Nk, D] / [Nk, Dv] slices), with the problem's score modification.
-/// No key (first == last) gives O = 0 and LSE = -inf.
+/// `biasRow`, when given, is added to the modified score of key j
+/// (biasRow[j]). No key (first == last), or a bias of -inf on all of them,
+/// gives O = 0 and LSE = -inf.
 void referenceAttentionRow(const AttentionProblem &p, int64_t h, int64_t i,
                            const double *q, const double *k, const double *v,
                            int64_t first, int64_t last, double *out,
-                           double &lse);
+                           double &lse, const double *biasRow = nullptr);
 
 /// Computes the gradients dQ, dK, dV of attention in float64 for the output
 /// gradient `dout` [B, Hq, Nq, Dv], recomputing O and LSE with
