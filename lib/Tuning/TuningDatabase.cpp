@@ -81,8 +81,28 @@ std::string TuningKey::str() const {
 
 std::string TileChoice::name() const {
   std::ostringstream os;
+  if (isSm90a()) {
+    os << "wg-m" << blockM << "n" << blockN << "s" << stages;
+    if (persistent)
+      os << "-p";
+    if (schedule == "overlap")
+      os << "-nopp";
+    else if (schedule == "serial")
+      os << "-serial";
+    return os.str();
+  }
   os << "m" << blockM << "n" << blockN << "r" << warpRows << "s" << stages;
   return os.str();
+}
+
+const CandidateResult *attn::tuning::fastestOfFamily(const TuningEntry &e,
+                                                     const std::string &family) {
+  const CandidateResult *best = nullptr;
+  for (const CandidateResult &c : e.candidates)
+    if (c.status == "ok" && c.tile.family == family &&
+        (!best || c.timeMs < best->timeMs))
+      best = &c;
+  return best;
 }
 
 //===----------------------------------------------------------------------===//
@@ -174,6 +194,17 @@ struct Reader {
     if (error.empty() && (t.blockM <= 0 || t.blockN <= 0 || t.warpRows <= 0 ||
                           t.stages <= 0))
       error = where + ": tile sizes must be positive";
+    // Version 2: the family and (sm90a-wgmma) the consumer schedule.
+    if (obj.get("family"))
+      t.family = string(obj, "family", where);
+    if (obj.get("schedule"))
+      t.schedule = string(obj, "schedule", where);
+    if (obj.get("persistent"))
+      t.persistent = boolean(obj, "persistent", where);
+    if (error.empty() && t.isSm90a() && t.schedule != "pingpong" &&
+        t.schedule != "overlap" && t.schedule != "serial")
+      error = where + ".schedule: expected pingpong, overlap or serial, got '" +
+              t.schedule + "'";
     return t;
   }
 };
@@ -194,10 +225,10 @@ Expected<TuningDatabase> TuningDatabase::parse(const std::string &text) {
   const JsonValue *version = doc->get("version");
   if (!version || !version->isInteger())
     return Status::error("\"version\" is missing or not an integer");
-  if (version->asInt() != kDatabaseVersion)
+  if (version->asInt() != kDatabaseVersion && version->asInt() != 1)
     return Status::error("format version " +
                          std::to_string(version->asInt()) +
-                         ", this build reads version " +
+                         ", this build reads versions 1 and " +
                          std::to_string(kDatabaseVersion));
   const JsonValue *entries = doc->get("entries");
   if (!entries || !entries->isArray())
@@ -230,6 +261,12 @@ Expected<TuningDatabase> TuningDatabase::parse(const std::string &text) {
     }
     if (const JsonValue *w = r.object(ev, "winner", where))
       e.winner = r.tile(*w, where + ".winner");
+    if (e.winner.family.empty()) // version 1: the key's family
+      e.winner.family = e.key.family;
+    if (r.error.empty() && e.key.family != kAutoFamily &&
+        e.winner.family != e.key.family)
+      r.error = where + ".winner.family: '" + e.winner.family +
+                "' is not the key's family '" + e.key.family + "'";
     e.timeMs = r.number(ev, "time_ms", where);
     if (const JsonValue *s = r.object(ev, "tuned_shape", where)) {
       std::string sw = where + ".tuned_shape";
@@ -258,6 +295,10 @@ Expected<TuningDatabase> TuningDatabase::parse(const std::string &text) {
         c.timeMs = r.number(cv, "time_ms", cw);
         c.relErr = r.number(cv, "rel_err", cw);
         c.heuristic = r.boolean(cv, "heuristic", cw);
+        if (cv.get("family_heuristic"))
+          c.familyHeuristic = r.boolean(cv, "family_heuristic", cw);
+        if (c.tile.family.empty()) // version 1: the key's family
+          c.tile.family = e.key.family;
         if (const JsonValue *n = cv.get("note"); n && n->isString())
           c.note = n->asString();
         e.candidates.push_back(std::move(c));
@@ -307,8 +348,14 @@ std::string number(double v) {
 
 std::string tileJson(const TileChoice &t) {
   std::ostringstream os;
+  if (!t.family.empty())
+    os << "\"family\": " << jsonQuote(t.family) << ", ";
   os << "\"block_m\": " << t.blockM << ", \"block_n\": " << t.blockN
      << ", \"warp_rows\": " << t.warpRows << ", \"stages\": " << t.stages;
+  if (!t.schedule.empty())
+    os << ", \"schedule\": " << jsonQuote(t.schedule);
+  if (t.persistent)
+    os << ", \"persistent\": true";
   return os.str();
 }
 } // namespace
@@ -347,6 +394,8 @@ std::string TuningDatabase::toJson() const {
          << ", \"time_ms\": " << number(c.timeMs)
          << ", \"rel_err\": " << number(c.relErr)
          << ", \"heuristic\": " << (c.heuristic ? "true" : "false");
+      if (c.familyHeuristic)
+        os << ", \"family_heuristic\": true";
       if (!c.note.empty())
         os << ", \"note\": " << jsonQuote(c.note);
       os << "}";

@@ -3,13 +3,18 @@
 // Part of the attn project: an MLIR compiler for exact attention.
 //
 // MLIR-free: the GPU host's half of the split tuning flow (docs/tuning.md).
-// For each bundle written by `attn-compile --tune-bundle`, runs every
-// candidate kernel through the runtime's shared measurement (runKernel:
-// poisoned outputs, float64 check, warm-up, median of N with input sets
-// rotating past the L2), rejects wrong ones, and records the fastest
-// correct candidate and every candidate's timing in the tuning database.
+// For each bundle written by `attn-compile --tune-bundle` and each of its
+// shapes, checks every candidate kernel against the float64 reference
+// (poisoned outputs, sampled rows, a scan of the whole output), times it
+// briefly (input sets rotating past the L2), times the fastest few and the
+// heuristics' choices again in interleaved rounds, rejects wrong or racy
+// ones, and records the fastest correct candidate and every candidate's
+// timing in the tuning database. Inputs and the reference are made once
+// per shape (ShapeBench).
 //
 //===----------------------------------------------------------------------===//
+
+#include "ShapeBench.h"
 
 #include "attn/Runtime/Json.h"
 #include "attn/Runtime/KernelRun.h"
@@ -32,6 +37,9 @@
 
 using namespace attn::runtime;
 using namespace attn::tuning;
+using attn::tune::BenchCheck;
+using attn::tune::BenchOptions;
+using attn::tune::ShapeBench;
 using attn::AttentionProblem;
 
 namespace {
@@ -47,9 +55,20 @@ const char *kUsage =
     "times it, and records the fastest correct one in the database.\n"
     "\n"
     "  --db FILE         tuning database to update (default $ATTN_TUNING_DB)\n"
-    "  --warmup N        launches before timing (default 5)\n"
-    "  --reps N          timed launches; the median counts (default 20)\n"
-    "  --check-rows N    reference rows checked per candidate (default 512)\n"
+    "  --warmup N        launches before each timing (default 1)\n"
+    "  --screen-reps N   timed launches per candidate in the first pass\n"
+    "                    (default 5)\n"
+    "  --finalists N     fastest candidates timed again, besides the\n"
+    "                    heuristics' choices (default 3)\n"
+    "  --reps N          timed launches per finalist, over --rounds\n"
+    "                    interleaved rounds; the median counts (default 20)\n"
+    "  --rounds N        rounds the finalists' launches are split into\n"
+    "                    (default 2)\n"
+    "  --check-rows N    reference rows checked per candidate (default 256)\n"
+    "  --skip NAMES      candidates not to run (comma-separated tile names,\n"
+    "                    e.g. wg-m64n128s3); they are recorded as failed\n"
+    "  --skip-tuned      shapes whose key the database already holds are\n"
+    "                    not tuned again (to resume an interrupted run)\n"
     "  --seed N          random inputs' seed (default 0)\n"
     "  --table FILE      also write the summary table as Markdown\n"
     "  --results FILE    every candidate's JSON line (JSON Lines)\n"
@@ -58,14 +77,17 @@ const char *kUsage =
     "  --version         the compiler version new bundles are keyed by\n"
     "\n"
     "Exit status: 0 done, 1 a bundle had no correct candidate, 2 usage or\n"
-    "errors.\n";
+    "errors, 3 a candidate broke the CUDA context (a fault): its name is on\n"
+    "the last line of stderr; rerun with --skip NAME --skip-tuned.\n";
 
 struct Options {
   std::string db, table, results;
   std::vector<std::string> inputs;
-  int64_t warmup = 5, reps = 20, checkRows = 512;
+  int64_t warmup = 1, reps = 20, checkRows = 256, screenReps = 5,
+          finalists = 3, rounds = 2;
   uint64_t seed = 0;
-  bool show = false, merge = false;
+  bool show = false, merge = false, skipTuned = false;
+  std::vector<std::string> skip;
 };
 
 int usageError(const std::string &msg) {
@@ -105,12 +127,15 @@ std::vector<std::string> findBundles(const std::string &dir) {
 struct BundleCandidate {
   std::string dir;
   TileChoice tile;
-  bool heuristic = false;
+  bool heuristic = false, familyHeuristic = false;
 };
 
 struct Bundle {
   std::string dir, compiler, chip, family;
   AttentionProblem problem;
+  /// The launch shapes to tune at: the problem with these batch and
+  /// sequence lengths (version 2 "shapes"; else the problem's own).
+  std::vector<AttentionProblem> shapes;
   std::vector<BundleCandidate> candidates;
   int64_t pruned = 0;
 };
@@ -135,10 +160,11 @@ Expected<Bundle> readBundle(const std::string &dir) {
   if (str(*doc, "format") != "attn-tune-bundle")
     return Status::error(dir + "/bundle.json: not a tuning bundle (\"format\" "
                                "is not \"attn-tune-bundle\")");
-  if (num(*doc, "version") != 1)
+  int64_t version = num(*doc, "version");
+  if (version != 1 && version != 2)
     return Status::error(dir + "/bundle.json: bundle version " +
-                         std::to_string(num(*doc, "version")) +
-                         ", this attn-tune reads version 1");
+                         std::to_string(version) +
+                         ", this attn-tune reads versions 1 and 2");
   b.compiler = str(*doc, "compiler");
   b.chip = str(*doc, "chip");
   b.family = str(*doc, "family");
@@ -150,8 +176,18 @@ Expected<Bundle> readBundle(const std::string &dir) {
     bc.dir = dir + "/" + str(c, "dir");
     bc.tile = {num(c, "block_m"), num(c, "block_n"), num(c, "warp_rows"),
                num(c, "stages")};
-    const JsonValue *h = c.get("heuristic");
-    bc.heuristic = h && h->isBool() && h->asBool();
+    bc.tile.family = str(c, "family");
+    if (bc.tile.family.empty()) // version 1: the bundle's one family
+      bc.tile.family = b.family;
+    bc.tile.schedule = str(c, "schedule");
+    auto flag = [&](const char *k) {
+      const JsonValue *v = c.get(k);
+      return v && v->isBool() && v->asBool();
+    };
+    bc.tile.persistent = flag("persistent");
+    bc.heuristic = flag("heuristic");
+    bc.familyHeuristic = flag("family_heuristic") ||
+                         (version == 1 && bc.heuristic);
     b.candidates.push_back(bc);
   }
   if (const JsonValue *p = doc->get("pruned"); p && p->isArray())
@@ -161,7 +197,34 @@ Expected<Bundle> readBundle(const std::string &dir) {
   if (!man)
     return man.status();
   b.problem = man->problem;
+  if (const JsonValue *sh = doc->get("shapes"); sh && sh->isArray())
+    for (const JsonValue &v : sh->asArray()) {
+      AttentionProblem p = b.problem;
+      p.batch = num(v, "batch");
+      p.seqQ = num(v, "seq_q");
+      p.seqKv = num(v, "seq_kv");
+      if (p.batch <= 0 || p.seqQ <= 0 || p.seqKv <= 0)
+        return Status::error(dir + "/bundle.json: a shape needs a positive "
+                                   "batch, seq_q and seq_kv");
+      b.shapes.push_back(p);
+    }
+  if (b.shapes.empty())
+    b.shapes.push_back(b.problem);
   return b;
+}
+
+double median(std::vector<float> v) {
+  if (v.empty())
+    return -1;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string fmtErr(double e) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", e);
+  return buf;
 }
 
 std::string fmtMs(double ms) {
@@ -208,7 +271,7 @@ private:
 };
 
 struct Row {
-  std::string shape, winner, runnerUp, heuristic, speedup, counts;
+  std::string shape, winner, runnerUp, heuristic, speedup, other, counts;
   double seconds = 0;
   std::string time;
 };
@@ -221,15 +284,22 @@ std::string utcNow() {
 }
 
 std::string tableText(const std::vector<Row> &rows, bool markdown) {
-  std::vector<std::string> head = {"shape",     "winner",   "time ms",
-                                   "runner-up", "heuristic", "vs heuristic",
-                                   "ok/wrong/failed/pruned", "tune s"};
+  std::vector<std::string> head = {"shape",
+                                   "winner",
+                                   "time ms",
+                                   "runner-up",
+                                   "heuristic",
+                                   "vs heuristic",
+                                   "other family's heuristic (vs)",
+                                   "ok/wrong/failed/pruned",
+                                   "tune s"};
   std::vector<std::vector<std::string>> cells;
   for (const Row &r : rows) {
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f", r.seconds);
     cells.push_back({r.shape, r.winner, r.time, r.runnerUp, r.heuristic,
-                     r.speedup, r.counts, secs});
+                     r.speedup, r.other.empty() ? "-" : r.other, r.counts,
+                     secs});
   }
   std::vector<size_t> w(head.size());
   for (size_t i = 0; i < head.size(); ++i) {
@@ -255,6 +325,20 @@ std::string tableText(const std::vector<Row> &rows, bool markdown) {
   for (auto &c : cells)
     line(c);
   return os.str();
+}
+
+/// A launch or copy failed after the candidate loaded: the context holds
+/// a sticky error (a fault), so nothing later in this process can be
+/// trusted. Entries written so far stay; the caller reruns without it.
+[[noreturn]] void contextBroken(const std::string &shape,
+                                const std::string &tile, const Status &s) {
+  std::fprintf(stderr,
+               "%sattn-tune: fatal: %s %s broke the CUDA context: %s\n"
+               "attn-tune: rerun with --skip %s --skip-tuned\n",
+               ::isatty(2) ? "\r\033[K" : "", shape.c_str(), tile.c_str(),
+               s.message().c_str(), tile.c_str());
+  std::fflush(stderr);
+  std::_Exit(3);
 }
 
 int showDatabase(const std::string &path) {
@@ -297,7 +381,7 @@ int mergeDatabases(const Options &o) {
 /// Parses argv into `o` (the database defaults to $ATTN_TUNING_DB). Returns
 /// -1 to go on, else the exit status: --help and --version print and give
 /// 0, a usage error prints its message and gives 2. A function of its own
-/// so that the flag fuzzer (test/Fuzz/FuzzTuneFlags.cpp) can call it.
+/// so that the flag fuzzer (test/Fuzz/FuzzToolFlags.cpp) can call it.
 int parseArgs(int argc, char **argv, Options &o) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -343,10 +427,26 @@ int parseArgs(int argc, char **argv, Options &o) {
       rc = intValue(o.reps, 1);
     } else if (a == "--check-rows") {
       rc = intValue(o.checkRows, 1);
+    } else if (a == "--screen-reps") {
+      rc = intValue(o.screenReps, 1);
+    } else if (a == "--finalists") {
+      rc = intValue(o.finalists, 1);
+    } else if (a == "--rounds") {
+      rc = intValue(o.rounds, 1);
     } else if (a == "--seed") {
       int64_t s = 0;
       rc = intValue(s, 0);
       o.seed = static_cast<uint64_t>(s);
+    } else if (a == "--skip") {
+      std::string v;
+      if (!value(v))
+        return usageError("--skip needs a value");
+      std::stringstream ss(v);
+      for (std::string name; std::getline(ss, name, ',');)
+        if (!name.empty())
+          o.skip.push_back(name);
+    } else if (a == "--skip-tuned") {
+      o.skipTuned = true;
     } else if (a == "--show") {
       o.show = true;
     } else if (a == "--merge") {
@@ -408,131 +508,305 @@ int main(int argc, char **argv) {
                  o.results.c_str());
     return 2;
   }
-  RunOptions ro;
-  ro.seed = o.seed;
-  ro.check = true;
-  ro.checkRows = o.checkRows;
-  ro.time = true;
-  ro.warmup = o.warmup;
-  ro.reps = o.reps;
+  BenchOptions bo;
+  bo.seed = o.seed;
+  bo.checkRows = o.checkRows;
 
   Progress progress;
-  size_t done = 0;
+  size_t done = 0, steps = 0;
+  for (const Bundle &b : bundles)
+    steps += b.candidates.size() * b.shapes.size();
+  total = steps;
   std::vector<Row> rows;
   int exitCode = 0;
   for (const Bundle &b : bundles) {
-    auto start = std::chrono::steady_clock::now();
-    TuningEntry entry;
-    entry.key = TuningKey::forProblem(b.problem, b.chip, b.family, b.compiler);
-    entry.batch = b.problem.batch;
-    entry.headsQ = b.problem.headsQ;
-    entry.headsKv = b.problem.headsKv;
-    entry.seqQ = b.problem.seqQ;
-    entry.seqKv = b.problem.seqKv;
-    int ok = 0, wrong = 0, failed = 0;
-    for (const BundleCandidate &c : b.candidates) {
-      progress.draw(done, total, shapeLabel(b.problem) + " " + c.tile.name());
-      CandidateResult cr;
-      cr.tile = c.tile;
-      cr.heuristic = c.heuristic;
-      Expected<std::unique_ptr<Kernel>> k = Kernel::load(c.dir);
-      RunResult res;
-      if (!k) {
-        cr.status = "failed";
-        cr.note = k.message();
-      } else {
-        res.problem = (*k)->manifest().problem;
-        entry.key.sms = (*k)->numSms();
-        if (Status s = runKernel(**k, ro, res); !s) {
-          cr.status = "failed";
-          cr.note = s.message();
-        } else {
-          entry.key.gpu = res.device;
-          if (res.check)
-            cr.relErr = res.check->out.relErr;
-          if (!res.ok()) {
-            cr.status = "wrong";
-            cr.note = "over tolerance or unwritten outputs";
-          } else if (res.sameAcrossSets && !*res.sameAcrossSets) {
-            cr.status = "wrong";
-            cr.note = "outputs differ between identical input sets (a race)";
-          } else {
-            cr.status = "ok";
-            cr.timeMs = res.timeMs.value_or(-1);
+    // Load every candidate once for all of the bundle's shapes.
+    auto loadStart = std::chrono::steady_clock::now();
+    std::vector<std::unique_ptr<Kernel>> kernels(b.candidates.size());
+    std::vector<std::string> loadErrors(b.candidates.size());
+    for (size_t i = 0; i < b.candidates.size(); ++i) {
+      Expected<std::unique_ptr<Kernel>> k = Kernel::load(b.candidates[i].dir);
+      if (k)
+        kernels[i] = k.take();
+      else
+        loadErrors[i] = k.message();
+    }
+    double loadSeconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - loadStart)
+                             .count() /
+                         b.shapes.size();
+    for (const AttentionProblem &problem : b.shapes) {
+      auto start = std::chrono::steady_clock::now();
+      std::string label = shapeLabel(problem);
+      TuningEntry entry;
+      entry.key = TuningKey::forProblem(problem, b.chip, b.family, b.compiler);
+      entry.batch = problem.batch;
+      entry.headsQ = problem.headsQ;
+      entry.headsKv = problem.headsKv;
+      entry.seqQ = problem.seqQ;
+      entry.seqKv = problem.seqKv;
+      for (const BundleCandidate &c : b.candidates) {
+        CandidateResult cr;
+        cr.tile = c.tile;
+        cr.heuristic = c.heuristic;
+        cr.familyHeuristic = c.familyHeuristic;
+        entry.candidates.push_back(cr);
+      }
+      const CudaDriver *driver = nullptr;
+      for (const auto &k : kernels)
+        if (k) {
+          driver = &k->driver();
+          entry.key.sms = k->numSms();
+          break;
+        }
+      std::unique_ptr<ShapeBench> bench;
+      std::string benchError = "no candidate loaded";
+      if (driver) {
+        char name[256] = {0};
+        cu::Device dev;
+        if (driver->CtxGetDevice(&dev) == cu::kSuccess &&
+            driver->DeviceGetName(name, sizeof(name) - 1, dev) == cu::kSuccess)
+          entry.key.gpu = name;
+        if (o.skipTuned) {
+          std::vector<std::string> w;
+          TuningKey want = entry.key;
+          if (TuningDatabase::load(o.db, w).lookup(want).entry) {
+            std::fprintf(stderr, "attn-tune: %s: already in %s, skipped\n",
+                         label.c_str(), o.db.c_str());
+            done += b.candidates.size();
+            continue;
           }
         }
-        if (results)
-          std::fprintf(results, "%s\n",
-                       runResultJson(ro, res, c.dir).c_str());
+        Expected<std::unique_ptr<ShapeBench>> sb =
+            ShapeBench::create(*driver, problem, bo);
+        if (sb)
+          bench = sb.take();
+        else
+          benchError = sb.message();
       }
-      if (results && !k)
-        std::fprintf(results, "{\"dir\":%s,\"ok\":false,\"error\":%s}\n",
-                     jsonQuote(c.dir).c_str(), jsonQuote(cr.note).c_str());
-      (cr.status == "ok" ? ok : cr.status == "wrong" ? wrong : failed)++;
-      if (cr.status != "ok")
-        std::fprintf(stderr, "%sattn-tune: %s %s rejected (%s): %s\n",
-                     ::isatty(2) ? "\r\033[K" : "",
-                     shapeLabel(b.problem).c_str(), c.tile.name().c_str(),
-                     cr.status.c_str(), cr.note.c_str());
-      entry.candidates.push_back(cr);
-      ++done;
-    }
-    progress.draw(done, total, shapeLabel(b.problem) + " done");
 
-    std::vector<const CandidateResult *> good;
-    const CandidateResult *heuristic = nullptr;
-    for (const CandidateResult &c : entry.candidates) {
-      if (c.status == "ok")
-        good.push_back(&c);
-      if (c.heuristic)
-        heuristic = &c;
-    }
-    std::sort(good.begin(), good.end(),
-              [](const CandidateResult *a, const CandidateResult *b) {
-                return a->timeMs < b->timeMs;
-              });
-    Row row;
-    row.shape = shapeLabel(b.problem);
-    row.counts = std::to_string(ok) + "/" + std::to_string(wrong) + "/" +
-                 std::to_string(failed) + "/" + std::to_string(b.pruned);
-    row.seconds = std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
-    if (good.empty()) {
-      row.winner = "none correct";
-      exitCode = 1;
+      // Pass 1: check each candidate and time it briefly.
+      std::vector<double> screenMs(b.candidates.size(), -1);
+      auto screenStart = std::chrono::steady_clock::now();
+      for (size_t i = 0; i < b.candidates.size(); ++i) {
+        const BundleCandidate &c = b.candidates[i];
+        CandidateResult &cr = entry.candidates[i];
+        progress.draw(done, total, label + " " + c.tile.name());
+        bool skipped =
+            std::find(o.skip.begin(), o.skip.end(), c.tile.name()) !=
+            o.skip.end();
+        if (skipped) {
+          cr.status = "failed";
+          cr.note = "skipped (--skip)";
+        } else if (!kernels[i] || !bench) {
+          cr.status = "failed";
+          cr.note = kernels[i] ? benchError : loadErrors[i];
+        } else {
+          BenchCheck chk;
+          std::vector<float> samples;
+          Status st = bench->check(*kernels[i], chk);
+          if (st && chk.ok)
+            st = bench->time(*kernels[i], o.warmup, o.screenReps, samples);
+          if (!st && !bench->healthy())
+            contextBroken(label, c.tile.name(), st);
+          if (!st) { // e.g. a launch refused for its resources
+            cr.status = "failed";
+            cr.note = st.message();
+          } else {
+            cr.relErr = chk.relErr;
+            if (!chk.ok) {
+              cr.status = "wrong";
+              cr.note = "over tolerance or unwritten outputs (rel_err " +
+                        fmtErr(chk.relErr) + ", lse rel_err " +
+                        fmtErr(chk.lseRelErr) + ", " +
+                        std::to_string(chk.nonFiniteOut) + " non-finite, " +
+                        std::to_string(chk.badLse) + " bad LSE)";
+            } else {
+              cr.status = "ok";
+              screenMs[i] = median(samples);
+              cr.timeMs = screenMs[i];
+              cr.note = "screened: median of " +
+                        std::to_string(o.screenReps);
+            }
+          }
+        }
+        if (cr.status != "ok")
+          std::fprintf(stderr, "%sattn-tune: %s %s rejected (%s): %s\n",
+                       ::isatty(2) ? "\r\033[K" : "", label.c_str(),
+                       c.tile.name().c_str(), cr.status.c_str(),
+                       cr.note.c_str());
+        ++done;
+      }
+      double screenSeconds = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - screenStart)
+                                 .count();
+
+      // Pass 2: the fastest few and the heuristics' choices, in
+      // interleaved rounds so that drift hits them alike; each must give
+      // the same output twice.
+      auto finalStart = std::chrono::steady_clock::now();
+      std::vector<size_t> order;
+      for (size_t i = 0; i < b.candidates.size(); ++i)
+        if (entry.candidates[i].status == "ok")
+          order.push_back(i);
+      std::sort(order.begin(), order.end(),
+                [&](size_t x, size_t y) { return screenMs[x] < screenMs[y]; });
+      std::vector<size_t> finals;
+      for (size_t i : order)
+        if (static_cast<int64_t>(finals.size()) < o.finalists ||
+            b.candidates[i].heuristic || b.candidates[i].familyHeuristic)
+          finals.push_back(i);
+      std::vector<std::vector<float>> finalSamples(b.candidates.size());
+      int64_t perRound = std::max<int64_t>(1, o.reps / o.rounds);
+      for (int64_t r = 0; r < o.rounds; ++r)
+        for (size_t i : finals) {
+          CandidateResult &cr = entry.candidates[i];
+          if (cr.status != "ok")
+            continue;
+          if (Status st = bench->time(*kernels[i], o.warmup, perRound,
+                                      finalSamples[i]);
+              !st)
+            contextBroken(label, cr.tile.name(), st);
+        }
+      for (size_t i : finals) {
+        CandidateResult &cr = entry.candidates[i];
+        if (cr.status == "ok" && !finalSamples[i].empty()) {
+          cr.timeMs = median(finalSamples[i]);
+          cr.note = "final: median of " +
+                    std::to_string(finalSamples[i].size()) + " in " +
+                    std::to_string(o.rounds) + " rounds";
+        }
+      }
+      // The winner must give the same output twice on the same inputs (a
+      // cheap race detector); a racy one is wrong and the next one tried.
+      std::sort(finals.begin(), finals.end(), [&](size_t x, size_t y) {
+        return entry.candidates[x].timeMs < entry.candidates[y].timeMs;
+      });
+      for (size_t i : finals) {
+        CandidateResult &cr = entry.candidates[i];
+        if (cr.status != "ok")
+          continue;
+        bool same = false;
+        if (Status st = bench->repeatable(*kernels[i], same); !st) {
+          contextBroken(label, cr.tile.name(), st);
+        } else if (!same) {
+          cr.status = "wrong";
+          cr.note = "outputs differ between two runs on the same inputs (a "
+                    "race)";
+        } else {
+          cr.note += ", repeatable";
+          break;
+        }
+        std::fprintf(stderr, "%sattn-tune: %s %s rejected (%s): %s\n",
+                     ::isatty(2) ? "\r\033[K" : "", label.c_str(),
+                     cr.tile.name().c_str(), cr.status.c_str(),
+                     cr.note.c_str());
+      }
+      double finalSeconds = std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - finalStart)
+                                .count();
+      progress.draw(done, total, label + " done");
+
+      int ok = 0, wrong = 0, failed = 0;
+      for (const CandidateResult &c : entry.candidates)
+        (c.status == "ok" ? ok : c.status == "wrong" ? wrong : failed)++;
+      // Only finalists compete: their times come from the same rounds.
+      std::vector<const CandidateResult *> good;
+      const CandidateResult *heuristic = nullptr, *otherHeuristic = nullptr;
+      for (size_t i : finals)
+        if (entry.candidates[i].status == "ok")
+          good.push_back(&entry.candidates[i]);
+      for (const CandidateResult &c : entry.candidates)
+        if (c.heuristic)
+          heuristic = &c;
+      for (const CandidateResult &c : entry.candidates)
+        if (c.familyHeuristic && !c.heuristic &&
+            (!heuristic || c.tile.family != heuristic->tile.family))
+          otherHeuristic = &c;
+      std::sort(good.begin(), good.end(),
+                [](const CandidateResult *x, const CandidateResult *y) {
+                  return x->timeMs < y->timeMs;
+                });
+      Row row;
+      row.shape = label;
+      row.counts = std::to_string(ok) + "/" + std::to_string(wrong) + "/" +
+                   std::to_string(failed) + "/" + std::to_string(b.pruned);
+      row.seconds = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count() +
+                    loadSeconds;
+      std::fprintf(stderr,
+                   "%sattn-tune: %s: %.2f s (load %.2f, inputs %.2f, "
+                   "reference %.2f, check+screen %.2f for %zu, finals %.2f "
+                   "for %zu, %lld buffer sets)\n",
+                   ::isatty(2) ? "\r\033[K" : "", label.c_str(), row.seconds,
+                   loadSeconds, bench ? bench->inputSeconds : 0.0,
+                   bench ? bench->referenceSeconds : 0.0, screenSeconds,
+                   b.candidates.size(), finalSeconds, finals.size(),
+                   static_cast<long long>(bench ? bench->sets() : 0));
+      if (results)
+        for (size_t i = 0; i < entry.candidates.size(); ++i) {
+          const CandidateResult &c = entry.candidates[i];
+          std::fprintf(
+              results,
+              "{\"shape\":%s,\"dir\":%s,\"tile\":%s,\"family\":%s,"
+              "\"status\":%s,\"time_ms\":%s,\"screen_ms\":%s,\"final\":%s,"
+              "\"rel_err\":%s,\"heuristic\":%s,\"family_heuristic\":%s,"
+              "\"note\":%s}\n",
+              jsonQuote(label).c_str(), jsonQuote(b.candidates[i].dir).c_str(),
+              jsonQuote(c.tile.name()).c_str(),
+              jsonQuote(c.tile.family).c_str(), jsonQuote(c.status).c_str(),
+              fmtMs(c.timeMs).c_str(), fmtMs(screenMs[i]).c_str(),
+              finalSamples[i].empty() ? "false" : "true",
+              fmtErr(c.relErr).c_str(), c.heuristic ? "true" : "false",
+              c.familyHeuristic ? "true" : "false",
+              jsonQuote(c.note).c_str());
+        }
+      bench.reset(); // free the shape's buffers before the next one
+      if (good.empty()) {
+        row.winner = "none correct";
+        exitCode = 1;
+        rows.push_back(row);
+        continue;
+      }
+      entry.winner = good[0]->tile;
+      entry.timeMs = good[0]->timeMs;
+      entry.tunedAt = utcNow();
+      row.winner = good[0]->tile.name() + (good[0]->heuristic ? "*" : "");
+      row.time = fmtMs(good[0]->timeMs);
+      row.runnerUp = good.size() > 1 ? good[1]->tile.name() + " " +
+                                           fmtMs(good[1]->timeMs)
+                                     : "-";
+      auto versus = [&](const CandidateResult *h, std::string &name,
+                        std::string &speedup) {
+        if (h && h->status == "ok") {
+          name = h->tile.name() + " " + fmtMs(h->timeMs);
+          char buf[32];
+          std::snprintf(buf, sizeof buf, "%.3fx", h->timeMs / good[0]->timeMs);
+          speedup = buf;
+        } else {
+          name = h ? h->tile.name() + " " + h->status : "not in bundle";
+          speedup = "n/a";
+        }
+      };
+      versus(heuristic, row.heuristic, row.speedup);
+      if (otherHeuristic) {
+        std::string name, speedup;
+        versus(otherHeuristic, name, speedup);
+        row.other = name + " (" + speedup + ")";
+      } else {
+        row.other = "-";
+      }
       rows.push_back(row);
-      continue;
-    }
-    entry.winner = good[0]->tile;
-    entry.timeMs = good[0]->timeMs;
-    entry.tunedAt = utcNow();
-    row.winner = good[0]->tile.name() + (good[0]->heuristic ? "*" : "");
-    row.time = fmtMs(good[0]->timeMs);
-    row.runnerUp = good.size() > 1 ? good[1]->tile.name() + " " +
-                                         fmtMs(good[1]->timeMs)
-                                   : "-";
-    if (heuristic && heuristic->status == "ok") {
-      row.heuristic = heuristic->tile.name() + " " + fmtMs(heuristic->timeMs);
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.3fx",
-                    heuristic->timeMs / good[0]->timeMs);
-      row.speedup = buf;
-    } else {
-      row.heuristic = heuristic ? heuristic->tile.name() + " " +
-                                      heuristic->status
-                                : "not in bundle";
-      row.speedup = "n/a";
-    }
-    rows.push_back(row);
-    // One locked read-merge-write per bundle: a later crash keeps this one.
-    std::vector<std::string> warnings;
-    Status s = updateDatabase(o.db, {entry}, warnings);
-    for (const std::string &w : warnings)
-      std::fprintf(stderr, "attn-tune: warning: %s\n", w.c_str());
-    if (!s) {
-      std::fprintf(stderr, "attn-tune: error: %s\n", s.message().c_str());
-      return 2;
+      // One locked read-merge-write per shape: a later crash keeps this one.
+      std::vector<std::string> warnings;
+      Status st = updateDatabase(o.db, {entry}, warnings);
+      for (const std::string &w : warnings)
+        std::fprintf(stderr, "attn-tune: warning: %s\n", w.c_str());
+      if (!st) {
+        std::fprintf(stderr, "attn-tune: error: %s\n", st.message().c_str());
+        return 2;
+      }
     }
   }
   progress.finish();

@@ -26,8 +26,9 @@ namespace attn::tuning {
 using runtime::Expected;
 using runtime::Status;
 
-/// The format version this build reads and writes.
-inline constexpr int64_t kDatabaseVersion = 1;
+/// The format version this build writes. It reads this one and version 1
+/// (entries of one kernel family, before tiles named their family).
+inline constexpr int64_t kDatabaseVersion = 2;
 inline constexpr const char *kDatabaseFormat = "attn-tuning-db";
 
 /// The compiler version entries are keyed by: $ATTN_COMPILER_VERSION when
@@ -44,7 +45,9 @@ struct TuningKey {
   int64_t sms = 0;        // multiprocessors
   std::string chip;       // compile target, e.g. "sm_90a"
   std::string compiler;   // compilerVersion() of the compiler
-  std::string family;     // kernel family, e.g. "sm80-mma"
+  /// The kernel families the tuner chose among: "sm80-mma",
+  /// "sm90a-wgmma", or "auto" (both: the family was tuned too).
+  std::string family;
   std::string direction = "fwd";
   std::string dtype;      // "bf16", "f16"
   int64_t headDim = 0, valueHeadDim = 0;
@@ -64,13 +67,33 @@ struct TuningKey {
   std::string str() const;
 };
 
+/// Kernel family names (the manifest's "family").
+inline constexpr const char *kSm80Family = "sm80-mma";
+inline constexpr const char *kSm90aFamily = "sm90a-wgmma";
+/// A key family meaning "both families were candidates".
+inline constexpr const char *kAutoFamily = "auto";
+
 struct TileChoice {
   int64_t blockM = 0, blockN = 0, warpRows = 0, stages = 2;
-  /// "m128n64r32s2".
+  /// The kernel family; "" = the key's (version 1 entries).
+  std::string family;
+  /// sm90a-wgmma consumer schedule: "pingpong" (two consumers taking
+  /// turns), "overlap" (intra-warpgroup overlap only) or "serial"; "" for
+  /// sm80-mma.
+  std::string schedule;
+  /// sm90a-wgmma: each thread block walks several query blocks.
+  bool persistent = false;
+
+  bool isSm90a() const { return family == kSm90aFamily; }
+  /// "m128n64r32s2" (sm80-mma); "wg-m128n128s2", then "-p" when
+  /// persistent and "-nopp" or "-serial" when the schedule is not
+  /// ping-pong (sm90a-wgmma).
   std::string name() const;
   bool operator==(const TileChoice &o) const {
     return blockM == o.blockM && blockN == o.blockN &&
-           warpRows == o.warpRows && stages == o.stages;
+           warpRows == o.warpRows && stages == o.stages &&
+           family == o.family && schedule == o.schedule &&
+           persistent == o.persistent;
   }
 };
 
@@ -80,7 +103,10 @@ struct CandidateResult {
   std::string status;  // "ok", "wrong" (failed the check), "failed"
   double timeMs = -1;  // median, when status is "ok"
   double relErr = -1;  // against the float64 reference
-  bool heuristic = false; // the compiler's heuristic choice
+  bool heuristic = false; // the compiler's choice without a database
+  /// Its family's own heuristic choice (attn-compile --family F without a
+  /// database).
+  bool familyHeuristic = false;
   std::string note;
 };
 
@@ -93,6 +119,10 @@ struct TuningEntry {
   std::string tunedAt; // UTC, ISO 8601
   std::vector<CandidateResult> candidates;
 };
+
+/// The fastest correct candidate of `family` in `e` (nullptr if none).
+const CandidateResult *fastestOfFamily(const TuningEntry &e,
+                                       const std::string &family);
 
 /// How a lookup went: an entry, or why there is none.
 struct LookupResult {
