@@ -43,6 +43,7 @@ def main():
             if m:
                 seconds[m.group(1)] = float(m.group(2))
     rows, gains, ratios, times = [], 0, [], []
+    other_gains, other_ratios = 0, []
     entries = sorted(db["entries"], key=lambda e: (
         e["key"]["head_dim"], e["key"]["mask"], e["tuned_shape"]["seq_q"]))
     for e in entries:
@@ -59,6 +60,9 @@ def main():
         if speed:
             gains += speed >= 1.10
             ratios.append(e["time_ms"] / heur["time_ms"])
+        if other and other["status"] == "ok":
+            other_gains += other["time_ms"] / e["time_ms"] >= 1.10
+            other_ratios.append(e["time_ms"] / other["time_ms"])
         lab = label(e)
         secs = seconds.get(lab)
         if secs is not None:
@@ -89,6 +93,10 @@ def main():
               "%.1f-%.1f, mean %.1f" % (min(times), max(times),
                                         sum(times) / len(times))
               if times else "n/a"))
+    if other_ratios:
+        print("Against the other family's heuristic: >= 1.10x at %d of %d "
+              "points; worst tuned/heuristic %.3f" % (
+                  other_gains, len(other_ratios), max(other_ratios)))
 
 
 if __name__ == "__main__":

@@ -186,6 +186,12 @@ ShapeBench::create(const CudaDriver &d, const AttentionProblem &p,
     }
     sb->bufs.push_back(std::move(set));
   }
+  // The copies ran on the legacy stream; the launches use a non-blocking
+  // one that does not wait for it.
+  if (Status s = d.check(d.StreamSynchronize(nullptr),
+                         "cuStreamSynchronize(legacy stream) after the inputs");
+      !s)
+    return s;
   auto mid = std::chrono::steady_clock::now();
   sb->inputSeconds = std::chrono::duration<double>(mid - start).count();
 
@@ -300,6 +306,13 @@ Status ShapeBench::check(const Kernel &kernel, BenchCheck &out) {
                          "cuMemsetD8(LSE)");
       !s)
     return s;
+  // cuMemsetD8 runs on the legacy stream, which a non-blocking stream does
+  // not wait for: without this the poison can land after the kernel's
+  // writes (seen on the H200 as whole LSE arrays of NaN).
+  if (Status s = d.check(d.StreamSynchronize(nullptr),
+                         "cuStreamSynchronize(legacy stream) after the poison");
+      !s)
+    return s;
   if (Status s = launchOn(kernel, 0); !s)
     return s;
   if (Status s = download(0); !s)
@@ -403,5 +416,6 @@ Status ShapeBench::repeatable(const Kernel &kernel, bool &same) {
 
 bool ShapeBench::healthy() {
   return d.MemsetD8(bufs[0]->lse, 0, 4) == cu::kSuccess &&
+         d.StreamSynchronize(nullptr) == cu::kSuccess &&
          d.StreamSynchronize(stream.get()) == cu::kSuccess;
 }
