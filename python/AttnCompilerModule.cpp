@@ -138,7 +138,9 @@ std::string runPipeline(const std::string &text, const std::string &pipeline) {
                                      int64_t valueHeadDim,
                                      const std::string &dtype, bool causal,
                                      std::optional<double> scale,
-                                     bool withLse) {
+                                     bool withLse, bool topLeft,
+                                     int64_t windowLeft, int64_t windowRight,
+                                     double softcap, bool alibi) {
   ::attn::AttentionProblem p;
   p.batch = batch;
   p.headsQ = headsQ;
@@ -156,6 +158,11 @@ std::string runPipeline(const std::string &text, const std::string &pipeline) {
   p.causal = causal;
   p.scale = scale;
   p.withLse = withLse;
+  p.topLeft = topLeft;
+  p.windowLeft = windowLeft;
+  p.windowRight = windowRight;
+  p.softcap = softcap;
+  p.alibi = alibi;
   std::string why = p.validate();
   if (!why.empty())
     raiseCompileError("invalid attention problem: " + why);
@@ -167,8 +174,12 @@ makeOptions(const std::string &chip, const std::string &features,
             unsigned optLevel, int64_t blockM, int64_t blockN,
             int64_t warpRows, int64_t stages, const std::string &tuningDb,
             const std::string &tuningGpu, const std::string &ptxas,
-            bool assemble) {
+            bool assemble, const std::string &family) {
+  if (family != "sm80" && family != "sm90a" && family != "auto")
+    raiseCompileError("family: expected 'sm80', 'sm90a' or 'auto', got '" +
+                      family + "'");
   mlir::attn::KernelCompileOptions o;
+  o.family = family;
   o.chip = chip;
   o.features = features;
   o.optLevel = optLevel;
@@ -207,6 +218,11 @@ py::dict problemDict(const ::attn::AttentionProblem &p) {
   d["causal"] = p.causal;
   d["scale"] = p.effectiveScale();
   d["with_lse"] = p.withLse;
+  d["mask_align"] = p.topLeft ? "top_left" : "bottom_right";
+  d["window_left"] = p.windowLeft;
+  d["window_right"] = p.windowRight;
+  d["softcap"] = p.softcap;
+  d["alibi"] = p.alibi;
   return d;
 }
 
@@ -269,13 +285,16 @@ PYBIND11_MODULE(_compiler, m) {
          unsigned optLevel, int64_t blockM, int64_t blockN, int64_t warpRows,
          int64_t stages, const std::string &tuningDb,
          const std::string &tuningGpu, const std::string &ptxas,
-         bool assemble) {
-        ::attn::AttentionProblem p =
-            makeProblem(batch, headsQ, headsKv, seqQ, seqKv, headDim,
-                        valueHeadDim, dtype, causal, scale, withLse);
+         bool assemble, bool topLeft, int64_t windowLeft,
+         int64_t windowRight, double softcap, bool alibi,
+         const std::string &family) {
+        ::attn::AttentionProblem p = makeProblem(
+            batch, headsQ, headsKv, seqQ, seqKv, headDim, valueHeadDim,
+            dtype, causal, scale, withLse, topLeft, windowLeft, windowRight,
+            softcap, alibi);
         auto options = makeOptions(chip, features, optLevel, blockM, blockN,
                                    warpRows, stages, tuningDb, tuningGpu,
-                                   ptxas, assemble);
+                                   ptxas, assemble, family);
         CompileSession session;
         OwningOpRef<ModuleOp> module =
             mlir::attn::buildAttentionModule(*session.ctx, p);
@@ -290,7 +309,10 @@ PYBIND11_MODULE(_compiler, m) {
       py::arg("features"), py::arg("opt_level"), py::arg("block_m"),
       py::arg("block_n"), py::arg("warp_rows"), py::arg("stages"),
       py::arg("tuning_db"), py::arg("tuning_gpu"), py::arg("ptxas"),
-      py::arg("assemble"),
+      py::arg("assemble"), py::arg("top_left") = false,
+      py::arg("window_left") = -1, py::arg("window_right") = -1,
+      py::arg("softcap") = 0.0, py::arg("alibi") = false,
+      py::arg("family") = "sm80",
       "Builds attn.attention for a problem and compiles it (as attn-compile).");
 
   m.def(
@@ -299,10 +321,10 @@ PYBIND11_MODULE(_compiler, m) {
          const std::string &features, unsigned optLevel, int64_t blockM,
          int64_t blockN, int64_t warpRows, int64_t stages,
          const std::string &tuningDb, const std::string &tuningGpu,
-         const std::string &ptxas, bool assemble) {
+         const std::string &ptxas, bool assemble, const std::string &family) {
         auto options = makeOptions(chip, features, optLevel, blockM, blockN,
                                    warpRows, stages, tuningDb, tuningGpu,
-                                   ptxas, assemble);
+                                   ptxas, assemble, family);
         CompileSession session;
         OwningOpRef<ModuleOp> module = session.parse(text);
         return compileModule(session, *module, options);
@@ -311,6 +333,7 @@ PYBIND11_MODULE(_compiler, m) {
       py::arg("opt_level"), py::arg("block_m"), py::arg("block_n"),
       py::arg("warp_rows"), py::arg("stages"), py::arg("tuning_db"),
       py::arg("tuning_gpu"), py::arg("ptxas"), py::arg("assemble"),
+      py::arg("family") = "sm80",
       "Compiles the single attn.attention of an MLIR module.");
 
   m.def(
@@ -322,6 +345,9 @@ PYBIND11_MODULE(_compiler, m) {
         options.chip = chip;
         options.ptxasPath = ptxas;
         options.optLevel = optLevel;
+        // The sm80-mma space: the tiles the Python package builds kernels
+        // of (attn.tuning).
+        options.family = "sm80";
         CompileSession session;
         OwningOpRef<ModuleOp> module = session.parse(text);
         std::string log;
@@ -347,10 +373,12 @@ PYBIND11_MODULE(_compiler, m) {
       [](int64_t batch, int64_t headsQ, int64_t headsKv, int64_t seqQ,
          int64_t seqKv, int64_t headDim, int64_t valueHeadDim,
          const std::string &dtype, bool causal, std::optional<double> scale,
-         bool withLse) {
-        ::attn::AttentionProblem p =
-            makeProblem(batch, headsQ, headsKv, seqQ, seqKv, headDim,
-                        valueHeadDim, dtype, causal, scale, withLse);
+         bool withLse, bool topLeft, int64_t windowLeft, int64_t windowRight,
+         double softcap, bool alibi) {
+        ::attn::AttentionProblem p = makeProblem(
+            batch, headsQ, headsKv, seqQ, seqKv, headDim, valueHeadDim,
+            dtype, causal, scale, withLse, topLeft, windowLeft, windowRight,
+            softcap, alibi);
         CompileSession session;
         OwningOpRef<ModuleOp> module =
             mlir::attn::buildAttentionModule(*session.ctx, p);
@@ -361,6 +389,8 @@ PYBIND11_MODULE(_compiler, m) {
       py::arg("batch"), py::arg("heads_q"), py::arg("heads_kv"),
       py::arg("seq_q"), py::arg("seq_kv"), py::arg("head_dim"),
       py::arg("value_head_dim"), py::arg("dtype"), py::arg("causal"),
-      py::arg("scale"), py::arg("with_lse"),
+      py::arg("scale"), py::arg("with_lse"), py::arg("top_left") = false,
+      py::arg("window_left") = -1, py::arg("window_right") = -1,
+      py::arg("softcap") = 0.0, py::arg("alibi") = false,
       "The MLIR text of attn.attention for a problem (what compile builds).");
 }

@@ -96,7 +96,8 @@ suite_python() {
   log="$(mktemp)"
   py="$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' "$BUILD/CMakeCache.txt")"
   {
-    ninja -C "$BUILD" AttnPythonCompiler attn-compile &&
+    ninja -C "$BUILD" AttnPythonCompiler attn-compile attn-tune \
+      attn_tuning_lookup attn-fake-cuda &&
       ATTN_BUILD_DIR="$BUILD" ATTN_REQUIRE_COMPILER=1 \
         "${py:-/usr/bin/python3}" -m pytest -ra -q -p no:cacheprovider \
         "$ROOT/python/tests" 2>&1 | tee "$log"

@@ -12,11 +12,16 @@ On the GPU host (PyTorch, libattn_runtime.so built with
 
 The default set is D in {64, 128, 256} x {f16, bf16} x {causal, full} at
 the default scale, forward kernels, plus the backward kernels (D <= 128)
-when attn-compile has --backward. A pack is a folder of kernel directories named
-after their KernelSpec (attn.cache) and a pack.json index.
+when attn-compile has --backward. ``--variants`` (and ``--alibi-shapes``)
+adds the mask/score_mod variants, ``--family sm90a`` the wgmma family's
+forward kernels, ``--bundles NAME,...|all`` candidate bundles for tuning on
+the GPU host (attn.tuning). A pack is a folder of kernel directories named
+after their KernelSpec (attn.cache), ``bundles/<name>/`` and a pack.json
+index.
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -42,6 +47,64 @@ def default_specs(head_dims=(64, 128, 256), dtypes=("f16", "bf16"),
             for kind in kinds for d in head_dims for t in dtypes
             for m in masks for s in scales
             if kind == "fwd" or d in BACKWARD_HEAD_DIMS]
+
+
+def variant_specs(head_dims=(64, 128), dtypes=("f16", "bf16"),
+                  alibi_shapes=(), chip: str = "sm_90a") -> List[KernelSpec]:
+    """Forward kernels of the mask/score_mod variants (docs/variants.md):
+    top-left causal, sliding windows (bottom-right (64, 0), top-left
+    (32, 32)), softcap 30 (full and causal), and ALiBi for each
+    (heads_q, Nk - Nq) of ``alibi_shapes`` (its slopes and offset are
+    compiled in), bottom-right causal."""
+    from .variants import make_variant
+    forms = [make_variant(causal=True, mask_align="top_left"),
+             make_variant(window=(64, 0)),
+             make_variant(window=(32, 32), mask_align="top_left"),
+             make_variant(softcap=30.0),
+             make_variant(causal=True, softcap=30.0)]
+    specs = []
+    for d in head_dims:
+        for t in dtypes:
+            for v in forms:
+                specs.append(KernelSpec("fwd", d, d, t, v.causal, None, chip,
+                                        variant=v.key))
+            alibi = make_variant(causal=True, alibi=True)
+            for heads, offset in alibi_shapes:
+                specs.append(KernelSpec("fwd", d, d, t, alibi.causal, None,
+                                        chip, variant=alibi.key,
+                                        alibi_heads=heads,
+                                        alibi_offset=offset))
+    return specs
+
+
+def build_bundle(out: "os.PathLike[str]", spec: KernelSpec, log=sys.stdout,
+                 jobs: int = 0) -> Path:
+    """Writes the candidate bundle of ``spec``'s specialisation into
+    ``out/bundles/<spec.name>/`` (at the canonical shape; attn.tuning re-aims
+    it at the caller's shape on the GPU host)."""
+    from . import compiler
+    from .tuning import untunable
+    why = untunable(spec)
+    if why:
+        raise CompileError(f"--bundles: {spec.name} cannot be tuned: {why}")
+    started = time.monotonic()
+    final = Path(out) / "bundles" / spec.name
+    final.parent.mkdir(parents=True, exist_ok=True)
+    if final.exists():
+        cache._quarantine(final)
+    tmp = final.parent / f".tmp-{spec.name}-{os.getpid()}"
+    bundle = compiler.tune(out=tmp, batch=1, heads_q=16, heads_kv=16,
+                           seq_q=cache.CANONICAL_SEQ,
+                           seq_kv=cache.CANONICAL_SEQ,
+                           head_dim=spec.head_dim,
+                           value_head_dim=spec.value_head_dim,
+                           dtype=spec.dtype, causal=spec.causal,
+                           scale=spec.scale, chip=spec.chip, jobs=jobs)
+    os.rename(tmp, final)
+    print(f"  bundles/{spec.name}: {bundle.candidates} candidates, "
+          f"{bundle.pruned} pruned ({time.monotonic() - started:.1f} s)",
+          file=log)
+    return final
 
 
 def build_pack(out: "os.PathLike[str]", specs: List[KernelSpec],
@@ -70,7 +133,9 @@ def build_pack(out: "os.PathLike[str]", specs: List[KernelSpec],
                         "head_dim": spec.head_dim,
                         "value_head_dim": spec.value_head_dim,
                         "dtype": spec.dtype, "causal": spec.causal,
-                        "scale": spec.scale, "chip": spec.chip})
+                        "scale": spec.scale, "chip": spec.chip,
+                        "variant": spec.variant_info().name,
+                        "family": spec.family})
         print(f"  {spec.name}: {manifest.get('entry')} "
               f"({time.monotonic() - started:.1f} s)", file=log)
     # A pack grows by further builds: keep the entries built before.
@@ -111,6 +176,22 @@ def main(argv: Optional[List[str]] = None) -> int:
     build.add_argument("--scales", default="default", type=_strs,
                        help="'default' (1/sqrt(D)) and/or numbers")
     build.add_argument("--chip", default="sm_90a")
+    build.add_argument("--family", default="sm80",
+                       choices=("sm80", "sm90a", "auto"),
+                       help="kernel family of the default set's forward "
+                            "kernels (sm90a: wgmma, Hopper)")
+    build.add_argument("--variants", action="store_true",
+                       help="also the mask/score_mod variant kernels "
+                            "(top-left causal, windows, softcap; D 64/128)")
+    build.add_argument("--alibi-shapes", default="", type=_strs,
+                       help="ALiBi kernels for HEADS:OFFSET pairs "
+                            "(OFFSET = Nk - Nq), e.g. 8:0,4:133")
+    build.add_argument("--bundles", default="", type=_strs,
+                       help="candidate bundles (for tuning on the GPU "
+                            "host) of these forward kernels, by name "
+                            "(fwd-d64-bf16-full-sdefault-sm_90a), or 'all'")
+    build.add_argument("--only-bundles", action="store_true",
+                       help="build only the --bundles (add them to a pack)")
     build.add_argument("--backward", choices=("auto", "on", "off"),
                        default="auto",
                        help="backward kernels too (auto: when attn-compile "
@@ -140,12 +221,45 @@ def main(argv: Optional[List[str]] = None) -> int:
     backward = {"on": True, "off": False}.get(args.backward)
     if backward is None:
         backward = cache.backward_compiler_available()
+    try:
+        alibi = [tuple(int(x) for x in p.split(":")) for p in args.alibi_shapes]
+        if any(len(a) != 2 or a[0] <= 0 for a in alibi):
+            raise ValueError
+    except ValueError:
+        parser.error("--alibi-shapes: expected HEADS:OFFSET pairs with "
+                     f"HEADS > 0, got {','.join(args.alibi_shapes)}")
     specs = default_specs(args.head_dims, args.dtypes, args.masks, scales,
                           args.chip, backward)
-    print(f"attn.aot: {len(specs)} kernels into {args.out}"
+    if args.family != "sm80":
+        specs = [dataclasses.replace(s, family=args.family)
+                 if s.kind == "fwd" else s for s in specs]
+    if args.variants or alibi:
+        specs += variant_specs(
+            head_dims=[d for d in args.head_dims if d <= 128],
+            dtypes=args.dtypes, alibi_shapes=alibi, chip=args.chip)
+    forward = [s for s in specs if s.kind == "fwd"]
+    if args.bundles == ["all"]:
+        bundles = [s for s in forward if s.variant == "" and
+                   s.family == "sm80" and s.scale is None]
+    else:
+        by_name = {s.name: s for s in default_specs(
+            args.head_dims, args.dtypes, ("full", "causal"), (None,),
+            args.chip)}
+        unknown = [n for n in args.bundles if n not in by_name]
+        if unknown:
+            parser.error(f"--bundles: {', '.join(unknown)} is not a forward "
+                         "kernel of this build's set (e.g. "
+                         f"{next(iter(by_name))})")
+        bundles = [by_name[n] for n in args.bundles]
+    if args.only_bundles:
+        specs = []
+    print(f"attn.aot: {len(specs)} kernels and {len(bundles)} bundles into "
+          f"{args.out}"
           + ("" if backward else " (forward only: no backward compiler)"))
     try:
         build_pack(args.out, specs)
+        for spec in bundles:
+            build_bundle(args.out, spec)
     except (CompileError, NotImplementedError, OSError) as ex:
         print(f"attn.aot: error: {ex}", file=sys.stderr)
         return 1

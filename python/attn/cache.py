@@ -25,7 +25,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Dict, Optional
 
@@ -50,6 +50,17 @@ class KernelSpec:
     causal: bool
     scale: Optional[float]  # None = 1/sqrt(head_dim)
     chip: str = "sm_90a"
+    # The mask/score_mod variant (attn.variants.Variant.key; "" = none or
+    # bottom-right causal, as `causal` says).
+    variant: str = ""
+    # ALiBi compiles in the slopes (heads_q) and, bottom-right aligned, the
+    # diagonal's offset Nk - Nq (docs/variants.md): 0 when not ALiBi.
+    alibi_heads: int = 0
+    alibi_offset: int = 0
+    family: str = "sm80"  # kernel family: sm80, sm90a, auto
+    # The tile ("m128n64r32s2", a tuning database's winner); "" = the
+    # compiler's choice (its heuristic).
+    tile: str = ""
 
     @property
     def name(self) -> str:
@@ -58,11 +69,43 @@ class KernelSpec:
             f"v{self.value_head_dim}"
             if self.value_head_dim != self.head_dim else "")
         scale = "sdefault" if self.scale is None else f"s{self.scale!r}"
-        mask = "causal" if self.causal else "full"
-        return f"{self.kind}-{dims}-{self.dtype}-{mask}-{scale}-{self.chip}"
+        mask = self.variant_info().name
+        name = f"{self.kind}-{dims}-{self.dtype}-{mask}-{scale}-{self.chip}"
+        if self.alibi_heads:
+            name += f"-h{self.alibi_heads}o{self.alibi_offset}"
+        if self.family != "sm80":
+            name += f"-{self.family}"
+        if self.tile:
+            name += f"-{self.tile}"
+        return name
+
+    def variant_info(self):
+        """The attn.variants.Variant of this spec."""
+        from .variants import parse_key
+        return parse_key(self.causal, self.variant)
+
+    def heuristic(self) -> "KernelSpec":
+        """This spec with the compiler's own tile choice."""
+        return replace(self, tile="")
 
     def effective_scale(self) -> float:
         return self.head_dim ** -0.5 if self.scale is None else self.scale
+
+
+def tile_name(block_m: int, block_n: int, warp_rows: int, stages: int) -> str:
+    """The tuning database's name of a tile (TileChoice::name)."""
+    return f"m{block_m}n{block_n}r{warp_rows}s{stages}"
+
+
+def parse_tile(name: str) -> Dict[str, int]:
+    """block_m, block_n, warp_rows, stages of a tile name."""
+    import re
+    m = re.fullmatch(r"m(\d+)n(\d+)r(\d+)s(\d+)", name)
+    if not m:
+        raise ValueError(f"tile: expected a name like 'm128n64r32s2', got "
+                         f"{name!r}")
+    return dict(zip(("block_m", "block_n", "warp_rows", "stages"),
+                    map(int, m.groups())))
 
 
 def cache_root() -> Path:
@@ -87,11 +130,37 @@ def validate_kernel_dir(path: Path, spec: KernelSpec) -> Optional[str]:
     if direction != ("backward" if spec.kind == "bwd" else "forward"):
         return f"manifest direction is {direction!r}, the spec is {spec.kind}"
     problem = manifest.get("problem") or {}
+    variant = spec.variant_info()
+    fields = variant.problem_fields()
     want = {"head_dim": spec.head_dim, "value_head_dim": spec.value_head_dim,
-            "dtype": spec.dtype, "causal": spec.causal}
+            "dtype": spec.dtype, "causal": spec.causal,
+            "mask_align": "top_left" if fields["top_left"] else None,
+            "window_left": fields["window_left"] if variant.sliding else None,
+            "window_right": fields["window_right"] if variant.sliding else None,
+            "alibi": True if variant.alibi else None}
     for key, value in want.items():
         if problem.get(key) != value:
             return f"manifest problem.{key} is {problem.get(key)!r}, not {value!r}"
+    cap = problem.get("softcap", 0.0)
+    if not isinstance(cap, (int, float)) or not math.isclose(
+            cap, variant.softcap, rel_tol=1e-6):
+        return f"manifest problem.softcap is {cap!r}, not {variant.softcap}"
+    if spec.alibi_heads and (
+            problem.get("heads_q") != spec.alibi_heads or
+            problem.get("seq_kv", 0) - problem.get("seq_q", 0)
+            != spec.alibi_offset):
+        return ("manifest problem is not the ALiBi shape (heads_q "
+                f"{spec.alibi_heads}, seq_kv - seq_q {spec.alibi_offset})")
+    family = manifest.get("family", "sm80-mma")
+    if spec.family in ("sm80", "sm90a") and \
+            not str(family).startswith(spec.family):
+        return f"manifest family is {family!r}, the spec asks for {spec.family}"
+    if spec.tile:
+        tile = manifest.get("tile") or {}
+        got = tile_name(tile.get("block_m", 0), tile.get("block_n", 0),
+                        tile.get("warp_rows", 0), tile.get("stages", 0))
+        if got != spec.tile:
+            return f"manifest tile is {got}, not {spec.tile}"
     scale = problem.get("scale")
     if not isinstance(scale, (int, float)) or not math.isclose(
             scale, spec.effective_scale(), rel_tol=1e-5):
@@ -201,6 +270,13 @@ def find_in_pack(spec: KernelSpec, pack: Optional[Path] = None) -> Optional[Path
     path = pack / spec.name
     if path.is_dir() and validate_kernel_dir(path, spec) is None:
         return path
+    if spec.tile:  # a tuned tile: the candidate of the pack's bundle
+        from .tuning import bundle_candidate, pack_bundle
+        bundle = pack_bundle(spec, pack)
+        path = bundle_candidate(bundle, spec.tile) if bundle else None
+        if path is not None and path.is_dir() and \
+                validate_kernel_dir(path, spec) is None:
+            return path
     return None
 
 
@@ -212,9 +288,26 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
                  seq_kv=CANONICAL_SEQ, head_dim=spec.head_dim,
                  value_head_dim=spec.value_head_dim, dtype=spec.dtype,
                  causal=spec.causal, scale=spec.scale)
+    variant = spec.variant_info()
+    if spec.alibi_heads:  # the slopes and the offset are compiled in
+        shape["heads_q"] = shape["heads_kv"] = spec.alibi_heads
+        shape["seq_q"] = max(CANONICAL_SEQ, 1 - spec.alibi_offset)
+        shape["seq_kv"] = shape["seq_q"] + spec.alibi_offset
     if spec.kind == "fwd" and compiler.available():
-        compiler.compile(chip=spec.chip, **shape).write(directory)
+        fields = variant.problem_fields()
+        del fields["causal"]
+        # The tile is the spec's: a tuned one explicitly, else the
+        # heuristic (no database lookup at this canonical shape).
+        tile = parse_tile(spec.tile) if spec.tile else {}
+        compiler.compile(chip=spec.chip, family=spec.family,
+                         tuning_db="" if tile else "none", **tile,
+                         **fields, **shape).write(directory)
         return
+    if not variant.plain or spec.family != "sm80" or spec.tile:
+        raise KernelNotAvailableError(
+            f"{spec.name}: only the compiler bindings build mask/score_mod "
+            "variants, other kernel families and tuned tiles "
+            "(attn-compile is used for backward kernels only)")
     tool = compiler._find_tool("attn-compile", "ATTN_COMPILE")
     if tool is None:
         raise KernelNotAvailableError(

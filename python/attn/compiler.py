@@ -131,14 +131,21 @@ def compile(mlir: Optional[str] = None, *, batch: int = 1, heads_q: int = 1,
             opt_level: int = 3, block_m: int = 0, block_n: int = 0,
             warp_rows: int = 0, stages: int = 2, tuning_db: str = "",
             tuning_gpu: str = "", ptxas: str = "",
-            assemble: bool = True) -> Kernel:
+            assemble: bool = True, top_left: bool = False,
+            window_left: int = -1, window_right: int = -1,
+            softcap: float = 0.0, alibi: bool = False,
+            family: str = "sm80") -> Kernel:
     """Compiles one attention kernel, as ``attn-compile``.
 
     Either from MLIR text holding one ``attn.attention`` (``mlir``), or from
     a problem: Q [batch, heads_q, seq_q, head_dim], K/V [batch, heads_kv,
     seq_kv, head_dim/value_head_dim] (``heads_kv`` defaults to ``heads_q``,
     ``seq_kv`` to ``seq_q``), ``dtype`` 'f16' or 'bf16', ``causal``
-    (bottom-right aligned), ``scale`` (default 1/sqrt(head_dim)).
+    (bottom-right aligned unless ``top_left``), ``scale`` (default
+    1/sqrt(head_dim)), a sliding window ``window_left``/``window_right``
+    (-1 = unbounded), ``softcap`` (0 = none) or ``alibi`` (docs/variants.md;
+    the same rules as attn-compile's flags). ``family`` is the kernel
+    family: 'sm80' (mma.sync), 'sm90a' (wgmma, Hopper) or 'auto'.
     ``block_m``/``block_n``/``warp_rows`` 0 = the tuning database
     (``tuning_db``; '' = $ATTN_TUNING_DB, 'none' = off), else the heuristic.
     ``assemble=False`` stops at PTX (no ptxas). Raises CompileError naming
@@ -148,7 +155,7 @@ def compile(mlir: Optional[str] = None, *, batch: int = 1, heads_q: int = 1,
     common = dict(chip=chip, features=features, opt_level=opt_level,
                   block_m=block_m, block_n=block_n, warp_rows=warp_rows,
                   stages=stages, tuning_db=tuning_db, tuning_gpu=tuning_gpu,
-                  ptxas=ptxas, assemble=assemble)
+                  ptxas=ptxas, assemble=assemble, family=family)
     if mlir is not None:
         if not isinstance(mlir, str):
             raise TypeError("attn.compile: mlir must be MLIR text (str)")
@@ -158,7 +165,10 @@ def compile(mlir: Optional[str] = None, *, batch: int = 1, heads_q: int = 1,
         heads_kv=heads_q if heads_kv is None else heads_kv, seq_q=seq_q,
         seq_kv=seq_q if seq_kv is None else seq_kv, head_dim=head_dim,
         value_head_dim=value_head_dim or 0, dtype=_check_dtype(dtype),
-        causal=bool(causal), scale=scale, with_lse=with_lse, **common))
+        causal=bool(causal), scale=scale, with_lse=with_lse,
+        top_left=bool(top_left), window_left=window_left,
+        window_right=window_right, softcap=float(softcap), alibi=bool(alibi),
+        **common))
 
 
 def attention_mlir(*, batch: int = 1, heads_q: int = 1,
@@ -166,7 +176,9 @@ def attention_mlir(*, batch: int = 1, heads_q: int = 1,
                    seq_kv: Optional[int] = None, head_dim: int = 64,
                    value_head_dim: Optional[int] = None, dtype: str = "bf16",
                    causal: bool = False, scale: Optional[float] = None,
-                   with_lse: bool = True) -> str:
+                   with_lse: bool = True, top_left: bool = False,
+                   window_left: int = -1, window_right: int = -1,
+                   softcap: float = 0.0, alibi: bool = False) -> str:
     """The MLIR text (a func holding one attn.attention) that compile()
     builds for these arguments: a starting point for opt()."""
     return _bindings().attention_module(
@@ -174,7 +186,9 @@ def attention_mlir(*, batch: int = 1, heads_q: int = 1,
         heads_kv=heads_q if heads_kv is None else heads_kv, seq_q=seq_q,
         seq_kv=seq_q if seq_kv is None else seq_kv, head_dim=head_dim,
         value_head_dim=value_head_dim or 0, dtype=_check_dtype(dtype),
-        causal=bool(causal), scale=scale, with_lse=with_lse)
+        causal=bool(causal), scale=scale, with_lse=with_lse,
+        top_left=bool(top_left), window_left=window_left,
+        window_right=window_right, softcap=float(softcap), alibi=bool(alibi))
 
 
 def _find_tool(name: str, env: str) -> Optional[str]:

@@ -13,7 +13,9 @@ move 16 bytes at a time); a tensor that breaks this (a transposed last dim,
 an odd slice, a broadcast with stride 0) is copied (``.contiguous()``)
 first, which costs a copy but never fails. ``causal`` masks bottom-right
 aligned (row i sees key j iff j <= i + Nk - Nq), which is SDPA's
-``is_causal`` when Nq == Nk; rows that see no key give 0 (never NaN).
+``is_causal`` when Nq == Nk (``mask_align="top_left"`` is SDPA's always);
+``window``, ``softcap`` and ``alibi`` are the compiler's other variants
+(attn.variants, docs/variants.md). Rows that see no key give 0 (never NaN).
 
 The op is ``torch.ops.attn.attention`` (a ``torch.library.custom_op`` with a
 fake implementation, so ``torch.compile(fullgraph=True)`` traces through it)
@@ -22,7 +24,10 @@ and its autograd formula launches attn's backward kernels
 stream. Kernels are specialised on head dims, dtype, mask, scale and chip;
 the first use of each compiles one (with the compiler bindings) into the
 on-disk cache or takes it from the AOT pack in $ATTN_KERNEL_PACK
-(attn.cache); later calls only launch it.
+(attn.cache); later calls only launch it. The tile is the tuning
+database's winner for the call's shape class when it has one, else the
+heuristic's (attn.tuning); ``tune=True`` tunes a missing class on first
+use and ``explain`` says which kernel a call uses and why.
 
 Outside torch.compile and autograd, calls skip the dispatcher and launch
 directly (same checks, same kernels); a repeated call (same shapes,
@@ -33,17 +38,23 @@ launch structure, which keeps per-call overhead low.
 import ctypes
 import itertools
 import math
+import os
 import struct
 import threading
+import warnings
 import weakref
+from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
 import torch
 from torch import Tensor
 
 from . import runtime as _rt
-from ._errors import KernelNotAvailableError
+from . import tuning as _tuning
+from ._errors import CompileError, KernelNotAvailableError
 from .cache import KernelSpec, kernel_dir
+from .variants import make_variant
+from .variants import parse_key as parse_variant
 
 _OP = "attn.torch.attention"
 _DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16"}
@@ -180,27 +191,128 @@ class _Launcher:
 
 
 _launchers: Dict[tuple, _Launcher] = {}
+# One loaded kernel per (spec, device), shared by the call keys choosing it.
+_launchers_by_spec: Dict[tuple, _Launcher] = {}
 _launchers_lock = threading.Lock()
+_selections: Dict[tuple, "_tuning.Selection"] = {}  # call key -> why
+_devices: Dict[int, Tuple[str, int]] = {}
+# The forward kernel family (set_kernel_family): sm80 (mma.sync, every
+# variant), sm90a (wgmma, Hopper) or auto (the compiler's choice by chip).
+_family = os.environ.get("ATTN_KERNEL_FAMILY", "sm80")
 
 
-def _launcher(kind: str, q: Tensor, v: Tensor, causal: bool,
-              scale: Optional[float]) -> _Launcher:
+def set_kernel_family(family: str) -> None:
+    """Which kernel family plain forward calls use from now on: 'sm80'
+    (the default), 'sm90a' (Hopper's wgmma kernels) or 'auto'; also
+    $ATTN_KERNEL_FAMILY. Variants and backward kernels stay sm80."""
+    global _family
+    if family not in ("sm80", "sm90a", "auto"):
+        raise ValueError(f"family must be 'sm80', 'sm90a' or 'auto', got "
+                         f"{family!r}")
+    _family = family
+    _forget_choices()
+
+
+def _device_info(index: int) -> Tuple[str, int]:
+    """(name, multiprocessors): the tuning database's GPU key."""
+    info = _devices.get(index)
+    if info is None:
+        props = torch.cuda.get_device_properties(index)
+        info = _devices[index] = (props.name, props.multi_processor_count)
+    return info
+
+
+def _device_index(q: Tensor) -> int:
     index = q.device.index
-    if index is None:
-        index = torch.cuda.current_device()
-    key = (kind, q.shape[3], v.shape[3], q.dtype, causal, scale, index)
+    return torch.cuda.current_device() if index is None else index
+
+
+def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
+                    scale: Optional[float], vkey: str, chip: str):
+    """The KernelSpec (heuristic tile) and run-time Shape of a call."""
+    variant = parse_variant(causal, vkey)
+    B, Hq, Nq, D = q.shape
+    Hkv, Nk = k.shape[1], k.shape[2]
+    alibi_heads = alibi_offset = 0
+    if variant.alibi:  # slopes and offset are compiled in
+        alibi_heads = int(Hq)
+        alibi_offset = 0 if variant.top_left else int(Nk - Nq)
+    # The sm90a/auto families cover the plain forward kernels; variants and
+    # backward kernels are sm80-family.
+    family = _family if kind == "fwd" and variant.plain else "sm80"
+    spec = KernelSpec(kind, int(D), int(v.shape[3]), _DTYPE_NAMES[q.dtype],
+                      bool(causal), None if scale is None else float(scale),
+                      chip, variant=vkey, alibi_heads=alibi_heads,
+                      alibi_offset=alibi_offset, family=family)
+    shape = _tuning.Shape(int(B), int(Hq), int(Hkv), int(Nq), int(Nk))
+    return spec, shape
+
+
+def _launcher_key(kind, q, k, v, causal, scale, vkey, index) -> tuple:
+    """What decides the kernel: its specialisation and, for the tuning
+    database, the heads ratio and sequence buckets (ALiBi: Hq, Nk - Nq)."""
+    Hq, Nq = q.shape[1], q.shape[2]
+    Hkv, Nk = k.shape[1], k.shape[2]
+    return (kind, q.shape[3], v.shape[3], q.dtype, causal, scale, vkey, index,
+            _family,
+            Hq // max(1, Hkv), _tuning.sequence_bucket(Nq),
+            _tuning.sequence_bucket(Nk),
+            (Hq, Nk - Nq) if vkey.endswith(",1") else None)  # ALiBi
+
+
+def _select(kind: str, spec: KernelSpec, shape, index: int):
+    """The database's tile for a forward call's shape class, else the
+    heuristic's (attn.tuning.select); never fails a call."""
+    if kind != "fwd":
+        return _tuning.Selection(spec, "heuristic",
+                                 "not looked up: backward kernels are not "
+                                 "tuned")
+    try:
+        gpu, sms = _device_info(index)
+        return _tuning.select(spec, shape, gpu, sms)
+    except Exception as ex:  # a broken database never breaks a call
+        return _tuning.Selection(spec, "heuristic",
+                                 f"lookup failed: {type(ex).__name__}: {ex}")
+
+
+def _launcher(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
+              scale: Optional[float], vkey: str = "") -> _Launcher:
+    index = _device_index(q)
+    key = _launcher_key(kind, q, k, v, causal, scale, vkey, index)
     launcher = _launchers.get(key)
     if launcher is None:
         with _launchers_lock:
             launcher = _launchers.get(key)
             if launcher is None:
-                spec = KernelSpec(kind, int(q.shape[3]), int(v.shape[3]),
-                                  _DTYPE_NAMES[q.dtype], bool(causal),
-                                  None if scale is None else float(scale),
-                                  _chip(index))
-                launcher = _Launcher(spec, index, kind == "bwd")
+                spec, shape = _spec_and_shape(kind, q, k, v, causal, scale,
+                                              vkey, _chip(index))
+                launcher, selection = _load(_select(kind, spec, shape, index),
+                                            index, kind == "bwd")
+                _selections[key] = selection
                 _launchers[key] = launcher
     return launcher
+
+
+def _load(selection, index: int, backward: bool):
+    """(loaded kernel, selection) of a selection; a tuned tile that cannot
+    be had (not in the pack, does not compile) falls back to the
+    heuristic, and the selection says so."""
+    spec = selection.spec
+    launcher = _launchers_by_spec.get((spec, index))
+    if launcher is None:
+        try:
+            launcher = _Launcher(spec, index, backward)
+        except (KernelNotAvailableError, CompileError, _rt.AttnRuntimeError) \
+                as ex:
+            if not spec.tile:
+                raise
+            selection = _tuning.Selection(
+                spec.heuristic(), "heuristic",
+                f"the tuned tile {spec.tile} is not available ({ex}); "
+                f"database: {selection.reason}", selection.db)
+            return _load(selection, index, backward)
+        _launchers_by_spec[(spec, index)] = launcher
+    return launcher, selection
 
 
 def _check_scale(scale: Optional[float]) -> None:
@@ -211,7 +323,7 @@ def _check_scale(scale: Optional[float]) -> None:
 
 
 def _forward(q: Tensor, k: Tensor, v: Tensor, causal: bool,
-             scale: Optional[float]) -> Tuple[Tensor, Tensor]:
+             scale: Optional[float], vkey: str = "") -> Tuple[Tensor, Tensor]:
     """Checks, allocates O and LSE, launches the forward kernel."""
     _check_shapes(q, k, v)
     _check_cuda((("q", q), ("k", k), ("v", v)))
@@ -226,7 +338,7 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, causal: bool,
         out.zero_()
         lse.fill_(-math.inf)
         return out, lse
-    launcher = _launcher("fwd", q, v, causal, scale)
+    launcher = _launcher("fwd", q, k, v, causal, scale, vkey)
     args, ref = launcher.args()
     qs, ks, vs, os_ = q.stride(), k.stride(), v.stride(), out.stride()
     _FWD_FORMAT.pack_into(
@@ -235,6 +347,15 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, causal: bool,
         ks[2], vs[0], vs[1], vs[2], os_[0], os_[1], os_[2], Hq * Nq, Nq)
     launcher.run(ref, _current_stream(q.device.index))
     return out, lse
+
+
+def _check_backward_variant(causal: bool, vkey: str) -> None:
+    """Gradients of a variant the backward kernels lack raise, naming it
+    (never wrong numbers)."""
+    if vkey:
+        why = parse_variant(causal, vkey).backward_unsupported()
+        if why:
+            raise NotImplementedError(f"{_OP} backward: {why}")
 
 
 def _backward_kernels_missing() -> Optional[str]:
@@ -250,9 +371,10 @@ def _backward_kernels_missing() -> Optional[str]:
 
 
 def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
-              lse: Tensor, causal: bool,
-              scale: Optional[float]) -> Tuple[Tensor, Tensor, Tensor]:
+              lse: Tensor, causal: bool, scale: Optional[float],
+              vkey: str = "") -> Tuple[Tensor, Tensor, Tensor]:
     """dQ, dK, dV with attn's backward kernels (recomputation from LSE)."""
+    _check_backward_variant(causal, vkey)
     missing = _backward_kernels_missing()
     if missing is not None:
         raise NotImplementedError(f"{_OP} backward: {missing}")
@@ -268,7 +390,7 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
     if Nq == 0 or Nk == 0 or B * Hq == 0:
         return dq.zero_(), dk.zero_(), dv.zero_()
     try:
-        launcher = _launcher("bwd", q, v, causal, scale)
+        launcher = _launcher("bwd", q, k, v, causal, scale, vkey)
     except KernelNotAvailableError as ex:
         raise NotImplementedError(f"{_OP} backward: {ex}") from ex
     args, ref = launcher.args()
@@ -292,15 +414,16 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
 
 @torch.library.custom_op(
     "attn::attention", mutates_args=(),
-    schema="(Tensor q, Tensor k, Tensor v, bool causal, float? scale) "
-           "-> (Tensor, Tensor)")
-def _attention_op(q, k, v, causal, scale):
-    return _forward(q, k, v, causal, scale)
+    schema="(Tensor q, Tensor k, Tensor v, bool causal, float? scale, "
+           "str variant=\"\") -> (Tensor, Tensor)")
+def _attention_op(q, k, v, causal, scale, variant=""):
+    return _forward(q, k, v, causal, scale, variant)
 
 
 @_attention_op.register_fake
-def _attention_fake(q, k, v, causal, scale):
+def _attention_fake(q, k, v, causal, scale, variant=""):
     _check_shapes(q, k, v)
+    parse_variant(causal, variant)
     B, Hq, Nq, _ = q.shape
     out = q.new_empty((B, Hq, Nq, v.shape[3]))
     lse = q.new_empty((B, Hq, Nq), dtype=torch.float32)
@@ -310,31 +433,38 @@ def _attention_fake(q, k, v, causal, scale):
 @torch.library.custom_op(
     "attn::attention_backward", mutates_args=(),
     schema="(Tensor grad_out, Tensor q, Tensor k, Tensor v, Tensor out, "
-           "Tensor lse, bool causal, float? scale) -> (Tensor, Tensor, Tensor)")
-def _attention_backward_op(grad_out, q, k, v, out, lse, causal, scale):
-    return _backward(grad_out, q, k, v, out, lse, causal, scale)
+           "Tensor lse, bool causal, float? scale, str variant=\"\") -> "
+           "(Tensor, Tensor, Tensor)")
+def _attention_backward_op(grad_out, q, k, v, out, lse, causal, scale,
+                           variant=""):
+    return _backward(grad_out, q, k, v, out, lse, causal, scale, variant)
 
 
 @_attention_backward_op.register_fake
-def _attention_backward_fake(grad_out, q, k, v, out, lse, causal, scale):
+def _attention_backward_fake(grad_out, q, k, v, out, lse, causal, scale,
+                             variant=""):
     return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
 
 
 def _setup_context(ctx, inputs, output):
-    q, k, v, causal, scale = inputs
+    # (The dispatcher may drop a trailing argument equal to its default.)
+    q, k, v, causal, scale = inputs[:5]
     out, lse = output
     ctx.save_for_backward(q, k, v, out, lse)
     ctx.causal = causal
     ctx.scale = scale
+    ctx.variant = inputs[5] if len(inputs) > 5 else ""
+    ctx.num_inputs = len(inputs)
 
 
 def _autograd_backward(ctx, grad_out, grad_lse):
     # The LSE output is not differentiated (its gradient is dropped): it is
     # returned for inspection and for the backward kernels.
+    _check_backward_variant(ctx.causal, ctx.variant)
     q, k, v, out, lse = ctx.saved_tensors
     dq, dk, dv = torch.ops.attn.attention_backward(
-        grad_out, q, k, v, out, lse, ctx.causal, ctx.scale)
-    return dq, dk, dv, None, None
+        grad_out, q, k, v, out, lse, ctx.causal, ctx.scale, ctx.variant)
+    return (dq, dk, dv) + (None,) * (ctx.num_inputs - 3)
 
 
 _attention_op.register_autograd(_autograd_backward,
@@ -371,7 +501,7 @@ def _direct_call_ok(q: Tensor, k: Tensor, v: Tensor) -> bool:
 
 
 # --- the cached direct path ------------------------------------------------
-# A call whose (shapes, strides, dtypes, devices, causal, scale) were seen
+# A call whose (shapes, strides, dtypes, devices, mask, scale) were seen
 # before, on this thread, with a layout the kernel reads in place, skips
 # every check that key settles: it allocates O and LSE, writes five pointers
 # into a ready attn_launch_args and makes one ctypes call. What the key does
@@ -402,7 +532,7 @@ def _fast_entries() -> _FastEntries:
 
 
 def _fast_entry(q: Tensor, k: Tensor, v: Tensor, causal: bool,
-                scale: Optional[float]):
+                scale: Optional[float], vkey: str = ""):
     """The cached launch of a call that _forward has just run directly on
     these tensors, or None when such calls must take the checked path
     (copies, empty problems)."""
@@ -412,7 +542,7 @@ def _fast_entry(q: Tensor, k: Tensor, v: Tensor, causal: bool,
         return None
     if not (_strides_ok(q) and _strides_ok(k) and _strides_ok(v)):
         return None
-    launcher = _launcher("fwd", q, v, causal, scale)
+    launcher = _launcher("fwd", q, k, v, causal, scale, vkey)
     args = _rt.LaunchArgs()
     qs, ks, vs = q.stride(), k.stride(), v.stride()
     # O is allocated contiguous and LSE [B, Hq, Nq] contiguous.
@@ -428,24 +558,68 @@ def _fast_entry(q: Tensor, k: Tensor, v: Tensor, causal: bool,
             (B, Hq, Nq, Dv), (B, Hq, Nq), launcher)
 
 
+def _canonical_variant(causal, mask_align, window, softcap, alibi
+                       ) -> Tuple[bool, str]:
+    variant = make_variant(bool(causal), mask_align, window, softcap, alibi)
+    return variant.causal, variant.key
+
+
+if hasattr(torch.compiler, "assume_constant_result"):
+    # Under torch.compile the arguments are constants: run the validation
+    # at trace time and keep only its (bool, str) result in the graph.
+    _canonical_variant = torch.compiler.assume_constant_result(
+        _canonical_variant)
+
+
+def _variant_key(causal, mask_align, window, softcap, alibi) -> Tuple[bool, str]:
+    """(causal flag, variant key) of the keyword arguments; the common case
+    (no variant) costs four comparisons."""
+    if mask_align == "bottom_right" and window is None and softcap is None \
+            and alibi is False:
+        return causal, ""
+    return _canonical_variant(causal, mask_align, window, softcap, alibi)
+
+
 def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
-              scale: Optional[float] = None, return_lse: bool = False):
-    """softmax(q·kᵀ·scale [+ causal mask])·v with attn's FlashAttention
-    kernels: a drop-in for ``F.scaled_dot_product_attention(q, k, v,
-    is_causal=causal, scale=scale)`` (with GQA through the head counts).
+              scale: Optional[float] = None, return_lse: bool = False,
+              mask_align: str = "bottom_right",
+              window: Optional[Tuple[int, int]] = None,
+              softcap: Optional[float] = None, alibi: bool = False,
+              tune: Optional[bool] = None):
+    """softmax(q·kᵀ·scale [+ mask])·v with attn's FlashAttention kernels: a
+    drop-in for ``F.scaled_dot_product_attention(q, k, v, is_causal=causal,
+    scale=scale)`` (with GQA through the head counts; SDPA's ``is_causal``
+    is ``causal=True, mask_align="top_left"``).
 
     Args:
       q: [B, Hq, Nq, D]; k: [B, Hkv, Nk, D]; v: [B, Hkv, Nk, Dv]; float16 or
         bfloat16 CUDA tensors, Hq a multiple of Hkv.
-      causal: bottom-right aligned causal mask.
+      causal: causal mask, aligned as ``mask_align`` says.
       scale: softmax scale, default 1/sqrt(D) (compiled into the kernel:
         each distinct value is its own kernel).
       return_lse: also return the row log-sum-exp (float32 [B, Hq, Nq],
         natural log, -inf for fully masked rows); it is not differentiated.
+      mask_align: "bottom_right" (FlashAttention: row i aligned with key
+        i + Nk - Nq; the default) or "top_left" (PyTorch's is_causal: row
+        i with key i); it aligns ``causal``, ``window`` and ALiBi.
+      window: (left, right) sliding window around the aligned diagonal,
+        -1 = unbounded on that side (with ``causal``, right is 0).
+      softcap: scores become softcap·tanh(score / softcap) (Gemma 2).
+      alibi: subtract slope_h·|d(i) - j|, slope_h = 2^(-8(h+1)/Hq).
+      tune: tune this call's shape class on first use when the tuning
+        database has no entry (attn.tuning; default: $ATTN_TUNE == "1").
+        Ignored under torch.compile.
+
+    Gradients: the backward kernels cover no mask and bottom-right causal
+    masks without softcap/ALiBi; other variants raise NotImplementedError
+    naming the variant when differentiated.
 
     Returns:
       out [B, Hq, Nq, Dv] (contiguous), or (out, lse).
     """
+    causal, vkey = _variant_key(causal, mask_align, window, softcap, alibi)
+    if (tune or (tune is None and _TUNE_FROM_ENV)) and not _is_compiling():
+        _tune_once(q, k, v, causal, scale, vkey)
     key = None
     if (not _is_compiling() and _CAN_BYPASS and type(q) is Tensor
             and type(k) is Tensor and type(v) is Tensor):
@@ -457,7 +631,7 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
         # path, which names it.)
         key = (q.shape, k.shape, v.shape, q.stride(), k.stride(), v.stride(),
                q.dtype, k.dtype, v.dtype, q.device, k.device, v.device,
-               causal, scale)
+               causal, scale, vkey)
         try:
             entry = entries.get(key)
         except TypeError:
@@ -484,14 +658,137 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
         _check_scale(scale)
         scale = float(scale)
     if _direct_call_ok(q, k, v):
-        out, lse = _forward(q, k, v, bool(causal), scale)
+        out, lse = _forward(q, k, v, bool(causal), scale, vkey)
         if key is not None and key not in entries:
             if len(entries) >= _MAX_FAST_ENTRIES:
                 entries.clear()
-            entries[key] = _fast_entry(q, k, v, bool(causal), scale)
+            entries[key] = _fast_entry(q, k, v, bool(causal), scale, vkey)
     else:
-        out, lse = torch.ops.attn.attention(q, k, v, bool(causal), scale)
+        out, lse = torch.ops.attn.attention(q, k, v, bool(causal), scale,
+                                            vkey)
     return (out, lse) if return_lse else out
+
+
+# --- which kernel, and tuning ----------------------------------------------
+
+_TUNE_FROM_ENV = os.environ.get("ATTN_TUNE") == "1"
+_tune_attempts: Dict[tuple, str] = {}
+
+
+@dataclass
+class KernelChoice:
+    """Which kernel a call uses (``explain``): its specialisation, the
+    kernel directory, the tile and whether the tuning database or the
+    heuristic chose it, and why."""
+
+    spec: str
+    kernel_dir: str
+    entry: str
+    tile: dict
+    source: str      # "tuning-db" or "heuristic"
+    reason: str
+
+    def __str__(self) -> str:
+        t = self.tile
+        tile = (f"block_m {t.get('block_m')} block_n {t.get('block_n')} "
+                f"warp_rows {t.get('warp_rows')} stages {t.get('stages')}")
+        return (f"{self.entry} ({self.spec}): {tile}, {self.source}; "
+                f"{self.reason}; from {self.kernel_dir}")
+
+
+def explain(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
+            scale: Optional[float] = None, mask_align: str = "bottom_right",
+            window: Optional[Tuple[int, int]] = None,
+            softcap: Optional[float] = None, alibi: bool = False,
+            backward: bool = False) -> KernelChoice:
+    """The kernel ``attention(q, k, v, ...)`` with these arguments uses (the
+    backward kernel with ``backward=True``): loads it as a call would."""
+    causal, vkey = _variant_key(causal, mask_align, window, softcap, alibi)
+    _check_shapes(q, k, v, "attn.torch.explain")
+    _check_cuda((("q", q), ("k", k), ("v", v)), "attn.torch.explain")
+    if scale is not None:
+        _check_scale(scale)
+        scale = float(scale)
+    if backward:
+        _check_backward_variant(causal, vkey)
+    kind = "bwd" if backward else "fwd"
+    launcher = _launcher(kind, q, k, v, causal, scale, vkey)
+    sel = _selections[_launcher_key(kind, q, k, v, causal, scale, vkey,
+                                    _device_index(q))]
+    manifest = launcher.kernel.manifest
+    return KernelChoice(launcher.spec.name, launcher.kernel.dir,
+                        manifest.get("entry", ""), manifest.get("tile", {}),
+                        sel.source, sel.reason)
+
+
+def tune(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
+         scale: Optional[float] = None, mask_align: str = "bottom_right",
+         window: Optional[Tuple[int, int]] = None,
+         softcap: Optional[float] = None, alibi: bool = False,
+         reps: int = 10, warmup: int = 3):
+    """Tunes the forward kernel for this call's shape class now (attn-tune
+    on the candidate bundle; attn.tuning.tune), records the winner in the
+    tuning database and makes later calls use it. Returns the
+    attn.tuning.TuneResult (selection, attn-tune's table, seconds)."""
+    causal, vkey = _variant_key(causal, mask_align, window, softcap, alibi)
+    _check_shapes(q, k, v, "attn.torch.tune")
+    _check_cuda((("q", q), ("k", k), ("v", v)), "attn.torch.tune")
+    if scale is not None:
+        _check_scale(scale)
+        scale = float(scale)
+    index = _device_index(q)
+    spec, shape = _spec_and_shape("fwd", q, k, v, causal, scale, vkey,
+                                  _chip(index))
+    gpu, sms = _device_info(index)
+    result = _tuning.tune(spec, shape, gpu, sms, device_index=index,
+                          reps=reps, warmup=warmup)
+    _forget_choices()
+    return result
+
+
+def _tune_once(q, k, v, causal, scale, vkey) -> None:
+    """tune=True / ATTN_TUNE=1: tune a shape class the database lacks,
+    once per process; a failure warns and the heuristic kernel runs."""
+    if not (isinstance(q, Tensor) and q.is_cuda and q.dim() == 4
+            and isinstance(k, Tensor) and k.dim() == 4
+            and isinstance(v, Tensor) and v.dim() == 4):
+        return  # the call itself reports what is wrong
+    index = _device_index(q)
+    key = _launcher_key("fwd", q, k, v, causal, scale, vkey, index)
+    if key in _tune_attempts:
+        return
+    with _launchers_lock:
+        if key in _tune_attempts:
+            return
+        _tune_attempts[key] = "running"
+    try:
+        spec, shape = _spec_and_shape("fwd", q, k, v, causal, scale, vkey,
+                                      _chip(index))
+        if _tuning.untunable(spec):
+            _tune_attempts[key] = "untunable: " + _tuning.untunable(spec)
+            return
+        if _select("fwd", spec, shape, index).source == "tuning-db":
+            _tune_attempts[key] = "already tuned"
+            return
+        gpu, sms = _device_info(index)
+        result = _tuning.tune(spec, shape, gpu, sms, device_index=index)
+        _tune_attempts[key] = f"tuned in {result.seconds:.1f} s"
+        _forget_choices()
+    except (_tuning.TuneError, KernelNotAvailableError, CompileError,
+            OSError) as ex:
+        _tune_attempts[key] = f"failed: {ex}"
+        warnings.warn(f"{_OP}: tuning on first use failed, the heuristic "
+                      f"kernel runs: {ex}", RuntimeWarning, stacklevel=3)
+
+
+def _forget_choices() -> None:
+    """Drops the per-call kernel choices (and cached launches) so that the
+    next calls look the database up again; loaded kernels stay loaded."""
+    with _launchers_lock:
+        for entries in list(_all_fast_entries.values()):
+            entries.clear()
+        _launchers.clear()
+        _selections.clear()
 
 
 def clear_kernel_cache() -> None:
@@ -501,7 +798,10 @@ def clear_kernel_cache() -> None:
         # The cached direct calls hold the handles closed below.
         for entries in list(_all_fast_entries.values()):
             entries.clear()
-        for launcher in _launchers.values():
+        for launcher in _launchers_by_spec.values():
             launcher.kernel.close()
         _launchers.clear()
+        _launchers_by_spec.clear()
+        _selections.clear()
+        _tune_attempts.clear()
     cache._resolved.clear()

@@ -94,3 +94,41 @@ def test_compile_traces_without_graph_breaks():
     out = compiled(q, q, q)
     assert out.shape == (1, 4, 32, 64)
     assert counter.frame_count == 1
+
+
+def test_variants_propagate_fake_shapes():
+    q, k = meta(2, 8, 64, 64), meta(2, 2, 80, 64)
+    out, lse = attn_torch.attention(q, k, k, window=(16, 0), softcap=30.0,
+                                    return_lse=True)
+    assert out.shape == (2, 8, 64, 64) and lse.shape == (2, 8, 64)
+    out, _ = torch.ops.attn.attention(q, k, k, True, None,
+                                      "-1,0,top_left,0.0,0")
+    assert out.shape == (2, 8, 64, 64)
+    with pytest.raises(ValueError, match=r"variant: cannot parse 'nope'"):
+        torch.ops.attn.attention(q, k, k, False, None, "nope")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(mask_align="center", causal=True), r"mask_align must be"),
+    (dict(window=(1, 2, 3)), r"window must be a \(left, right\) pair"),
+    (dict(softcap=-1.0), r"softcap must be a positive finite"),
+    (dict(alibi="yes"), r"alibi must be a bool"),
+])
+def test_variant_errors_name_the_argument(kwargs, message):
+    x = meta(1, 2, 16, 64)
+    with pytest.raises((TypeError, ValueError), match=message):
+        attn_torch.attention(x, x, x, **kwargs)
+
+
+def test_compile_traces_variants_without_graph_breaks():
+    from torch._dynamo.testing import CompileCounterWithBackend
+    counter = CompileCounterWithBackend("eager")
+
+    def f(q, k, v):
+        return attn_torch.attention(q, k, v, causal=True,
+                                    mask_align="top_left", softcap=20.0)
+
+    q = meta(1, 4, 32, 64)
+    assert torch.compile(f, backend=counter, fullgraph=True)(q, q, q).shape \
+        == (1, 4, 32, 64)
+    assert counter.frame_count == 1

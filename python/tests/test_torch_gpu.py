@@ -18,6 +18,8 @@ if not torch.cuda.is_available():
 
 import torch.nn.functional as F  # noqa: E402
 
+import attn  # noqa: E402
+import attn.cache  # noqa: E402
 import attn.torch as attn_torch  # noqa: E402
 from attn import runtime  # noqa: E402
 
@@ -278,7 +280,7 @@ def test_per_call_overhead_vs_sdpa_flash():
                           q.new_empty((1, 8, 128), dtype=torch.float32)))
     key = (q.shape, k.shape, v.shape, q.stride(), k.stride(), v.stride(),
            q.dtype, k.dtype, v.dtype, q.device, k.device, v.device, False,
-           None)
+           None, "")
     args, ref, launch, handle, index = attn_torch._fast_local.entries[key][:5]
     out = q.new_empty((1, 8, 128, 64))
     lse = q.new_empty((1, 8, 128), dtype=torch.float32)
@@ -289,3 +291,251 @@ def test_per_call_overhead_vs_sdpa_flash():
     bare = wall(lambda: launch(handle, ref, stream(index)))
     print(f"per-call parts: two new_empty {alloc:.1f} us, bare ctypes "
           f"launch {bare:.1f} us")
+
+
+# --- variants: masks and score_mod against float64 ---------------------------
+
+from attn.variants import make_variant  # noqa: E402
+
+
+def reference64(q, k, v, variant, scale=None):
+    """float64 attention with the variant's semantics (docs/variants.md):
+    the band around d(i) (bottom-right: i + Nk - Nq; top-left: i), softcap
+    c·tanh(s/c) and ALiBi s - 2^(-8(h+1)/Hq)·|d(i) - j| on the scaled score
+    before the mask; rows that see no key give O = 0 and LSE = -inf."""
+    qd, kd, vd = q.double(), k.double(), v.double()
+    hq, group = q.shape[1], q.shape[1] // k.shape[1]
+    kd = kd.repeat_interleave(group, dim=1)
+    vd = vd.repeat_interleave(group, dim=1)
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    s = torch.matmul(qd, kd.transpose(-1, -2)) * scale
+    nq, nk = q.shape[2], k.shape[2]
+    i = torch.arange(nq, device=q.device, dtype=torch.float64)[:, None]
+    j = torch.arange(nk, device=q.device, dtype=torch.float64)[None, :]
+    d = i + (0 if variant.top_left else nk - nq)
+    if variant.softcap:
+        s = variant.softcap * torch.tanh(s / variant.softcap)
+    if variant.alibi:
+        h = torch.arange(hq, device=q.device, dtype=torch.float64)
+        slope = torch.exp2(-8.0 * (h + 1) / hq)[:, None, None]
+        s = s - slope * (d - j).abs()
+    keep = torch.ones(nq, nk, dtype=torch.bool, device=q.device)
+    if variant.left >= 0:
+        keep &= j >= d - variant.left
+    if variant.right >= 0:
+        keep &= j <= d + variant.right
+    s = s.masked_fill(~keep, -math.inf)
+    m = s.amax(dim=-1, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    e = torch.exp(s - m)
+    l = e.sum(dim=-1, keepdim=True)
+    out = torch.matmul(e / torch.where(l > 0, l, torch.ones_like(l)), vd)
+    return out, (torch.log(l) + m).squeeze(-1)
+
+
+VARIANTS = {
+    "causal-tl": dict(causal=True, mask_align="top_left"),
+    "win64_0": dict(window=(64, 0)),
+    "win32_32-tl": dict(window=(32, 32), mask_align="top_left"),
+    "cap30": dict(softcap=30.0),
+    "causal-cap30": dict(causal=True, softcap=30.0),
+    "causal-alibi": dict(causal=True, alibi=True),
+}
+# B, Hq, Hkv, Nq, Nk: GQA with Nq < Nk, Nq > Nk (rows with no key under
+# bottom-right masks), MQA at tile-aligned lengths. The AOT pack's ALiBi
+# kernels are built for these (Hq, Nk - Nq): --alibi-shapes 8:133,4:-200,4:0.
+VARIANT_SHAPES = [(1, 8, 2, 200, 333), (2, 4, 4, 300, 100), (1, 4, 1, 128, 128)]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16],
+                         ids=["bf16", "f16"])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("name", list(VARIANTS))
+@pytest.mark.parametrize("shape", VARIANT_SHAPES,
+                         ids=lambda s: "x".join(map(str, s)))
+def test_variants_match_float64(shape, name, d, dtype):
+    kwargs = VARIANTS[name]
+    variant = make_variant(**kwargs)
+    b, hq, hkv, nq, nk = shape
+    q, k, v = inputs(b, hq, hkv, nq, nk, d, dtype, seed=11)
+    out, lse = attn_torch.attention(q, k, v, return_lse=True, **kwargs)
+    ref, ref_lse = reference64(q, k, v, variant)
+    assert not out.isnan().any()
+    assert rel_err(out, ref) <= 1e-2, name
+    finite = torch.isfinite(ref_lse)
+    assert torch.equal(torch.isfinite(lse), finite)
+    assert (out[~finite[..., None].expand_as(out)] == 0).all()
+    if finite.any():
+        assert rel_err(lse[finite], ref_lse[finite]) <= 1e-3
+    choice = attn_torch.explain(q, k, v, **kwargs)
+    assert choice.source == "heuristic" and "no field for" in choice.reason
+    if name == "causal-tl":  # SDPA's is_causal is top-left aligned
+        sdpa = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                              enable_gqa=hq != hkv)
+        assert rel_err(out, sdpa) <= 1e-2
+
+
+def test_float64_reference_agrees_with_the_plain_one():
+    q, k, v = inputs(1, 4, 2, 77, 130, 64, torch.bfloat16, seed=12)
+    for causal in (False, True):
+        a = reference64(q, k, v, make_variant(causal=causal))[0]
+        assert rel_err(a, reference(q, k, v, causal)[0]) <= 1e-5
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_variant_gradients_raise_naming_the_variant(name):
+    kwargs = VARIANTS[name]
+    q, k, v = (t.requires_grad_(True) for t in
+               inputs(1, 4, 4, 128, 128, 64, torch.bfloat16, seed=13))
+    out = attn_torch.attention(q, k, v, **kwargs)
+    why = make_variant(**kwargs).backward_unsupported()
+    with pytest.raises(NotImplementedError) as info:
+        out.sum().backward()
+    assert why in str(info.value)
+
+
+def test_variant_argument_errors_on_cuda():
+    q, k, v = inputs(1, 2, 2, 16, 16, 64, torch.bfloat16)
+    with pytest.raises(ValueError, match=r"mask_align must be"):
+        attn_torch.attention(q, k, v, causal=True, mask_align="tl")
+    with pytest.raises(ValueError, match=r"window: left must be >= 0"):
+        attn_torch.attention(q, k, v, window=(-3, 0))
+
+
+# --- gradients over the algorithm issue's shape matrix, float64 -------------
+
+def reference_grads64(q, k, v, grad, causal):
+    qd, kd, vd = (t.double().requires_grad_(True) for t in (q, k, v))
+    group = q.shape[1] // k.shape[1]
+    kr = kd.repeat_interleave(group, dim=1)
+    vr = vd.repeat_interleave(group, dim=1)
+    s = torch.matmul(qd, kr.transpose(-1, -2)) * q.shape[-1] ** -0.5
+    nq, nk = q.shape[2], k.shape[2]
+    if causal:
+        i = torch.arange(nq, device=q.device)[:, None]
+        j = torch.arange(nk, device=q.device)[None, :]
+        s = s.masked_fill(j > i + (nk - nq), -math.inf)
+    p = torch.softmax(s, dim=-1).nan_to_num(0.0)
+    torch.matmul(p, vr).backward(grad.double())
+    return qd.grad, kd.grad, vd.grad
+
+
+# scripts/gpu-backward.sh's shapes: Nq/Nk 1/1, 17/17, 128/128, 1000/1000,
+# 17/1000, 1000/17 (rows with no key when causal), 333/777; GQA 4/2, batch 2.
+GRAD_MATRIX = [(2, 4, 2, 1, 1), (2, 4, 2, 17, 17), (2, 4, 2, 128, 128),
+               (2, 4, 2, 1000, 1000), (2, 4, 2, 17, 1000),
+               (2, 4, 2, 1000, 17), (2, 4, 2, 333, 777)]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16],
+                         ids=["bf16", "f16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("shape", GRAD_MATRIX,
+                         ids=lambda s: "x".join(map(str, s)))
+def test_gradient_matrix_float64(shape, d, causal, dtype):
+    if not _backward_available():
+        pytest.skip("no backward kernels (runtime C ABI or attn-compile "
+                    "--backward missing)")
+    b, hq, hkv, nq, nk = shape
+    q, k, v = inputs(b, hq, hkv, nq, nk, d, dtype, seed=14)
+    grad = torch.randn(b, hq, nq, d, device="cuda", dtype=dtype)
+    ours = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    attn_torch.attention(*ours, causal=causal).backward(grad)
+    ref = reference_grads64(q, k, v, grad, causal)
+    for name, a, r in zip("qkv", ours, ref):
+        assert a.grad.dtype == dtype and not a.grad.isnan().any()
+        if r.norm() == 0:  # every row masked: exact zeros
+            assert (a.grad == 0).all(), f"d{name}"
+        else:
+            assert rel_err(a.grad, r) <= 1e-2, f"d{name}"
+
+
+# --- the sm90a (wgmma) family through the op ---------------------------------
+
+def _pack_has(name):
+    pack = os.environ.get("ATTN_KERNEL_PACK")
+    return pack is None or os.path.isdir(os.path.join(pack, name))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16],
+                         ids=["bf16", "f16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_sm90a_family_matches_reference(shape, d, causal, dtype):
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the sm90a family needs a Hopper GPU")
+    t = "bf16" if dtype == torch.bfloat16 else "f16"
+    name = f"fwd-d{d}-{t}-{'causal' if causal else 'full'}-sdefault-sm_90a-sm90a"
+    if not _pack_has(name):
+        pytest.skip(f"the pack has no {name} (attn.aot build --family sm90a)")
+    b, hq, hkv, nq, nk = shape
+    q, k, v = inputs(b, hq, hkv, nq, nk, d, dtype)
+    attn_torch.set_kernel_family("sm90a")
+    try:
+        out, lse = attn_torch.attention(q, k, v, causal=causal,
+                                        return_lse=True)
+        spec_name = attn_torch.explain(q, k, v, causal=causal).spec
+    finally:
+        attn_torch.set_kernel_family("sm80")
+    ref, ref_lse = reference(q, k, v, causal)
+    assert spec_name == name, spec_name
+    assert rel_err(out, ref) <= 1e-2
+    finite = torch.isfinite(ref_lse)
+    assert torch.equal(torch.isfinite(lse), finite)
+    assert (out[~finite[..., None].expand_as(out)] == 0).all()
+    assert rel_err(lse[finite], ref_lse[finite]) <= 1e-3
+
+
+# --- tuning on first use -------------------------------------------------------
+
+def test_tune_on_first_use(tmp_path, monkeypatch):
+    """attention(..., tune=True) on a shape class the database lacks: the
+    candidate bundle (the pack's, re-aimed at the shape, or written by the
+    bindings) runs through attn-tune on this GPU, the database gets the
+    winner, and the call and later ones use it (explain says so)."""
+    from attn import tuning
+    monkeypatch.setenv("ATTN_TUNING_DB", str(tmp_path / "tuning.json"))
+    attn_torch._forget_choices()
+    b, hq, hkv, n, d = 2, 8, 8, 2048, 64
+    q, k, v = inputs(b, hq, hkv, n, n, d, torch.bfloat16, seed=15)
+    spec = attn_torch._spec_and_shape("fwd", q, k, v, True, None, "", "sm_90a")[0]
+    if not tuning.pack_bundle(spec) and not attn.compiler_available():
+        pytest.skip(f"no candidate bundle for {spec.name} in the pack "
+                    "(attn.aot build --bundles)")
+    before = attn_torch.explain(q, k, v, causal=True)
+    assert before.source == "heuristic", before
+    t0 = time.perf_counter()
+    out = attn_torch.attention(q, k, v, causal=True, tune=True)
+    seconds = time.perf_counter() - t0
+    after = attn_torch.explain(q, k, v, causal=True)
+    print(f"\ntune on first use (B={b} H={hq} N={n} D={d} bf16 causal): "
+          f"{seconds:.1f} s; before: {before}\nafter: {after}")
+    assert after.source == "tuning-db", (str(after),
+                                         attn_torch._tune_attempts)
+    assert "hit:" in after.reason
+    assert rel_err(out, reference(q, k, v, True)[0]) <= 1e-2
+    # A later call of the same bucket uses it too, and is right.
+    q2, k2, v2 = inputs(1, 8, 8, 1500, 1500, d, torch.bfloat16, seed=16)
+    assert attn_torch.explain(q2, k2, v2, causal=True).source == "tuning-db"
+    out2 = attn_torch.attention(q2, k2, v2, causal=True)
+    assert rel_err(out2, reference(q2, k2, v2, True)[0]) <= 1e-2
+    # Timing: the tuned kernel against the heuristic's, same inputs.
+    ms = {}
+    for label, kdir in (("tuned", after.kernel_dir),
+                        ("heuristic", str(attn.cache.kernel_dir(spec)))):
+        kern = runtime.Kernel(kdir)
+        launch, _, _ = kern.prepare(q, k, v)
+        for _ in range(5):
+            launch()
+        start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+        start.record()
+        for _ in range(50):
+            launch()
+        end.record()
+        torch.cuda.synchronize()
+        ms[label] = start.elapsed_time(end) / 50
+    print(f"tuned {after.tile}: {ms['tuned']:.4f} ms, heuristic: "
+          f"{ms['heuristic']:.4f} ms ({ms['heuristic'] / ms['tuned']:.2f}x)")
+    attn_torch._forget_choices()

@@ -1,0 +1,401 @@
+"""Per-shape kernel choice for the PyTorch op: the tuning database and
+tuning on first use (docs/python.md, docs/tuning.md). No PyTorch needed.
+
+``select(spec, shape, gpu)`` says which kernel a call uses: the database's
+winner for the call's shape class (GPU, compiler version, dtype, head dims,
+heads ratio, mask, sequence-length buckets) when there is one -- looked up
+by lib/Tuning's own ``TuningDatabase::lookup`` through
+libattn_tuning_lookup.so (ctypes; MLIR-free, so the GPU host has it too) --
+else the compiler's heuristic tile, with the lookup's reason either way.
+
+``tune(spec, shape, gpu)`` fills the database for a shape: it takes a
+candidate bundle (every tile configuration that passes the static checks
+and compiles without spilling) -- written for the call's shape by the
+compiler bindings when they are here, else the AOT pack's bundle for the
+kernel's specialisation (``python -m attn.aot build --bundles``) re-aimed
+at the call's shape -- and runs it with attn-tune (tools/attn-tune: the
+runtime's measurement, a float64 check of every candidate, the median of
+timed launches, a locked database update), then looks up again.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Optional, Sequence, Tuple
+
+from ._errors import KernelNotAvailableError
+from .cache import KernelSpec, cache_root, pack_root, tile_name
+
+FAMILY_KEYS = {"sm80": "sm80-mma"}  # families the tuner has a space for
+
+_REPO = Path(__file__).resolve().parents[2]
+
+
+class TuneError(RuntimeError):
+    """Tuning could not run (no tool, no bundle) or found no correct
+    candidate; the message says which and what to do."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The run-time shape a kernel is chosen for."""
+
+    batch: int
+    heads_q: int
+    heads_kv: int
+    seq_q: int
+    seq_kv: int
+
+    @property
+    def heads_ratio(self) -> int:
+        return max(1, self.heads_q // max(1, self.heads_kv))
+
+
+def sequence_bucket(n: int) -> int:
+    """The smallest power of two >= n (>= 1): lib/Tuning's bucket."""
+    b = 1
+    while b < n:
+        b *= 2
+    return b
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which kernel a call uses and why."""
+
+    spec: KernelSpec          # with .tile set when the database chose it
+    source: str               # "tuning-db" or "heuristic"
+    reason: str               # the lookup's reason (hit key or why not)
+    db: Optional[str] = None
+
+    def __str__(self) -> str:
+        tile = self.spec.tile or "the heuristic's tile"
+        return f"{self.spec.name}: {self.source} ({tile}); {self.reason}"
+
+
+# --- the lookup library ------------------------------------------------------
+
+_lib = None
+_lib_error: Optional[str] = None
+
+
+def _candidate_libs():
+    name = "libattn_tuning_lookup.so"
+    if os.environ.get("ATTN_TUNING_LIB"):
+        return [Path(os.environ["ATTN_TUNING_LIB"])]
+    dirs = []
+    if os.environ.get("ATTN_RUNTIME_LIB"):
+        dirs.append(Path(os.environ["ATTN_RUNTIME_LIB"]).parent)
+    if os.environ.get("ATTN_BUILD_DIR"):
+        dirs.append(Path(os.environ["ATTN_BUILD_DIR"]) / "lib")
+    dirs += sorted(_REPO.glob("build*/lib"),
+                   key=lambda d: -(d / name).stat().st_mtime
+                   if (d / name).exists() else 0)
+    return [d / name for d in dirs]
+
+
+def lookup_library():
+    """libattn_tuning_lookup.so (loaded once), or None when not built."""
+    global _lib, _lib_error
+    if _lib is not None or _lib_error is not None:
+        return _lib
+    found = next((p for p in _candidate_libs() if p.is_file()), None)
+    if found is None:
+        _lib_error = ("libattn_tuning_lookup.so not found (build the "
+                      "attn_tuning_lookup target; $ATTN_TUNING_LIB names it)")
+        return None
+    lib = ctypes.CDLL(str(found))
+    lib.attn_tuning_capi_version.restype = ctypes.c_int
+    lib.attn_tuning_compiler_version.restype = ctypes.c_char_p
+    lib.attn_tuning_sequence_bucket.argtypes = [ctypes.c_int64]
+    lib.attn_tuning_sequence_bucket.restype = ctypes.c_int64
+    s, i64 = ctypes.c_char_p, ctypes.c_int64
+    lib.attn_tuning_lookup.argtypes = [
+        s, s, i64, s, s, s, s, s, i64, i64, i64, ctypes.c_int, i64, i64,
+        ctypes.POINTER(ctypes.c_int64), ctypes.c_char_p, ctypes.c_size_t,
+        ctypes.c_char_p, ctypes.c_size_t]
+    lib.attn_tuning_lookup.restype = ctypes.c_int
+    if lib.attn_tuning_capi_version() != 2:
+        _lib_error = (f"{found}: C ABI version "
+                      f"{lib.attn_tuning_capi_version()}, expected 2")
+        return None
+    _lib = lib
+    return lib
+
+
+def database_path() -> Path:
+    """$ATTN_TUNING_DB, else <cache>/tuning.json (where tune() writes)."""
+    env = os.environ.get("ATTN_TUNING_DB")
+    return Path(env) if env else cache_root() / "tuning.json"
+
+
+def kernel_compiler_version() -> Optional[str]:
+    """The version of the compiler the kernels come from: the bindings'
+    (compiler host), else the AOT pack's pack.json (GPU host)."""
+    from . import compiler
+    if compiler.available():
+        return compiler.version()
+    pack = pack_root()
+    if pack is not None:
+        try:
+            return json.loads((pack / "pack.json").read_text()).get(
+                "compiler_version")
+        except (OSError, ValueError, AttributeError):
+            return None
+    return None
+
+
+def lookup(spec: KernelSpec, shape: Shape, gpu: str = "", sms: int = 0,
+           db: "Optional[os.PathLike[str]]" = None,
+           compiler_version: Optional[str] = None
+           ) -> Tuple[Optional[str], str]:
+    """(winning tile name or None, reason) for ``spec`` at ``shape`` on
+    ``gpu`` ('' = any), by TuningDatabase::lookup."""
+    lib = lookup_library()
+    if lib is None:
+        return None, f"miss: {_lib_error}"
+    version = compiler_version or kernel_compiler_version()
+    if version is None:
+        return None, ("miss: the kernels' compiler version is unknown (no "
+                      "compiler bindings, no pack.json)")
+    family = FAMILY_KEYS.get(spec.family)
+    if family is None:
+        return None, (f"miss: the tuner has no tile space for the "
+                      f"{spec.family} family")
+    path = str(db if db is not None else database_path())
+    if not os.path.exists(path):
+        return None, f"miss: no tuning database at {path}"
+    tile = (ctypes.c_int64 * 4)()
+    winner = ctypes.create_string_buffer(256)
+    reason = ctypes.create_string_buffer(4096)
+    first = None
+    # The family's own key, then a key tuned over every family ("auto").
+    for key_family in (family, "auto"):
+        hit = lib.attn_tuning_lookup(
+            path.encode(), gpu.encode(), sms, spec.chip.encode(),
+            version.encode(), key_family.encode(), spec.kind.encode(),
+            spec.dtype.encode(), spec.head_dim, spec.value_head_dim,
+            shape.heads_ratio, int(spec.causal), shape.seq_q, shape.seq_kv,
+            tile, winner, len(winner), reason, len(reason))
+        text = reason.value.decode(errors="replace")
+        if hit:
+            name = winner.value.decode()
+            if name != tile_name(*tile):  # another family's tile
+                return None, (f"miss: the database's winner {name} is not "
+                              f"an {family} tile, which this package "
+                              f"builds; {text}")
+            return name, text
+        first = first or text
+    return None, first
+
+
+def select(spec: KernelSpec, shape: Shape, gpu: str = "", sms: int = 0,
+           db: "Optional[os.PathLike[str]]" = None) -> Selection:
+    """The kernel a call with ``shape`` uses: the database's winner for its
+    shape class, else the heuristic (``spec`` without a tile)."""
+    spec = spec.heuristic()
+    path = str(db if db is not None else database_path())
+    why_not = untunable(spec)
+    if why_not:
+        return Selection(spec, "heuristic", f"not looked up: {why_not}", path)
+    tile, reason = lookup(spec, shape, gpu, sms, path)
+    if tile is None:
+        return Selection(spec, "heuristic", reason, path)
+    return Selection(replace(spec, tile=tile), "tuning-db", reason, path)
+
+
+def untunable(spec: KernelSpec) -> Optional[str]:
+    """Why the database cannot hold ``spec`` (None when it can)."""
+    if spec.kind != "fwd":
+        return "the tuner times forward kernels only"
+    if spec.family not in FAMILY_KEYS:
+        return f"the tuner has no tile space for the {spec.family} family"
+    variant = spec.variant_info()
+    if not variant.plain:
+        return (f"the tuning key has no field for the {variant.name} "
+                "variant (only no mask and bottom-right causal)")
+    if spec.scale is not None:
+        return "the tuning key has no scale (default-scale kernels only)"
+    return None
+
+
+# --- tuning on first use -------------------------------------------------------
+
+def _find_attn_tune() -> Optional[str]:
+    """attn-tune: $ATTN_TUNE, next to the runtime library, in
+    $ATTN_BUILD_DIR/bin or this checkout's build*/bin, then PATH."""
+    if os.environ.get("ATTN_TUNE"):
+        return os.environ["ATTN_TUNE"]
+    dirs = []
+    if os.environ.get("ATTN_RUNTIME_LIB"):
+        dirs.append(Path(os.environ["ATTN_RUNTIME_LIB"]).parents[1] / "bin")
+    if os.environ.get("ATTN_BUILD_DIR"):
+        dirs.append(Path(os.environ["ATTN_BUILD_DIR"]) / "bin")
+    dirs += sorted(_REPO.glob("build*/bin"))
+    for d in dirs:
+        if (d / "attn-tune").is_file():
+            return str(d / "attn-tune")
+    return shutil.which("attn-tune")
+
+
+def pack_bundle(spec: KernelSpec, pack: Optional[Path] = None) -> Optional[Path]:
+    """The AOT pack's candidate bundle for ``spec``'s specialisation."""
+    pack = pack if pack is not None else pack_root()
+    if pack is None:
+        return None
+    path = pack / "bundles" / spec.heuristic().name
+    return path if (path / "bundle.json").is_file() else None
+
+
+def bundle_candidate(bundle: Path, tile: str) -> Optional[Path]:
+    """The candidate kernel directory of ``bundle`` with tile ``tile``."""
+    try:
+        doc = json.loads((bundle / "bundle.json").read_text())
+    except (OSError, ValueError):
+        return None
+    for c in doc.get("candidates", []):
+        if tile_name(c.get("block_m", 0), c.get("block_n", 0),
+                     c.get("warp_rows", 0), c.get("stages", 0)) == tile:
+            return bundle / str(c.get("dir"))
+    return None
+
+
+def retarget_bundle(bundle: Path, shape: Shape, out: Path) -> Path:
+    """A copy of ``bundle`` whose candidates' manifests describe ``shape``:
+    attn-tune times and checks each candidate at its manifest's problem,
+    and batch, heads and lengths are launch arguments, not compiled in
+    (docs/kernel-abi.md), so the kernels are the same. Written atomically;
+    returns ``out``."""
+    doc = json.loads((bundle / "bundle.json").read_text())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{out.name}-", dir=out.parent))
+    fields = dict(batch=shape.batch, heads_q=shape.heads_q,
+                  heads_kv=shape.heads_kv, seq_q=shape.seq_q,
+                  seq_kv=shape.seq_kv)
+    try:
+        for c in doc.get("candidates", []):
+            src, dst = bundle / str(c["dir"]), tmp / str(c["dir"])
+            shutil.copytree(src, dst)
+            manifest = json.loads((dst / "manifest.json").read_text())
+            manifest["problem"].update(fields)
+            (dst / "manifest.json").write_text(json.dumps(manifest, indent=2))
+        doc.setdefault("problem", {}).update(fields)
+        # Bundles of version 2 list the launch shapes to time: just this one.
+        doc["shapes"] = [dict(batch=shape.batch, seq_q=shape.seq_q,
+                              seq_kv=shape.seq_kv)]
+        (tmp / "bundle.json").write_text(json.dumps(doc, indent=2))
+        if out.exists():
+            shutil.rmtree(out)
+        os.rename(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def bundle_for(spec: KernelSpec, shape: Shape) -> Path:
+    """A candidate bundle for ``spec`` at ``shape``, under
+    <cache>/bundles/: written by the compiler bindings when they are here,
+    else the pack's bundle re-aimed at ``shape``."""
+    from . import compiler
+    spec = spec.heuristic()
+    why_not = untunable(spec)
+    if why_not:
+        raise TuneError(f"{spec.name} cannot be tuned: {why_not}")
+    label = (f"{spec.name}-b{shape.batch}h{shape.heads_q}g{shape.heads_ratio}"
+             f"q{shape.seq_q}kv{shape.seq_kv}")
+    out = cache_root() / "bundles" / label
+    if (out / "bundle.json").is_file():
+        return out
+    if compiler.available():
+        variant = spec.variant_info()
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{label}-",
+                                    dir=_mkdir(out.parent)))
+        try:
+            compiler.tune(out=tmp, batch=shape.batch, heads_q=shape.heads_q,
+                          heads_kv=shape.heads_kv, seq_q=shape.seq_q,
+                          seq_kv=shape.seq_kv, head_dim=spec.head_dim,
+                          value_head_dim=spec.value_head_dim,
+                          dtype=spec.dtype, causal=variant.causal,
+                          scale=spec.scale, chip=spec.chip)
+            os.rename(tmp, out)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        return out
+    bundle = pack_bundle(spec)
+    if bundle is None:
+        raise KernelNotAvailableError(
+            f"no candidate bundle for {spec.name}: the compiler bindings are "
+            "not here and " + (f"the pack {pack_root()} has no bundles/"
+                               f"{spec.name}/" if pack_root() else
+                               "$ATTN_KERNEL_PACK is not set")
+            + ". Add one on the compiler host: python -m attn.aot build "
+            f"--out PACK --bundles {spec.name}")
+    return retarget_bundle(bundle, shape, out)
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def tune_command(bundle: Path, db: "os.PathLike[str]", reps: int = 10,
+                 warmup: int = 3) -> Sequence[str]:
+    """The attn-tune command that runs ``bundle`` into ``db``."""
+    tool = _find_attn_tune()
+    if tool is None:
+        raise TuneError("attn-tune not found ($ATTN_TUNE, next to "
+                        "libattn_runtime.so, $ATTN_BUILD_DIR/bin, PATH): build "
+                        "it (ninja attn-tune; the MLIR-free build has it)")
+    return [tool, "--db", str(db), "--reps", str(reps), "--warmup",
+            str(warmup), str(bundle)]
+
+
+@dataclass
+class TuneResult:
+    """What tune() did: the selection after tuning, attn-tune's table and
+    the bundle it ran."""
+
+    selection: Selection
+    bundle: Path
+    log: str
+    seconds: float
+
+
+def tune(spec: KernelSpec, shape: Shape, gpu: str = "", sms: int = 0,
+         db: "Optional[os.PathLike[str]]" = None, device_index: int = 0,
+         reps: int = 10, warmup: int = 3) -> TuneResult:
+    """Tunes ``spec`` for ``shape`` on the GPU (attn-tune, in a child
+    process on ``device_index``), records the winner in ``db`` (default
+    database_path()) and returns the new selection."""
+    import time
+    started = time.monotonic()
+    path = Path(db) if db is not None else database_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    bundle = bundle_for(spec, shape)
+    # attn-tune runs on its device 0: make that the caller's device.
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    devices = visible.split(",") if visible else []
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES=(
+        devices[device_index] if device_index < len(devices)
+        else str(device_index)))
+    done = subprocess.run(tune_command(bundle, path, reps, warmup), env=env,
+                          capture_output=True, text=True)
+    log = done.stdout + done.stderr
+    if done.returncode != 0:
+        raise TuneError(f"attn-tune failed on {bundle} (exit "
+                        f"{done.returncode}):\n{log.strip()[-2000:]}")
+    selection = select(spec, shape, gpu, sms, path)
+    if selection.source != "tuning-db":
+        raise TuneError(f"attn-tune ran but the database {path} has no "
+                        f"entry for this shape: {selection.reason}")
+    return TuneResult(selection, bundle, log, time.monotonic() - started)
+

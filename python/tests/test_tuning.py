@@ -1,0 +1,290 @@
+"""Per-shape kernel choice without a GPU: the tuning database lookup through
+libattn_tuning_lookup.so (lib/Tuning's own lookup), the selection the
+PyTorch op makes from it, tuned tiles compiled into the cache, candidate
+bundles in AOT packs re-aimed at a shape, and the whole GPU-host tune flow
+(pack bundle -> attn-tune -> database -> selection) run through the
+runtime's host-only libcuda stand-in. Timing real kernels needs a GPU:
+python/tests/test_torch_gpu.py::test_tune_on_first_use."""
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from attn import cache, tuning
+from attn.cache import KernelCache, KernelSpec
+from attn.tuning import Shape
+from attn.variants import make_variant
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _build_dir():
+    env = os.environ.get("ATTN_BUILD_DIR")
+    if env:
+        return Path(env)
+    found = sorted(REPO.glob("build*/lib/libattn_tuning_lookup.so"),
+                   key=lambda p: p.stat().st_mtime)
+    return found[-1].parents[1] if found else None
+
+
+@pytest.fixture
+def lookup_lib(monkeypatch):
+    """libattn_tuning_lookup.so (skip, or fail under
+    ATTN_REQUIRE_COMPILER=1, when not built)."""
+    build = _build_dir()
+    lib = build / "lib" / "libattn_tuning_lookup.so" if build else None
+    if lib is None or not lib.is_file():
+        why = "libattn_tuning_lookup.so not built (ninja attn_tuning_lookup)"
+        if os.environ.get("ATTN_REQUIRE_COMPILER") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+    monkeypatch.setenv("ATTN_TUNING_LIB", str(lib))
+    monkeypatch.setattr(tuning, "_lib", None)
+    monkeypatch.setattr(tuning, "_lib_error", None)
+    return build
+
+
+def entry(compiler, *, gpu="Test GPU", sms=8, dtype="bf16", d=64, ratio=1,
+          mask="none", q=1024, kv=1024, family="sm80-mma",
+          tile=(64, 64, 16, 2)):
+    return {
+        "key": {"gpu": gpu, "sms": sms, "chip": "sm_90a",
+                "compiler": compiler, "family": family, "direction": "fwd",
+                "dtype": dtype, "head_dim": d, "value_head_dim": d,
+                "heads_ratio": ratio, "mask": mask, "seq_q_bucket": q,
+                "seq_kv_bucket": kv},
+        "winner": dict(zip(("block_m", "block_n", "warp_rows", "stages"),
+                           tile)),
+        "time_ms": 0.1,
+        "tuned_shape": {"batch": 1, "heads_q": 2, "heads_kv": 2,
+                        "seq_q": q, "seq_kv": kv},
+        "tuned_at": "2026-01-01T00:00:00Z", "candidates": []}
+
+
+def write_db(path, entries):
+    path.write_text(json.dumps({"format": "attn-tuning-db", "version": 1,
+                                "entries": entries}))
+    return path
+
+
+SPEC = KernelSpec("fwd", 64, 64, "bf16", False, None)
+CAUSAL = KernelSpec("fwd", 64, 64, "bf16", True, None)
+
+
+def test_sequence_buckets_match_lib_tuning(lookup_lib):
+    lib = tuning.lookup_library()
+    for n in (1, 2, 3, 77, 128, 129, 1000, 4096, 5000):
+        assert tuning.sequence_bucket(n) == lib.attn_tuning_sequence_bucket(n)
+
+
+def test_lookup_hits_by_bucket_and_says_why_not(lookup_lib, tmp_path):
+    db = write_db(tmp_path / "db.json", [
+        entry("v1"), entry("v1", mask="causal", ratio=4, q=256, kv=512,
+                           tile=(64, 32, 16, 2))])
+    shape = Shape(1, 2, 2, 1000, 600)  # buckets 1024 / 1024
+    tile, why = tuning.lookup(SPEC, shape, "Test GPU", 8, db, "v1")
+    assert tile == "m64n64r16s2" and why.startswith("hit: Test GPU (8 SMs)")
+    # Any GPU ('') matches; the causal GQA entry by its own buckets.
+    assert tuning.lookup(SPEC, shape, "", 0, db, "v1")[0] == "m64n64r16s2"
+    tile, _ = tuning.lookup(CAUSAL, Shape(1, 8, 2, 200, 300), "", 0, db, "v1")
+    assert tile == "m64n32r16s2"
+    # Misses, each with lib/Tuning's reason.
+    tile, why = tuning.lookup(SPEC, Shape(1, 2, 2, 3000, 3000), "", 0, db,
+                              "v1")
+    assert tile is None and "no entry for sequence buckets q4096 kv4096" in why
+    tile, why = tuning.lookup(SPEC, shape, "", 0, db, "v2")
+    assert tile is None and "tuned by compiler v1, this is v2" in why
+    tile, why = tuning.lookup(SPEC, shape, "Other GPU", 0, db, "v1")
+    assert tile is None and "tuned only for other GPUs" in why
+    tile, why = tuning.lookup(SPEC, shape, "", 0, tmp_path / "none.json",
+                              "v1")
+    assert tile is None and "no tuning database at" in why
+
+
+def test_corrupt_database_is_a_warning_not_an_error(lookup_lib, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{ not json")
+    tile, why = tuning.lookup(SPEC, Shape(1, 2, 2, 64, 64), "", 0, bad, "v1")
+    assert tile is None
+    assert why.startswith("warning: ") and str(bad) in why
+
+
+def test_select_uses_the_database_only_where_its_key_fits(lookup_lib,
+                                                          tmp_path,
+                                                          monkeypatch):
+    db = write_db(tmp_path / "db.json", [entry("v1", mask="causal")])
+    monkeypatch.setenv("ATTN_TUNING_DB", str(db))
+    monkeypatch.setattr(tuning, "kernel_compiler_version", lambda: "v1")
+    shape = Shape(1, 2, 2, 1000, 1000)
+    sel = tuning.select(CAUSAL, shape, "Test GPU", 8)
+    assert sel.source == "tuning-db" and sel.spec.tile == "m64n64r16s2"
+    assert "tuning-db" in str(sel) and sel.db == str(db)
+    # No entry: the heuristic, with the reason.
+    sel = tuning.select(SPEC, shape, "Test GPU", 8)
+    assert sel.source == "heuristic" and sel.spec.tile == ""
+    assert sel.reason.startswith("miss:")
+    # Variants, scales and other families are not in the key.
+    top_left = make_variant(causal=True, mask_align="top_left")
+    spec = KernelSpec("fwd", 64, 64, "bf16", True, None, variant=top_left.key)
+    sel = tuning.select(spec, shape, "Test GPU", 8)
+    assert sel.source == "heuristic"
+    assert "no field for the causal-tl variant" in sel.reason
+    sel = tuning.select(KernelSpec("fwd", 64, 64, "bf16", True, 0.5), shape)
+    assert "default-scale kernels only" in sel.reason
+    sel = tuning.select(KernelSpec("fwd", 64, 64, "bf16", True, None,
+                                   family="sm90a"), shape)
+    assert "no tile space for the sm90a family" in sel.reason
+
+
+def test_tuned_tile_is_compiled_into_the_cache(compiler):
+    spec = KernelSpec("fwd", 64, 64, "bf16", True, None, tile="m64n64r16s2")
+    path = KernelCache().get(spec, compiler.version(), cache.compile_spec)
+    tile = json.loads((path / "manifest.json").read_text())["tile"]
+    assert (tile["block_m"], tile["block_n"], tile["warp_rows"]) == \
+        (64, 64, 16)
+    # The heuristic's kernel is another entry, and not valid for the tile.
+    other = KernelCache().get(spec.heuristic(), compiler.version(),
+                              cache.compile_spec)
+    assert other != path
+    why = cache.validate_kernel_dir(other, spec)
+    assert why is None or why.startswith("manifest tile is")
+
+
+def test_bad_tile_names_are_refused():
+    with pytest.raises(ValueError, match=r"tile: expected a name like"):
+        cache.parse_tile("128x64")
+
+
+def fake_pack(tmp_path, spec, compiler_version="test-compiler"):
+    """A pack holding the runtime tests' fake bundle (hand-written naive
+    kernels that the host-only libcuda stand-in runs) as spec's bundle."""
+    pack = tmp_path / "pack"
+    bundle = pack / "bundles" / spec.name
+    inputs = REPO / "test" / "Tuning" / "Inputs"
+    rt = REPO / "test" / "Runtime" / "Inputs"
+    bundle.mkdir(parents=True)
+    shutil.copy(inputs / "fake-bundle.json", bundle / "bundle.json")
+    for name in ("good-a", "good-b"):
+        shutil.copytree(rt / "good" / "naive-f32-d64", bundle / name)
+    shutil.copytree(rt / "bad" / "zero-output-f32", bundle / "wrong")
+    (pack / "pack.json").write_text(json.dumps({
+        "format": cache.PACK_FORMAT, "compiler_version": compiler_version,
+        "kernels": []}))
+    return pack
+
+
+# The fake bundle's kernels: f32, D=64, the "naive-test" family.
+FAKE_SPEC = KernelSpec("fwd", 64, 64, "f32", False, None)
+
+
+def test_pack_bundle_is_reaimed_at_the_shape(tmp_path):
+    pack = fake_pack(tmp_path, FAKE_SPEC)
+    bundle = tuning.pack_bundle(FAKE_SPEC, pack)
+    assert bundle == pack / "bundles" / FAKE_SPEC.name
+    assert tuning.pack_bundle(CAUSAL, pack) is None
+    assert tuning.bundle_candidate(bundle, "m64n64r16s2") == bundle / "good-b"
+    assert tuning.bundle_candidate(bundle, "m256n64r16s2") is None
+    out = tuning.retarget_bundle(bundle, Shape(3, 4, 2, 300, 500),
+                                 tmp_path / "re")
+    for name in ("good-a", "good-b", "wrong"):
+        problem = json.loads((out / name / "manifest.json").read_text())[
+            "problem"]
+        assert (problem["batch"], problem["heads_q"], problem["heads_kv"],
+                problem["seq_q"], problem["seq_kv"]) == (3, 4, 2, 300, 500)
+        assert problem["head_dim"] == 64  # the compiled-in part is kept
+        assert (out / name / "kernel.ptx").read_bytes() == \
+            (bundle / name / "kernel.ptx").read_bytes()
+    # The pack itself is untouched.
+    assert json.loads((bundle / "good-a" / "manifest.json").read_text())[
+        "problem"]["seq_q"] == 1000
+
+
+def test_gpu_host_tune_flow_through_the_fake_driver(lookup_lib, tmp_path,
+                                                    monkeypatch):
+    """The GPU host (no compiler bindings): the pack's bundle, re-aimed at
+    the shape, runs through attn-tune (here on the host-only libcuda
+    stand-in, which executes the naive test kernels and rejects the one
+    writing zeros); the database gets the winner and the selection uses
+    it, from the pack's bundle."""
+    fake = lookup_lib / "lib" / "libattn-fake-cuda.so"
+    tool = lookup_lib / "bin" / "attn-tune"
+    if not fake.is_file() or not tool.is_file():
+        pytest.skip("attn-tune or libattn-fake-cuda.so not built")
+    from attn import compiler
+    monkeypatch.setattr(compiler, "available", lambda: False)
+    monkeypatch.setitem(tuning.FAMILY_KEYS, "sm80", "naive-test")
+    pack = fake_pack(tmp_path, FAKE_SPEC)
+    monkeypatch.setenv("ATTN_KERNEL_PACK", str(pack))
+    monkeypatch.setenv("ATTN_TUNE", str(tool))
+    monkeypatch.setenv("ATTN_LIBCUDA", str(fake))
+    monkeypatch.delenv("ATTN_TUNING_DB", raising=False)
+    shape = Shape(2, 4, 4, 200, 150)
+    before = tuning.select(FAKE_SPEC, shape, "attn fake CUDA device", 4)
+    assert before.source == "heuristic"
+    assert "no tuning database" in before.reason
+    result = tuning.tune(FAKE_SPEC, shape, "attn fake CUDA device", 4,
+                         reps=1, warmup=0)
+    assert result.bundle.parent == cache.cache_root() / "bundles"
+    assert "rejected (wrong)" in result.log  # the zero-writing candidate
+    sel = result.selection
+    assert sel.source == "tuning-db"
+    assert sel.spec.tile in ("m64n128r32s2", "m64n64r16s2")
+    assert "q256 kv256" in sel.reason  # the shape's buckets
+    db = json.loads(tuning.database_path().read_text())
+    assert db["entries"][0]["tuned_shape"]["seq_q"] == 200
+    # The tuned spec resolves to the pack bundle's candidate.
+    path = tuning.bundle_candidate(tuning.pack_bundle(FAKE_SPEC),
+                                   sel.spec.tile)
+    assert path is not None and path.parent.parent.parent == pack
+    # Another bucket is still a miss.
+    assert tuning.select(FAKE_SPEC, Shape(2, 4, 4, 2000, 150),
+                         "attn fake CUDA device", 4).source == "heuristic"
+
+
+def test_tune_without_a_bundle_says_how_to_get_one(lookup_lib, tmp_path,
+                                                   monkeypatch):
+    from attn import compiler
+    from attn._errors import KernelNotAvailableError
+    monkeypatch.setattr(compiler, "available", lambda: False)
+    pack = fake_pack(tmp_path, FAKE_SPEC)
+    monkeypatch.setenv("ATTN_KERNEL_PACK", str(pack))
+    with pytest.raises(KernelNotAvailableError,
+                       match=r"no candidate bundle for fwd-d64-bf16-causal-"
+                             r".*python -m attn.aot build --out PACK "
+                             r"--bundles fwd-d64-bf16-causal"):
+        tuning.bundle_for(CAUSAL, Shape(1, 2, 2, 64, 64))
+    variant = make_variant(window=(8, 0))
+    spec = KernelSpec("fwd", 64, 64, "bf16", False, None, variant=variant.key)
+    with pytest.raises(tuning.TuneError, match=r"cannot be tuned: the tuning "
+                                               r"key has no field"):
+        tuning.bundle_for(spec, Shape(1, 2, 2, 64, 64))
+
+
+def test_compiler_host_bundle_is_written_for_the_shape(compiler, ptxas,
+                                                       monkeypatch):
+    """With the bindings, tune() writes the bundle for the call's own shape
+    (the step before attn-tune, which needs the GPU)."""
+    monkeypatch.setenv("PATH", os.path.dirname(ptxas) + os.pathsep +
+                       os.environ.get("PATH", ""))
+    shape = Shape(1, 4, 2, 300, 700)
+    bundle = tuning.bundle_for(CAUSAL, shape)
+    doc = json.loads((bundle / "bundle.json").read_text())
+    assert doc["problem"]["seq_q"] == 300 and doc["problem"]["heads_kv"] == 2
+    assert doc["compiler"] == compiler.version()
+    assert len(doc["candidates"]) >= 2
+    assert tuning.bundle_for(CAUSAL, shape) == bundle  # reused
+
+
+def test_aot_bundles_argument_errors(capsys):
+    from attn import aot
+    with pytest.raises(SystemExit):
+        aot.main(["build", "--out", "x", "--bundles", "fwd-d63-bf16"])
+    assert "--bundles: fwd-d63-bf16 is not a forward kernel" in \
+        capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        aot.main(["build", "--out", "x", "--alibi-shapes", "8"])
+    assert "--alibi-shapes: expected HEADS:OFFSET pairs" in \
+        capsys.readouterr().err

@@ -1,0 +1,189 @@
+"""The mask/score_mod variants of attn.torch.attention without PyTorch:
+argument validation (each error names the argument), the canonical form
+and op key, which variants the backward refuses, and the kernels the cache
+compiles for them through the bindings."""
+
+import json
+
+import pytest
+
+from attn import cache
+from attn.cache import KernelCache, KernelSpec
+from attn.variants import Variant, make_variant, parse_key
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(mask_align="top-left", causal=True), ValueError,
+     r"mask_align must be 'bottom_right' or 'top_left', got 'top-left'"),
+    (dict(mask_align="top_left"), ValueError,
+     r"mask_align='top_left' aligns a mask: it needs causal=True or a window"),
+    (dict(window=64), TypeError, r"window must be a \(left, right\) pair"),
+    (dict(window=(64, 0, 1)), TypeError, r"window must be a \(left, right\)"),
+    (dict(window=(-2, 0)), ValueError,
+     r"window: left must be >= 0, or -1 for unbounded, got -2"),
+    (dict(window=(4, 1.5)), TypeError, r"window: right must be an int"),
+    (dict(window=(4, 2), causal=True), ValueError,
+     r"window: causal=True bounds the right side at 0; window right 2"),
+    (dict(softcap=0.0), ValueError, r"softcap must be a positive finite"),
+    (dict(softcap=float("inf")), ValueError, r"softcap must be a positive"),
+    (dict(softcap="30"), ValueError, r"softcap must be a positive"),
+    (dict(softcap=30.0, alibi=True), ValueError,
+     r"softcap and alibi cannot be combined"),
+    (dict(alibi=1), TypeError, r"alibi must be a bool, got 1"),
+    (dict(causal="yes"), TypeError, r"causal must be a bool"),
+])
+def test_bad_arguments_name_the_argument(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        make_variant(**kwargs)
+
+
+def test_canonical_forms():
+    # Nothing to align: the plain kernels.
+    assert make_variant() == Variant()
+    assert make_variant().key == "" and make_variant(causal=True).key == ""
+    assert make_variant(causal=True).causal
+    assert make_variant(window=(-1, -1)).key == ""
+    # A window with right bound 0 and no left bound is causal.
+    assert make_variant(window=(-1, 0)) == make_variant(causal=True)
+    # causal + a left bound is a sliding window with right 0.
+    w = make_variant(causal=True, window=(64, -1))
+    assert (w.left, w.right, w.sliding, w.causal) == (64, 0, True, False)
+    assert w == make_variant(window=(64, 0))
+    assert make_variant(causal=True, mask_align="top_left").name == "causal-tl"
+    assert make_variant(window=(32, 32), mask_align="top_left").name == \
+        "win32_32-tl"
+    assert make_variant(window=(-1, 8)).name == "wininf_8"
+    assert make_variant(causal=True, softcap=30).name == "causal-cap30"
+    assert make_variant(alibi=True).name == "full-alibi"
+
+
+@pytest.mark.parametrize("variant", [
+    make_variant(causal=True, mask_align="top_left"),
+    make_variant(window=(64, 0)), make_variant(window=(3, 5),
+                                               mask_align="top_left"),
+    make_variant(softcap=30.0), make_variant(causal=True, alibi=True),
+    make_variant(causal=True), make_variant()])
+def test_key_round_trip(variant):
+    assert parse_key(variant.causal, variant.key) == variant
+
+
+def test_bad_keys_are_refused():
+    with pytest.raises(ValueError, match=r"variant: cannot parse 'x'"):
+        parse_key(False, "x")
+    with pytest.raises(ValueError, match=r"variant: mask align 'middle'"):
+        parse_key(False, "1,2,middle,0.0,0")
+    with pytest.raises(ValueError, match=r"variant: causal=True disagrees"):
+        parse_key(True, "64,0,bottom_right,0.0,0")
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    (dict(causal=True, mask_align="top_left"), "mask_align='top_left'"),
+    (dict(window=(64, 0)), r"window=\(64, 0\)"),
+    (dict(softcap=30.0), "softcap=30"),
+    (dict(causal=True, alibi=True), "alibi=True"),
+])
+def test_backward_refuses_what_its_kernels_lack(kwargs, named):
+    why = make_variant(**kwargs).backward_unsupported()
+    assert why is not None
+    import re
+    assert re.search(named, why), why
+    assert "no mask and the bottom-right causal mask" in why
+
+
+def test_backward_takes_the_plain_masks():
+    assert make_variant().backward_unsupported() is None
+    assert make_variant(causal=True).backward_unsupported() is None
+
+
+def test_reference_mask_bounds():
+    # Nq=3, Nk=5, bottom-right causal: row i sees keys < i + 3.
+    assert make_variant(causal=True).reference_mask(3, 5) == \
+        [(0, 3), (0, 4), (0, 5)]
+    assert make_variant(causal=True, mask_align="top_left").reference_mask(
+        3, 5) == [(0, 1), (0, 2), (0, 3)]
+    # Nq > Nk bottom-right: the first rows see nothing.
+    assert make_variant(causal=True).reference_mask(4, 2) == \
+        [(0, 0), (0, 0), (0, 1), (0, 2)]
+    assert make_variant(window=(1, 1), mask_align="top_left").reference_mask(
+        3, 3) == [(0, 2), (0, 3), (1, 3)]
+
+
+def test_spec_names_and_plain_compatibility():
+    plain = KernelSpec("fwd", 64, 64, "bf16", True, None)
+    assert plain.name == "fwd-d64-bf16-causal-sdefault-sm_90a"  # old packs
+    v = make_variant(window=(64, 0))
+    spec = KernelSpec("fwd", 64, 64, "bf16", v.causal, None, variant=v.key)
+    assert spec.name == "fwd-d64-bf16-win64_0-sdefault-sm_90a"
+    a = make_variant(causal=True, alibi=True)
+    spec = KernelSpec("fwd", 64, 64, "f16", a.causal, None, variant=a.key,
+                      alibi_heads=8, alibi_offset=133, tile="m128n64r32s2")
+    assert spec.name == ("fwd-d64-f16-causal-alibi-sdefault-sm_90a-h8o133-"
+                         "m128n64r32s2")
+    assert spec.heuristic().tile == ""
+
+
+VARIANT_CASES = [
+    (make_variant(causal=True, mask_align="top_left"), 0, 0),
+    (make_variant(window=(64, 0)), 0, 0),
+    (make_variant(window=(32, 32), mask_align="top_left"), 0, 0),
+    (make_variant(softcap=30.0), 0, 0),
+    (make_variant(causal=True, alibi=True), 8, 133),
+]
+
+
+@pytest.mark.parametrize("variant, heads, offset", VARIANT_CASES,
+                         ids=lambda x: x.name if isinstance(x, Variant)
+                         else str(x))
+def test_cache_compiles_each_variant(compiler, variant, heads, offset):
+    """The cache's kernel for a variant spec carries the variant in its
+    manifest (what validate_kernel_dir checks), and a kernel of another
+    variant is refused as that spec's entry."""
+    spec = KernelSpec("fwd", 64, 64, "bf16", variant.causal, None,
+                      variant=variant.key, alibi_heads=heads,
+                      alibi_offset=offset)
+    path = KernelCache().get(spec, compiler.version(), cache.compile_spec)
+    problem = json.loads((path / "manifest.json").read_text())["problem"]
+    fields = variant.problem_fields()
+    assert problem["causal"] == fields["causal"]
+    assert problem.get("mask_align") == (
+        "top_left" if fields["top_left"] else None)
+    if variant.sliding:
+        assert (problem["window_left"], problem["window_right"]) == \
+            (variant.left, variant.right)
+    assert problem.get("softcap", 0) == variant.softcap
+    assert problem.get("alibi", False) == variant.alibi
+    if heads:
+        assert problem["heads_q"] == heads
+        assert problem["seq_kv"] - problem["seq_q"] == offset
+    plain = KernelSpec("fwd", 64, 64, "bf16", variant.causal, None)
+    assert cache.validate_kernel_dir(path, plain) is not None
+
+
+def test_variant_compile_errors_name_the_flag(compiler):
+    with pytest.raises(attn_errors().CompileError,
+                       match=r"--softcap and --alibi cannot be combined"):
+        compiler.compile(head_dim=64, softcap=30.0, alibi=True,
+                         assemble=False)
+    with pytest.raises(attn_errors().CompileError,
+                       match=r"--top-left aligns a mask"):
+        compiler.compile(head_dim=64, top_left=True, assemble=False)
+    with pytest.raises(attn_errors().CompileError,
+                       match=r"family: expected 'sm80', 'sm90a' or 'auto'"):
+        compiler.compile(head_dim=64, family="sm100", assemble=False)
+
+
+def attn_errors():
+    import attn
+    return attn
+
+
+def test_sm90a_family_spec_compiles(compiler):
+    """An sm90a-family spec (what an sm_90a pack may carry) compiles to a
+    wgmma kernel and is validated as that family."""
+    spec = KernelSpec("fwd", 128, 128, "bf16", True, None, family="sm90a")
+    assert spec.name.endswith("-sm90a")
+    path = KernelCache().get(spec, compiler.version(), cache.compile_spec)
+    manifest = json.loads((path / "manifest.json").read_text())
+    assert manifest["family"].startswith("sm90a")
+    sm80 = KernelSpec("fwd", 128, 128, "bf16", True, None)
+    assert "family" in (cache.validate_kernel_dir(path, sm80) or "")

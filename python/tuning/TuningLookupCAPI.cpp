@@ -1,0 +1,99 @@
+//===- TuningLookupCAPI.cpp - the tuning database lookup as a C ABI -------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// libattn_tuning_lookup.so: TuningDatabase::lookup (lib/Tuning) behind a
+// small C ABI, so that the Python package (python/attn/tuning.py, through
+// ctypes) looks kernels up exactly as attn-compile does, on the compiler
+// host and on the GPU host alike (the GPU host has no MLIR, hence no
+// pybind11 bindings, but builds lib/Tuning). MLIR-free.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Tuning/TuningDatabase.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace attn::tuning;
+
+namespace {
+void copyOut(const std::string &text, char *out, size_t size) {
+  if (!out || size == 0)
+    return;
+  size_t n = std::min(text.size(), size - 1);
+  std::memcpy(out, text.data(), n);
+  out[n] = '\0';
+}
+} // namespace
+
+#define ATTN_TUNING_EXPORT __attribute__((visibility("default")))
+
+extern "C" {
+
+/// The C ABI version of this library (bump on any signature change).
+ATTN_TUNING_EXPORT int attn_tuning_capi_version(void) { return 2; }
+
+/// The compiler version this build keys entries by (compilerVersion()).
+ATTN_TUNING_EXPORT const char *attn_tuning_compiler_version(void) {
+  static std::string v = compilerVersion();
+  return v.c_str();
+}
+
+/// The sequence-length bucket of `n` (sequenceBucket()).
+ATTN_TUNING_EXPORT int64_t attn_tuning_sequence_bucket(int64_t n) { return sequenceBucket(n); }
+
+/// Looks the forward shape class up in the database at `db` ("" or a
+/// missing file = empty). `gpu` "" matches any GPU; `sms` 0 any count.
+/// On a hit writes {block_m, block_n, warp_rows, stages} into `tile` and
+/// the winner's name (TileChoice::name(), e.g. "m128n64r32s2") into
+/// `winner`, and returns 1; on a miss returns 0. `reason` receives the
+/// lookup's reason (the key that hit, or why nothing did), preceded by any
+/// warning about the file (corrupt, other version) on lines of their own.
+ATTN_TUNING_EXPORT int attn_tuning_lookup(const char *db, const char *gpu, int64_t sms,
+                       const char *chip, const char *compiler,
+                       const char *family, const char *direction,
+                       const char *dtype, int64_t head_dim,
+                       int64_t value_head_dim, int64_t heads_ratio,
+                       int causal, int64_t seq_q, int64_t seq_kv,
+                       int64_t *tile, char *winner, size_t winner_size,
+                       char *reason, size_t reason_size) {
+  std::vector<std::string> warnings;
+  std::string path = db ? db : "";
+  TuningDatabase database = path.empty() ? TuningDatabase()
+                                         : TuningDatabase::load(path, warnings);
+  TuningKey key;
+  key.gpu = gpu ? gpu : "";
+  key.sms = sms;
+  key.chip = chip ? chip : "";
+  key.compiler = compiler ? compiler : "";
+  key.family = family ? family : "";
+  key.direction = direction ? direction : "fwd";
+  key.dtype = dtype ? dtype : "";
+  key.headDim = head_dim;
+  key.valueHeadDim = value_head_dim;
+  key.headsRatio = heads_ratio;
+  key.causal = causal != 0;
+  key.seqQBucket = sequenceBucket(seq_q);
+  key.seqKvBucket = sequenceBucket(seq_kv);
+  LookupResult r = database.lookup(key);
+  std::string text;
+  for (const std::string &w : warnings)
+    text += "warning: " + w + "\n";
+  text += path.empty() ? "miss: no tuning database given" : r.reason;
+  copyOut(text, reason, reason_size);
+  if (!r.entry)
+    return 0;
+  copyOut(r.entry->winner.name(), winner, winner_size);
+  if (tile) {
+    tile[0] = r.entry->winner.blockM;
+    tile[1] = r.entry->winner.blockN;
+    tile[2] = r.entry->winner.warpRows;
+    tile[3] = r.entry->winner.stages;
+  }
+  return 1;
+}
+
+} // extern "C"
