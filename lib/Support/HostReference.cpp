@@ -27,6 +27,7 @@ void attn::referenceAttentionRow(const AttentionProblem &p, int64_t h,
   }
   std::vector<double> s(last - first);
   double m = -std::numeric_limits<double>::infinity();
+  bool anyNaN = false;
   for (int64_t j = first; j < last; ++j) {
     double acc = 0;
     for (int64_t x = 0; x < d; ++x)
@@ -36,9 +37,13 @@ void attn::referenceAttentionRow(const AttentionProblem &p, int64_t h,
       sj += biasRow[j];
     s[j - first] = sj;
     m = std::max(m, sj);
+    anyNaN = anyNaN || std::isnan(sj);
   }
-  if (m == -std::numeric_limits<double>::infinity()) {
-    lse = m; // a bias of -inf on every key masks the row
+  // A bias of -inf on every key masks the row. NaN scores never raise m
+  // (std::max skips them), so a row of NaN scores must not take this
+  // path: it is NaN, as IEEE arithmetic and the kernels make it.
+  if (m == -std::numeric_limits<double>::infinity() && !anyNaN) {
+    lse = m;
     return;
   }
   double l = 0;
