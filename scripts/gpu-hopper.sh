@@ -7,7 +7,8 @@
 # 2. per kernel directory: counts HGMMA instructions in the cubin's SASS,
 #    then attn-launch --check (float64 reference) over SHAPES with a short
 #    timeout each (a pipeline deadlock costs TIMEOUT seconds, not the call);
-# 3. with BENCH=1, bench/bench.py against SDPA (cuDNN, flash) on BENCH_SEQS;
+# 3. with BENCH=1, bench/bench.py against SDPA (cuDNN, flash) on BENCH_SEQS
+#    for the kernels whose checks all passed (or BENCH_KERNELS);
 # 4. prints a table last.
 # Environment: OUT, BUILD_DIR, SHAPES ("Nq:Nk ..."), TIMEOUT, BENCH,
 # BENCH_SEQS, BENCH_KERNELS (default KERNELS), SANITIZE=1 (compute-sanitizer on the first kernel).
@@ -57,8 +58,23 @@ if [ "${SANITIZE:-0}" = 1 ] && [ "${#DIRS[@]}" -gt 0 ]; then
 fi
 
 if [ "${BENCH:-0}" = 1 ]; then
+  # Only kernels whose checks all passed: one that hangs (a pipeline
+  # deadlock) would otherwise stall bench.py until BENCH_TIMEOUT.
+  BENCH_SRC="${BENCH_KERNELS:-$KERNELS}"
+  if [ -z "${BENCH_KERNELS:-}" ]; then
+    BENCH_SRC="$(mktemp -d)"
+    for dir in "${DIRS[@]}"; do
+      k="$(basename "$dir")"
+      if grep -q "\"kdir\":\"$k\"" "$RESULTS" &&
+         ! grep "\"kdir\":\"$k\"" "$RESULTS" | grep -q '"ok":false'; then
+        cp -r "$dir" "$BENCH_SRC/$k"
+      else
+        echo "!! $k failed a check: not benchmarked"
+      fi
+    done
+  fi
   PYTHONUNBUFFERED=1 ATTN_RUNTIME_LIB="$ROOT/$BUILD/lib/libattn_runtime.so" \
-    timeout "${BENCH_TIMEOUT:-300}" python3 bench/bench.py --kernels "${BENCH_KERNELS:-$KERNELS}" \
+    timeout "${BENCH_TIMEOUT:-300}" python3 bench/bench.py --kernels "$BENCH_SRC" \
     --out "$OUT" --seqs "${BENCH_SEQS:-1024,4096,16384}" >"$OUT/bench.log" 2>&1 ||
     echo "!! bench.py failed (see bench.log)"
   tail -n 30 "$OUT/bench.log"
