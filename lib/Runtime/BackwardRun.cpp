@@ -142,7 +142,11 @@ Status attn::runtime::runBackwardKernel(const BackwardKernel &kernel,
                              std::string("cuMemsetD8(") + what + ")");
           !s)
         return s;
-    return Status::success();
+    // The copies and cuMemsetD8 run on the legacy default stream, which
+    // the non-blocking launch stream does not wait for.
+    return d.check(d.StreamSynchronize(nullptr),
+                   "cuStreamSynchronize(legacy stream) after the inputs and "
+                   "the poison");
   };
   if (Status s = poison(); !s)
     return s;

@@ -140,6 +140,15 @@ Status attn::runtime::runKernel(const Kernel &kernel, const RunOptions &opts,
   };
   if (Status s = poison(s0); !s)
     return s;
+  // The copies and cuMemsetD8 run on the legacy default stream, which the
+  // non-blocking launch stream does not wait for: without this the poison
+  // can land after the kernel's writes (seen on the H200 with several
+  // processes sharing the GPU: unwritten-looking rows, NaN LSEs).
+  if (Status s = d.check(d.StreamSynchronize(nullptr),
+                         "cuStreamSynchronize(legacy stream) after the "
+                         "inputs and the poison");
+      !s)
+    return s;
 
   auto argsFor = [&](const BufferSet &set) {
     return LaunchArgs::dense(p, set.q, set.k, set.v, set.o, set.lse);
@@ -206,6 +215,11 @@ Status attn::runtime::runKernel(const Kernel &kernel, const RunOptions &opts,
       return s;
   }
   res.sets = nSets;
+  if (Status s = d.check(d.StreamSynchronize(nullptr),
+                         "cuStreamSynchronize(legacy stream) after the "
+                         "input sets");
+      !s)
+    return s;
 
   size_t launchNo = 1;
   auto launchNext = [&]() -> Status {

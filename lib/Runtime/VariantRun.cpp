@@ -229,6 +229,15 @@ Status attn::runtime::runVariantKernel(const Kernel &kernel,
                          "cuMemsetD8(LSE)");
       !s)
     return s;
+  // The copies and cuMemsetD8 run on the legacy default stream, which the
+  // non-blocking launch stream does not wait for: without this the poison
+  // can land after the kernel's writes (seen on the H200 with several
+  // processes sharing the GPU: unwritten-looking rows, NaN LSEs).
+  if (Status s = d.check(d.StreamSynchronize(nullptr),
+                         "cuStreamSynchronize(legacy stream) after the "
+                         "inputs and the poison");
+      !s)
+    return s;
 
   LaunchArgs args = variantLaunchArgs(
       p, bq.get(), bk.get(), bv.get(), bo.get(), bl.get(),
