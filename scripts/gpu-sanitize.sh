@@ -107,6 +107,7 @@ export -f sanitize_one edge_one
 {
   for dir in "${DIRS[@]}"; do
     for tool in $TOOLS; do
+      [ "$tool" = none ] && continue # TOOLS=none: edge cases / long N only
       for s in $SHAPES; do printf '%s\n' "$dir $tool $s"; done
     done
   done
