@@ -165,6 +165,30 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
   }
   p.scale = op.getEffectiveScale();
   p.withLse = static_cast<bool>(op.getLse());
+  if (op.isVarlen()) {
+    // Packed [T, H, D]: the batch is |cu_seqlens| - 1 and the lengths are
+    // run-time values; the problem keeps the ones the tools built the op
+    // for (else every sequence at its maximum) for attn-launch --check.
+    int64_t cu = cast<RankedTensorType>(op.getCuSeqlensQ().getType())
+                     .getDimSize(0);
+    p.batch = ShapedType::isDynamic(cu) ? 1 : cu - 1;
+    p.seqQ = op.getMaxSeqlenQ();
+    p.seqKv = op.getMaxSeqlenKv();
+    auto lens = [&](StringRef name, int64_t max) {
+      if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name))
+        return std::vector<int64_t>(a.asArrayRef().begin(),
+                                    a.asArrayRef().end());
+      return std::vector<int64_t>(p.batch, max);
+    };
+    p.seqLensQ = lens(kSeqLensQAttr, p.seqQ);
+    p.seqLensKv = lens(kSeqLensKvAttr, p.seqKv);
+  }
+  if (Value bias = op.getBias()) {
+    auto bt = cast<RankedTensorType>(bias.getType());
+    p.bias = true;
+    p.biasBroadcastBatch = bt.getDimSize(0) == 1;
+    p.biasBroadcastHeads = bt.getDimSize(1) == 1;
+  }
 
   AttnToPTXOptions pipeline;
   pipeline.chip = options.chip;
@@ -287,6 +311,18 @@ std::string CompiledKernel::manifestJSON() const {
         j.attribute("alibi", true);
       if (problem.customScoreMod)
         j.attribute("score_mod", "custom");
+      if (problem.isVarlen()) {
+        j.attributeArray("seq_lens_q", [&] {
+          for (int64_t l : problem.seqLensQ)
+            j.value(l);
+        });
+        j.attributeArray("seq_lens_kv", [&] {
+          for (int64_t l : problem.seqLensKv)
+            j.value(l);
+        });
+      }
+      if (problem.bias)
+        j.attribute("bias", problem.biasKind());
       j.attribute("scale", problem.effectiveScale());
       j.attribute("with_lse", problem.withLse);
     });
@@ -322,6 +358,17 @@ std::string CompiledKernel::manifestJSON() const {
             "v_stride_n", "o_stride_b", "o_stride_h", "o_stride_n",
             "lse_stride_b", "lse_stride_h"})
         param(n, "i64");
+      // Variants' operands (sm80 family), after the 23 plain ones.
+      if (problem.bias) {
+        param("bias", "ptr");
+        for (const char *n : {"bias_stride_b", "bias_stride_h",
+                              "bias_stride_n"})
+          param(n, "i64");
+      }
+      if (problem.isVarlen()) {
+        param("cu_seqlens_q", "ptr");
+        param("cu_seqlens_kv", "ptr");
+      }
       // sm90a-wgmma: 128-byte TMA descriptors the runtime encodes.
       for (const TensorMapParam &m : tensorMaps)
         j.object([&] {

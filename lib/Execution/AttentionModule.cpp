@@ -76,21 +76,31 @@ static void buildAlibiRegion(OpBuilder &b, AttentionOp op,
   op->setAttr(kAlibiScoreModAttr, b.getUnitAttr());
 }
 
-/// attn.attention for `p`: its mask, window and score modification.
+/// attn.attention for `p`: its mask, window, score modification, and the
+/// bias / cu_seqlens operands when given.
 static AttentionOp createAttention(OpBuilder &b, Location loc,
                                    TypeRange types, Value q, Value k, Value v,
-                                   const ::attn::AttentionProblem &p) {
+                                   const ::attn::AttentionProblem &p,
+                                   Value bias = Value(), Value cuQ = Value(),
+                                   Value cuKv = Value()) {
   FloatAttr scale =
       p.scale ? b.getF32FloatAttr(static_cast<float>(*p.scale)) : FloatAttr();
   auto [mask, window] = maskOf(b, p);
   FloatAttr softcap = p.softcap > 0
                           ? b.getF32FloatAttr(static_cast<float>(p.softcap))
                           : FloatAttr();
-  auto op = AttentionOp::create(b, loc, types, q, k, v,
+  DenseI64ArrayAttr maxSeqlen;
+  if (cuQ)
+    maxSeqlen = b.getDenseI64ArrayAttr({p.seqQ, p.seqKv});
+  auto op = AttentionOp::create(b, loc, types, q, k, v, bias, cuQ, cuKv,
                                 MaskKindAttr::get(b.getContext(), mask),
-                                window, scale, softcap);
+                                window, scale, softcap, maxSeqlen);
   if (p.alibi)
     buildAlibiRegion(b, op, p);
+  if (p.isVarlen()) {
+    op->setAttr(kSeqLensQAttr, b.getDenseI64ArrayAttr(p.seqLensQ));
+    op->setAttr(kSeqLensKvAttr, b.getDenseI64ArrayAttr(p.seqLensKv));
+  }
   return op;
 }
 
@@ -110,10 +120,25 @@ mlir::attn::buildAttentionModule(MLIRContext &ctx,
   SmallVector<int64_t> vShape = {p.batch, p.headsKv, p.seqKv, p.vDim()};
   SmallVector<int64_t> oShape = {p.batch, p.headsQ, p.seqQ, p.vDim()};
   SmallVector<int64_t> lseShape = {p.batch, p.headsQ, p.seqQ};
+  if (p.isVarlen()) {
+    int64_t tq = p.totalQ(), tk = p.totalKv();
+    qShape = {tq, p.headsQ, p.headDim};
+    kShape = {tk, p.headsKv, p.headDim};
+    vShape = {tk, p.headsKv, p.vDim()};
+    oShape = {tq, p.headsQ, p.vDim()};
+    lseShape = {p.headsQ, tq};
+  }
+  // Inputs q, k, v, [bias], [cu_seqlens_q, cu_seqlens_kv]; outputs o, [lse].
   SmallVector<Type> argTypes = {MemRefType::get(qShape, elt),
                                 MemRefType::get(kShape, elt),
-                                MemRefType::get(vShape, elt),
-                                MemRefType::get(oShape, elt)};
+                                MemRefType::get(vShape, elt)};
+  if (p.bias)
+    argTypes.push_back(MemRefType::get(
+        {p.biasBatch(), p.biasHeads(), p.seqQ, p.seqKv}, elt));
+  if (p.isVarlen())
+    argTypes.append(2, MemRefType::get({p.batch + 1}, b.getI32Type()));
+  unsigned firstOut = argTypes.size();
+  argTypes.push_back(MemRefType::get(oShape, elt));
   if (p.withLse)
     argTypes.push_back(MemRefType::get(lseShape, b.getF32Type()));
 
@@ -132,13 +157,22 @@ mlir::attn::buildAttentionModule(MLIRContext &ctx,
   Value q = toTensor(body->getArgument(0));
   Value k = toTensor(body->getArgument(1));
   Value v = toTensor(body->getArgument(2));
+  unsigned next = 3;
+  Value bias, cuQ, cuKv;
+  if (p.bias)
+    bias = toTensor(body->getArgument(next++));
+  if (p.isVarlen()) {
+    cuQ = toTensor(body->getArgument(next++));
+    cuKv = toTensor(body->getArgument(next++));
+  }
   SmallVector<Type> resultTypes = {RankedTensorType::get(oShape, elt)};
   if (p.withLse)
     resultTypes.push_back(RankedTensorType::get(lseShape, b.getF32Type()));
-  auto attention = createAttention(b, loc, resultTypes, q, k, v, p);
+  auto attention =
+      createAttention(b, loc, resultTypes, q, k, v, p, bias, cuQ, cuKv);
   for (unsigned i = 0; i < attention->getNumResults(); ++i) {
     auto store = bufferization::MaterializeInDestinationOp::create(
-        b, loc, attention->getResult(i), body->getArgument(3 + i));
+        b, loc, attention->getResult(i), body->getArgument(firstOut + i));
     store.setWritable(true);
   }
   func::ReturnOp::create(b, loc);

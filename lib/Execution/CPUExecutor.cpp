@@ -62,12 +62,36 @@ llvm::Expected<double> mlir::attn::runOnHost(ModuleOp module,
   auto v = describe<4>(t.v.data(), {p.batch, p.headsKv, p.seqKv, p.vDim()});
   auto o = describe<4>(t.out.data(), {p.batch, p.headsQ, p.seqQ, p.vDim()});
   auto lse = describe<3>(t.lse.data(), {p.batch, p.headsQ, p.seqQ});
+  auto bias = describe<4>(t.bias.data(),
+                          {p.biasBatch(), p.biasHeads(), p.seqQ, p.seqKv});
+  // Variable length: packed [T, H, D], LSE [H, T], i32 cu_seqlens.
+  int64_t tq = p.totalQ(), tk = p.totalKv();
+  auto q3 = describe<3>(t.q.data(), {tq, p.headsQ, p.headDim});
+  auto k3 = describe<3>(t.k.data(), {tk, p.headsKv, p.headDim});
+  auto v3 = describe<3>(t.v.data(), {tk, p.headsKv, p.vDim()});
+  auto o3 = describe<3>(t.out.data(), {tq, p.headsQ, p.vDim()});
+  auto lse2 = describe<2>(t.lse.data(), {p.headsQ, tq});
+  std::vector<int32_t> cuQ = p.cuSeqlens(true), cuKv = p.cuSeqlens(false);
+  auto cuQd = describe<1>(cuQ.data(), {p.batch + 1});
+  auto cuKvd = describe<1>(cuKv.data(), {p.batch + 1});
+  bool varlen = p.isVarlen();
   // The C interface takes a pointer to each descriptor; invokePacked takes
   // a pointer to each argument.
-  void *qp = &q, *kp = &k, *vp = &v, *op = &o, *lp = &lse;
-  SmallVector<void *> args = {&qp, &kp, &vp, &op};
+  SmallVector<void *> descriptors;
+  if (varlen)
+    descriptors = {&q3, &k3, &v3};
+  else
+    descriptors = {&q, &k, &v};
+  if (p.bias)
+    descriptors.push_back(&bias);
+  if (varlen)
+    descriptors.append({&cuQd, &cuKvd});
+  descriptors.push_back(varlen ? static_cast<void *>(&o3) : &o);
   if (p.withLse)
-    args.push_back(&lp);
+    descriptors.push_back(varlen ? static_cast<void *>(&lse2) : &lse);
+  SmallVector<void *> args;
+  for (void *&d : descriptors)
+    args.push_back(&d);
 
   auto start = std::chrono::steady_clock::now();
   if (llvm::Error err = (*engine)->invokePacked(

@@ -8,6 +8,8 @@
 
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
+
 using namespace mlir::attn;
 namespace cl = llvm::cl;
 
@@ -56,7 +58,20 @@ ProblemFlags::ProblemFlags(cl::OptionCategory &category)
       scale("scale", cl::desc("Softmax scale; 0 = 1/sqrt(head-dim)"),
             cl::init(0.0), cl::cat(category)),
       noLse("no-lse", cl::desc("Do not produce the log-sum-exp"),
-            cl::init(false), cl::cat(category)) {}
+            cl::init(false), cl::cat(category)),
+      seqLensQ("seq-lens-q",
+               cl::desc("Variable length (cu_seqlens): the query length of "
+                        "each sequence, comma-separated (0 allowed); "
+                        "replaces --batch and --seq-q"),
+               cl::CommaSeparated, cl::cat(category)),
+      seqLensKv("seq-lens-kv",
+                cl::desc("Variable length: the key length of each sequence; "
+                         "default = --seq-lens-q"),
+                cl::CommaSeparated, cl::cat(category)),
+      bias("bias",
+           cl::desc("Additive bias tensor [B|1, Hq|1, Nq, Nk]: bh, 1h, b1 "
+                    "or 11 (1 = broadcast dim); none = no bias"),
+           cl::init("none"), cl::cat(category)) {}
 
 llvm::Expected<::attn::AttentionProblem> ProblemFlags::get() const {
   ::attn::AttentionProblem p;
@@ -76,6 +91,29 @@ llvm::Expected<::attn::AttentionProblem> ProblemFlags::get() const {
   p.withLse = !noLse;
   if (scale != 0.0)
     p.scale = scale;
+  if (!seqLensKv.empty() && seqLensQ.empty())
+    return llvm::createStringError("--seq-lens-kv needs --seq-lens-q");
+  if (!seqLensQ.empty()) {
+    if (batch.getNumOccurrences() || seqQ.getNumOccurrences() ||
+        seqKv.getNumOccurrences())
+      return llvm::createStringError(
+          "--seq-lens-q gives the batch and the lengths: drop --batch, "
+          "--seq-q and --seq-kv");
+    p.seqLensQ.assign(seqLensQ.begin(), seqLensQ.end());
+    if (seqLensKv.empty())
+      p.seqLensKv = p.seqLensQ;
+    else
+      p.seqLensKv.assign(seqLensKv.begin(), seqLensKv.end());
+    p.batch = static_cast<int64_t>(p.seqLensQ.size());
+    p.seqQ = p.seqKv = 1;
+    for (int64_t l : p.seqLensQ)
+      p.seqQ = std::max(p.seqQ, l);
+    for (int64_t l : p.seqLensKv)
+      p.seqKv = std::max(p.seqKv, l);
+  }
+  if (!p.setBiasKind(bias))
+    return llvm::createStringError("--bias must be none, bh, 1h, b1 or 11 "
+                                   "(got '" + bias + "')");
   std::optional<::attn::DType> dt = ::attn::parseDType(dtype);
   if (!dt)
     return llvm::createStringError("--dtype must be f16, bf16 or f32 (got '" +

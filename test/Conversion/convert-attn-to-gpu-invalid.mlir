@@ -14,11 +14,11 @@ func.func @f32(%q: tensor<1x1x16x64xf32>) -> tensor<1x1x16x64xf32> {
 
 // -----
 
-func.func @odd_head_dim(%q: tensor<1x1x16x80xbf16>) -> tensor<1x1x16x80xbf16> {
-  // expected-error @+1 {{cannot be compiled for the GPU: head dim 80 is not supported: the GPU kernels take 16, 32, 64, 128 or 256}}
+func.func @odd_head_dim(%q: tensor<1x1x16x84xbf16>) -> tensor<1x1x16x84xbf16> {
+  // expected-error @+1 {{cannot be compiled for the GPU: head dim 84 is not supported: the GPU kernels take multiples of 8 up to 256 (other than 16, 32, 64, 128 and 256 zero-padded to the next of those)}}
   %o = attn.attention %q, %q, %q
-      : tensor<1x1x16x80xbf16>, tensor<1x1x16x80xbf16>, tensor<1x1x16x80xbf16> -> tensor<1x1x16x80xbf16>
-  return %o : tensor<1x1x16x80xbf16>
+      : tensor<1x1x16x84xbf16>, tensor<1x1x16x84xbf16>, tensor<1x1x16x84xbf16> -> tensor<1x1x16x84xbf16>
+  return %o : tensor<1x1x16x84xbf16>
 }
 
 // -----

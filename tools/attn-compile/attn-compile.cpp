@@ -226,6 +226,10 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(problem.takeError()));
     if (problem->dtype == ::attn::DType::f32)
       return fail("--dtype f32 has no GPU kernel: use f16 or bf16");
+    if (backward && (problem->isVarlen() || problem->bias))
+      return fail("--backward does not support variable length "
+                  "(--seq-lens-q) or --bias: attn.attention_grad has no "
+                  "cu_seqlens or bias operand");
     OwningOpRef<ModuleOp> built =
         backward ? mlir::attn::buildAttentionGradModule(ctx, *problem)
                  : mlir::attn::buildAttentionModule(ctx, *problem);

@@ -420,6 +420,12 @@ int main(int argc, char **argv) {
   if (backward && p.hasScoreMod())
     return fail("--backward takes masks only: attention_grad has no score "
                 "modification (drop --softcap/--alibi)");
+  if (backward && (p.isVarlen() || p.bias))
+    return fail("--backward does not support variable length "
+                "(--seq-lens-q) or --bias: attn.attention_grad has no "
+                "cu_seqlens or bias operand");
+  if (!specials.empty() && (p.isVarlen() || p.bias))
+    return fail("--special applies to dense runs without --bias");
   if (backward && !p.withLse)
     return fail("--backward needs the forward's LSE (drop --no-lse)");
   if (backward && target == "cuda")
@@ -459,20 +465,38 @@ int main(int argc, char **argv) {
   // show up as errors.
   std::mt19937_64 rng(seed);
   mlir::attn::HostTensors t;
-  std::vector<double> qv, kv, vv;
-  int64_t qN = p.batch * p.headsQ * p.seqQ * p.headDim;
-  int64_t kN = p.batch * p.headsKv * p.seqKv * p.headDim;
-  int64_t vN = p.batch * p.headsKv * p.seqKv * p.vDim();
-  int64_t oN = p.batch * p.headsQ * p.seqQ * p.vDim();
+  std::vector<double> qv, kv, vv, biasv;
+  // Dense [B, H, N, D] or packed [T, H, D] (variable length).
+  int64_t qN = p.totalQ() * p.headsQ * p.headDim;
+  int64_t kN = p.totalKv() * p.headsKv * p.headDim;
+  int64_t vN = p.totalKv() * p.headsKv * p.vDim();
+  int64_t oN = p.totalQ() * p.headsQ * p.vDim();
   fillRandom(rng, inputRange, p.dtype, qN, t.q, qv);
   fillRandom(rng, inputRange, p.dtype, kN, t.k, kv);
   fillRandom(rng, 1.0, p.dtype, vN, t.v, vv);
+  if (p.bias) {
+    // U(-2, 2) with one entry in 16 at -inf: the bias also masks.
+    int64_t n = p.biasBatch() * p.biasHeads() * p.seqQ * p.seqKv;
+    fillRandom(rng, 2.0, p.dtype, n, t.bias, biasv);
+    std::uniform_int_distribution<int> pick(0, 15);
+    uint16_t negInf16 = p.dtype == ::attn::DType::bf16 ? 0xff80 : 0xfc00;
+    float negInf32 = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < n; ++i) {
+      if (pick(rng) != 0)
+        continue;
+      biasv[i] = -std::numeric_limits<double>::infinity();
+      if (p.dtype == ::attn::DType::f32)
+        std::memcpy(&t.bias[4 * i], &negInf32, 4);
+      else
+        std::memcpy(&t.bias[2 * i], &negInf16, 2);
+    }
+  }
   for (const std::string &spec : specials)
     if (std::string why = applySpecial(spec, p.dtype, t, qv, kv, vv);
         !why.empty())
       return fail(why);
   t.out.assign(oN * ::attn::dtypeBytes(p.dtype), 0xff); // NaN in every type
-  t.lse.assign(p.batch * p.headsQ * p.seqQ,
+  t.lse.assign(p.totalQ() * p.headsQ,
                std::numeric_limits<float>::quiet_NaN());
 
   llvm::Expected<double> seconds = mlir::attn::runOnHost(*module, p, t);
@@ -480,7 +504,7 @@ int main(int argc, char **argv) {
     return fail("execution failed: " + llvm::toString(seconds.takeError()));
 
   std::vector<double> refOut, refLse;
-  ::attn::referenceAttention(p, qv, kv, vv, refOut, refLse);
+  ::attn::referenceAttention(p, qv, kv, vv, refOut, refLse, &biasv);
   ::attn::ErrorStats outErr =
       ::attn::compareToReference(decode(t.out, p.dtype), refOut);
   double tol = ::attn::toleranceFor(p.dtype);

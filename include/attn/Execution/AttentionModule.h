@@ -22,9 +22,17 @@ inline constexpr const char *kAttentionEntry = "attention";
 /// can reproduce it on the host.
 inline constexpr const char *kAlibiScoreModAttr = "attn.score_mod_alibi";
 
-/// Builds `func.func @attention(%q, %k, %v, %o, %lse)` on memrefs
-/// (destination-passing style, `llvm.emit_c_interface`) holding one
-/// attn.attention for `problem`. `%lse` is present when problem.withLse.
+/// The sequence lengths a variable-length attn.attention was built for
+/// (DenseI64ArrayAttr): the kernel manifest's problem records them, so that
+/// attn-launch --check runs that batch.
+inline constexpr const char *kSeqLensQAttr = "attn.seq_lens_q";
+inline constexpr const char *kSeqLensKvAttr = "attn.seq_lens_kv";
+
+/// Builds `func.func @attention(%q, %k, %v, [%bias], [%cu_q, %cu_kv], %o,
+/// [%lse])` on memrefs (destination-passing style, `llvm.emit_c_interface`)
+/// holding one attn.attention for `problem`. `%lse` is present when
+/// problem.withLse, `%bias` with problem.bias, the i32 cu_seqlens (and the
+/// packed layouts of attn.attention) for a variable-length problem.
 OwningOpRef<ModuleOp> buildAttentionModule(MLIRContext &ctx,
                                            const ::attn::AttentionProblem &p);
 

@@ -18,9 +18,11 @@
 namespace mlir::attn {
 
 /// Host buffers in the problem's storage format (raw bits for 16-bit types,
-/// float32 otherwise), dense [B, H, N, D].
+/// float32 otherwise), dense [B, H, N, D] (packed [T, H, D] and LSE [H, T]
+/// for variable length, whose cu_seqlens come from the problem); `bias`
+/// [B|1, Hq|1, Nq, Nk] when the problem has one.
 struct HostTensors {
-  std::vector<uint8_t> q, k, v, out;
+  std::vector<uint8_t> q, k, v, out, bias;
   std::vector<float> lse;
 };
 

@@ -15,7 +15,9 @@ namespace mlir::attn {
 
 /// The command-line flags that describe one attention problem
 /// (--batch --heads-q --heads-kv --seq-q --seq-kv --head-dim
-/// --value-head-dim --dtype --causal --scale --no-lse), registered in the
+/// --value-head-dim --dtype --causal --scale --no-lse, the variants'
+/// --top-left --window-* --softcap --alibi --seq-lens-q/kv --bias),
+/// registered in the
 /// tool's option category. Construct one as a static object.
 class ProblemFlags {
 public:
@@ -34,6 +36,8 @@ private:
   llvm::cl::opt<bool> alibi;
   llvm::cl::opt<double> scale;
   llvm::cl::opt<bool> noLse;
+  llvm::cl::list<int64_t> seqLensQ, seqLensKv;
+  llvm::cl::opt<std::string> bias;
 };
 
 } // namespace mlir::attn

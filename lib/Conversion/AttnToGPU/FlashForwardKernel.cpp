@@ -39,6 +39,10 @@ using nvvm::TileLayout;
 namespace {
 
 constexpr const char *kSharedMemorySymbol = "attn_dynamic_smem";
+/// The parameters after the 23 of the plain kernel (docs/kernel-abi.md):
+/// bias, bias_stride_b/h/n when spec.bias, then cu_seqlens_q/kv when
+/// spec.varlen. Index of the first of each group.
+constexpr unsigned kBiasParam = 23;
 
 /// One m16n8 f32 accumulator tile held by a thread: rows g (0, 1) and g + 8
 /// (2, 3), columns 2t and 2t + 1.
@@ -46,16 +50,24 @@ using Acc = std::array<Value, 4>;
 /// One m16k16 A-operand fragment: four packed registers.
 using AFrag = std::array<Value, 4>;
 
+/// The width a head dim is computed at: the next power of two (at least
+/// 16), the mma k-step and the swizzled layout's power-of-two chunks; the
+/// columns past the real width are zero-filled on load and never stored
+/// (FlashKernelConfig.cpp pads the same way).
+int64_t paddedHeadDim(int64_t d) {
+  return std::max<int64_t>(16, llvm::PowerOf2Ceil(d));
+}
+
 class FlashForwardEmitter {
 public:
   FlashForwardEmitter(OpBuilder &builder, Location loc,
                       const FlashKernelSpec &spec,
                       const FlashKernelConfig &config)
       : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
-        mTiles(config.warpRows / 16), qLayout(config.blockM, spec.headDim),
-        kLayout(config.blockN, spec.headDim),
-        vLayout(config.blockN, spec.valueHeadDim),
-        oLayout(config.blockM, spec.valueHeadDim) {}
+        mTiles(config.warpRows / 16), dQK(paddedHeadDim(spec.headDim)),
+        dV(paddedHeadDim(spec.valueHeadDim)), qLayout(config.blockM, dQK),
+        kLayout(config.blockN, dQK), vLayout(config.blockN, dV),
+        oLayout(config.blockM, dV) {}
 
   void emit(gpu::GPUFuncOp func);
 
@@ -76,9 +88,10 @@ private:
     return nvvm::swizzledAddress(kb, tileBase, layout, row, chunk);
   }
   void loadTile(Value globalBase, Value rowStride, Value row0, Value rowsLeft,
-                const TileLayout &layout, Value sharedTile) {
+                const TileLayout &layout, Value sharedTile,
+                int64_t width) {
     nvvm::loadTileAsync(kb, elt, config.threads(), tid, globalBase, rowStride,
-                        row0, rowsLeft, layout, sharedTile);
+                        row0, rowsLeft, layout, sharedTile, width / 8);
   }
   AFrag loadQFragment(ArrayRef<Value> qPtrs, int64_t mt, int64_t kk);
   void issueKvLoads(Value block, bool key);
@@ -94,11 +107,13 @@ private:
   const FlashKernelSpec &spec;
   const FlashKernelConfig &config;
   int64_t mTiles;
+  int64_t dQK, dV; // head dims as computed (zero-padded, see paddedHeadDim)
   TileLayout qLayout, kLayout, vLayout, oLayout;
   Type elt;
 
   // Kernel-wide values.
   Value qPtr, kPtr, vPtr, oPtr, lsePtr;
+  Value biasPtr, biasRowStride; // this (batch, head)'s bias [Nq, Nk]
   Value seqQ, seqKv, diagonal; // diagonal = Nk - Nq (causal alignment)
   Value bandOffset;            // d(i) - i: Nk - Nq bottom-right, 0 top-left
   Value batchIdx, headIdx;     // for score_mod
@@ -123,7 +138,7 @@ SmallVector<Value> FlashForwardEmitter::flatten(const State &state) const {
 
 FlashForwardEmitter::State
 FlashForwardEmitter::unflatten(ValueRange values) const {
-  int64_t oTiles = spec.valueHeadDim / 8;
+  int64_t oTiles = dV / 8;
   int64_t per = 4 * oTiles + 4;
   State state;
   for (int64_t mt = 0; mt < mTiles; ++mt) {
@@ -153,7 +168,7 @@ void FlashForwardEmitter::issueKvLoads(Value block, bool key) {
   Value row0 = kb.mul(block, kb.i32(config.blockN));
   Value rowsLeft = kb.sub(seqKv, row0);
   loadTile(key ? kPtr : vPtr, key ? kRowStride : vRowStride, row0, rowsLeft,
-           layout, tile);
+           layout, tile, key ? spec.headDim : spec.valueHeadDim);
 }
 
 Value FlashForwardEmitter::queryRow(int64_t mt, int h) {
@@ -194,7 +209,7 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
   SmallVector<Value> qPtrs, kPtrs = kAddresses->lanePointers(kTile);
   if (!config.qInRegisters)
     qPtrs = qAddresses->lanePointers(qTile);
-  for (int64_t kk = 0; kk < spec.headDim / 16; ++kk) {
+  for (int64_t kk = 0; kk < dQK / 16; ++kk) {
     SmallVector<AFrag> a;
     for (int64_t mt = 0; mt < mTiles; ++mt)
       a.push_back(config.qInRegisters ? qFrags[mt][kk]
@@ -220,19 +235,34 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
   //                            (Nk - Nq) - kv0 - 2t + q0 + warp·warpRows + g
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
   const MaskBand &band = spec.band;
-  // score_mod on the natural-domain scaled score of every element, before
-  // the mask (masked elements are replaced below whatever it returns).
-  if (spec.scoreMod) {
+  // score_mod on the natural-domain scaled score of every element, then
+  // the bias, before the mask (masked elements are replaced below whatever
+  // they give).
+  if (spec.scoreMod || spec.bias) {
     Value kv0 = kb.mul(block, kb.i32(config.blockN));
     Value keyBase = kb.add(kv0, kb.shl(t, 1));
     Value scale = kb.f32(spec.scale);
+    // Bias reads are clamped into [Nq, Nk]: padding rows and keys read a
+    // real element and are masked below.
+    Value lastRow = kb.sub(seqQ, kb.i32(1)), lastKey = kb.sub(seqKv, kb.i32(1));
     for (int64_t mt = 0; mt < mTiles; ++mt)
       for (int64_t nt = 0; nt < sTiles; ++nt)
         for (int e = 0; e < 4; ++e) {
           Value key = kb.add(keyBase, kb.i32(8 * nt + (e & 1)));
-          s[mt][nt][e] = emitScoreModForElement(
-              b, loc, *spec.scoreMod, kb.fmul(s[mt][nt][e], scale),
-              {batchIdx, headIdx, queryRow(mt, e / 2), key});
+          Value row = queryRow(mt, e / 2);
+          Value x = kb.fmul(s[mt][nt][e], scale);
+          if (spec.scoreMod)
+            x = emitScoreModForElement(b, loc, *spec.scoreMod, x,
+                                       {batchIdx, headIdx, row, key});
+          if (spec.bias) {
+            Value offset =
+                kb.add(kb.mul(kb.sext64(kb.minsi(row, lastRow)), biasRowStride),
+                       kb.sext64(kb.minsi(key, lastKey)));
+            Value raw = LLVM::LoadOp::create(b, loc, elt,
+                                             kb.gep(biasPtr, elt, offset));
+            x = kb.fadd(x, LLVM::FPExtOp::create(b, loc, b.getF32Type(), raw));
+          }
+          s[mt][nt][e] = x;
         }
   }
   {
@@ -292,8 +322,10 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
 
   // Online softmax in the exp2 domain: with c = scale·log2(e) > 0,
   // max(c·s) = c·max(s), and p = exp2(c·s - m) is one FMA and one ex2.
-  // (With a score_mod the scale was applied before it: c = log2(e).)
-  Value c = kb.f32(spec.scoreMod ? M_LOG2E : spec.scale * M_LOG2E);
+  // (With a score_mod or a bias the scale was applied before them:
+  // c = log2(e).)
+  Value c = kb.f32(spec.scoreMod || spec.bias ? M_LOG2E
+                                              : spec.scale * M_LOG2E);
   State out(mTiles);
   SmallVector<SmallVector<AFrag>> p(mTiles); // [mt][kk]
   for (int64_t mt = 0; mt < mTiles; ++mt) {
@@ -346,7 +378,7 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
   // each V fragment is loaded once for all m-tiles.
   SmallVector<Value> vPtrs = vAddresses->lanePointers(vTile);
   for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
-    for (int64_t dp = 0; dp < spec.valueHeadDim / 16; ++dp) {
+    for (int64_t dp = 0; dp < dV / 16; ++dp) {
       auto r = kb.ldmatrixX4(vAddresses->address(vPtrs, 16 * kk, dp),
                              /*transpose=*/true);
       for (int64_t mt = 0; mt < mTiles; ++mt) {
@@ -379,7 +411,7 @@ void FlashForwardEmitter::emitEpilogue(const State &state) {
     }
 
     // Stage the normalised O tile in shared memory...
-    for (int64_t nt = 0; nt < spec.valueHeadDim / 8; ++nt)
+    for (int64_t nt = 0; nt < dV / 8; ++nt)
       for (int h = 0; h < 2; ++h) {
         Value packed =
             kb.packPair(elt, kb.fmul(state[mt].o[nt][2 * h], inv[h]),
@@ -422,8 +454,10 @@ void FlashForwardEmitter::emitEpilogue(const State &state) {
     Value row = kb.lshr(idx, chunkShift);
     Value chunk = kb.andi(idx, oLayout.chunks - 1);
     Value globalRow = kb.add(q0, row);
-    auto ifOp = scf::IfOp::create(b, loc, kb.slt(globalRow, seqQ),
-                                  /*withElse=*/false);
+    Value stores = kb.slt(globalRow, seqQ);
+    if (dV != spec.valueHeadDim) // the padding columns are not O's
+      stores = kb.andb(stores, kb.slt(chunk, kb.i32(spec.valueHeadDim / 8)));
+    auto ifOp = scf::IfOp::create(b, loc, stores, /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     Value data = LLVM::LoadOp::create(
@@ -474,18 +508,60 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   headIdx = head;
   q0 = kb.mul(qBlock, kb.i32(config.blockM));
 
-  // Per-(batch, head) base pointers.
-  auto base = [&](Value ptr, Type eltTy, unsigned strideArg, Value h) {
-    Value off = kb.add(kb.mul(kb.zext64(batch), arg(strideArg)),
-                       kb.mul(kb.zext64(h), arg(strideArg + 1)));
+  // Variable length: sequence `batch` owns query tokens [cu_q[b], cu_q[b+1])
+  // and keys [cu_kv[b], cu_kv[b+1]); seq_q/seq_kv were the maxima (the
+  // grid), from here on they are this sequence's lengths.
+  Value tokenQ0, tokenK0;
+  if (spec.varlen) {
+    auto cuAt = [&](Value cu, Value idx) -> Value {
+      return LLVM::LoadOp::create(b, loc, i32, kb.gep(cu, i32, kb.zext64(idx)));
+    };
+    unsigned first = spec.bias ? kBiasParam + 4 : kBiasParam;
+    Value cuQ = arg(first), cuK = arg(first + 1);
+    Value next = kb.add(batch, kb.i32(1));
+    tokenQ0 = cuAt(cuQ, batch);
+    tokenK0 = cuAt(cuK, batch);
+    seqQ = kb.sub(cuAt(cuQ, next), tokenQ0);
+    seqKv = kb.sub(cuAt(cuK, next), tokenK0);
+    diagonal = kb.sub(seqKv, seqQ);
+    bandOffset = spec.band.topLeft ? kb.i32(0) : diagonal;
+  }
+
+  // Per-(batch, head) base pointers; varlen: the sequence's first token
+  // instead of a batch stride.
+  auto base = [&](Value ptr, Type eltTy, unsigned strideArg, Value h,
+                  Value token0) {
+    Value first = token0 ? kb.mul(kb.zext64(token0), arg(strideArg + 2))
+                         : kb.mul(kb.zext64(batch), arg(strideArg));
+    Value off = kb.add(first, kb.mul(kb.zext64(h), arg(strideArg + 1)));
     return kb.gep(ptr, eltTy, off);
   };
-  qPtr = base(q, elt, 9, head);
-  kPtr = base(k, elt, 12, kvHead);
-  vPtr = base(v, elt, 15, kvHead);
-  oPtr = base(o, elt, 18, head);
-  if (spec.withLse)
-    lsePtr = base(lsePtr, b.getF32Type(), 21, head);
+  qPtr = base(q, elt, 9, head, tokenQ0);
+  kPtr = base(k, elt, 12, kvHead, tokenK0);
+  vPtr = base(v, elt, 15, kvHead, tokenK0);
+  oPtr = base(o, elt, 18, head, tokenQ0);
+  if (spec.withLse) {
+    // LSE rows are contiguous: varlen [Hq, Tq] starts at token cu_q[b].
+    Value off = kb.mul(kb.zext64(head), arg(22));
+    off = kb.add(off, tokenQ0 ? kb.zext64(tokenQ0)
+                              : kb.mul(kb.zext64(batch), arg(21)));
+    lsePtr = kb.gep(lsePtr, b.getF32Type(), off);
+  }
+  if (spec.bias) {
+    // Broadcast dims have stride 0 (the runtime passes them so).
+    Value off = kb.add(kb.mul(kb.zext64(batch), arg(kBiasParam + 1)),
+                       kb.mul(kb.zext64(head), arg(kBiasParam + 2)));
+    biasPtr = kb.gep(arg(kBiasParam), elt, off);
+    biasRowStride = arg(kBiasParam + 3);
+  }
+
+  // Query blocks past the end of a shorter sequence have nothing to do
+  // (varlen: the grid covers the longest one).
+  scf::IfOp hasRows;
+  if (spec.varlen) {
+    hasRows = scf::IfOp::create(b, loc, kb.slt(q0, seqQ), /*withElse=*/false);
+    b.setInsertionPointToStart(&hasRows.getThenRegion().front());
+  }
 
   // Dynamic shared memory: Q tile, then the K ring, then the V ring.
   smem = LLVM::AddressOfOp::create(
@@ -540,7 +616,8 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
                       kb.i32(config.blockN));
 
   // Prologue: Q with K(0) in one group, V(0) in the next.
-  loadTile(qPtr, qRowStride, q0, kb.sub(seqQ, q0), qLayout, qTile);
+  loadTile(qPtr, qRowStride, q0, kb.sub(seqQ, q0), qLayout, qTile,
+           spec.headDim);
   issueKvLoads(firstBlock, /*key=*/true);
   kb.cpAsyncCommit();
   issueKvLoads(firstBlock, /*key=*/false);
@@ -551,7 +628,7 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
     qFrags.resize(mTiles);
     SmallVector<Value> qPtrs = qAddresses->lanePointers(qTile);
     for (int64_t mt = 0; mt < mTiles; ++mt)
-      for (int64_t kk = 0; kk < spec.headDim / 16; ++kk)
+      for (int64_t kk = 0; kk < dQK / 16; ++kk)
         qFrags[mt].push_back(loadQFragment(qPtrs, mt, kk));
   }
 
@@ -559,7 +636,7 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   Value zero = kb.f32(0.0);
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
   for (RowState &rs : init) {
-    rs.o.assign(spec.valueHeadDim / 8, Acc{zero, zero, zero, zero});
+    rs.o.assign(dV / 8, Acc{zero, zero, zero, zero});
     rs.m = {negInf, negInf};
     rs.l = {zero, zero};
   }
@@ -572,6 +649,8 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
       });
   State final = unflatten(loop.getResults());
   emitEpilogue(final);
+  if (hasRows)
+    b.setInsertionPointAfter(hasRows);
   gpu::ReturnOp::create(b, loc);
 }
 
@@ -599,6 +678,12 @@ gpu::GPUFuncOp mlir::attn::emitFlashForwardKernel(
   SmallVector<Type> params(5, gptr);
   params.append(4, i32);
   params.append(14, i64);
+  if (spec.bias) {
+    params.push_back(gptr);
+    params.append(3, i64);
+  }
+  if (spec.varlen)
+    params.append(2, gptr);
   auto func = gpu::GPUFuncOp::create(builder, loc, name,
                                      builder.getFunctionType(params, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),

@@ -30,10 +30,16 @@ FlashKernelSpec FlashKernelSpec::fromOp(AttentionOp op) {
   spec.scoreMod = op.getScoreModBlock();
   spec.scale = op.getEffectiveScale();
   spec.withLse = static_cast<bool>(op.getLse());
+  spec.varlen = op.isVarlen();
+  spec.bias = static_cast<bool>(op.getBias());
   return spec;
 }
 
 std::string FlashKernelSpec::variant() const {
+  if (varlen)
+    return "variable length (cu_seqlens)";
+  if (bias)
+    return "bias operand";
   if (scoreMod)
     return "score_mod";
   if (band.isNone() || causal)
@@ -44,6 +50,12 @@ std::string FlashKernelSpec::variant() const {
 }
 
 namespace {
+/// The width a head dim is computed at (zero-padded; the kernel emitter in
+/// FlashForwardKernel.cpp pads the same way).
+int64_t paddedHeadDim(int64_t d) {
+  return std::max<int64_t>(16, llvm::PowerOf2Ceil(d));
+}
+
 /// The score_mod ops the GPU kernels can emit: arith, and the math ops
 /// that have a fast PTX form. Anything else would need libdevice.
 std::string unsupportedScoreModOp(Block *scoreMod) {
@@ -62,11 +74,12 @@ std::string unsupportedScoreModOp(Block *scoreMod) {
 int64_t mlir::attn::flashKernelSharedMemoryBytes(
     const FlashKernelSpec &spec, const FlashKernelConfig &config) {
   int64_t elt = 2;
-  int64_t q = config.blockM * spec.headDim * elt;
-  int64_t k = config.stages * config.blockN * spec.headDim * elt;
-  int64_t v = config.stages * config.blockN * spec.valueHeadDim * elt;
+  int64_t d = paddedHeadDim(spec.headDim), dv = paddedHeadDim(spec.valueHeadDim);
+  int64_t q = config.blockM * d * elt;
+  int64_t k = config.stages * config.blockN * d * elt;
+  int64_t v = config.stages * config.blockN * dv * elt;
   // The epilogue stages O over the front of the buffer.
-  return std::max(q + k + v, config.blockM * spec.valueHeadDim * elt);
+  return std::max(q + k + v, config.blockM * dv * elt);
 }
 
 int64_t mlir::attn::sharedMemoryPerBlock(StringRef chip) {
@@ -88,7 +101,8 @@ FlashKernelConfig mlir::attn::chooseFlashKernelConfig(
   FlashKernelConfig config;
   config.source = "heuristic";
   config.stages = 2;
-  int64_t d = std::max(spec.headDim, spec.valueHeadDim);
+  int64_t d = std::max(paddedHeadDim(spec.headDim),
+                       paddedHeadDim(spec.valueHeadDim));
   // Each warp owns 32 query rows (two m16 tiles) where the registers allow:
   // every K/V fragment read from shared memory then feeds two MMAs, which
   // halves shared-memory traffic per FLOP. Per thread the accumulators take
@@ -137,9 +151,11 @@ std::string mlir::attn::validateFlashKernel(const FlashKernelSpec &spec,
   for (auto [name, d] : {std::pair<const char *, int64_t>{"head dim",
                                                           spec.headDim},
                          {"value head dim", spec.valueHeadDim}}) {
-    if (d < 16 || d > 256 || !llvm::isPowerOf2_64(d)) {
+    if (d < 8 || d > 256 || d % 8 != 0) {
       os << name << " " << d
-         << " is not supported: the GPU kernels take 16, 32, 64, 128 or 256";
+         << " is not supported: the GPU kernels take multiples of 8 up to "
+            "256 (other than 16, 32, 64, 128 and 256 zero-padded to the next "
+            "of those)";
       return os.str();
     }
   }
@@ -175,9 +191,10 @@ std::string mlir::attn::validateFlashKernel(const FlashKernelSpec &spec,
   auto divisible = [&](int64_t rows, int64_t d) {
     return (rows * d / 8) % threads == 0;
   };
-  if (!divisible(config.blockN, spec.headDim) ||
-      !divisible(config.blockN, spec.valueHeadDim) ||
-      !divisible(config.blockM, spec.headDim)) {
+  int64_t dPad = paddedHeadDim(spec.headDim);
+  if (!divisible(config.blockN, dPad) ||
+      !divisible(config.blockN, paddedHeadDim(spec.valueHeadDim)) ||
+      !divisible(config.blockM, dPad)) {
     os << "block-n " << config.blockN << " is too small for " << threads
        << " threads: each tile must split into whole 16-byte copies per "
           "thread";
@@ -255,6 +272,10 @@ std::string mlir::attn::flashKernelName(const FlashKernelSpec &spec,
     os << "_mod" << std::hex << (llvm::xxh3_64bits(text) & 0xffffffffu)
        << std::dec;
   }
+  if (spec.bias)
+    os << "_bias";
+  if (spec.varlen)
+    os << "_varlen";
   if (!spec.withLse)
     os << "_nolse";
   // A non-default scale is baked into the kernel: keep names unique.

@@ -26,7 +26,7 @@ void mlir::attn::nvvm::loadTileAsync(KernelBuilder &kb, Type elt,
                                      Value globalBase, Value rowStride,
                                      Value row0, Value rowsLeft,
                                      const TileLayout &layout,
-                                     Value sharedTile) {
+                                     Value sharedTile, int64_t validChunks) {
   int64_t rowsPerWave = threads / layout.chunks;
   int64_t waves = std::max<int64_t>(1, layout.rows / rowsPerWave);
   Value row = kb.lshr(tid, llvm::Log2_64(layout.chunks));
@@ -40,6 +40,9 @@ void mlir::attn::nvvm::loadTileAsync(KernelBuilder &kb, Type elt,
   bool partialWave = rowsPerWave > layout.rows;
   for (int64_t w = 0; w < waves; ++w) {
     Value inRange = kb.slt(row, kb.sub(rowsLeft, kb.i32(w * rowsPerWave)));
+    // A zero-padded head dim: chunks past the tensor's width read nothing.
+    if (validChunks > 0 && validChunks < layout.chunks)
+      inRange = kb.andb(inRange, kb.slt(chunk, kb.i32(validChunks)));
     Value validBytes = kb.select(inRange, kb.i32(16), kb.i32(0));
     // Chained, so that no multiple of the stride stays live in a register;
     // out-of-range rows read nothing and point at the tile's base.

@@ -48,10 +48,12 @@ Value swizzledAddress(KernelBuilder &kb, Value tileBase,
 /// successive copies of one thread differ by one row stride multiple in
 /// global memory and, when T / C is a multiple of 8 (the swizzle period),
 /// by a constant in shared memory, so each copy costs an add, not a fresh
-/// address computation.
+/// address computation. `validChunks` (0 = all) zero-fills the chunks of
+/// each row past it: a head dim padded to the layout's width.
 void loadTileAsync(KernelBuilder &kb, Type elementType, int64_t threads,
                    Value tid, Value globalBase, Value rowStride, Value row0,
-                   Value rowsLeft, const TileLayout &layout, Value sharedTile);
+                   Value rowsLeft, const TileLayout &layout, Value sharedTile,
+                   int64_t validChunks = 0);
 
 /// Addresses of one lane's ldmatrix rows in a swizzled tile, split into a
 /// few lane-dependent offsets computed once and compile-time constants, so

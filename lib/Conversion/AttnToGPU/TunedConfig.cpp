@@ -29,6 +29,11 @@ FlashKernelConfigLookup mlir::attn::lookupTunedFlashKernelConfig(
     AttentionOp op, const FlashKernelSpec &spec, StringRef chip,
     const ::attn::tuning::TuningDatabase &db, StringRef gpu) {
   FlashKernelConfigLookup result;
+  if (spec.varlen) {
+    result.reason = "miss: variable-length (cu_seqlens) kernels are not "
+                    "keyed in the database";
+    return result;
+  }
   RankedTensorType q = op.getQueryType(), k = op.getKeyType();
   if (q.isDynamicDim(2) || k.isDynamicDim(2) || q.isDynamicDim(1) ||
       k.isDynamicDim(1)) {

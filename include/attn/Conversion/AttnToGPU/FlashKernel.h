@@ -37,6 +37,8 @@ struct FlashKernelSpec {
   Block *scoreMod = nullptr; // the op's score_mod block (not owned), or none
   double scale = 1.0;   // applied to Q·Kᵀ
   bool withLse = true;
+  bool varlen = false;  // packed sequences with cu_seqlens (sm80 only)
+  bool bias = false;    // additive [B|1, Hq|1, Nq, Nk] bias (sm80 only)
 
   static FlashKernelSpec fromOp(AttentionOp op);
 

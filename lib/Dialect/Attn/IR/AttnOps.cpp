@@ -299,11 +299,150 @@ LogicalResult checkSameShape(Operation *op, StringRef name,
 }
 } // namespace
 
+namespace {
+/// Packed variable-length operands: Q [Tq, Hq, D], K [Tk, Hkv, D],
+/// V [Tk, Hkv, Dv], O [Tq, Hq, Dv], LSE [Hq, Tq], cu_seqlens i32 [B + 1]
+/// and max_seqlen [Mq, Mk].
+LogicalResult verifyVarlenOperands(AttentionOp op) {
+  Operation *o = op.getOperation();
+  RankedTensorType q = op.getQueryType(), k = op.getKeyType(),
+                   v = op.getValueType(), out = op.getOutputType();
+  if (!op.getCuSeqlensKv())
+    return op.emitOpError()
+           << "expected cu_seqlens_kv with cu_seqlens_q (both or neither)";
+  if (failed(checkRank(o, "query", q, 3)) ||
+      failed(checkRank(o, "key", k, 3)) ||
+      failed(checkRank(o, "value", v, 3)) ||
+      failed(checkRank(o, "output", out, 3)))
+    return failure();
+  Type elt = q.getElementType();
+  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"key", k},
+                         {"value", v},
+                         {"output", out}})
+    if (t.getElementType() != elt)
+      return op.emitOpError()
+             << "expected " << name << " element type (" << t.getElementType()
+             << ") to match query element type (" << elt << ")";
+  if (failed(checkDim(o, "heads", "value", v.getDimSize(1), "key",
+                      k.getDimSize(1))) ||
+      failed(checkDim(o, "heads", "output", out.getDimSize(1), "query",
+                      q.getDimSize(1))) ||
+      failed(checkDim(o, "tokens", "value", v.getDimSize(0), "key",
+                      k.getDimSize(0))) ||
+      failed(checkDim(o, "tokens", "output", out.getDimSize(0), "query",
+                      q.getDimSize(0))))
+    return failure();
+  int64_t hq = q.getDimSize(1), hkv = k.getDimSize(1);
+  if (!ShapedType::isDynamic(hkv) && hkv <= 0)
+    return op.emitOpError() << "expected key heads to be positive, got "
+                            << hkv;
+  if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+      hq % hkv != 0)
+    return op.emitOpError() << "expected query heads (" << hq
+                            << ") to be a multiple of key heads (" << hkv
+                            << ")";
+  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"query", q},
+                         {"key", k},
+                         {"value", v},
+                         {"output", out}})
+    if (ShapedType::isDynamic(t.getDimSize(2)))
+      return op.emitOpError() << "expected a static head dim in " << name
+                              << " (" << t << ")";
+  if (failed(checkDim(o, "head dim", "key", k.getDimSize(2), "query",
+                      q.getDimSize(2))) ||
+      failed(checkDim(o, "head dim", "output", out.getDimSize(2), "value",
+                      v.getDimSize(2))))
+    return failure();
+  auto cuQ = cast<RankedTensorType>(op.getCuSeqlensQ().getType());
+  auto cuK = cast<RankedTensorType>(op.getCuSeqlensKv().getType());
+  if (failed(checkRank(o, "cu_seqlens_q", cuQ, 1)) ||
+      failed(checkRank(o, "cu_seqlens_kv", cuK, 1)))
+    return failure();
+  if (!dimsCompatible(cuQ.getDimSize(0), cuK.getDimSize(0)))
+    return op.emitOpError() << "expected cu_seqlens_q and cu_seqlens_kv to "
+                               "have the same size (batch + 1), got "
+                            << dimStr(cuQ.getDimSize(0)) << " and "
+                            << dimStr(cuK.getDimSize(0));
+  if (!ShapedType::isDynamic(cuQ.getDimSize(0)) && cuQ.getDimSize(0) < 2)
+    return op.emitOpError() << "expected cu_seqlens of size batch + 1 >= 2, "
+                               "got "
+                            << cuQ.getDimSize(0);
+  std::optional<ArrayRef<int64_t>> maxLen = op.getMaxSeqlen();
+  if (!maxLen)
+    return op.emitOpError() << "expected max [max_seqlen_q, max_seqlen_kv] "
+                               "with cu_seqlens";
+  if (maxLen->size() != 2 || (*maxLen)[0] < 1 || (*maxLen)[1] < 1)
+    return op.emitOpError() << "expected max to be two positive lengths "
+                               "[max_seqlen_q, max_seqlen_kv]";
+  if (op.getBias())
+    return op.emitOpError() << "expected no bias with cu_seqlens (a packed "
+                               "batch has no [B, H, Nq, Nk] bias layout)";
+  if (Value lse = op.getLse()) {
+    auto l = cast<RankedTensorType>(lse.getType());
+    if (failed(checkRank(o, "lse", l, 2)) ||
+        failed(checkDim(o, "heads", "lse", l.getDimSize(0), "query",
+                        q.getDimSize(1))) ||
+        failed(checkDim(o, "tokens", "lse", l.getDimSize(1), "query",
+                        q.getDimSize(0))))
+      return failure();
+  }
+  return success();
+}
+
+/// bias [B|1, Hq|1, Nq, Nk] of the query's element type.
+LogicalResult verifyBias(AttentionOp op) {
+  auto bias = cast<RankedTensorType>(op.getBias().getType());
+  RankedTensorType q = op.getQueryType(), k = op.getKeyType();
+  Operation *o = op.getOperation();
+  if (failed(checkRank(o, "bias", bias, 4)))
+    return failure();
+  if (bias.getElementType() != q.getElementType())
+    return op.emitOpError() << "expected bias element type ("
+                            << bias.getElementType()
+                            << ") to match query element type ("
+                            << q.getElementType() << ")";
+  static const char *what[] = {"batch", "heads"};
+  for (int i = 0; i < 2; ++i) {
+    int64_t d = bias.getDimSize(i);
+    if (d != 1 && !dimsCompatible(d, q.getDimSize(i)))
+      return op.emitOpError()
+             << "expected bias " << what[i] << " (" << dimStr(d)
+             << ") to be 1 (broadcast) or query " << what[i] << " ("
+             << dimStr(q.getDimSize(i)) << ")";
+  }
+  if (failed(checkDim(o, "sequence length", "bias", bias.getDimSize(2),
+                      "query", q.getDimSize(2))) ||
+      failed(checkDim(o, "sequence length", "bias", bias.getDimSize(3), "key",
+                      k.getDimSize(2))))
+    return failure();
+  return success();
+}
+} // namespace
+
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
   RankedTensorType q = getQueryType();
+  if (getCuSeqlensKv() && !getCuSeqlensQ())
+    return emitOpError()
+           << "expected cu_seqlens_q with cu_seqlens_kv (both or neither)";
+  if (getMaxSeqlen() && !getCuSeqlensQ())
+    return emitOpError() << "expected max_seqlen only with cu_seqlens";
+  if (isVarlen()) {
+    if (failed(verifyVarlenOperands(*this)) ||
+        failed(verifyMaskWindow(op, getMask(), getWindow())))
+      return failure();
+    if (std::optional<APFloat> cap = getSoftcap()) {
+      double c = cap->convertToDouble();
+      if (!std::isfinite(c) || c <= 0.0)
+        return emitOpError() << "expected a positive finite softcap, got "
+                             << c;
+    }
+    return checkScale(op, getScale());
+  }
   if (failed(verifyAttentionOperands(op, q, getKeyType(), getValueType(),
                                      getOutputType())))
+    return failure();
+  if (getBias() && failed(verifyBias(*this)))
     return failure();
 
   // Optional LSE: [B, Hq, Nq] f32.
@@ -432,6 +571,15 @@ LogicalResult OnlineBlockOp::verify() {
       failed(checkDim(op, "rows", "sum", sum.getDimSize(0), "query",
                       q.getDimSize(0))))
     return failure();
+  if (Value bias = getBias()) {
+    auto bt = cast<RankedTensorType>(bias.getType());
+    if (failed(checkRank(op, "bias", bt, 2)) ||
+        failed(checkDim(op, "rows", "bias", bt.getDimSize(0), "query",
+                        q.getDimSize(0))) ||
+        failed(checkDim(op, "columns", "bias", bt.getDimSize(1), "key rows",
+                        k.getDimSize(0))))
+      return failure();
+  }
   if (failed(verifyMaskWindow(op, getMask(), getWindow())))
     return failure();
   return checkScale(op, getScale());

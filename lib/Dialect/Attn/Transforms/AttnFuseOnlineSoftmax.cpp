@@ -92,15 +92,25 @@ struct ExpandOnlineBlock : OpRewritePattern<OnlineBlockOp> {
     // outside the mask's band with -inf. A score_mod sees the natural-domain
     // scaled score (what FlexAttention's score_mod sees), so it costs one
     // more multiply: s * scale, modify, then * log2(e).
+    // A bias is added in the natural domain too (after the score_mod).
     double scaleV = op.getScale().convertToDouble();
     Block *scoreMod = op.getScoreModBlock();
+    Value bias = op.getBias();
+    bool natural = scoreMod || bias;
     Value scaleLog2e =
-        f32Const(rewriter, loc, scoreMod ? scaleV : scaleV * M_LOG2E);
+        f32Const(rewriter, loc, natural ? scaleV : scaleV * M_LOG2E);
     MaskBand band = op.getMaskBand();
     Value keysLeft =
         arith::SubIOp::create(rewriter, loc, op.getSeqKv(), op.getKvStart());
+    SmallVector<Value> biasIn;
+    SmallVector<AffineMap> maps;
+    if (bias) {
+      biasIn.push_back(bias);
+      maps.push_back(id2);
+    }
+    maps.push_back(id2);
     Value s2 = generic(
-        rewriter, loc, {}, s, {id2}, {kPar, kPar},
+        rewriter, loc, biasIn, s, maps, {kPar, kPar},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value col = linalg::IndexOp::create(b, l, 1);
           Value valid = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
@@ -114,13 +124,15 @@ struct ExpandOnlineBlock : OpRewritePattern<OnlineBlockOp> {
           if (Value inBand = buildMaskVisible(b, l, band, qIdx, kvIdx,
                                               op.getSeqQ(), op.getSeqKv()))
             valid = arith::AndIOp::create(b, l, valid, inBand);
-          Value scaled = arith::MulFOp::create(b, l, a[0], scaleLog2e);
-          if (scoreMod) {
+          Value scaled = arith::MulFOp::create(b, l, a.back(), scaleLog2e);
+          if (scoreMod)
             scaled = inlineScoreMod(b, *scoreMod, scaled,
                                     {op.getBatch(), op.getHead(), qIdx, kvIdx});
+          if (bias)
+            scaled = arith::AddFOp::create(b, l, scaled, extToF32(b, l, a[0]));
+          if (natural)
             scaled = arith::MulFOp::create(b, l, scaled,
                                            f32Const(b, l, M_LOG2E));
-          }
           return arith::SelectOp::create(
               b, l, valid, scaled,
               f32Const(b, l, -std::numeric_limits<double>::infinity()));

@@ -43,6 +43,71 @@ Value filledF32(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
   return linalg::FillOp::create(b, loc, init, empty).getResult(0);
 }
 
+/// [T, H, X] (packed tokens) as [1, H, T, X]: the dense layout with one
+/// batch entry holding every sequence.
+Value packedToDense(OpBuilder &b, Location loc, Value packed) {
+  auto type = cast<RankedTensorType>(packed.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, packed);
+  auto expandedType = RankedTensorType::get(
+      {1, type.getDimSize(0), type.getDimSize(1), type.getDimSize(2)},
+      type.getElementType());
+  Value expanded = tensor::ExpandShapeOp::create(
+      b, loc, expandedType, packed,
+      ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), sizes[0], sizes[1], sizes[2]});
+  Value init = tensor::EmptyOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), sizes[1], sizes[0], sizes[2]},
+      type.getElementType());
+  return linalg::TransposeOp::create(b, loc, expanded, init,
+                                     ArrayRef<int64_t>{0, 2, 1, 3})
+      .getResult()[0];
+}
+
+/// The inverse of packedToDense for O: [1, H, T, X] -> [T, H, X].
+Value denseToPacked(OpBuilder &b, Location loc, Value dense) {
+  auto type = cast<RankedTensorType>(dense.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, dense);
+  Value init = tensor::EmptyOp::create(
+      b, loc, ArrayRef<OpFoldResult>{sizes[0], sizes[2], sizes[1], sizes[3]},
+      type.getElementType());
+  Value transposed = linalg::TransposeOp::create(b, loc, dense, init,
+                                                 ArrayRef<int64_t>{0, 2, 1, 3})
+                         .getResult()[0];
+  return tensor::CollapseShapeOp::create(
+      b, loc, transposed, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+}
+
+/// The sequence of every packed token: seg[t] = #{s in [1, B] : cu[s] <= t}
+/// (sequences of length 0 own no token), as an i32 tensor [T].
+Value sequenceOfTokens(OpBuilder &b, Location loc, Value cu, Value tokens) {
+  MLIRContext *ctx = b.getContext();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value size = tensor::DimOp::create(b, loc, cu, 0);
+  Value batch = arith::SubIOp::create(b, loc, size, one);
+  Value tail = tensor::ExtractSliceOp::create(
+      b, loc, cu, ArrayRef<OpFoldResult>{b.getIndexAttr(1)},
+      ArrayRef<OpFoldResult>{batch}, ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  Type i32 = b.getI32Type();
+  Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{tokens},
+                                        i32);
+  Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+  Value init = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+  AffineExpr t, s;
+  bindDims(ctx, t, s);
+  return generic(b, loc, tail, init,
+                 {AffineMap::get(2, 0, {s}, ctx), AffineMap::get(2, 0, {t}, ctx)},
+                 {kPar, kRed},
+                 [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                   Value tok = arith::IndexCastOp::create(
+                       nb, l, i32, linalg::IndexOp::create(nb, l, 0));
+                   Value past = arith::CmpIOp::create(
+                       nb, l, arith::CmpIPredicate::sle, a[0], tok);
+                   Value inc = arith::ExtUIOp::create(nb, l, i32, past);
+                   return arith::AddIOp::create(nb, l, a[1], inc);
+                 });
+}
+
 struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -58,6 +123,19 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
     int64_t group = hq / hkv;
 
     Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+    // Variable length: every sequence in one [1, H, T, D] batch entry, with
+    // keys of other sequences masked out below.
+    bool varlen = op.isVarlen();
+    Value segQ, segK;
+    if (varlen) {
+      Value tq = tensor::DimOp::create(rewriter, loc, q, 0);
+      Value tk = tensor::DimOp::create(rewriter, loc, k, 0);
+      segQ = sequenceOfTokens(rewriter, loc, op.getCuSeqlensQ(), tq);
+      segK = sequenceOfTokens(rewriter, loc, op.getCuSeqlensKv(), tk);
+      q = packedToDense(rewriter, loc, q);
+      k = packedToDense(rewriter, loc, k);
+      v = packedToDense(rewriter, loc, v);
+    }
     SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(rewriter, loc, q);
     SmallVector<OpFoldResult> kSizes = tensor::getMixedSizes(rewriter, loc, k);
     SmallVector<OpFoldResult> vSizes = tensor::getMixedSizes(rewriter, loc, v);
@@ -105,23 +183,71 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
     Value nqV = getValueOrCreateConstantIndexOp(rewriter, loc, qSizes[2]);
     Value nkV = getValueOrCreateConstantIndexOp(rewriter, loc, nk);
     AffineMap id4 = rewriter.getMultiDimIdentityMap(4);
+    // Inputs of the scale/modify/mask step besides the scores: the bias
+    // (broadcast dims read index 0) and, varlen, the tokens' sequences.
+    SmallVector<Value> extraIns;
+    SmallVector<AffineMap> extraMaps;
+    Value bias = op.getBias();
+    if (bias) {
+      auto bt = cast<RankedTensorType>(bias.getType());
+      AffineExpr zeroExpr = getAffineConstantExpr(0, ctx);
+      extraIns.push_back(bias);
+      extraMaps.push_back(map4({bt.getDimSize(0) == 1 ? zeroExpr : b,
+                                bt.getDimSize(1) == 1 ? zeroExpr : h, i, j}));
+    }
+    if (varlen) {
+      extraIns.append({segQ, segK});
+      extraMaps.append({map4({i}), map4({j})});
+    }
+    extraMaps.push_back(id4);
+    Value cuQ = op.getCuSeqlensQ(), cuK = op.getCuSeqlensKv();
     Value masked =
         linalg::GenericOp::create(
-            rewriter, loc, scores.getType(), ValueRange{}, scores,
-            ArrayRef<AffineMap>{id4}, SmallVector<IteratorType>(4, kPar),
+            rewriter, loc, scores.getType(), extraIns, scores, extraMaps,
+            SmallVector<IteratorType>(4, kPar),
             [&](OpBuilder &nb, Location l, ValueRange args) {
-              Value s = arith::MulFOp::create(nb, l, args[0], scale);
+              Value s = arith::MulFOp::create(nb, l, args.back(), scale);
               SmallVector<Value> pos;
-              if (scoreMod || !band.isNone())
+              if (scoreMod || !band.isNone() || varlen)
                 for (unsigned d = 0; d < 4; ++d)
                   pos.push_back(linalg::IndexOp::create(nb, l, d));
+              Value rowLen = nqV, colLen = nkV, sameSequence;
+              if (varlen) {
+                // Positions within the row's sequence; keys of another
+                // sequence are never visible.
+                unsigned at = bias ? 1 : 0;
+                Type index = nb.getIndexType();
+                Value sq = args[at], sk = args[at + 1];
+                sameSequence = arith::CmpIOp::create(
+                    nb, l, arith::CmpIPredicate::eq, sq, sk);
+                Value seq = arith::IndexCastOp::create(nb, l, index, sq);
+                Value next = arith::AddIOp::create(
+                    nb, l, seq, arith::ConstantIndexOp::create(nb, l, 1));
+                auto at32 = [&](Value cu, Value idx) -> Value {
+                  Value x = tensor::ExtractOp::create(nb, l, cu, idx);
+                  return arith::IndexCastOp::create(nb, l, index, x);
+                };
+                Value q0 = at32(cuQ, seq), k0 = at32(cuK, seq);
+                rowLen = arith::SubIOp::create(nb, l, at32(cuQ, next), q0);
+                colLen = arith::SubIOp::create(nb, l, at32(cuK, next), k0);
+                pos[0] = seq;
+                pos[2] = arith::SubIOp::create(nb, l, pos[2], q0);
+                pos[3] = arith::SubIOp::create(nb, l, pos[3], k0);
+              }
               if (scoreMod)
                 s = inlineScoreMod(nb, *scoreMod, s, pos);
+              if (bias)
+                s = arith::AddFOp::create(nb, l, s, extToF32(nb, l, args[0]));
+              Value visible = sameSequence;
               if (!band.isNone()) {
-                Value visible =
-                    buildMaskVisible(nb, l, band, pos[2], pos[3], nqV, nkV);
-                s = arith::SelectOp::create(nb, l, visible, s, ninf);
+                Value inBand = buildMaskVisible(nb, l, band, pos[2], pos[3],
+                                                rowLen, colLen);
+                visible = visible ? arith::AndIOp::create(nb, l, visible,
+                                                          inBand)
+                                  : inBand;
               }
+              if (visible)
+                s = arith::SelectOp::create(nb, l, visible, s, ninf);
               linalg::YieldOp::create(nb, l, ValueRange{s});
             })
             .getResult(0);
@@ -212,6 +338,8 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
             })
             .getResult(0);
 
+    if (varlen)
+      out = denseToPacked(rewriter, loc, out);
     SmallVector<Value> results = {out};
     if (op.getLse()) {
       // LSE = m + log(l); -inf + log(0) stays -inf for masked rows.
@@ -229,6 +357,10 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
                     nb, l, ValueRange{arith::AddFOp::create(nb, l, args[0], logSum)});
               })
               .getResult(0);
+      if (varlen) // [1, Hq, Tq] -> [Hq, Tq]
+        lse = tensor::CollapseShapeOp::create(
+            rewriter, loc, lse,
+            ArrayRef<ReassociationIndices>{{0, 1}, {2}});
       results.push_back(lse);
     }
     rewriter.replaceOp(op, results);

@@ -57,6 +57,61 @@ Value extractPaddedTile(OpBuilder &b, Location loc, Value source, Value batch,
       ArrayRef<OpFoldResult>{padRows, b.getIndexAttr(0)}, zero);
 }
 
+/// Extracts the [rows, cols] tile at (token0, head, 0) of a packed
+/// [T, H, X] tensor and zero-pads it to [blockRows, cols].
+Value extractPaddedPackedTile(OpBuilder &b, Location loc, Value source,
+                              Value token0, Value head, Value rows,
+                              int64_t blockRows) {
+  auto type = cast<RankedTensorType>(source.getType());
+  int64_t cols = type.getDimSize(2);
+  Type elt = type.getElementType();
+  auto sliceType = RankedTensorType::get({ShapedType::kDynamic, cols}, elt);
+  Value slice = tensor::ExtractSliceOp::create(
+      b, loc, sliceType, source,
+      ArrayRef<OpFoldResult>{token0, head, b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{rows, b.getIndexAttr(1), b.getIndexAttr(cols)},
+      SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+  Value blockV = arith::ConstantIndexOp::create(b, loc, blockRows);
+  Value padRows = arith::SubIOp::create(b, loc, blockV, rows);
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+  return tensor::PadOp::create(
+      b, loc, RankedTensorType::get({blockRows, cols}, elt), slice,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{padRows, b.getIndexAttr(0)}, zero);
+}
+
+/// The [rows, cols] tile of bias [B|1, H|1, Nq, Nk] at (row0, col0) for
+/// (batch, head) (index 0 along broadcast dims), zero-padded to
+/// [blockRows, blockCols].
+Value extractPaddedBiasTile(OpBuilder &b, Location loc, Value bias,
+                            Value batch, Value head, Value row0, Value rows,
+                            Value col0, Value cols, int64_t blockRows,
+                            int64_t blockCols) {
+  auto type = cast<RankedTensorType>(bias.getType());
+  Type elt = type.getElementType();
+  OpFoldResult zeroIdx = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> offsets = {
+      type.getDimSize(0) == 1 ? zeroIdx : OpFoldResult(batch),
+      type.getDimSize(1) == 1 ? zeroIdx : OpFoldResult(head), row0, col0};
+  auto sliceType = RankedTensorType::get(
+      {ShapedType::kDynamic, ShapedType::kDynamic}, elt);
+  Value slice = tensor::ExtractSliceOp::create(
+      b, loc, sliceType, bias, offsets,
+      ArrayRef<OpFoldResult>{one, one, rows, cols},
+      SmallVector<OpFoldResult>(4, one));
+  auto padBy = [&](int64_t block, Value n) -> OpFoldResult {
+    return arith::SubIOp::create(
+               b, loc, arith::ConstantIndexOp::create(b, loc, block), n)
+        .getResult();
+  };
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+  return tensor::PadOp::create(
+      b, loc, RankedTensorType::get({blockRows, blockCols}, elt), slice,
+      ArrayRef<OpFoldResult>{zeroIdx, zeroIdx},
+      ArrayRef<OpFoldResult>{padBy(blockRows, rows), padBy(blockCols, cols)},
+      zero);
+}
+
 Value filled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, float v) {
   Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
   Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
@@ -82,28 +137,50 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   rewriter.setInsertionPoint(op);
 
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
-  Value seqQ = tensor::DimOp::create(rewriter, loc, q, 2);
-  Value seqKv = tensor::DimOp::create(rewriter, loc, k, 2);
+  // Variable length: packed [T, H, X] tensors, the grid over (sequence,
+  // head, query block of the longest sequence); each sequence's lengths
+  // and token offsets come from cu_seqlens inside the loop.
+  bool varlen = op.isVarlen();
   Value c0 = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value brV = arith::ConstantIndexOp::create(rewriter, loc, br);
   Value bcV = arith::ConstantIndexOp::create(rewriter, loc, bc);
   Value groupV = arith::ConstantIndexOp::create(rewriter, loc, hq / hkv);
-  Value numQBlocks = arith::CeilDivUIOp::create(rewriter, loc, seqQ, brV);
+  Value seqQ, seqKv, numQBlocks;
+  SmallVector<OpFoldResult> outSizes, lseSizes, gridSizes;
+  if (varlen) {
+    outSizes = tensor::getMixedSizes(rewriter, loc, q);
+    Value maxQ =
+        arith::ConstantIndexOp::create(rewriter, loc, op.getMaxSeqlenQ());
+    numQBlocks = arith::CeilDivUIOp::create(rewriter, loc, maxQ, brV);
+    Value batch = arith::SubIOp::create(
+        rewriter, loc,
+        tensor::DimOp::create(rewriter, loc, op.getCuSeqlensQ(), 0), c1);
+    outSizes[2] = rewriter.getIndexAttr(dv);
+    lseSizes = {outSizes[1], outSizes[0]};
+    gridSizes = {batch, outSizes[1], numQBlocks};
+  } else {
+    seqQ = tensor::DimOp::create(rewriter, loc, q, 2);
+    seqKv = tensor::DimOp::create(rewriter, loc, k, 2);
+    numQBlocks = arith::CeilDivUIOp::create(rewriter, loc, seqQ, brV);
+    outSizes = tensor::getMixedSizes(rewriter, loc, q);
+    outSizes[3] = rewriter.getIndexAttr(dv);
+    lseSizes.assign(outSizes.begin(), outSizes.begin() + 3);
+  }
 
-  // Results: O [B, Hq, Nq, Dv] and, when asked for, LSE [B, Hq, Nq].
-  SmallVector<OpFoldResult> outSizes = tensor::getMixedSizes(rewriter, loc, q);
-  outSizes[3] = rewriter.getIndexAttr(dv);
+  // Results: O [B, Hq, Nq, Dv] (varlen [Tq, Hq, Dv]) and, when asked for,
+  // LSE [B, Hq, Nq] (varlen [Hq, Tq]).
   SmallVector<Value> sharedOuts = {
       tensor::EmptyOp::create(rewriter, loc, outSizes, elt)};
   bool wantLse = static_cast<bool>(op.getLse());
   if (wantLse)
-    sharedOuts.push_back(tensor::EmptyOp::create(
-        rewriter, loc, ArrayRef<OpFoldResult>(outSizes).take_front(3), f32));
-
-  SmallVector<OpFoldResult> gridSizes =
-      tensor::getMixedSizes(rewriter, loc, q);
-  gridSizes[2] = numQBlocks;
-  gridSizes.pop_back();
+    sharedOuts.push_back(
+        tensor::EmptyOp::create(rewriter, loc, lseSizes, f32));
+  if (!varlen) {
+    gridSizes = tensor::getMixedSizes(rewriter, loc, q);
+    gridSizes[2] = numQBlocks;
+    gridSizes.pop_back();
+  }
   auto forall = scf::ForallOp::create(rewriter, loc, gridSizes, sharedOuts,
                                       std::nullopt);
   forall->setAttr(
@@ -118,11 +195,40 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   ValueRange ivs = forall.getInductionVars();
   Value bi = ivs[0], hi = ivs[1], qb = ivs[2];
   Value q0 = arith::MulIOp::create(rewriter, loc, qb, brV);
-  Value rows = arith::MinUIOp::create(
-      rewriter, loc, arith::SubIOp::create(rewriter, loc, seqQ, q0), brV);
+  Value tokenQ0, tokenK0; // varlen: the sequence's first query / key token
+  if (varlen) {
+    auto cuAt = [&](Value cu, Value idx) -> Value {
+      Value x = tensor::ExtractOp::create(rewriter, loc, cu, idx);
+      return arith::IndexCastOp::create(rewriter, loc,
+                                        rewriter.getIndexType(), x);
+    };
+    Value next = arith::AddIOp::create(rewriter, loc, bi, c1);
+    tokenQ0 = cuAt(op.getCuSeqlensQ(), bi);
+    tokenK0 = cuAt(op.getCuSeqlensKv(), bi);
+    seqQ = arith::SubIOp::create(rewriter, loc,
+                                 cuAt(op.getCuSeqlensQ(), next), tokenQ0);
+    seqKv = arith::SubIOp::create(rewriter, loc,
+                                  cuAt(op.getCuSeqlensKv(), next), tokenK0);
+  }
+  // Query blocks past a shorter sequence's end have no rows (varlen).
+  Value left = arith::SubIOp::create(rewriter, loc, seqQ, q0);
+  Value rows =
+      varlen ? arith::MinSIOp::create(
+                   rewriter, loc, arith::MaxSIOp::create(rewriter, loc, left, c0),
+                   brV)
+                   .getResult()
+             : arith::MinUIOp::create(rewriter, loc, left, brV).getResult();
   // Grouped-query attention: q-head h reads kv-head h / (Hq / Hkv).
   Value kvHead = arith::DivUIOp::create(rewriter, loc, hi, groupV);
-  Value qTile = extractPaddedTile(rewriter, loc, q, bi, hi, q0, rows, br);
+  auto rowTile = [&](OpBuilder &b, Location l, Value source, Value head,
+                     Value row0, Value n, int64_t block) -> Value {
+    if (!varlen)
+      return extractPaddedTile(b, l, source, bi, head, row0, n, block);
+    Value token0 = arith::AddIOp::create(
+        b, l, source == q ? tokenQ0 : tokenK0, row0);
+    return extractPaddedPackedTile(b, l, source, token0, head, n, block);
+  };
+  Value qTile = rowTile(rewriter, loc, q, hi, q0, rows, br);
 
   // Block skipping: key blocks outside the mask's band are never visited.
   MaskBand band = op.getMaskBand();
@@ -130,6 +236,11 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   if (!band.isNone())
     std::tie(kvBegin, kvEnd) =
         detail::bandKeyLoop(rewriter, loc, band, q0, rows, seqQ, seqKv, bc);
+  if (varlen) {
+    Value noRows = arith::CmpIOp::create(rewriter, loc,
+                                         arith::CmpIPredicate::eq, rows, c0);
+    kvEnd = arith::SelectOp::create(rewriter, loc, noRows, kvBegin, kvEnd);
+  }
 
   Value acc0 = filled(rewriter, loc, {br, dv}, 0.0f);
   Value max0 =
@@ -143,12 +254,16 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
       [&](OpBuilder &b, Location l, Value kv0, ValueRange state) {
         Value cols = arith::MinUIOp::create(
             b, l, arith::SubIOp::create(b, l, seqKv, kv0), bcV);
-        Value kTile = extractPaddedTile(b, l, k, bi, kvHead, kv0, cols, bc);
-        Value vTile = extractPaddedTile(b, l, v, bi, kvHead, kv0, cols, bc);
+        Value kTile = rowTile(b, l, k, kvHead, kv0, cols, bc);
+        Value vTile = rowTile(b, l, v, kvHead, kv0, cols, bc);
+        Value biasTile;
+        if (Value bias = op.getBias())
+          biasTile = extractPaddedBiasTile(b, l, bias, bi, hi, q0, rows, kv0,
+                                           cols, br, bc);
         auto block = OnlineBlockOp::create(
             b, l, TypeRange(state.getTypes()), qTile, kTile, vTile, state[0],
             state[1], state[2], q0, kv0, seqQ, seqKv,
-            scoreMod ? bi : Value(), scoreMod ? hi : Value(),
+            scoreMod ? bi : Value(), scoreMod ? hi : Value(), biasTile,
             op.getMaskAttr(), op.getWindowAttr(), scale);
         if (scoreMod) {
           IRMapping map;
@@ -177,18 +292,36 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
         finalize.getLse(), ArrayRef<OpFoldResult>{zeroIdx},
         ArrayRef<OpFoldResult>{rows}, ArrayRef<OpFoldResult>{oneIdx});
 
+  Value outRow0;
+  if (varlen)
+    outRow0 = arith::AddIOp::create(rewriter, loc, tokenQ0, q0);
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   ValueRange outs = forall.getRegionIterArgs();
-  tensor::ParallelInsertSliceOp::create(
-      rewriter, loc, oRows, outs[0],
-      ArrayRef<OpFoldResult>{bi, hi, q0, zeroIdx},
-      ArrayRef<OpFoldResult>{oneIdx, oneIdx, rows, rewriter.getIndexAttr(dv)},
-      SmallVector<OpFoldResult>(4, oneIdx));
-  if (wantLse)
+  if (varlen) {
     tensor::ParallelInsertSliceOp::create(
-        rewriter, loc, lseRows, outs[1], ArrayRef<OpFoldResult>{bi, hi, q0},
-        ArrayRef<OpFoldResult>{oneIdx, oneIdx, rows},
+        rewriter, loc, oRows, outs[0],
+        ArrayRef<OpFoldResult>{outRow0, hi, zeroIdx},
+        ArrayRef<OpFoldResult>{rows, oneIdx, rewriter.getIndexAttr(dv)},
         SmallVector<OpFoldResult>(3, oneIdx));
+    if (wantLse)
+      tensor::ParallelInsertSliceOp::create(
+          rewriter, loc, lseRows, outs[1],
+          ArrayRef<OpFoldResult>{hi, outRow0},
+          ArrayRef<OpFoldResult>{oneIdx, rows},
+          SmallVector<OpFoldResult>(2, oneIdx));
+  } else {
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, oRows, outs[0],
+        ArrayRef<OpFoldResult>{bi, hi, q0, zeroIdx},
+        ArrayRef<OpFoldResult>{oneIdx, oneIdx, rows,
+                               rewriter.getIndexAttr(dv)},
+        SmallVector<OpFoldResult>(4, oneIdx));
+    if (wantLse)
+      tensor::ParallelInsertSliceOp::create(
+          rewriter, loc, lseRows, outs[1], ArrayRef<OpFoldResult>{bi, hi, q0},
+          ArrayRef<OpFoldResult>{oneIdx, oneIdx, rows},
+          SmallVector<OpFoldResult>(3, oneIdx));
+  }
 
   rewriter.replaceOp(op, forall.getResults());
   return success();

@@ -14,7 +14,8 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def Attn_ElementType : AnyTypeOf<[F16, BF16, F32]>;
 def Attn_Tensor : RankedTensorOf<[F16, BF16, F32]>;
 
-def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove]> {
+def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
+    AttrSizedOperandSegments]> {
   let summary = "Exact scaled dot-product attention on whole tensors";
   let description = [{
     Computes `O = softmax(mask(Q · Kᵀ · scale)) · V` per batch and query head,
@@ -43,6 +44,21 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove]> {
     and values it defines. `softcap = c` is sugar for the region
     `c * tanh(score / c)` (Gemma 2, Grok).
 
+    `bias`, when present, is an additive tensor [B|1, Hq|1, Nq, Nk] of the
+    query's element type, broadcast over the dims of size 1 (SDPA's
+    attn_mask as a float): score = score_mod(q · kᵀ · scale) + bias, then
+    the mask. A bias entry of -inf masks that key.
+
+    Variable length (FlashAttention's varlen API): with
+    `cu_seqlens (%cu_q, %cu_k) max (Mq, Mk)` the batch is packed along the
+    tokens: `query` [Tq, Hq, D], `key` [Tk, Hkv, D], `value` [Tk, Hkv, Dv],
+    `output` [Tq, Hq, Dv], `lse` [Hq, Tq]. `cu_q`/`cu_k` (i32 [B + 1],
+    non-decreasing, starting at 0) give sequence b the query tokens
+    [cu_q[b], cu_q[b + 1]) and the keys [cu_k[b], cu_k[b + 1]); `Mq`/`Mk`
+    bound every length. Each sequence is its own attention: masks align
+    per sequence, score_mod sees (b, h, position in the sequence), and a
+    sequence of length 0 is allowed. Not combined with `bias`.
+
     Example:
 
     ```mlir
@@ -65,18 +81,25 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove]> {
   }];
 
   let arguments = (ins Attn_Tensor:$query, Attn_Tensor:$key,
-                       Attn_Tensor:$value,
+                       Attn_Tensor:$value, Optional<Attn_Tensor>:$bias,
+                       Optional<RankedTensorOf<[I32]>>:$cu_seqlens_q,
+                       Optional<RankedTensorOf<[I32]>>:$cu_seqlens_kv,
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
                        OptionalAttr<DenseI64ArrayAttr>:$window,
                        OptionalAttr<F32Attr>:$scale,
-                       OptionalAttr<F32Attr>:$softcap);
+                       OptionalAttr<F32Attr>:$softcap,
+                       OptionalAttr<DenseI64ArrayAttr>:$max_seqlen);
   let results = (outs Attn_Tensor:$output,
                       Optional<RankedTensorOf<[F32]>>:$lse);
   let regions = (region MaxSizedRegion<1>:$score_mod);
 
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` $mask^)? (`window` $window^)?
+    $query `,` $key `,` $value (`bias` $bias^ `:` type($bias))?
+    (`cu_seqlens` `(` $cu_seqlens_q^ `,` $cu_seqlens_kv `)`
+     `:` type($cu_seqlens_q) `,` type($cu_seqlens_kv))?
+    (`max` $max_seqlen^)?
+    (`mask` $mask^)? (`window` $window^)?
     (`scale` $scale^)? (`softcap` $softcap^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($output)
     (`,` type($lse)^)? (`score_mod` $score_mod^)?
@@ -85,9 +108,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove]> {
   let builders = [
     OpBuilder<(ins "TypeRange":$results, "Value":$query, "Value":$key,
                    "Value":$value, "MaskKind":$mask, "FloatAttr":$scale), [{
-      build($_builder, $_state, results, query, key, value,
+      build($_builder, $_state, results, query, key, value, /*bias=*/Value(),
+            /*cu_seqlens_q=*/Value(), /*cu_seqlens_kv=*/Value(),
             MaskKindAttr::get($_builder.getContext(), mask),
-            /*window=*/nullptr, scale, /*softcap=*/nullptr);
+            /*window=*/nullptr, scale, /*softcap=*/nullptr,
+            /*max_seqlen=*/nullptr);
     }]>
   ];
 
@@ -110,8 +135,21 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove]> {
     RankedTensorType getKeyType() { return getKey().getType(); }
     RankedTensorType getValueType() { return getValue().getType(); }
     RankedTensorType getOutputType() { return getOutput().getType(); }
-    int64_t getHeadDim() { return getQueryType().getDimSize(3); }
-    int64_t getValueHeadDim() { return getValueType().getDimSize(3); }
+    int64_t getHeadDim() {
+      return getQueryType().getDimSize(getQueryType().getRank() - 1);
+    }
+    int64_t getValueHeadDim() {
+      return getValueType().getDimSize(getValueType().getRank() - 1);
+    }
+    /// Packed variable-length batch (cu_seqlens): rank-3 Q/K/V/O.
+    bool isVarlen() { return static_cast<bool>(getCuSeqlensQ()); }
+    /// The bound on query lengths (varlen), else the static Nq (or dynamic).
+    int64_t getMaxSeqlenQ() {
+      return isVarlen() ? (*getMaxSeqlen())[0] : getQueryType().getDimSize(2);
+    }
+    int64_t getMaxSeqlenKv() {
+      return isVarlen() ? (*getMaxSeqlen())[1] : getKeyType().getDimSize(2);
+    }
   }];
 
   let hasVerifier = 1;
@@ -226,7 +264,9 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure, IsolatedFromAbove,
     whole lengths: together they mask the padding and the keys outside the
     mask's band (see attn.attention). `score_mod` is attn.attention's region,
     applied to the natural-domain scaled score before the mask; it needs the
-    tile's `batch` and (query) `head` indices.
+    tile's `batch` and (query) `head` indices. `bias` [Br, Bc], when
+    present, is added after the score_mod (the tile of attn.attention's
+    bias, zero-padded).
 
     Scores are taken in the exp2 domain: `s = (q · kᵀ) * scale * log2(e)`,
     so a single multiply folds scale and the change of base.
@@ -239,6 +279,7 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure, IsolatedFromAbove,
                        Index:$q_start, Index:$kv_start, Index:$seq_q,
                        Index:$seq_kv, Optional<Index>:$batch,
                        Optional<Index>:$head,
+                       Optional<RankedTensorOf<[F16, BF16, F32]>>:$bias,
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
                        OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -251,6 +292,7 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure, IsolatedFromAbove,
     $query `,` $key `,` $value `into` $acc `,` $max `,` $sum
     `at` `(` $q_start `,` $kv_start `)` `of` `(` $seq_q `,` $seq_kv `)`
     (`head` `(` $batch^ `,` $head `)`)?
+    (`bias` $bias^ `:` type($bias))?
     (`mask` $mask^)? (`window` $window^)? `scale` $scale attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($acc) `,`
         type($max) `,` type($sum) (`score_mod` $score_mod^)?
