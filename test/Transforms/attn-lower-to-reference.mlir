@@ -178,3 +178,38 @@ func.func @grad_gqa_causal(%q: tensor<1x2x20x16xf32>, %k: tensor<1x1x24x16xf32>,
       -> tensor<1x2x20x16xf32>, tensor<1x1x24x16xf32>, tensor<1x1x24x16xf32>
   return %dq, %dk, %dv : tensor<1x2x20x16xf32>, tensor<1x1x24x16xf32>, tensor<1x1x24x16xf32>
 }
+
+// -----
+
+// Variable length: the sequence of every token (a reduction over
+// cu_seqlens[1:]), the packed tensors as one [1, H, T, D] batch entry, keys
+// of another sequence masked out and positions taken within the sequence;
+// O back to [T, H, Dv], LSE to [H, T].
+// CHECK-LABEL: func.func @reference_varlen
+// CHECK: arith.cmpi sle, %{{.+}}, %{{.+}} : i32
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0, 1], [2], [3]] output_shape [1, 40, 4, 32] : tensor<40x4x32xf32> into tensor<1x40x4x32xf32>
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<1x40x4x32xf32>) outs(%{{.+}} : tensor<1x4x40x32xf32>) permutation = [0, 2, 1, 3]
+// CHECK: arith.cmpi eq, %{{.+}}, %{{.+}} : i32
+// CHECK: tensor.extract %{{.+}}[%{{.+}}] : tensor<4xi32>
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<1x4x40x32xf32>) outs(%{{.+}} : tensor<1x40x4x32xf32>) permutation = [0, 2, 1, 3]
+// CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2], [3]] : tensor<1x40x4x32xf32> into tensor<40x4x32xf32>
+// CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2]] : tensor<1x4x40xf32> into tensor<4x40xf32>
+func.func @reference_varlen(%q: tensor<40x4x32xf32>, %k: tensor<50x2x32xf32>, %v: tensor<50x2x32xf32>, %cq: tensor<4xi32>, %ck: tensor<4xi32>) -> (tensor<40x4x32xf32>, tensor<4x40xf32>) {
+  %o, %l = attn.attention %q, %k, %v cu_seqlens(%cq, %ck) : tensor<4xi32>, tensor<4xi32> max [20, 30] mask <causal>
+      : tensor<40x4x32xf32>, tensor<50x2x32xf32>, tensor<50x2x32xf32> -> tensor<40x4x32xf32>, tensor<4x40xf32>
+  return %o, %l : tensor<40x4x32xf32>, tensor<4x40xf32>
+}
+
+// -----
+
+// Bias: one more input of the scale/mask generic, read at index 0 along the
+// broadcast batch dim, added after the scale.
+// CHECK-LABEL: func.func @reference_bias
+// CHECK: linalg.generic {{.*}} ins(%{{.+}} : tensor<1x4x40x50xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @reference_bias(%q: tensor<2x4x40x32xf32>, %k: tensor<2x2x50x32xf32>, %v: tensor<2x2x50x32xf32>, %b: tensor<1x4x40x50xf32>) -> tensor<2x4x40x32xf32> {
+  %o = attn.attention %q, %k, %v bias %b : tensor<1x4x40x50xf32>
+      : tensor<2x4x40x32xf32>, tensor<2x2x50x32xf32>, tensor<2x2x50x32xf32> -> tensor<2x4x40x32xf32>
+  return %o : tensor<2x4x40x32xf32>
+}

@@ -252,3 +252,42 @@ func.func @sliding_window_score_mod(%q: tensor<1x2x100x32xf32>) -> tensor<1x2x10
       : tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32> -> tensor<1x2x100x32xf32>
   return %o : tensor<1x2x100x32xf32>
 }
+
+// -----
+
+// Variable length: the grid is (sequence, head, query block of the longest
+// sequence); each iteration reads its sequence's bounds from cu_seqlens,
+// clamps its rows at 0 (blocks past a shorter sequence have none), reads
+// tiles at the sequence's token offset and writes O [T, H, Dv] and LSE
+// [H, T] there.
+// CHECK-LABEL: func.func @tile_varlen
+// CHECK: scf.forall (%[[S:[^,]+]], %[[H:[^,]+]], %[[QB:[^)]+]]) in (%{{.+}}, 4, %{{.+}})
+// CHECK: tensor.extract %{{.+}}[%[[S]]] : tensor<4xi32>
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: tensor.extract_slice %{{.+}}[%{{.+}}, %[[H]], 0] [%{{.+}}, 1, 32] [1, 1, 1] : tensor<40x4x32xf32> to tensor<?x32xf32>
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %{{.+}}[%{{.+}}, %{{.+}}, 0] [%{{.+}}, 1, 32] [1, 1, 1] : tensor<50x2x32xf32> to tensor<?x32xf32>
+// CHECK: attn.online_block
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%{{.+}}, %[[H]], 0] [%{{.+}}, 1, 32] [1, 1, 1] : tensor<?x32xf32> into tensor<40x4x32xf32>
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[H]], %{{.+}}] [1, %{{.+}}] [1, 1] : tensor<?xf32> into tensor<4x40xf32>
+func.func @tile_varlen(%q: tensor<40x4x32xf32>, %k: tensor<50x2x32xf32>, %v: tensor<50x2x32xf32>, %cq: tensor<4xi32>, %ck: tensor<4xi32>) -> (tensor<40x4x32xf32>, tensor<4x40xf32>) {
+  %o, %l = attn.attention %q, %k, %v cu_seqlens(%cq, %ck) : tensor<4xi32>, tensor<4xi32> max [20, 30] mask <causal>
+      : tensor<40x4x32xf32>, tensor<50x2x32xf32>, tensor<50x2x32xf32> -> tensor<40x4x32xf32>, tensor<4x40xf32>
+  return %o, %l : tensor<40x4x32xf32>, tensor<4x40xf32>
+}
+
+// -----
+
+// Bias: each key block's [Br, Bc] bias tile (index 0 along the broadcast
+// batch dim), zero-padded, goes to attn.online_block.
+// CHECK-LABEL: func.func @tile_bias
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %{{.+}}[0, %{{.+}}, %{{.+}}, %{{.+}}] [1, 1, %{{.+}}, %{{.+}}] [1, 1, 1, 1] : tensor<1x4x40x50xf32> to tensor<?x?xf32>
+// CHECK: tensor.pad
+// CHECK: attn.online_block {{.*}} bias %{{.+}} : tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
+func.func @tile_bias(%q: tensor<2x4x40x32xf32>, %k: tensor<2x2x50x32xf32>, %v: tensor<2x2x50x32xf32>, %b: tensor<1x4x40x50xf32>) -> tensor<2x4x40x32xf32> {
+  %o = attn.attention %q, %k, %v bias %b : tensor<1x4x40x50xf32>
+      : tensor<2x4x40x32xf32>, tensor<2x2x50x32xf32>, tensor<2x2x50x32xf32> -> tensor<2x4x40x32xf32>
+  return %o : tensor<2x4x40x32xf32>
+}
