@@ -282,3 +282,24 @@ func.func @dynamic_finalize(%acc: tensor<?x8xf32>, %m: tensor<?xf32>, %l: tensor
       : tensor<?x8xf32>, tensor<?xf32>, tensor<?xf32> -> tensor<?x8xbf16>, tensor<?xf32>
   return %o, %lse : tensor<?x8xbf16>, tensor<?xf32>
 }
+
+// -----
+
+// A bias tile: the scores leave the exp2 domain's folded multiply (scale
+// alone), get the bias added, then one multiply by log2(e).
+// CHECK-LABEL: func.func @block_bias
+// CHECK: linalg.generic {{.*}} ins(%{{.+}} : tensor<16x32xbf16>) outs(%{{.+}} : tensor<16x32xf32>)
+// CHECK: ^bb0(%[[BV:.+]]: bf16, %[[SV:.+]]: f32):
+// CHECK: %[[SC:.+]] = arith.mulf %[[SV]], %{{.+}} : f32
+// CHECK: %[[BF:.+]] = arith.extf %[[BV]] : bf16 to f32
+// CHECK: %[[ADD:.+]] = arith.addf %[[SC]], %[[BF]] : f32
+// CHECK: arith.mulf %[[ADD]], %{{.+}} : f32
+func.func @block_bias(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>,
+                      %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>,
+                      %b: tensor<16x32xbf16>, %q0: index, %kv0: index, %nq: index, %nk: index)
+    -> (tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%q0, %kv0) of (%nq, %nk)
+      bias %b : tensor<16x32xbf16> scale 1.250000e-01
+      : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+  return %a, %mx, %s : tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+}
