@@ -358,7 +358,10 @@ def test_variants_match_float64(shape, name, d, dtype):
     variant = make_variant(**kwargs)
     b, hq, hkv, nq, nk = shape
     q, k, v = inputs(b, hq, hkv, nq, nk, d, dtype, seed=11)
-    out, lse = attn_torch.attention(q, k, v, return_lse=True, **kwargs)
+    try:
+        out, lse = attn_torch.attention(q, k, v, return_lse=True, **kwargs)
+    except attn.KernelNotAvailableError as ex:  # a pack without variants
+        pytest.skip(f"not in the pack: {str(ex)[:100]}")
     ref, ref_lse = reference64(q, k, v, variant)
     assert not out.isnan().any()
     assert rel_err(out, ref) <= 1e-2, name
@@ -445,8 +448,8 @@ def test_gradient_matrix_float64(shape, d, causal, dtype):
     ref = reference_grads64(q, k, v, grad, causal)
     for name, a, r in zip("qkv", ours, ref):
         assert a.grad.dtype == dtype and not a.grad.isnan().any()
-        if r.norm() == 0:  # every row masked: exact zeros
-            assert (a.grad == 0).all(), f"d{name}"
+        if r.norm() == 0:  # zero in exact arithmetic (e.g. Nk = 1: P = 1)
+            assert a.grad.float().abs().max() <= 1e-4, f"d{name}"
         else:
             assert rel_err(a.grad, r) <= 1e-2, f"d{name}"
 
