@@ -199,6 +199,7 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
   pipeline.warpRows = options.warpRows;
   pipeline.stages = options.stages;
   pipeline.family = options.family;
+  pipeline.sm90Schedule = options.sm90Schedule;
   pipeline.tuningDb = options.tuningDb;
   pipeline.tuningGpu = options.tuningGpu;
   PassManager pm(module.getContext());

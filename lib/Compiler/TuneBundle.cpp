@@ -6,6 +6,7 @@
 
 #include "attn/Compiler/TuneBundle.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
+#include "attn/Conversion/AttnToGPU/TuningSpace.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Tuning/TuningDatabase.h"
 
@@ -29,17 +30,12 @@ static llvm::Error error(const llvm::Twine &msg) {
 
 namespace {
 struct Candidate {
-  FlashKernelConfig config;
+  ForwardCandidate space;
   std::string dir;        // "" when pruned
   std::string stage;      // what pruned it: "static", "compile", "ptxas"
   std::string reason;
   int64_t registers = -1;
 };
-
-std::string candidateName(const FlashKernelConfig &c) {
-  ::attn::tuning::TileChoice t{c.blockM, c.blockN, c.warpRows, c.stages};
-  return t.name();
-}
 } // namespace
 
 llvm::Expected<TuneBundleSummary>
@@ -47,43 +43,55 @@ mlir::attn::writeTuneBundle(ModuleOp module,
                             const KernelCompileOptions &options,
                             llvm::StringRef dir, unsigned jobs,
                             llvm::ArrayRef<std::string> only,
-                            llvm::raw_ostream &log) {
+                            llvm::raw_ostream &log,
+                            const TuneBundleOptions &bundle) {
   SmallVector<AttentionOp> ops;
   module.walk([&](AttentionOp op) { ops.push_back(op); });
   if (ops.size() != 1)
     return error("expected exactly one attn.attention, found " +
                  llvm::Twine(ops.size()));
+  if (!llvm::is_contained({"sm80", "sm90a", "auto"},
+                          StringRef(options.family)))
+    return error("--family must be sm80, sm90a or auto, got '" +
+                 options.family + "'");
   FlashKernelSpec spec = FlashKernelSpec::fromOp(ops.front());
   if (std::string why = validateFlashKernel(
           spec, chooseFlashKernelConfig(spec, options.chip), options.chip);
       !why.empty() && why.find("block-") == std::string::npos &&
       why.find("shared memory") == std::string::npos)
     return error("no GPU kernel for this attention: " + why);
+  if (options.family == "sm90a")
+    if (std::string why = hopperFamilySupports(spec, options.chip);
+        !why.empty())
+      return error("--family sm90a: " + why);
+  std::vector<std::string> families =
+      allowedKernelFamilies(spec, options.chip, options.family);
+  std::string keyFamily = tuningKeyFamily(families);
 
-  std::vector<PrunedFlashKernelConfig> staticPruned;
-  std::vector<FlashKernelConfig> configs =
-      enumerateFlashKernelConfigs(spec, options.chip, &staticPruned);
-  auto wanted = [&](const FlashKernelConfig &c) {
-    return only.empty() || c.source == "heuristic" ||
-           llvm::is_contained(only, candidateName(c));
+  std::vector<ForwardCandidate> space = enumerateForwardCandidates(
+      spec, options.chip, options.family, bundle.defaultFamily);
+  auto wanted = [&](const ForwardCandidate &c) {
+    return only.empty() || c.heuristic || c.familyHeuristic ||
+           llvm::is_contained(only, c.tile.name());
   };
   for (const std::string &name : only)
-    if (llvm::none_of(configs, [&](auto &c) { return candidateName(c) == name; }) &&
-        llvm::none_of(staticPruned,
-                      [&](auto &p) { return candidateName(p.config) == name; }))
-      return error("'" + name + "' is not in the " + kFlashKernelFamily +
-                   " tuning space (block-m 64/128/256, block-n 32/64/128, "
-                   "warp-rows 16/32, stages 2: e.g. m128n64r32s2)");
+    if (llvm::none_of(space, [&](auto &c) { return c.tile.name() == name; }))
+      return error("'" + name + "' is not in the tuning space of " +
+                   keyFamily +
+                   " (sm80-mma: block-m 64/128/256, block-n 32/64/128, "
+                   "warp-rows 16/32, stages 2, e.g. m128n64r32s2; "
+                   "sm90a-wgmma: e.g. wg-m128n128s2, wg-m128n176s2, "
+                   "wg-m128n128s2-nopp)");
   std::vector<Candidate> results;
-  for (const PrunedFlashKernelConfig &p : staticPruned)
-    if (wanted(p.config)) {
-      results.push_back({p.config, "", "static", p.reason});
-      log << "  " << candidateName(p.config) << "  pruned (static): "
-          << p.reason << "\n";
+  for (const ForwardCandidate &c : space)
+    if (wanted(c) && !c.pruned.empty()) {
+      results.push_back({c, "", "static", c.pruned});
+      log << "  " << c.tile.name() << "  pruned (static): " << c.pruned
+          << "\n";
     }
   size_t firstCompiled = results.size();
-  for (const FlashKernelConfig &c : configs)
-    if (wanted(c))
+  for (const ForwardCandidate &c : space)
+    if (wanted(c) && c.pruned.empty())
       results.push_back({c, "", "", ""});
 
   if (auto ec = llvm::sys::fs::create_directories(dir))
@@ -113,16 +121,19 @@ mlir::attn::writeTuneBundle(ModuleOp module,
           return success();
         });
         OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(text, &ctx);
-        std::string name = candidateName(c.config);
+        const ::attn::tuning::TileChoice &t = c.space.tile;
+        std::string name = t.name();
         if (!m) {
           c.stage = "compile";
           c.reason = "cannot re-parse the module: " + diags;
         } else {
           KernelCompileOptions o = options;
-          o.blockM = c.config.blockM;
-          o.blockN = c.config.blockN;
-          o.warpRows = c.config.warpRows;
-          o.stages = c.config.stages;
+          o.family = t.isSm90a() ? "sm90a" : "sm80";
+          o.blockM = t.blockM;
+          o.blockN = t.blockN;
+          o.warpRows = t.isSm90a() ? 0 : t.warpRows;
+          o.stages = t.stages;
+          o.sm90Schedule = t.schedule;
           o.tuningDb = "none";
           o.assemble = true;
           o.emitLLVMIR = false;
@@ -159,7 +170,7 @@ mlir::attn::writeTuneBundle(ModuleOp module,
           }
         }
         std::lock_guard<std::mutex> lock(logMutex);
-        log << "  " << name << (c.config.source == "heuristic" ? "*" : " ")
+        log << "  " << name << (c.space.heuristic ? "*" : " ")
             << " " << (c.dir.empty() ? "pruned (" + c.stage + "): " + c.reason
                                      : "ok, " + std::to_string(c.registers) +
                                            " registers")
@@ -179,22 +190,40 @@ mlir::attn::writeTuneBundle(ModuleOp module,
   std::string out;
   llvm::raw_string_ostream os(out);
   llvm::json::OStream j(os, 2);
-  auto tile = [&](const FlashKernelConfig &c) {
-    j.attribute("block_m", c.blockM);
-    j.attribute("block_n", c.blockN);
-    j.attribute("warp_rows", c.warpRows);
-    j.attribute("stages", c.stages);
-    j.attribute("heuristic", c.source == "heuristic");
+  auto tile = [&](const ForwardCandidate &c) {
+    j.attribute("family", c.tile.family);
+    j.attribute("block_m", c.tile.blockM);
+    j.attribute("block_n", c.tile.blockN);
+    j.attribute("warp_rows", c.tile.warpRows);
+    j.attribute("stages", c.tile.stages);
+    if (c.tile.isSm90a()) {
+      j.attribute("schedule", c.tile.schedule);
+    }
+    j.attribute("heuristic", c.heuristic);
+    j.attribute("family_heuristic", c.familyHeuristic);
   };
   ::attn::tuning::TuningKey key = ::attn::tuning::TuningKey::forProblem(
-      problem, options.chip, kFlashKernelFamily,
-      ::attn::tuning::compilerVersion());
+      problem, options.chip, keyFamily, ::attn::tuning::compilerVersion());
+  // The module's own shape first, then the others (heads stay the same).
+  std::vector<TuneShape> shapes = {
+      {problem.batch, problem.seqQ, problem.seqKv}};
+  for (const TuneShape &sh : bundle.shapes) {
+    TuneShape t = sh;
+    if (!t.seqKv)
+      t.seqKv = t.seqQ;
+    if (t.batch <= 0 || t.seqQ <= 0 || t.seqKv <= 0)
+      continue; // attn-compile --tune-shapes rejects these
+    if (llvm::none_of(shapes, [&](const TuneShape &o) {
+          return o.batch == t.batch && o.seqQ == t.seqQ && o.seqKv == t.seqKv;
+        }))
+      shapes.push_back(t);
+  }
   j.object([&] {
     j.attribute("format", kTuneBundleFormat);
     j.attribute("version", kTuneBundleVersion);
     j.attribute("compiler", key.compiler);
     j.attribute("chip", options.chip);
-    j.attribute("family", kFlashKernelFamily);
+    j.attribute("family", keyFamily);
     j.attribute("key", key.shapeString());
     j.attributeObject("problem", [&] {
       j.attribute("batch", problem.batch);
@@ -207,12 +236,20 @@ mlir::attn::writeTuneBundle(ModuleOp module,
       j.attribute("dtype", ::attn::dtypeName(problem.dtype));
       j.attribute("causal", problem.causal);
     });
+    j.attributeArray("shapes", [&] {
+      for (const TuneShape &sh : shapes)
+        j.object([&] {
+          j.attribute("batch", sh.batch);
+          j.attribute("seq_q", sh.seqQ);
+          j.attribute("seq_kv", sh.seqKv);
+        });
+    });
     j.attributeArray("candidates", [&] {
       for (const Candidate &c : results)
         if (!c.dir.empty())
           j.object([&] {
             j.attribute("dir", c.dir);
-            tile(c.config);
+            tile(c.space);
             j.attribute("registers", c.registers);
           });
     });
@@ -220,7 +257,7 @@ mlir::attn::writeTuneBundle(ModuleOp module,
       for (const Candidate &c : results)
         if (c.dir.empty())
           j.object([&] {
-            tile(c.config);
+            tile(c.space);
             j.attribute("stage", c.stage);
             j.attribute("reason", c.reason);
           });

@@ -43,6 +43,7 @@ static void buildGPUPipeline(OpPassManager &pm, const AttnToPTXOptions &options,
   gpu.warpRows = options.warpRows;
   gpu.stages = options.stages;
   gpu.family = options.family;
+  gpu.sm90Schedule = options.sm90Schedule;
   gpu.tuningDb = options.tuningDb;
   gpu.tuningGpu = options.tuningGpu;
   gpu.deterministic = options.deterministicGrad;

@@ -71,6 +71,11 @@ static cl::opt<std::string> family("family",
                                    cl::desc("Kernel family: sm80, sm90a "
                                             "(wgmma/TMA) or auto"),
                                    cl::init("sm80"), cl::cat(category));
+static cl::opt<std::string> sm90Schedule(
+    "sm90-schedule",
+    cl::desc("sm90a-wgmma consumer schedule: pingpong, overlap (no "
+             "ping-pong) or serial; default: the tuned or heuristic one"),
+    cl::init(""), cl::cat(category));
 static cl::opt<std::string> ptxas("ptxas",
                                   cl::desc("ptxas to use (default: "
                                            "$CUDA_HOME/bin, /usr/local/cuda/"
@@ -102,6 +107,12 @@ static cl::opt<std::string>
                         "checks and does not spill, plus bundle.json, for "
                         "attn-tune on a GPU host"),
                cl::value_desc("dir"), cl::init(""), cl::cat(category));
+static cl::list<std::string> tuneShapes(
+    "tune-shapes",
+    cl::desc("With --tune-bundle: more launch shapes to tune the same "
+             "kernels at, BATCHxSEQ or BATCHxSEQ_QxSEQ_KV (one database "
+             "entry each), e.g. 32x512,16x1024"),
+    cl::CommaSeparated, cl::cat(category));
 static cl::list<std::string>
     tuneOnly("tune-only",
              cl::desc("With --tune-bundle: only these configurations (and "
@@ -194,6 +205,10 @@ int main(int argc, char **argv) {
                 "--block-m/--block-n/--warp-rows");
   if (tuneBundle.empty() && !tuneOnly.empty())
     return fail("--tune-only needs --tune-bundle");
+  if (tuneBundle.empty() && !tuneShapes.empty())
+    return fail("--tune-shapes needs --tune-bundle");
+  if (!tuneBundle.empty() && !sm90Schedule.empty())
+    return fail("--tune-bundle tries every schedule: drop --sm90-schedule");
   if (emit.empty() && output.empty() && tuneBundle.empty())
     return fail("-o <directory> is required (or use --emit)");
   if (emit == "cubin" && output.empty())
@@ -245,6 +260,7 @@ int main(int argc, char **argv) {
   options.warpRows = warpRows;
   options.stages = stages;
   options.family = family;
+  options.sm90Schedule = sm90Schedule;
   options.ptxasPath = ptxas;
   options.tuningDb = tuningDb;
   options.tuningGpu = tuningGpu;
@@ -269,8 +285,26 @@ int main(int argc, char **argv) {
     llvm::outs() << "attn-compile: compiling tuning candidates into "
                  << tuneBundle << " (* = the heuristic's choice)\n";
     std::vector<std::string> only(tuneOnly.begin(), tuneOnly.end());
-    auto summary = mlir::attn::writeTuneBundle(*module, options, tuneBundle,
-                                               jobs, only, llvm::outs());
+    mlir::attn::TuneBundleOptions bundle;
+    bundle.defaultFamily = family.getDefault().getValue();
+    // The family is a tuning choice too unless --family fixes it.
+    if (!family.getNumOccurrences())
+      options.family = "auto";
+    for (const std::string &s : tuneShapes) {
+      llvm::SmallVector<llvm::StringRef, 3> parts;
+      llvm::StringRef(s).split(parts, 'x');
+      mlir::attn::TuneShape shape;
+      int64_t *slots[] = {&shape.batch, &shape.seqQ, &shape.seqKv};
+      bool bad = parts.size() < 2 || parts.size() > 3;
+      for (size_t i = 0; !bad && i < parts.size(); ++i)
+        bad = parts[i].getAsInteger(10, *slots[i]) || *slots[i] <= 0;
+      if (bad)
+        return fail("--tune-shapes expects BATCHxSEQ or BATCHxSEQ_QxSEQ_KV "
+                    "with positive numbers, got '" + s + "'");
+      bundle.shapes.push_back(shape);
+    }
+    auto summary = mlir::attn::writeTuneBundle(
+        *module, options, tuneBundle, jobs, only, llvm::outs(), bundle);
     if (!summary)
       return fail(llvm::toString(summary.takeError()));
     llvm::outs() << "wrote " << tuneBundle << "/bundle.json: "
@@ -282,19 +316,24 @@ int main(int argc, char **argv) {
   if (!kernel)
     return fail(llvm::toString(kernel.takeError()));
 
+  bool sm90a = kernel->family != "sm80-mma";
   if (explain)
-    llvm::errs() << "attn-compile: " << kernel->entry << ": block_m "
-                 << kernel->blockM << ", block_n " << kernel->blockN
-                 << ", stages " << kernel->stages << " from "
-                 << kernel->tileSource
-                 << (kernel->tileSource == "heuristic"
+    llvm::errs() << "attn-compile: " << kernel->entry << ": family "
+                 << kernel->family << ", block_m " << kernel->blockM
+                 << ", block_n " << kernel->blockN << ", stages "
+                 << kernel->stages << " from " << kernel->tileSource
+                 << (kernel->tileSource == "heuristic" && !sm90a
                          ? " (head dims <= 128: 128 query rows, 32 per "
                            "warp, 64 keys; wider heads: 64 rows, 16 per "
                            "warp, 32 keys; keys halve until the tiles fit "
                            "the chip's shared memory)"
-                         : kernel->tileSource == "option"
-                               ? " (--block-m/--block-n/--warp-rows)"
-                               : "")
+                     : kernel->tileSource == "heuristic"
+                         ? " (sm90a-wgmma: one producer and block_m / 64 "
+                           "consumer warpgroups, block_n and stages by head "
+                           "dim)"
+                     : kernel->tileSource == "option"
+                         ? " (--block-m/--block-n/--warp-rows)"
+                         : "")
                  << "; " << kernel->dynamicSharedMemory
                  << " bytes of shared memory\n"
                  << "attn-compile: why: " << kernel->tileReason << "\n";

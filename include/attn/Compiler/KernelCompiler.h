@@ -33,6 +33,9 @@ struct KernelCompileOptions {
   int64_t stages = 2;
   /// Kernel family: sm80, sm90a or auto (convert-attn-to-gpu's option).
   std::string family = "sm80";
+  /// sm90a-wgmma consumer schedule (docs/tuning.md): "pingpong",
+  /// "overlap", "serial" or "" (the tuned or heuristic one).
+  std::string sm90Schedule;
   /// Tuning database (docs/tuning.md); "" = $ATTN_TUNING_DB, "none" = off.
   std::string tuningDb;
   /// GPU to look up in it; "" = $ATTN_TUNING_GPU, else any.

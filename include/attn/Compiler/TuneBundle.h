@@ -20,25 +20,43 @@
 namespace mlir::attn {
 
 inline constexpr const char *kTuneBundleFormat = "attn-tune-bundle";
-inline constexpr int64_t kTuneBundleVersion = 1;
+inline constexpr int64_t kTuneBundleVersion = 2;
 
 struct TuneBundleSummary {
   int64_t candidates = 0; // kernel directories written
   int64_t pruned = 0;     // by the static checks, ptxas, or a failed compile
 };
 
+/// A launch shape to tune the same kernels at (kernels take sequence
+/// lengths and head counts as arguments).
+struct TuneShape {
+  int64_t batch = 0, seqQ = 0, seqKv = 0; // seqKv 0 = seqQ
+};
+
+struct TuneBundleOptions {
+  /// attn-compile's --family when not given: the candidate it would pick
+  /// without a database is marked "heuristic".
+  std::string defaultFamily = KernelCompileOptions().family;
+  /// Shapes attn-tune times besides the module's own (one database entry
+  /// each); heads, head dims, dtype and mask stay the module's.
+  std::vector<TuneShape> shapes;
+};
+
 /// Compiles every candidate configuration of the single attn.attention in
 /// `module` (left unchanged) on `jobs` threads (0 = one per core) and
 /// writes `<dir>/<config>/` kernel directories plus `<dir>/bundle.json`.
-/// `options` gives the chip, ptxas and optimisation level; its tile fields
-/// are ignored. A candidate that spills or uses local memory is pruned.
-/// When `only` is not empty, just the configurations it names
-/// ("m128n64r32s2") and the heuristic's are tried. One line per candidate
+/// `options` gives the chip, ptxas, optimisation level and the families
+/// (`family`: sm80, sm90a, or auto = both where the chip and the spec
+/// allow; enumerateForwardCandidates); its tile fields are ignored. A
+/// candidate that spills or uses local memory is pruned. When `only` is
+/// not empty, just the configurations it names ("m128n64r32s2",
+/// "wg-m128n128s2") and the heuristics' are tried. One line per candidate
 /// goes to `log`.
 llvm::Expected<TuneBundleSummary>
 writeTuneBundle(ModuleOp module, const KernelCompileOptions &options,
                 llvm::StringRef dir, unsigned jobs,
-                llvm::ArrayRef<std::string> only, llvm::raw_ostream &log);
+                llvm::ArrayRef<std::string> only, llvm::raw_ostream &log,
+                const TuneBundleOptions &bundle = {});
 
 } // namespace mlir::attn
 

@@ -55,6 +55,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Kernel family: sm80 (mma.sync/cp.async), sm90a (wgmma/TMA, "
            "warp-specialised) or auto (sm90a on chip sm_90a where the spec "
            "allows, else sm80)">,
+    Option<"sm90Schedule", "sm90-schedule", "std::string", "\"\"",
+           "sm90a-wgmma consumer schedule: pingpong, overlap (intra-"
+           "warpgroup only) or serial; empty = the family's choice (a tuned "
+           "entry's, else the heuristic's)">,
     Option<"tuningDb", "tuning-db", "std::string", "\"\"",
            "Tuning database to look each shape up in before the heuristic "
            "(docs/tuning.md); empty = $ATTN_TUNING_DB, 'none' = no lookup. "

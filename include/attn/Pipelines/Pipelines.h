@@ -73,6 +73,11 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
       llvm::cl::desc("Kernel family: sm80, sm90a or auto (sm90a on sm_90a "
                      "where the spec allows)"),
       llvm::cl::init("sm80")};
+  PassOptions::Option<std::string> sm90Schedule{
+      *this, "sm90-schedule",
+      llvm::cl::desc("sm90a-wgmma consumer schedule: pingpong, overlap or "
+                     "serial; empty = the family's choice"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> tuningDb{
       *this, "tuning-db",
       llvm::cl::desc("Tuning database to look shapes up in first "

@@ -6,6 +6,7 @@
 
 #include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/HopperKernel.h"
+#include "attn/Conversion/AttnToGPU/TuningSpace.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Tuning/TuningDatabase.h"
@@ -85,23 +86,32 @@ struct ConvertAttnToGPUPass
                          << hopperMissing;
         return signalPassFailure();
       }
-      if (family == "sm90a" || (family == "auto" && hopperMissing.empty())) {
-        if (failed(convertWithHopperKernel(op, spec, kernels, b)))
+      // The database may pick the family as well as the tile
+      // (docs/tuning.md); without an entry the family option decides.
+      TunedForwardLookup tuned;
+      std::string reason = "no tuning database (tuning-db, $ATTN_TUNING_DB)";
+      if (fromOptions)
+        reason = "block-m/block-n/warp-rows given";
+      else if (!dbPath.empty()) {
+        tuned = lookupTunedForwardKernel(op, spec, chip, family, db, gpuName);
+        reason = "tuning database '" + dbPath + "': " + tuned.reason;
+      }
+      bool hopper = tuned.hopper   ? true
+                    : tuned.flash ? false
+                                  : family == "sm90a" ||
+                                        (family == "auto" &&
+                                         hopperMissing.empty());
+      if (hopper) {
+        if (failed(convertWithHopperKernel(op, spec, kernels, b, tuned.hopper,
+                                           reason)))
           return signalPassFailure();
         continue;
       }
-      FlashKernelConfig config = chooseFlashKernelConfig(spec, chip);
-      std::string reason = "no tuning database (tuning-db, $ATTN_TUNING_DB)";
-      if (fromOptions) {
+      FlashKernelConfig config = tuned.flash
+                                     ? *tuned.flash
+                                     : chooseFlashKernelConfig(spec, chip);
+      if (fromOptions)
         config.source = "option";
-        reason = "block-m/block-n/warp-rows given";
-      } else if (!dbPath.empty()) {
-        FlashKernelConfigLookup tuned =
-            lookupTunedFlashKernelConfig(op, spec, chip, db, gpuName);
-        reason = "tuning database '" + dbPath + "': " + tuned.reason;
-        if (tuned.config)
-          config = *tuned.config;
-      }
       if (warpRows)
         config.warpRows = warpRows;
       if (blockM)
@@ -145,13 +155,20 @@ struct ConvertAttnToGPUPass
   }
 
   /// The sm90a-wgmma kernel for `op`: block-m/block-n/stages when given,
-  /// else the family's heuristic (the sm80 tuning database does not apply).
-  LogicalResult convertWithHopperKernel(AttentionOp op,
-                                        const FlashKernelSpec &spec,
-                                        gpu::GPUModuleOp kernels,
-                                        OpBuilder &b) {
-    HopperKernelConfig config = chooseHopperKernelConfig(spec);
-    std::string reason = "sm90a-wgmma heuristic";
+  /// else the tuning database's configuration, else the family's heuristic.
+  LogicalResult
+  convertWithHopperKernel(AttentionOp op, const FlashKernelSpec &spec,
+                          gpu::GPUModuleOp kernels, OpBuilder &b,
+                          const std::optional<HopperKernelConfig> &tuned,
+                          std::string reason) {
+    HopperKernelConfig config =
+        tuned ? *tuned : chooseHopperKernelConfig(spec);
+    if (!tuned && reason.rfind("no tuning database", 0) == 0)
+      reason = "sm90a-wgmma heuristic";
+    // Explicit schedule switches win over the database and the heuristic.
+    if (std::string why = applyHopperSchedule(config, sm90Schedule);
+        !why.empty())
+      return op.emitOpError() << why;
     if (blockM || blockN) {
       config.source = "option";
       reason = "block-m/block-n given";
