@@ -23,8 +23,32 @@
 #include <string>
 #include <vector>
 
+// The handles carry the CUDA driver's own struct names and every entry
+// point below takes the runtime's exact parameter types (CudaDriver.h):
+// a call through a function pointer of another type is undefined
+// behaviour, which UBSan's -fsanitize=function reports (scripts/sanitize.sh).
+struct CUctx_st {
+  int device = 0;
+};
+struct CUmod_st {
+  std::string image; // PTX text or cubin bytes
+};
+struct CUfunc_st {
+  std::string name;
+  int maxDynamicShared = 48 * 1024;
+};
+struct CUevent_st {
+  double ms = 0;
+};
+struct CUstream_st {};
+
 namespace {
 using Result = int;
+using DevicePtr = unsigned long long; // CUdeviceptr
+using Context = CUctx_st;
+using Module = CUmod_st;
+using Function = CUfunc_st;
+using Event = CUevent_st;
 constexpr Result kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2,
                  kInvalidImage = 200, kInvalidContext = 201,
                  kNoBinaryForGpu = 209, kInvalidPtx = 218,
@@ -48,23 +72,10 @@ const Error kErrors[] = {
     {kNotFound, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
 };
 
-struct Context {
-  int device = 0;
-};
 Context theContext;
 thread_local Context *current = nullptr;
 thread_local std::vector<Context *> pushed;
 
-struct Module {
-  std::string image; // PTX text or cubin bytes
-};
-struct Function {
-  std::string name;
-  int maxDynamicShared = 48 * 1024;
-};
-struct Event {
-  double ms = 0;
-};
 
 double nowMs() {
   using namespace std::chrono;
@@ -364,7 +375,7 @@ API cuFuncSetAttribute(Function *fn, int attr, int value) {
 }
 API cuLaunchKernel(Function *fn, unsigned gx, unsigned gy, unsigned gz,
                    unsigned bx, unsigned by, unsigned bz, unsigned smem,
-                   void *, void **params, void **) {
+                   CUstream_st *, void **params, void **) {
   if (!current)
     return kInvalidContext;
   if (!fn || !params)
@@ -388,7 +399,7 @@ API cuMemGetInfo_v2(size_t *freeBytes, size_t *total) {
   *total = size_t(8) << 30;
   return kSuccess;
 }
-API cuMemAlloc_v2(uint64_t *ptr, size_t n) {
+API cuMemAlloc_v2(DevicePtr *ptr, size_t n) {
   // A device of ATTN_FAKE_CUDA_MEMORY bytes, for out-of-memory tests.
   if (const char *limit = std::getenv("ATTN_FAKE_CUDA_MEMORY"))
     if (n > std::strtoull(limit, nullptr, 10))
@@ -399,35 +410,35 @@ API cuMemAlloc_v2(uint64_t *ptr, size_t n) {
   *ptr = reinterpret_cast<uintptr_t>(p);
   return kSuccess;
 }
-API cuMemFree_v2(uint64_t ptr) {
+API cuMemFree_v2(DevicePtr ptr) {
   std::free(reinterpret_cast<void *>(ptr));
   return kSuccess;
 }
-API cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t n) {
+API cuMemcpyHtoD_v2(DevicePtr dst, const void *src, size_t n) {
   std::memcpy(reinterpret_cast<void *>(dst), src, n);
   return kSuccess;
 }
-API cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t n) {
+API cuMemcpyDtoH_v2(void *dst, DevicePtr src, size_t n) {
   std::memcpy(dst, reinterpret_cast<void *>(src), n);
   return kSuccess;
 }
-API cuMemcpyDtoD_v2(uint64_t dst, uint64_t src, size_t n) {
+API cuMemcpyDtoD_v2(DevicePtr dst, DevicePtr src, size_t n) {
   std::memcpy(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src), n);
   return kSuccess;
 }
-API cuMemsetD8_v2(uint64_t dst, unsigned char v, size_t n) {
+API cuMemsetD8_v2(DevicePtr dst, unsigned char v, size_t n) {
   std::memset(reinterpret_cast<void *>(dst), v, n);
   return kSuccess;
 }
-API cuStreamCreate(void **s, unsigned) {
-  *s = new char;
+API cuStreamCreate(CUstream_st **s, unsigned) {
+  *s = new CUstream_st;
   return kSuccess;
 }
-API cuStreamDestroy_v2(void *s) {
-  delete static_cast<char *>(s);
+API cuStreamDestroy_v2(CUstream_st *s) {
+  delete s;
   return kSuccess;
 }
-API cuStreamSynchronize(void *) { return kSuccess; }
+API cuStreamSynchronize(CUstream_st *) { return kSuccess; }
 API cuEventCreate(Event **e, unsigned) {
   *e = new Event;
   return kSuccess;
@@ -436,7 +447,7 @@ API cuEventDestroy_v2(Event *e) {
   delete e;
   return kSuccess;
 }
-API cuEventRecord(Event *e, void *) {
+API cuEventRecord(Event *e, CUstream_st *) {
   e->ms = nowMs();
   return kSuccess;
 }
