@@ -233,6 +233,10 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
       p.boxRows = m.getAs<IntegerAttr>("box_rows").getInt();
       kernel.tensorMaps.push_back(p);
     }
+  if (auto x = launch.getAs<StringAttr>("grid_x"))
+    kernel.gridX = x.getValue().str();
+  if (auto y = launch.getAs<StringAttr>("grid_y"))
+    kernel.gridY = y.getValue().str();
   if (auto src = launch.getAs<StringAttr>("source"))
     kernel.tileSource = src.getValue().str();
   if (auto why = op->getAttrOfType<StringAttr>("attn.tile_reason"))
@@ -337,8 +341,10 @@ std::string CompiledKernel::manifestJSON() const {
     });
     j.attribute("threads", threads);
     j.attributeObject("grid", [&] {
-      j.attribute("x", "ceil(seq_q / " + std::to_string(blockM) + ")");
-      j.attribute("y", "batch * heads_q");
+      j.attribute("x", gridX.empty()
+                           ? "ceil(seq_q / " + std::to_string(blockM) + ")"
+                           : gridX);
+      j.attribute("y", gridY.empty() ? std::string("batch * heads_q") : gridY);
       j.attribute("z", "1");
     });
     j.attribute("dynamic_shared_memory", dynamicSharedMemory);

@@ -3,7 +3,7 @@
 // family=auto on sm_90a: the sm90a-wgmma kernel where the spec allows it,
 // the sm80 one otherwise (head dim 32 is not a whole 128-byte panel).
 // CHECK-LABEL: func.func @two_families
-// CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_bf16_nolse_m128n128s3
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_bf16_nolse_m192n128s2
 // CHECK: attn.kernel = @attn_kernels::@attn_fwd_d32_bf16_nolse_m
 func.func @two_families(%q: tensor<1x1x64x64xbf16>, %p: tensor<1x1x64x32xbf16>)
     -> (tensor<1x1x64x64xbf16>, tensor<1x1x64x32xbf16>) {

@@ -7,32 +7,37 @@
 // threads), tensor maps as 128-byte grid-constant parameters.
 // CHECK-LABEL: func.func @causal_gqa
 // CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2
-// CHECK-SAME: attn.launch = {block_m = 128 : i64, block_n = 128 : i64, dynamic_shared_memory = 164936 : i64, family = "sm90a-wgmma", source = "heuristic", stages = 2 : i64, tensor_maps = [{box_cols = 64 : i64, box_rows = 128 : i64, name = "q_tmap", tensor = "q"}, {box_cols = 64 : i64, box_rows = 128 : i64, name = "k_tmap", tensor = "k"}, {box_cols = 64 : i64, box_rows = 128 : i64, name = "v_tmap", tensor = "v"}], threads = 384 : i64, warp_rows = 16 : i64}
+// CHECK-SAME: attn.launch = {block_m = 128 : i64, block_n = 128 : i64, dynamic_shared_memory = 164944 : i64, family = "sm90a-wgmma", grid_x = "ceil(seq_q / 128)", grid_y = "batch * heads_q", persistent = false, source = "heuristic", stages = 2 : i64, tensor_maps = [{box_cols = 64 : i64, box_rows = 128 : i64, name = "q_tmap", tensor = "q"}, {box_cols = 64 : i64, box_rows = 128 : i64, name = "k_tmap", tensor = "k"}, {box_cols = 64 : i64, box_rows = 128 : i64, name = "v_tmap", tensor = "v"}], threads = 384 : i64, warp_rows = 16 : i64}
 // CHECK: llvm.mlir.global external @attn_dynamic_smem_sm90() {addr_space = 3 : i32, alignment = 1024 : i64}
 // CHECK: llvm.func @attn_fwd_sm90_d128_bf16_causal_m128n128s2(
 // CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant})
 // CHECK-SAME: attributes {gpu.kernel, nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
-// Causal: longest query blocks first.
-// CHECK: nvvm.read.ptx.sreg.nctaid.x
-// Thread 0 initialises 1 + 4 x stages mbarriers; the "empty" ones count the
-// 8 consumer warps.
-// CHECK-COUNT-9: mbarrier.init.shared::cta.b64
+// Thread 0 initialises 2 + 4 x stages mbarriers (Q full/empty, K and V
+// full/empty per stage); the "empty" ones count the 8 consumer warps.
+// CHECK-COUNT-10: mbarrier.init.shared::cta.b64
 // CHECK: fence.mbarrier_init.release.cluster
 // CHECK: nvvm.barrier0
-// Producer: fewer registers, Q by two 64-column TMA boxes, then K and V per
-// block once the consumers released the stage.
-// CHECK: nvvm.setmaxregister  decrease 24
+// Producer: fewer registers; per query block (blockIdx.x, + gridDim.x, ...)
+// Q by two 64-column TMA boxes once the consumers released Q, then K and V
+// per key block once the consumers released the stage.
+// CHECK: nvvm.setmaxregister  decrease 40
+// CHECK: nvvm.read.ptx.sreg.nctaid.x
+// CHECK: scf.for
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;
 // CHECK-COUNT-2: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // CHECK: scf.for
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: cp.async.bulk.tensor.4d
-// Consumers: more registers. Block 0: S = Q·Kᵀ by 8 wgmma k-steps from
+// Consumers: more registers (40 + 2 x 232 = 3 x 168). Block 0: S = Q·Kᵀ by 8 wgmma k-steps from
 // shared memory (the first overwrites the accumulators), its softmax.
-// CHECK: nvvm.setmaxregister  increase 240
+// CHECK: nvvm.setmaxregister  increase 232
 // Ping-pong: consumer 1 lets consumer 0 issue its GEMMs first; each then
-// waits for its turn (named barrier 1 or 2) before issuing.
+// waits for its turn (named barrier 1 or 2) before issuing. Per query block
+// the consumers wait for Q first.
 // CHECK: bar.arrive $0, $1;
+// CHECK: scf.for
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: bar.sync $0, $1;
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: wgmma.fence.sync.aligned
@@ -58,8 +63,10 @@
 // CHECK: wgmma.wait_group.sync.aligned 1;
 // CHECK: ex2.approx.ftz.f32
 // CHECK: wgmma.wait_group.sync.aligned 0;
-// The last block's P·V after the loop.
+// The last block's P·V after the loop, once Q is released (every Q·Kᵀ of
+// the query block is done).
 // CHECK: scf.yield
+// CHECK: mbarrier.arrive.shared::cta.b64
 // CHECK: wgmma.fence.sync.aligned
 // CHECK-COUNT-8: {{.*}}, p, 1, 1, 1;
 // CHECK: wgmma.wait_group.sync.aligned 0;
@@ -81,10 +88,17 @@ func.func @causal_gqa(%q: tensor<1x8x200x128xbf16>, %k: tensor<1x2x300x128xbf16>
 
 // -----
 
+// D = 64: three consumer warpgroups (192 query rows, 512 threads) with the
+// 32/160 register split, the named barriers round-robin over 1, 2, 3.
 // CHECK-LABEL: func.func @d64_f16
-// CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_f16_nolse_m128n128s3
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_f16_nolse_m192n128s2
+// CHECK-SAME: threads = 512
+// CHECK: nvvm.maxntid = array<i32: 512, 1, 1>
+// CHECK-COUNT-10: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c{{1|12}}_i32
+// CHECK: nvvm.setmaxregister  decrease 32
+// CHECK: nvvm.setmaxregister  increase 160
 // CHECK: m64n128k16.f32.f16.f16
-// AUTO: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_f16_nolse_m128n128s3
+// AUTO: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_f16_nolse_m192n128s2
 func.func @d64_f16(%q: tensor<2x4x64x64xf16>) -> tensor<2x4x64x64xf16> {
   %o = attn.attention %q, %q, %q
       : tensor<2x4x64x64xf16>, tensor<2x4x64x64xf16>, tensor<2x4x64x64xf16> -> tensor<2x4x64x64xf16>

@@ -80,6 +80,9 @@ struct CompiledKernel {
     int64_t boxCols = 0, boxRows = 0;
   };
   std::vector<TensorMapParam> tensorMaps;
+  /// Grid formulas when the kernel sets them (attn.launch grid_x/grid_y),
+  /// else ceil(seq_q / block_m) by batch * heads_q.
+  std::string gridX, gridY;
 
   /// The launch manifest (docs/kernel-abi.md).
   std::string manifestJSON() const;

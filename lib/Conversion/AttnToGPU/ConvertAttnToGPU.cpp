@@ -178,6 +178,8 @@ struct ConvertAttnToGPUPass
         config.blockN = blockN;
       config.stages = stages;
     }
+    // setmaxnreg follows the consumer count, whoever chose block-m.
+    setHopperRegisterSplit(config);
     if (std::string why = validateHopperKernel(spec, config); !why.empty())
       return op.emitOpError() << "cannot be compiled for the GPU: " << why;
     std::string name = hopperKernelName(spec, config);
@@ -196,6 +198,7 @@ struct ConvertAttnToGPUPass
           b.getNamedAttr("box_cols", b.getI64IntegerAttr(m.boxCols)),
           b.getNamedAttr("box_rows", b.getI64IntegerAttr(m.boxRows)),
       }));
+    std::pair<std::string, std::string> grid = hopperKernelGrid(config);
     op->setAttr(
         "attn.launch",
         b.getDictionaryAttr({
@@ -210,6 +213,9 @@ struct ConvertAttnToGPUPass
             b.getNamedAttr("source", b.getStringAttr(config.source)),
             b.getNamedAttr("family", b.getStringAttr(kHopperKernelFamily)),
             b.getNamedAttr("tensor_maps", b.getArrayAttr(maps)),
+            b.getNamedAttr("grid_x", b.getStringAttr(grid.first)),
+            b.getNamedAttr("grid_y", b.getStringAttr(grid.second)),
+            b.getNamedAttr("persistent", b.getBoolAttr(config.persistent)),
         }));
     op->setAttr("attn.tile_reason", b.getStringAttr(reason));
     return success();

@@ -15,6 +15,12 @@
 //    mbarrier), run the online softmax in registers (exp2 domain, the sm80
 //    kernel's masking), wait for V and accumulate O += P·V with wgmma taking
 //    P from registers, then release V's stage.
+// The block walks the query blocks blockIdx.x, blockIdx.x + gridDim.x, ...
+// of its (batch, head): once with the default grid, several times with the
+// persistent one; a ring counter carried across query blocks keeps the
+// K/V ring's stages and mbarrier phases running, and a "Q empty" mbarrier
+// lets the producer load the next Q (and its first K/V) while the
+// consumers finish the last P·V and write O.
 // Tiles are stored as TMA writes them with 128-byte swizzle: 64-column
 // panels of rows of 128 bytes, which is the layout wgmma's descriptors read
 // (K-major for Q and K, MN-major — transposed — for V).
@@ -71,6 +77,13 @@ private:
   State unflatten(ValueRange values) const;
 
   Value barrierAt(int64_t first, Value stage);
+  /// Per query block: q0 and the key blocks it visits (numBlocks, the
+  /// first numFull of them unmasked).
+  void setQueryBlock(Value queryBlockIndex);
+  /// Position of key block `block` of this query block in the K/V ring's
+  /// sequence (ringBase + block), its stage and its mbarrier phase parity.
+  Value ringIndex(Value block) { return kb.add(ringBase, block); }
+  Value stageOf(Value block);
   Value stageTile(Value ring, int64_t tileBytes, Value stage);
   void emitProducer();
   void emitConsumer();
@@ -87,6 +100,8 @@ private:
   State emitOverlappedBlock(Value block, const State &in,
                             SmallVector<Value> &p);
   void emitEpilogue(const State &state);
+  void emitConsumerQueryBlock();
+  void releaseQ();
 
   int64_t qPanelBytes() const { return config.blockM * kPanelRowBytes; }
   int64_t kvPanelBytes() const { return config.blockN * kPanelRowBytes; }
@@ -106,12 +121,15 @@ private:
   Value batch, head, kvHead, q0;
   Value qTile, kRing, vRing, barriers;
   Value numBlocks, numFull;
+  Value numQueryBlocks;
+  // K/V ring positions used by earlier query blocks of this thread block.
+  Value ringBase;
   // Consumer-only: first query row of this warp's 16, Q's descriptor.
   Value warpRow0, qDesc;
-  // Ping-pong: this consumer's named barrier and the other one's.
+  // Ping-pong: this consumer's named barrier and the next one's.
   Value myTurn, otherTurn;
-  /// Waits until the other consumer has issued its GEMMs (no-op without
-  /// ping-pong); schedulerArrive lets the other one go after ours.
+  /// Waits until the previous consumer (round-robin) has issued its GEMMs
+  /// (no-op without ping-pong); schedulerArrive lets the next one go.
   void schedulerSync() {
     if (myTurn)
       namedBarrierSync(kb, myTurn, 256);
@@ -127,6 +145,7 @@ private:
   int64_t vFullSlot() const { return 1 + config.stages; }
   int64_t kEmptySlot() const { return 1 + 2 * config.stages; }
   int64_t vEmptySlot() const { return 1 + 3 * config.stages; }
+  int64_t qEmptySlot() const { return 1 + 4 * config.stages; }
 };
 
 SmallVector<Value> HopperForwardEmitter::flatten(const State &s) const {
@@ -165,41 +184,64 @@ void HopperForwardEmitter::emitProducer() {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
 
-  Value qFull = barrierAt(qFullSlot(), Value());
-  mbarrierArriveExpectTx(kb, qFull, config.blockM * spec.headDim * 2);
-  for (int64_t p = 0; p < spec.headDim / 64; ++p)
-    tmaLoad4d(kb, kb.gepBytes(qTile, kb.i32(p * qPanelBytes())), qMap,
-              {kb.i32(64 * p), q0, head, batch}, qFull);
-
+  Value blockX = NVVM::BlockIdXOp::create(b, loc, b.getI32Type());
+  Value gridX = NVVM::GridDimXOp::create(b, loc, b.getI32Type());
   scf::ForOp::create(
-      b, loc, kb.i32(0), numBlocks, kb.i32(1), ValueRange{},
-      [&](OpBuilder &, Location, Value block, ValueRange) {
-        Value stage = kb.remu(block, kb.i32(config.stages));
-        // A fresh barrier counts as having completed the phase before its
-        // first: the first round through the ring does not wait.
-        Value parity = kb.xori(
-            kb.andi(kb.divu(block, kb.i32(config.stages)), 1), kb.i32(1));
-        Value row0 = kb.mul(block, kb.i32(config.blockN));
-        auto load = [&](int64_t emptySlot, int64_t fullSlot, Value ring,
-                        int64_t tileBytes, int64_t dim, Value map) {
-          mbarrierWait(kb, barrierAt(emptySlot, stage), parity);
-          Value full = barrierAt(fullSlot, stage);
-          mbarrierArriveExpectTx(kb, full, tileBytes);
-          Value tile = stageTile(ring, tileBytes, stage);
-          for (int64_t p = 0; p < dim / 64; ++p)
-            tmaLoad4d(kb, kb.gepBytes(tile, kb.i32(p * kvPanelBytes())), map,
-                      {kb.i32(64 * p), row0, kvHead, batch}, full);
-        };
-        load(kEmptySlot(), kFullSlot(), kRing, kTileBytes(), spec.headDim,
-             kMap);
-        load(vEmptySlot(), vFullSlot(), vRing, vTileBytes(),
-             spec.valueHeadDim, vMap);
-        scf::YieldOp::create(b, loc);
+      b, loc, blockX, numQueryBlocks, gridX,
+      ValueRange{kb.i32(0), kb.i32(0)},
+      [&](OpBuilder &, Location, Value queryBlock, ValueRange iter) {
+        ringBase = iter[0];
+        Value visit = iter[1];
+        setQueryBlock(queryBlock);
+        // Q's buffer is free once the consumers finished the previous
+        // query block's Q·Kᵀ (a fresh barrier passes parity 1 at once).
+        mbarrierWait(kb, barrierAt(qEmptySlot(), Value()),
+                     kb.xori(kb.andi(visit, 1), kb.i32(1)));
+        Value qFull = barrierAt(qFullSlot(), Value());
+        mbarrierArriveExpectTx(kb, qFull, config.blockM * spec.headDim * 2);
+        for (int64_t p = 0; p < spec.headDim / 64; ++p)
+          tmaLoad4d(kb, kb.gepBytes(qTile, kb.i32(p * qPanelBytes())), qMap,
+                    {kb.i32(64 * p), q0, head, batch}, qFull);
+
+        scf::ForOp::create(
+            b, loc, kb.i32(0), numBlocks, kb.i32(1), ValueRange{},
+            [&](OpBuilder &, Location, Value block, ValueRange) {
+              Value stage = stageOf(block);
+              // A fresh barrier counts as having completed the phase
+              // before its first: the first round through the ring does
+              // not wait.
+              Value parity = kb.xori(parityOf(block), kb.i32(1));
+              Value row0 = kb.mul(block, kb.i32(config.blockN));
+              auto load = [&](int64_t emptySlot, int64_t fullSlot,
+                              Value ring, int64_t tileBytes, int64_t dim,
+                              Value map) {
+                mbarrierWait(kb, barrierAt(emptySlot, stage), parity);
+                Value full = barrierAt(fullSlot, stage);
+                mbarrierArriveExpectTx(kb, full, tileBytes);
+                Value tile = stageTile(ring, tileBytes, stage);
+                for (int64_t p = 0; p < dim / 64; ++p)
+                  tmaLoad4d(kb,
+                            kb.gepBytes(tile, kb.i32(p * kvPanelBytes())),
+                            map, {kb.i32(64 * p), row0, kvHead, batch}, full);
+              };
+              load(kEmptySlot(), kFullSlot(), kRing, kTileBytes(),
+                   spec.headDim, kMap);
+              load(vEmptySlot(), vFullSlot(), vRing, vTileBytes(),
+                   spec.valueHeadDim, vMap);
+              scf::YieldOp::create(b, loc);
+            });
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{kb.add(ringBase, numBlocks), kb.add(visit, kb.i32(1))});
       });
 }
 
+Value HopperForwardEmitter::stageOf(Value block) {
+  return kb.remu(ringIndex(block), kb.i32(config.stages));
+}
+
 Value HopperForwardEmitter::parityOf(Value block) {
-  return kb.andi(kb.divu(block, kb.i32(config.stages)), 1);
+  return kb.andi(kb.divu(ringIndex(block), kb.i32(config.stages)), 1);
 }
 
 /// One arrival per consumer warp releases a stage (count 4 per consumer).
@@ -209,7 +251,7 @@ void HopperForwardEmitter::release(int64_t emptySlot, Value block) {
   auto ifOp = scf::IfOp::create(b, loc, laneZero, /*withElse=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  mbarrierArrive(kb, barrierAt(emptySlot, kb.remu(block, kb.i32(config.stages))));
+  mbarrierArrive(kb, barrierAt(emptySlot, stageOf(block)));
 }
 
 /// Waits for K(block) and issues S = Q·Kᵀ: D / 16 wgmma k-steps (four per
@@ -217,7 +259,7 @@ void HopperForwardEmitter::release(int64_t emptySlot, Value block) {
 SmallVector<Value> HopperForwardEmitter::issueScores(Value block,
                                                      ValueRange fenceAlso,
                                                      SmallVector<Value> &fenced) {
-  Value stage = kb.remu(block, kb.i32(config.stages));
+  Value stage = stageOf(block);
   mbarrierWait(kb, barrierAt(kFullSlot(), stage), parityOf(block));
   Value kDesc = wgmmaDescriptor(
       kb, stageTile(kRing, kTileBytes(), stage), 16, 8 * kPanelRowBytes);
@@ -244,7 +286,7 @@ SmallVector<Value> HopperForwardEmitter::issueScores(Value block,
 /// caller fenced `o` and `p`. Not committed.
 SmallVector<Value> HopperForwardEmitter::issuePV(Value block, ValueRange p,
                                                  ValueRange o) {
-  Value stage = kb.remu(block, kb.i32(config.stages));
+  Value stage = stageOf(block);
   Value vDesc = wgmmaDescriptor(kb, stageTile(vRing, vTileBytes(), stage),
                                 kvPanelBytes(), 8 * kPanelRowBytes);
   SmallVector<Value> acc(o.begin(), o.end());
@@ -356,7 +398,7 @@ HopperForwardEmitter::emitConsumerBlock(Value block, const State &in) {
   std::array<Value, 2> alpha;
   SmallVector<Value> p = softmax(maskScores(block, s), in, out, alpha);
   SmallVector<Value> o = rescale(in.o, alpha);
-  Value stage = kb.remu(block, kb.i32(config.stages));
+  Value stage = stageOf(block);
   mbarrierWait(kb, barrierAt(vFullSlot(), stage), parityOf(block));
   o.append(p);
   o = wgmmaFence(kb, o);
@@ -383,7 +425,7 @@ HopperForwardEmitter::emitOverlappedBlock(Value block, const State &in,
   schedulerSync();
   SmallVector<Value> s = issueScores(block, carried, fenced);
   wgmmaCommitGroup(kb);
-  Value prevStage = kb.remu(prev, kb.i32(config.stages));
+  Value prevStage = stageOf(prev);
   mbarrierWait(kb, barrierAt(vFullSlot(), prevStage), parityOf(prev));
   ArrayRef<Value> fencedO = ArrayRef(fenced).take_front(in.o.size());
   ArrayRef<Value> fencedP = ArrayRef(fenced).drop_front(in.o.size());
@@ -451,14 +493,63 @@ void HopperForwardEmitter::emitConsumer() {
   setMaxRegisters(kb, config.consumerRegisters, /*increase=*/true);
   Value consumer = kb.sub(warpgroup, kb.i32(1));
   Value warpInGroup = kb.andi(kb.lshr(tid, 5), 3);
-  warpRow0 = kb.add(q0, kb.add(kb.mul(consumer, kb.i32(64)),
-                               kb.mul(warpInGroup, kb.i32(16))));
+  Value rowInBlock = kb.add(kb.mul(consumer, kb.i32(64)),
+                            kb.mul(warpInGroup, kb.i32(16)));
   // This warpgroup's 64 rows of each Q panel.
   qDesc = wgmmaDescriptor(
       kb, kb.gepBytes(qTile, kb.mul(consumer, kb.i32(64 * kPanelRowBytes))),
       16, 8 * kPanelRowBytes);
-  mbarrierWait(kb, barrierAt(qFullSlot(), Value()), kb.i32(0));
 
+  // Ping-pong between the consumers (FlashAttention-3): consumer c waits on
+  // named barrier c + 1 (0 is bar.sync's) before issuing its GEMMs and then
+  // arrives on the next consumer's, round-robin; the last consumer lets
+  // consumer 0 go first.
+  int64_t n = config.consumers();
+  if (config.overlap && config.pingPong && n >= 2) {
+    myTurn = kb.add(consumer, kb.i32(1));
+    Value next = kb.add(consumer, kb.i32(1));
+    next = kb.select(kb.slt(next, kb.i32(n)), next, kb.i32(0));
+    otherTurn = kb.add(next, kb.i32(1));
+    auto last = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, consumer,
+                              kb.i32(n - 1)),
+        /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&last.getThenRegion().front());
+    schedulerArrive();
+  }
+
+  Value blockX = NVVM::BlockIdXOp::create(b, loc, b.getI32Type());
+  Value gridX = NVVM::GridDimXOp::create(b, loc, b.getI32Type());
+  scf::ForOp::create(
+      b, loc, blockX, numQueryBlocks, gridX,
+      ValueRange{kb.i32(0), kb.i32(0)},
+      [&](OpBuilder &, Location, Value queryBlock, ValueRange iter) {
+        ringBase = iter[0];
+        Value visit = iter[1];
+        setQueryBlock(queryBlock);
+        warpRow0 = kb.add(q0, rowInBlock);
+        mbarrierWait(kb, barrierAt(qFullSlot(), Value()), kb.andi(visit, 1));
+        emitConsumerQueryBlock();
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{kb.add(ringBase, numBlocks), kb.add(visit, kb.i32(1))});
+      });
+}
+
+/// Tells the producer this warp is done reading Q (one arrival per warp).
+void HopperForwardEmitter::releaseQ() {
+  Value laneZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         lane, kb.i32(0));
+  auto ifOp = scf::IfOp::create(b, loc, laneZero, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  mbarrierArrive(kb, barrierAt(qEmptySlot(), Value()));
+}
+
+/// One query block of a consumer: its key blocks, then the epilogue.
+void HopperForwardEmitter::emitConsumerQueryBlock() {
   Value zero = kb.f32(0.0);
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
   State init;
@@ -472,24 +563,9 @@ void HopperForwardEmitter::emitConsumer() {
           State next = emitConsumerBlock(block, unflatten(iterArgs));
           scf::YieldOp::create(b, loc, flatten(next));
         });
+    releaseQ();
     emitEpilogue(unflatten(loop.getResults()));
     return;
-  }
-
-  // Ping-pong between the two consumers (FlashAttention-3): named barriers
-  // 1 and 2 (0 is bar.sync's) order their GEMM issue; consumer 1 lets
-  // consumer 0 go first.
-  if (config.pingPong && config.consumers() == 2) {
-    myTurn = kb.add(consumer, kb.i32(1));
-    otherTurn = kb.sub(kb.i32(2), consumer);
-    auto second = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, consumer,
-                              kb.i32(1)),
-        /*withElse=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&second.getThenRegion().front());
-    schedulerArrive();
   }
 
   // Overlapped: block 0's scores and softmax first, then per block b >= 1
@@ -528,11 +604,13 @@ void HopperForwardEmitter::emitConsumer() {
           yield.append(carriedP);
           scf::YieldOp::create(b, loc, yield);
         });
+    // Every Q·Kᵀ of this query block is complete.
+    releaseQ();
     ValueRange results = loop.getResults();
     State last = unflatten(results.drop_back(pCount));
     SmallVector<Value> lastP(results.take_back(pCount));
     Value lastBlock = kb.sub(numBlocks, kb.i32(1));
-    Value lastStage = kb.remu(lastBlock, kb.i32(config.stages));
+    Value lastStage = stageOf(lastBlock);
     mbarrierWait(kb, barrierAt(vFullSlot(), lastStage), parityOf(lastBlock));
     SmallVector<Value> regs(last.o);
     regs.append(lastP);
@@ -547,9 +625,31 @@ void HopperForwardEmitter::emitConsumer() {
     release(vEmptySlot(), lastBlock);
     scf::YieldOp::create(b, loc, flatten(last));
     b.setInsertionPointToStart(&any.getElseRegion().front());
+    releaseQ();
     scf::YieldOp::create(b, loc, flatten(init));
   }
   emitEpilogue(unflatten(any.getResults()));
+}
+
+void HopperForwardEmitter::setQueryBlock(Value queryBlockIndex) {
+  Value qBlock = queryBlockIndex;
+  if (spec.causal) // longest first: the last query blocks see the most keys
+    qBlock = kb.sub(kb.sub(numQueryBlocks, kb.i32(1)), qBlock);
+  q0 = kb.mul(qBlock, kb.i32(config.blockM));
+  // Key blocks this query block visits (as the sm80 kernel): causal stops
+  // at the bottom-right-aligned diagonal; blocks before numFull need no mask.
+  Value rowsHere = kb.minsi(kb.i32(config.blockM), kb.sub(seqQ, q0));
+  Value kvEnd = seqKv, fullEnd = seqKv;
+  if (spec.causal) {
+    auto clampKv = [&](Value x) {
+      return kb.minsi(kb.maxsi(x, kb.i32(0)), seqKv);
+    };
+    kvEnd = clampKv(kb.add(kb.add(q0, rowsHere), diagonal));
+    fullEnd = clampKv(kb.add(kb.add(q0, diagonal), kb.i32(1)));
+  }
+  numBlocks = kb.divu(kb.add(kvEnd, kb.i32(config.blockN - 1)),
+                      kb.i32(config.blockN));
+  numFull = kb.minsi(kb.divu(fullEnd, kb.i32(config.blockN)), numBlocks);
 }
 
 void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
@@ -576,17 +676,12 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
   lane = kb.andi(tid, 31);
   g = kb.lshr(lane, 2);
   t = kb.andi(lane, 3);
-  Value qBlock = NVVM::BlockIdXOp::create(b, loc, i32);
-  if (spec.causal) {
-    // Longest first: the last query blocks see the most keys.
-    Value numQBlocks = NVVM::GridDimXOp::create(b, loc, i32);
-    qBlock = kb.sub(kb.sub(numQBlocks, kb.i32(1)), qBlock);
-  }
+  numQueryBlocks = kb.divu(kb.add(seqQ, kb.i32(config.blockM - 1)),
+                           kb.i32(config.blockM));
   Value batchHead = NVVM::BlockIdYOp::create(b, loc, i32);
   batch = kb.divu(batchHead, headsQ);
   head = kb.remu(batchHead, headsQ);
   kvHead = kb.divu(head, kb.divu(headsQ, headsKv));
-  q0 = kb.mul(qBlock, kb.i32(config.blockM));
 
   auto base = [&](Value ptr, Type eltTy, unsigned strideArg, Value h) {
     Value off = kb.add(kb.mul(kb.zext64(batch), arg(strideArg)),
@@ -610,24 +705,9 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
   vRing = kb.gepBytes(kRing, kb.i32(config.stages * kTileBytes()));
   barriers = kb.gepBytes(vRing, kb.i32(config.stages * vTileBytes()));
 
-  // Key blocks this query block visits (as the sm80 kernel): causal stops
-  // at the bottom-right-aligned diagonal; blocks before numFull need no mask.
-  Value rowsHere = kb.minsi(kb.i32(config.blockM), kb.sub(seqQ, q0));
-  Value kvEnd = seqKv, fullEnd = seqKv;
-  if (spec.causal) {
-    auto clampKv = [&](Value x) {
-      return kb.minsi(kb.maxsi(x, kb.i32(0)), seqKv);
-    };
-    kvEnd = clampKv(kb.add(kb.add(q0, rowsHere), diagonal));
-    fullEnd = clampKv(kb.add(kb.add(q0, diagonal), kb.i32(1)));
-  }
-  numBlocks = kb.divu(kb.add(kvEnd, kb.i32(config.blockN - 1)),
-                      kb.i32(config.blockN));
-  numFull = kb.minsi(kb.divu(fullEnd, kb.i32(config.blockN)), numBlocks);
-
   // Thread 0 initialises the mbarriers: the "full" ones expect one
-  // arrival (the producer's, with the TMA bytes), the "empty" ones one per
-  // consumer warp.
+  // arrival (the producer's, with the TMA bytes), the "empty" ones (K, V
+  // stages and Q) one per consumer warp.
   {
     Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                                         kb.i32(0));
@@ -636,6 +716,7 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     int64_t consumerWarps = 4 * config.consumers();
     mbarrierInit(kb, barrierAt(qFullSlot(), Value()), 1);
+    mbarrierInit(kb, barrierAt(qEmptySlot(), Value()), consumerWarps);
     for (int64_t s = 0; s < config.stages; ++s) {
       mbarrierInit(kb, barrierAt(kFullSlot() + s, Value()), 1);
       mbarrierInit(kb, barrierAt(vFullSlot() + s, Value()), 1);

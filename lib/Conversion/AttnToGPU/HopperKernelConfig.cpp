@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <tuple>
 #include <sstream>
 
 using namespace mlir;
@@ -36,30 +37,74 @@ std::string mlir::attn::hopperFamilySupports(const FlashKernelSpec &spec,
   return "";
 }
 
+std::pair<int64_t, int64_t> mlir::attn::hopperRegisterSplit(int64_t consumers) {
+  // setmaxnreg only moves registers within the block's launch allocation
+  // (hopperLaunchRegisters per thread): 384 threads get 168 each, so two
+  // consumers take 232 (40 + 2 · 232 = 3 · 168); 24/240 would fit too but
+  // ptxas spills 4 bytes in the producer's query-block loop with 24, and
+  // 32/240 exceeds the allocation (setmaxnreg.inc never returns: the H200
+  // run of 2026-11-29 hung). 512 threads get 128 each: 32 + 3 · 160.
+  if (consumers >= 3)
+    return {32, 160};
+  return {40, 232};
+}
+
+int64_t mlir::attn::hopperConsumerRegisterNeed(
+    const FlashKernelSpec &spec, const HopperKernelConfig &config) {
+  int64_t fragments =
+      config.blockN / 2 + config.blockN / 4 + spec.valueHeadDim / 2;
+  // Softmax state, addresses, descriptors, loop counters.
+  return fragments + kHopperConsumerRegisterOverhead;
+}
+
+/// An experiment override of a boolean knob: unset keeps `value`.
+static void overrideFromEnv(const char *name, bool &value) {
+  if (const char *e = std::getenv(name); e && (*e == '0' || *e == '1'))
+    value = *e == '1';
+}
+
 HopperKernelConfig
 mlir::attn::chooseHopperKernelConfig(const FlashKernelSpec &spec) {
   HopperKernelConfig config;
   config.source = "heuristic";
-  config.blockM = 128; // two consumer warpgroups
-  // Experiment knob: the serial consumer loop, for comparison.
+  int64_t d = std::max(spec.headDim, spec.valueHeadDim);
+  // Per consumer thread: S takes blockN / 2 registers, O Dv / 2, P
+  // blockN / 4 (hopperConsumerRegisterNeed).
+  if (d <= 64) {
+    // FlashAttention-3's D = 64 tile: three consumers (192 query rows) so
+    // that the short Q·Kᵀ (4 k-steps) of one hides the softmax of the
+    // others; block_n 128 is what 160 registers hold with P in registers.
+    config.blockM = 192;
+    config.blockN = 128;
+    config.stages = 2;
+  } else if (d <= 128) {
+    config.blockM = 128;
+    config.blockN = 128;
+    config.stages = 2;
+  } else {
+    config.blockM = 128;
+    config.blockN = 64;
+    config.stages = 2;
+  }
+  // Experiment knobs (docs/performance.md measures them).
   if (const char *e = std::getenv("ATTN_SM90_SERIAL"); e && *e == '1')
     config.overlap = false;
   if (const char *e = std::getenv("ATTN_SM90_NO_PINGPONG"); e && *e == '1')
     config.pingPong = false;
-  int64_t d = std::max(spec.headDim, spec.valueHeadDim);
-  // Per consumer thread: S takes blockN / 2 registers, O Dv / 2, P
-  // blockN / 4; the rest of the 240 go to addresses and softmax state.
-  if (d <= 64) {
-    config.blockN = 128;
-    config.stages = 3;
-  } else if (d <= 128) {
-    config.blockN = 128;
-    config.stages = 2;
-  } else {
-    config.blockN = 64;
-    config.stages = 2;
-  }
+  overrideFromEnv("ATTN_SM90_PERSISTENT", config.persistent);
+  setHopperRegisterSplit(config);
   return config;
+}
+
+int64_t mlir::attn::hopperLaunchRegisters(const HopperKernelConfig &config) {
+  // ptxas gives each thread what maxntid allows (one block per SM), in
+  // multiples of 8, at most 255.
+  return std::min<int64_t>(65536 / config.threads(), 255) / 8 * 8;
+}
+
+void mlir::attn::setHopperRegisterSplit(HopperKernelConfig &config) {
+  std::tie(config.producerRegisters, config.consumerRegisters) =
+      hopperRegisterSplit(config.consumers());
 }
 
 int64_t mlir::attn::hopperKernelSharedMemoryBytes(
@@ -67,9 +112,10 @@ int64_t mlir::attn::hopperKernelSharedMemoryBytes(
   int64_t q = config.blockM * spec.headDim * 2;
   int64_t k = config.stages * config.blockN * spec.headDim * 2;
   int64_t v = config.stages * config.blockN * spec.valueHeadDim * 2;
-  // mbarriers (q, and full/empty per stage for K and V) after the tiles,
-  // plus slack to align the base to 1024 bytes (the 128-byte swizzle atom).
-  int64_t barriers = 8 * (1 + 4 * config.stages);
+  // mbarriers (Q full/empty, and full/empty per stage for K and V) after
+  // the tiles, plus slack to align the base to 1024 bytes (the 128-byte
+  // swizzle atom).
+  int64_t barriers = 8 * (2 + 4 * config.stages);
   return q + k + v + barriers + 1024;
 }
 
@@ -103,16 +149,35 @@ mlir::attn::validateHopperKernel(const FlashKernelSpec &spec,
        << " bytes a block gets on sm_90a; lower block-m, block-n or stages";
     return os.str();
   }
-  // Accumulators of S and O plus P per consumer thread must leave room
-  // for the softmax and addresses in the consumers' register budget.
-  int64_t accumulators =
-      config.blockN / 2 + spec.valueHeadDim / 2 + config.blockN / 4;
-  if (accumulators > config.consumerRegisters - 40) {
+  // setmaxnreg: multiples of 8 in [24, 256], and the block's registers
+  // must fit the SM's 64K.
+  for (int64_t r : {config.producerRegisters, config.consumerRegisters})
+    if (r < 24 || r > 256 || r % 8 != 0) {
+      os << "setmaxnreg counts must be multiples of 8 in [24, 256], got "
+         << config.producerRegisters << " (producer) and "
+         << config.consumerRegisters << " (consumers)";
+      return os.str();
+    }
+  int64_t blockRegisters = 128 * (config.producerRegisters +
+                                  config.consumers() * config.consumerRegisters);
+  int64_t launchRegisters = config.threads() * hopperLaunchRegisters(config);
+  if (blockRegisters > launchRegisters) {
+    os << "setmaxnreg " << config.producerRegisters << " (producer) + "
+       << config.consumers() << " x " << config.consumerRegisters
+       << " (consumers) needs " << blockRegisters
+       << " registers, more than the " << launchRegisters << " that "
+       << config.threads()
+       << " threads are launched with; setmaxnreg.inc would never return";
+    return os.str();
+  }
+  // S, P and O per consumer thread must leave room for the softmax and
+  // addresses in the consumers' register budget (else ptxas spills).
+  int64_t need = hopperConsumerRegisterNeed(spec, config);
+  if (need > config.consumerRegisters) {
     os << "block-n " << config.blockN << " with value head dim "
-       << spec.valueHeadDim << " needs " << accumulators
-       << " accumulator registers per thread, more than the "
-       << config.consumerRegisters - 40
-       << " a consumer can spare; lower block-n";
+       << spec.valueHeadDim << " and block-m " << config.blockM << " needs "
+       << need << " registers per consumer thread, more than its "
+       << config.consumerRegisters << "; lower block-n";
     return os.str();
   }
   return "";
@@ -134,9 +199,11 @@ std::string mlir::attn::hopperKernelName(const FlashKernelSpec &spec,
   if (scale != defaultScale)
     os << "_sc" << std::hex << llvm::bit_cast<uint32_t>(scale) << std::dec;
   os << "_m" << config.blockM << "n" << config.blockN << "s" << config.stages;
+  if (config.persistent)
+    os << "_p";
   if (!config.overlap)
     os << "_serial";
-  else if (!config.pingPong && config.consumers() == 2)
+  else if (!config.pingPong && config.consumers() >= 2)
     os << "_nopp";
   return os.str();
 }
@@ -147,4 +214,15 @@ mlir::attn::hopperTensorMaps(const FlashKernelSpec &spec,
   return {{"q_tmap", "q", 64, config.blockM},
           {"k_tmap", "k", 64, config.blockN},
           {"v_tmap", "v", 64, config.blockN}};
+}
+
+std::pair<std::string, std::string>
+mlir::attn::hopperKernelGrid(const HopperKernelConfig &config) {
+  std::string queryBlocks = "ceil(seq_q / " + std::to_string(config.blockM) + ")";
+  if (!config.persistent)
+    return {queryBlocks, "batch * heads_q"};
+  // Persistent within one (batch, head): no more blocks than the SMs hold
+  // once, at least one per (batch, head).
+  return {"min(" + queryBlocks + ", max(1, floor(num_sms / (batch * heads_q))))",
+          "batch * heads_q"};
 }

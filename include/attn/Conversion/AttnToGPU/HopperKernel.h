@@ -15,24 +15,63 @@ namespace mlir::attn {
 inline constexpr const char *kHopperKernelFamily = "sm90a-wgmma";
 
 /// How the Hopper kernel computes: one producer warpgroup issuing TMA and
-/// blockM / 64 consumer warpgroups, each owning 64 query rows.
+/// blockM / 64 consumer warpgroups, each owning 64 query rows. The knobs a
+/// tuner may set (validateHopperKernel says why a combination is illegal):
+///  * blockM: 64, 128 or 192 (one, two or three consumer warpgroups);
+///  * blockN: a multiple of 16 in [16, 256] whose S, P and O fragments fit
+///    the consumers' registers (hopperConsumerRegisterNeed);
+///  * stages: [2, 8], within the 227 KiB of shared memory;
+///  * persistent: each block walks several query blocks of its (batch,
+///    head), so the next block's Q and K/V loads overlap this one's epilogue;
+///  * overlap / pingPong: the intra-warpgroup and inter-warpgroup overlap
+///    (on by default; off only to measure what they bring; ping-pong needs
+///    overlap and two or three consumers, and is a no-op with one).
+/// The setmaxnreg split follows the consumer count (hopperRegisterSplit).
 struct HopperKernelConfig {
   int64_t blockM = 0; // query rows per thread block (64 per consumer)
   int64_t blockN = 0; // keys per K/V tile (the N of S = Q·Kᵀ)
   int64_t stages = 2; // depth of the K/V shared-memory ring
-  int64_t producerRegisters = 24;  // setmaxnreg.dec of the producer
-  int64_t consumerRegisters = 240; // setmaxnreg.inc of the consumers
+  int64_t producerRegisters = 40;  // setmaxnreg.dec of the producer
+  int64_t consumerRegisters = 232; // setmaxnreg.inc of the consumers
   /// Intra-warpgroup overlap: S(j+1) = Q·K(j+1)ᵀ and O += P(j)·V(j) in
   /// flight together while the softmax of S(j+1) runs.
   bool overlap = true;
-  /// Ping-pong (two consumers, with overlap): named barriers let one
-  /// consumer issue its GEMMs while the other runs its softmax.
+  /// Ping-pong (two or three consumers, with overlap): named barriers hand
+  /// the tensor cores round-robin from one consumer to the next, so one
+  /// consumer's softmax runs under another's GEMMs.
   bool pingPong = true;
+  /// Persistent over query blocks: grid.x = min(query blocks, SMs / (batch
+  /// * heads)) and each thread block loops over its query blocks.
+  bool persistent = false;
   std::string source;              // "heuristic" or "option"
 
   int64_t consumers() const { return blockM / 64; }
   int64_t threads() const { return 128 * (consumers() + 1); }
 };
+
+/// The setmaxnreg split {producer, consumer} for `consumers` consumer
+/// warpgroups: 40/232 for one or two, 32/160 for three (FlashAttention-3's),
+/// so that 128 · (producer + consumers · consumer) fits the registers the
+/// block is launched with (threads · hopperLaunchRegisters): setmaxnreg only
+/// redistributes those, and an .inc beyond them never returns.
+std::pair<int64_t, int64_t> hopperRegisterSplit(int64_t consumers);
+/// Registers per thread the block is launched with: what ptxas allocates
+/// for maxntid = threads and one block per SM (168 for 384 threads, 128
+/// for 512). ptxas reports this count in the manifest.
+int64_t hopperLaunchRegisters(const HopperKernelConfig &config);
+/// Sets config's producer/consumer registers from its consumer count.
+void setHopperRegisterSplit(HopperKernelConfig &config);
+
+/// Registers of a consumer thread beyond its S, P and O fragments
+/// (calibrated on ptxas: block-m 192 block-n 128 D 64 fits 160 without
+/// spills).
+inline constexpr int64_t kHopperConsumerRegisterOverhead = 32;
+
+/// Registers a consumer thread needs for blockN / valueHeadDim: S (blockN /
+/// 2), P of the previous block (blockN / 4, packed pairs), O (Dv / 2) and
+/// the softmax state, addresses and descriptors around them.
+int64_t hopperConsumerRegisterNeed(const FlashKernelSpec &spec,
+                                   const HopperKernelConfig &config);
 
 /// Whether the Hopper family can compile `spec` for `chip` ("" when it can,
 /// else why not): sm_90a, f16/bf16, head dims 64, 128 or 256.
@@ -47,7 +86,7 @@ std::string validateHopperKernel(const FlashKernelSpec &spec,
 int64_t hopperKernelSharedMemoryBytes(const FlashKernelSpec &spec,
                                       const HopperKernelConfig &config);
 
-/// attn_fwd_sm90_d<D>[v<Dv>]_<dtype>[_causal]_m<M>n<N>s<S>.
+/// attn_fwd_sm90_d<D>[v<Dv>]_<dtype>[_causal]_m<M>n<N>s<S>[_p].
 std::string hopperKernelName(const FlashKernelSpec &spec,
                              const HopperKernelConfig &config);
 
@@ -63,6 +102,11 @@ struct HopperTensorMap {
 };
 SmallVector<HopperTensorMap> hopperTensorMaps(const FlashKernelSpec &spec,
                                               const HopperKernelConfig &config);
+
+/// The launch grid's x and y formulas (docs/kernel-abi.md): one block per
+/// query block, or with `persistent` at most as many as the SMs allow.
+std::pair<std::string, std::string>
+hopperKernelGrid(const HopperKernelConfig &config);
 
 /// Emits the Hopper forward kernel into `module` as an llvm.func marked
 /// gpu.kernel / nvvm.kernel. The caller validated the configuration.
