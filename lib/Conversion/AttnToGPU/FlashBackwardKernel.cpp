@@ -52,6 +52,27 @@ enum Param : unsigned {
   kNumParams = 40
 };
 
+/// One warp's C[16 × 8·nTiles] = A·Bᵀ with both operands in shared memory
+/// as [row][depth]: A's 16 rows through `aRows`, B's 8·nTiles rows through
+/// `bRows` (ldmatrix without .trans for both).
+SmallVector<Acc> warpGemmABt(KernelBuilder &kb, Type elt,
+                             FragmentAddresses &aRows, ArrayRef<Value> aPtrs,
+                             FragmentAddresses &bRows, ArrayRef<Value> bPtrs,
+                             int64_t nTiles, int64_t depth) {
+  Value zero = kb.f32(0.0);
+  SmallVector<Acc> acc(nTiles, Acc{zero, zero, zero, zero});
+  for (int64_t kk = 0; kk < depth / 16; ++kk) {
+    AFrag a = kb.ldmatrixX4(aRows.address(aPtrs, 0, kk), /*transpose=*/false);
+    for (int64_t np = 0; np < nTiles / 2; ++np) {
+      auto r = kb.ldmatrixX4(bRows.address(bPtrs, 16 * np, kk),
+                             /*transpose=*/false);
+      acc[2 * np] = kb.mma16816(elt, a, {r[0], r[1]}, acc[2 * np]);
+      acc[2 * np + 1] = kb.mma16816(elt, a, {r[2], r[3]}, acc[2 * np + 1]);
+    }
+  }
+  return acc;
+}
+
 /// Values every backward kernel derives from its parameters.
 struct Common {
   Value seqQ, seqKv, headsQ, headsKv;
@@ -477,23 +498,8 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
   SmallVector<Value> doPtrs = bRows->lanePointers(doTile);
 
   // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for this warp's 16 keys: qTiles tiles each.
-  auto gemmT = [&](SmallVector<Value> &aPtrs, SmallVector<Value> &bPtrs,
-                   int64_t depth) {
-    SmallVector<Acc> acc(qTiles, Acc{zero, zero, zero, zero});
-    for (int64_t kk = 0; kk < depth / 16; ++kk) {
-      AFrag a = kb.ldmatrixX4(aRows->address(aPtrs, 0, kk),
-                              /*transpose=*/false);
-      for (int64_t np = 0; np < qTiles / 2; ++np) {
-        auto r = kb.ldmatrixX4(bRows->address(bPtrs, 16 * np, kk),
-                               /*transpose=*/false);
-        acc[2 * np] = kb.mma16816(elt, a, {r[0], r[1]}, acc[2 * np]);
-        acc[2 * np + 1] =
-            kb.mma16816(elt, a, {r[2], r[3]}, acc[2 * np + 1]);
-      }
-    }
-    return acc;
-  };
-  SmallVector<Acc> s = gemmT(kPtrs, qPtrs, spec.headDim);
+  SmallVector<Acc> s = warpGemmABt(kb, elt, *aRows, kPtrs, *bRows, qPtrs,
+                                   qTiles, spec.headDim);
 
   // Causal: keys above the (bottom-right aligned) diagonal. Element e of
   // tile nt is key kv0 + 16·warp + g + 8·(e/2) of query q0 + 8·nt + 2t +
@@ -561,7 +567,8 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
   }
 
   // dSᵀ = Pᵀ ∘ (dPᵀ − Δ).
-  SmallVector<Acc> dp = gemmT(vPtrs, doPtrs, spec.valueHeadDim);
+  SmallVector<Acc> dp = warpGemmABt(kb, elt, *aRows, vPtrs, *bRows, doPtrs,
+                                    qTiles, spec.valueHeadDim);
   for (int64_t nt = 0; nt < qTiles; ++nt) {
     auto delta = columnPair(deltaHere, nt);
     for (int e = 0; e < 4; ++e)
@@ -857,22 +864,8 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
   SmallVector<Value> vPtrs = bRows->lanePointers(vTile);
 
   // S = Q·Kᵀ and dP = dO·Vᵀ for this warp's 16 rows.
-  auto gemm = [&](SmallVector<Value> &aPtrs, SmallVector<Value> &bPtrs,
-                  int64_t depth) {
-    SmallVector<Acc> acc(kTiles, Acc{zero, zero, zero, zero});
-    for (int64_t kk = 0; kk < depth / 16; ++kk) {
-      AFrag a = kb.ldmatrixX4(aRows->address(aPtrs, 0, kk),
-                              /*transpose=*/false);
-      for (int64_t np = 0; np < kTiles / 2; ++np) {
-        auto r = kb.ldmatrixX4(bRows->address(bPtrs, 16 * np, kk),
-                               /*transpose=*/false);
-        acc[2 * np] = kb.mma16816(elt, a, {r[0], r[1]}, acc[2 * np]);
-        acc[2 * np + 1] = kb.mma16816(elt, a, {r[2], r[3]}, acc[2 * np + 1]);
-      }
-    }
-    return acc;
-  };
-  SmallVector<Acc> s = gemm(qPtrs, kPtrs, spec.headDim);
+  SmallVector<Acc> s = warpGemmABt(kb, elt, *aRows, qPtrs, *bRows, kPtrs,
+                                   kTiles, spec.headDim);
 
   // Causal: element e of tile nt is key kv0 + 8·nt + 2t + e%2 of row
   // q0 + 16·warp + g + 8·(e/2): visible iff
@@ -897,7 +890,8 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
       Value negLse = arith::NegFOp::create(b, loc, lseRow[e / 2]);
       s[nt][e] = kb.exp2(LLVM::FMAOp::create(b, loc, s[nt][e], cScale, negLse));
     }
-  SmallVector<Acc> dp = gemm(doPtrs, vPtrs, spec.valueHeadDim);
+  SmallVector<Acc> dp = warpGemmABt(kb, elt, *aRows, doPtrs, *bRows, vPtrs,
+                                    kTiles, spec.valueHeadDim);
   for (int64_t nt = 0; nt < kTiles; ++nt)
     for (int e = 0; e < 4; ++e)
       s[nt][e] = kb.fmul(s[nt][e], kb.fsub(dp[nt][e], deltaRow[e / 2]));
