@@ -13,6 +13,7 @@
 #include "attn/Tuning/TuningDatabase.h"
 
 #include <cstdlib>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -26,21 +27,23 @@ std::string mlir::attn::resolveTuningDatabasePath(StringRef option) {
   return env && std::string(env) != "none" ? env : "";
 }
 
-FlashKernelConfigLookup mlir::attn::lookupTunedFlashKernelConfig(
-    AttentionOp op, const FlashKernelSpec &spec, StringRef chip,
-    const ::attn::tuning::TuningDatabase &db, StringRef gpu) {
-  FlashKernelConfigLookup result;
+/// The database key's problem for `op`, or none (with `missReason` set)
+/// when the op's shape cannot be keyed: the database holds static
+/// [B, H, N, D] shapes only.
+static std::optional<::attn::AttentionProblem>
+tuningProblemOf(AttentionOp op, const FlashKernelSpec &spec,
+                std::string &missReason) {
   if (spec.varlen) {
-    result.reason = "miss: variable-length (cu_seqlens) kernels are not "
-                    "keyed in the database";
-    return result;
+    missReason = "miss: variable-length (cu_seqlens) kernels are not "
+                 "keyed in the database";
+    return std::nullopt;
   }
   RankedTensorType q = op.getQueryType(), k = op.getKeyType();
   if (q.isDynamicDim(2) || k.isDynamicDim(2) || q.isDynamicDim(1) ||
       k.isDynamicDim(1)) {
-    result.reason = "miss: dynamic sequence length or head count (the "
-                    "database is keyed by static shapes)";
-    return result;
+    missReason = "miss: dynamic sequence length or head count (the "
+                 "database is keyed by static shapes)";
+    return std::nullopt;
   }
   ::attn::AttentionProblem p;
   p.headsQ = q.getDimSize(1);
@@ -52,29 +55,7 @@ FlashKernelConfigLookup mlir::attn::lookupTunedFlashKernelConfig(
   p.dtype = spec.elementType.isBF16() ? ::attn::DType::bf16
                                       : ::attn::DType::f16;
   p.causal = spec.causal;
-  ::attn::tuning::TuningKey key = ::attn::tuning::TuningKey::forProblem(
-      p, chip.str(), kFlashKernelFamily,
-      ::attn::tuning::compilerVersion());
-  key.gpu = gpu.str();
-  ::attn::tuning::LookupResult hit = db.lookup(key);
-  result.reason = hit.reason;
-  if (!hit.entry)
-    return result;
-  FlashKernelConfig config = chooseFlashKernelConfig(spec, chip);
-  config.blockM = hit.entry->winner.blockM;
-  config.blockN = hit.entry->winner.blockN;
-  config.warpRows = hit.entry->winner.warpRows;
-  config.stages = hit.entry->winner.stages;
-  config.source = "tuning-db";
-  if (std::string why = validateFlashKernel(spec, config, chip);
-      !why.empty()) {
-    result.reason = "miss: the database's " + hit.entry->winner.name() +
-                    " for " + hit.entry->key.str() + " is invalid here (" +
-                    why + ")";
-    return result;
-  }
-  result.config = config;
-  return result;
+  return p;
 }
 
 TunedForwardLookup mlir::attn::lookupTunedForwardKernel(
@@ -83,23 +64,11 @@ TunedForwardLookup mlir::attn::lookupTunedForwardKernel(
     StringRef gpu) {
   using namespace ::attn::tuning;
   TunedForwardLookup result;
-  RankedTensorType q = op.getQueryType(), k = op.getKeyType();
-  if (q.isDynamicDim(2) || k.isDynamicDim(2) || q.isDynamicDim(1) ||
-      k.isDynamicDim(1)) {
-    result.reason = "miss: dynamic sequence length or head count (the "
-                    "database is keyed by static shapes)";
+  std::optional<::attn::AttentionProblem> problem =
+      tuningProblemOf(op, spec, result.reason);
+  if (!problem)
     return result;
-  }
-  ::attn::AttentionProblem p;
-  p.headsQ = q.getDimSize(1);
-  p.headsKv = k.getDimSize(1);
-  p.seqQ = q.getDimSize(2);
-  p.seqKv = k.getDimSize(2);
-  p.headDim = spec.headDim;
-  p.valueHeadDim = spec.valueHeadDim;
-  p.dtype = spec.elementType.isBF16() ? ::attn::DType::bf16
-                                      : ::attn::DType::f16;
-  p.causal = spec.causal;
+  const ::attn::AttentionProblem &p = *problem;
   std::vector<std::string> families =
       allowedKernelFamilies(spec, chip, familyOption);
   auto keyFor = [&](const std::string &family) {

@@ -16,10 +16,6 @@
 #include <string>
 #include <vector>
 
-namespace attn::tuning {
-class TuningDatabase;
-} // namespace attn::tuning
-
 namespace mlir::attn {
 
 class AttentionOp;
@@ -98,21 +94,6 @@ enumerateFlashKernelConfigs(const FlashKernelSpec &spec, StringRef chip,
 /// The tuning database to read: `option` ("none" = no lookup), else
 /// $ATTN_TUNING_DB; "" = none.
 std::string resolveTuningDatabasePath(StringRef option);
-
-/// A tuned configuration (source "tuning-db"), or none; `reason` says
-/// which key hit, or why nothing did.
-struct FlashKernelConfigLookup {
-  std::optional<FlashKernelConfig> config;
-  std::string reason;
-};
-/// Looks `op` (static shapes) up in `db` for `chip` and, when not empty,
-/// the GPU named `gpu`. A tuned entry that validateFlashKernel rejects is a
-/// miss.
-FlashKernelConfigLookup
-lookupTunedFlashKernelConfig(AttentionOp op, const FlashKernelSpec &spec,
-                             StringRef chip,
-                             const ::attn::tuning::TuningDatabase &db,
-                             StringRef gpu);
 
 /// A stable kernel name:
 /// attn_fwd_d<D>[v<Dv>]_<dtype>[_<mask>][_mod<hash>]..._m<M>n<N>s<S>.
