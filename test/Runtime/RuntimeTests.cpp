@@ -21,6 +21,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -602,6 +603,106 @@ void checker() {
   EXPECT(!slightly.ok && slightly.out.relErr > 1e-5);
 }
 
+/// The contract for a non-finite V (HiddenKeyLeaks.h): NaN is required
+/// where the reference has it, allowed in rows that hide the key but share
+/// its key block's tile, and an error anywhere else.
+void hiddenKeyLeaks() {
+  attn::AttentionProblem p;
+  p.headsQ = 2;
+  p.headsKv = 1;
+  p.seqQ = p.seqKv = 64;
+  p.headDim = 16;
+  p.causal = true;
+  using Span = std::pair<int64_t, int64_t>;
+  const attn::KeyTiling t16{16, 16};
+  EXPECT((attn::tiledKeySpan(p, 0, t16) == Span{0, 16}));
+  EXPECT((attn::tiledKeySpan(p, 47, t16) == Span{0, 48}));
+  EXPECT((attn::tiledKeySpan(p, 48, t16) == Span{0, 64}));
+  EXPECT((attn::tiledKeySpan(p, 5, attn::KeyTiling{}) == Span{0, 64}));
+  // A window (bottom-right, keys d(i) - 10 ... d(i), d(i) = i + 30): whole
+  // key blocks, the last one clamped to Nk.
+  attn::AttentionProblem w = p;
+  w.seqQ = 40;
+  w.seqKv = 70;
+  w.windowLeft = 10;
+  EXPECT((attn::tiledKeySpan(w, 0, t16) == Span{16, 48}));
+  EXPECT((attn::tiledKeySpan(w, 39, t16) == Span{48, 70}));
+  // A query block whose rows see no key visits no key block.
+  attn::AttentionProblem empty = p;
+  empty.seqKv = 24;
+  EXPECT((attn::tiledKeySpan(empty, 3, t16) == Span{0, 0}));
+
+  // NaN in V at key 60, column 3: rows 60-63 attend to it (NaN in the
+  // reference); rows 48-59 hide it but their query block visits its key
+  // block; rows 0-47 never load it.
+  std::mt19937_64 rng(11);
+  const size_t qN = p.headsQ * p.seqQ * p.headDim;
+  const size_t vN = p.headsKv * p.seqKv * p.headDim;
+  HostTensor q = HostTensor::random(attn::DType::f32, qN, 1.0, rng);
+  HostTensor k = HostTensor::random(attn::DType::f32, vN, 1.0, rng);
+  HostTensor v = HostTensor::random(attn::DType::f32, vN, 1.0, rng);
+  const size_t badV = 60 * p.headDim + 3;
+  const float nanF = std::nanf("");
+  std::memcpy(&v.bytes[4 * badV], &nanF, 4);
+  auto decode = [](const HostTensor &x) {
+    std::vector<double> d(x.size());
+    for (size_t i = 0; i < d.size(); ++i)
+      d[i] = x.get(i);
+    return d;
+  };
+  std::vector<double> ref, refLse;
+  attn::referenceAttention(p, decode(q), decode(k), decode(v), ref, refLse);
+  auto at = [&](int64_t h, int64_t i, int64_t x) {
+    return (h * p.seqQ + i) * p.headDim + x;
+  };
+  EXPECT(std::isnan(ref[at(0, 60, 3)]) && !std::isnan(ref[at(0, 59, 3)]));
+  auto run = [&](const std::function<void(std::vector<double> &)> &edit,
+                 attn::KeyTiling tiling) {
+    std::vector<double> out = ref;
+    edit(out);
+    HostTensor o = HostTensor::zeros(attn::DType::f32, out.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      float f = static_cast<float>(out[i]);
+      std::memcpy(&o.bytes[4 * i], &f, 4);
+    }
+    std::vector<float> l(refLse.begin(), refLse.end());
+    CheckOptions co;
+    co.threads = 2;
+    co.nonFiniteInputs = true;
+    co.tiling = tiling;
+    return checkAttention(p, q, k, v, o, l, co);
+  };
+  auto leakRows = [&](int64_t from, int64_t to) {
+    return [=](std::vector<double> &o) {
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t i = from; i < to; ++i)
+          o[at(h, i, 3)] = std::nan("");
+    };
+  };
+  CheckReport exact = run([](std::vector<double> &) {}, t16);
+  EXPECT(exact.ok && exact.out.hiddenKeyNaN == 0);
+  CheckReport tile = run(leakRows(48, 60), t16);
+  EXPECT(tile.ok && tile.out.hiddenKeyNaN == 2 * 12);
+  // Row 47's query block never loads key 60: NaN there is a bug.
+  CheckReport outside = run(leakRows(47, 60), t16);
+  EXPECT(!outside.ok && outside.out.nonFinite == 2);
+  // One tile (the reference lowering): every row may leak.
+  CheckReport whole = run(leakRows(0, 60), attn::KeyTiling{});
+  EXPECT(whole.ok && whole.out.hiddenKeyNaN == 2 * 60);
+  // Only the column of the non-finite value.
+  CheckReport column = run(
+      [&](std::vector<double> &o) { o[at(0, 50, 4)] = std::nan(""); }, t16);
+  EXPECT(!column.ok && column.out.nonFinite == 1);
+  // NaN is required where the reference has it.
+  CheckReport lost = run(
+      [&](std::vector<double> &o) { o[at(1, 61, 3)] = 0.5; }, t16);
+  EXPECT(!lost.ok && lost.out.nonFinite == 1);
+  // A finite value where NaN is allowed must still be right.
+  CheckReport wrong = run(
+      [&](std::vector<double> &o) { o[at(0, 50, 3)] += 10.0; }, t16);
+  EXPECT(!wrong.ok && wrong.out.relErr > 1e-3);
+}
+
 //===----------------------------------------------------------------------===//
 // The CUDA driver
 //===----------------------------------------------------------------------===//
@@ -692,6 +793,7 @@ const Test kTests[] = {
     {"params", "launch-checks", launchChecks},
     {"params", "whole-messages", wholeMessages},
     {"check", "checker", checker},
+    {"check", "hidden-key-leaks", hiddenKeyLeaks},
     {"cuda-h", "enums", cudaHeader},
     // Last: it sets ATTN_LIBCUDA for the rest of the process.
     {"no-driver", "load", noDriver},

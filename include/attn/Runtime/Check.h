@@ -14,6 +14,7 @@
 #define ATTN_RUNTIME_CHECK_H
 
 #include "attn/Support/AttentionProblem.h"
+#include "attn/Support/HiddenKeyLeaks.h"
 #include "attn/Support/HostReference.h"
 
 #include <cstdint>
@@ -49,6 +50,10 @@ struct CheckOptions {
   /// the reference say where non-finite outputs belong (instead of counting
   /// each one as unwritten).
   bool nonFiniteInputs = false;
+  /// The kernel's query and key blocks: where a non-finite V may turn rows
+  /// NaN that mask its key (HiddenKeyLeaks.h); 0 = one tile, the most
+  /// lenient.
+  KeyTiling tiling;
 };
 
 struct CheckReport {

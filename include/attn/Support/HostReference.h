@@ -62,13 +62,18 @@ void referenceAttentionBackward(const AttentionProblem &p,
 /// Errors of `got` against `want`: ‖got − want‖ / ‖want‖ and max |got − want|.
 /// Non-finite values in `got` where `want` is finite make both errors
 /// infinite. Entries where both are the same infinity (masked LSE) agree.
+/// Where `mayBeNaN` is set (HiddenKeyLeaks::markRow), NaN in `got` is
+/// allowed and counted in `hiddenKeyNaN`; a finite value there must still
+/// match.
 struct ErrorStats {
   double relErr = 0.0;
   double maxAbsErr = 0.0;
   int64_t nonFinite = 0;
+  int64_t hiddenKeyNaN = 0;
 };
 ErrorStats compareToReference(const std::vector<double> &got,
-                              const std::vector<double> &want);
+                              const std::vector<double> &want,
+                              const std::vector<char> *mayBeNaN = nullptr);
 
 /// Rounds through the storage format of `t` (bf16/f16 round to nearest even).
 uint16_t floatToBf16Bits(float f);
