@@ -19,7 +19,8 @@ RESULTS="$OUT/backward.jsonl"
 if [ ! -x "$BUILD/bin/attn-launch" ] || [ "${REBUILD:-1}" = 1 ]; then
   cmake -G Ninja -S . -B "$BUILD" -DATTN_ENABLE_COMPILER=OFF \
     -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
-    cmake --build "$BUILD" -j "$(nproc)" >>"$OUT/build.log" 2>&1 ||
+    cmake --build "$BUILD" -j "$(nproc)" --target attn-launch attn_runtime \
+      >>"$OUT/build.log" 2>&1 ||
     { echo "!! build failed"; tail -30 "$OUT/build.log"; exit 2; }
 fi
 LAUNCH="$BUILD/bin/attn-launch"
@@ -34,7 +35,7 @@ for dir in "${DIRS[@]}"; do
     nq=${s%%:*}; nk=${s##*:}
     geo="--batch 2 --heads-q 4 --heads-kv 2"
     [ "$nq" -ge 4096 ] && geo="--batch 1 --heads-q 2 --heads-kv 1"
-    line="$(timeout 300 "$LAUNCH" "$dir" --check $rep $geo \
+    line="$(timeout "${CHECK_TIMEOUT:-300}" "$LAUNCH" "$dir" --check $rep $geo \
              --seq-q "$nq" --seq-kv "$nk" --seed $RANDOM 2>>"$OUT/backward.log")"
     rc=$?
     [ -z "$line" ] && line="{\"dir\":\"$dir\",\"ok\":false,\"error\":\"exit $rc\"}"

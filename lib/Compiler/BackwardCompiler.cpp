@@ -127,6 +127,7 @@ mlir::attn::compileAttentionGradKernels(ModuleOp module,
   pipeline.features = options.features;
   pipeline.optLevel = options.optLevel;
   pipeline.deterministicGrad = options.deterministic;
+  pipeline.family = options.family;
   pipeline.blockM = options.blockM;
   pipeline.blockN = options.blockN;
   PassManager pm(module.getContext());
@@ -149,6 +150,19 @@ mlir::attn::compileAttentionGradKernels(ModuleOp module,
     out.deterministic = det.getValue();
   if (auto src = launch.getAs<StringAttr>("source"))
     out.tileSource = src.getValue().str();
+  if (auto fam = launch.getAs<StringAttr>("family"))
+    out.family = fam.getValue().str();
+  if (int64_t stages = getInt(launch, "stages"))
+    out.stages = stages;
+  if (auto maps = launch.getAs<ArrayAttr>("tensor_maps"))
+    for (auto m : maps.getAsRange<DictionaryAttr>()) {
+      CompiledKernel::TensorMapParam p;
+      p.name = m.getAs<StringAttr>("name").getValue().str();
+      p.tensor = m.getAs<StringAttr>("tensor").getValue().str();
+      p.boxCols = m.getAs<IntegerAttr>("box_cols").getInt();
+      p.boxRows = m.getAs<IntegerAttr>("box_rows").getInt();
+      out.tensorMaps.push_back(p);
+    }
   for (auto d : launches.getAsRange<DictionaryAttr>()) {
     CompiledBackward::Launch l;
     l.role = d.getAs<StringAttr>("role").getValue().str();
@@ -212,7 +226,7 @@ std::string CompiledBackward::manifestJSON() const {
     j.attribute("format", "attn-kernel/1");
     j.attribute("direction", "backward");
     j.attribute("entry", main().entry);
-    j.attribute("family", "sm80-mma");
+    j.attribute("family", family);
     j.attribute("chip", chip);
     j.attribute("ptx", "kernel.ptx");
     if (!cubin.empty())
@@ -234,7 +248,7 @@ std::string CompiledBackward::manifestJSON() const {
       j.attribute("block_m", blockM);
       j.attribute("block_n", blockN);
       j.attribute("warps", threads / 32);
-      j.attribute("stages", 2);
+      j.attribute("stages", stages);
       j.attribute("source", tileSource);
       j.attribute("deterministic", deterministic);
     });
@@ -284,6 +298,19 @@ std::string CompiledBackward::manifestJSON() const {
           param(std::string(t) + "_stride_" + d, "i64");
       param("lse_stride_b", "i64");
       param("lse_stride_h", "i64");
+      // sm90a-wgmma dkdv: 128-byte TMA descriptors the runtime encodes
+      // (the other launches declare fewer parameters and ignore them).
+      for (const CompiledKernel::TensorMapParam &m : tensorMaps)
+        j.object([&] {
+          j.attribute("name", m.name);
+          j.attribute("type", "tensormap");
+          j.attribute("tensor", m.tensor);
+          j.attributeArray("box", [&] {
+            j.value(m.boxCols);
+            j.value(m.boxRows);
+          });
+          j.attribute("swizzle", 128);
+        });
     });
     if (main().ptxas)
       ptxasObject(*main().ptxas);

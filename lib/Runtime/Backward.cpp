@@ -159,8 +159,20 @@ Status BackwardKernel::launch(const BackwardArgs &a, cu::Stream stream) const {
 
   std::vector<uint64_t> storage(m.params.size());
   std::vector<void *> pointers(m.params.size());
+  // The sm90a dkdv kernel's TMA descriptors; sized once, pointed into.
+  std::vector<PackedParams::TensorMap> maps(m.params.size());
   for (size_t i = 0; i < m.params.size(); ++i) {
     const KernelParam &p = m.params[i];
+    if (p.type == ParamType::TensorMap) {
+      // dO through the forward's "o" slot.
+      LaunchArgs mapArgs = fwd;
+      if (p.tensor == "do")
+        mapArgs.o = a.dO, mapArgs.oStride = a.doStride;
+      if (Status s = encodeTensorMap(m, p, mapArgs, maps[i]); !s)
+        return fail(s);
+      pointers[i] = &maps[i];
+      continue;
+    }
     uint64_t v = 0;
     if (!backwardValue(a, p.name, v))
       return fail(Status::error("parameter '" + p.name +

@@ -412,9 +412,9 @@ bool readTensorMapParam(FieldReader &r, const JsonValue &pv,
       !r.getInt(pv, pre, "swizzle", kp.swizzle))
     return false;
   if (kp.tensor != "q" && kp.tensor != "k" && kp.tensor != "v" &&
-      kp.tensor != "o") {
-    r.status = Status::error("field '" + pre + "tensor': expected q, k, v or "
-                             "o, got '" + kp.tensor + "'");
+      kp.tensor != "o" && kp.tensor != "do") {
+    r.status = Status::error("field '" + pre + "tensor': expected q, k, v, "
+                             "o or do, got '" + kp.tensor + "'");
     return false;
   }
   if (kp.swizzle != 0 && kp.swizzle != 32 && kp.swizzle != 64 &&

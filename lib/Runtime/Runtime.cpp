@@ -157,11 +157,9 @@ attn::runtime::computeLaunchGeometry(const KernelManifest &m,
   return g;
 }
 
-namespace {
-/// Encodes the TMA descriptor of tensormap parameter `p` for `a`: a 4-D
-/// tiled map {head dim, sequence, heads, batch} of the tensor's strides.
-Status encodeTensorMap(const KernelManifest &m, const KernelParam &p,
-                       const LaunchArgs &a, PackedParams::TensorMap &out) {
+Status attn::runtime::encodeTensorMap(const KernelManifest &m,
+                                     const KernelParam &p, const LaunchArgs &a,
+                                     PackedParams::TensorMap &out) {
   auto fail = [&](const std::string &why) {
     return Status::error("tensormap parameter '" + p.name + "': " + why);
   };
@@ -221,7 +219,6 @@ Status encodeTensorMap(const KernelManifest &m, const KernelParam &p,
                                    3, 0),
       "cuTensorMapEncodeTiled(" + p.name + ")");
 }
-} // namespace
 
 Expected<PackedParams> attn::runtime::packParams(const KernelManifest &m,
                                                  const LaunchArgs &a) {

@@ -287,7 +287,7 @@ void manifestTensorMap() {
     return parseManifest(goodManifest(last, last + "," + param));
   };
   EXPECT_ERROR(variant("\"tensor\":\"k\"", "\"tensor\":\"x\""),
-               "field 'params[23].tensor': expected q, k, v or o, got 'x'");
+               "field 'params[23].tensor': expected q, k, v, o or do, got 'x'");
   EXPECT_ERROR(variant("\"swizzle\":128", "\"swizzle\":96"),
                "field 'params[23].swizzle': expected 0, 32, 64 or 128, got 96");
   EXPECT_ERROR(variant("[64,128]", "[64]"),

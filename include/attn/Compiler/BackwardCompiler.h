@@ -24,8 +24,12 @@ struct CompiledBackward {
   };
   std::string chip;
   ::attn::AttentionProblem problem;
-  int64_t blockM = 0, blockN = 0, threads = 0;
+  int64_t blockM = 0, blockN = 0, threads = 0, stages = 2;
   bool deterministic = false;
+  /// The dkdv kernel's family: sm80-mma or sm90a-wgmma (whose tensor maps
+  /// follow the 40 backward parameters).
+  std::string family = "sm80-mma";
+  std::vector<CompiledKernel::TensorMapParam> tensorMaps;
   std::string tileSource;
   std::vector<Launch> launches;
   std::string kernelMLIR, ptx, cubin;

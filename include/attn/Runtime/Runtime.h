@@ -69,6 +69,11 @@ struct PackedParams {
   std::vector<TensorMap> tensorMaps;
   std::vector<void *> pointers;  // what cuLaunchKernel takes
 };
+/// Encodes the TMA descriptor of tensormap parameter `p` for `args`: a 4-D
+/// tiled map {head dim, sequence, heads, batch} of q, k, v, or of o for
+/// tensor "o" and "do" (the backward passes dO as `args.o`).
+Status encodeTensorMap(const KernelManifest &m, const KernelParam &p,
+                       const LaunchArgs &args, PackedParams::TensorMap &out);
 /// Fills the manifest's parameters from `args`; an i32 parameter whose
 /// value does not fit is an error naming it.
 Expected<PackedParams> packParams(const KernelManifest &m,

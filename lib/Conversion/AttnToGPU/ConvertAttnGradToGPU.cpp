@@ -3,12 +3,14 @@
 // Part of the attn project: an MLIR compiler for exact attention.
 //
 // The backward half of convert-attn-to-gpu: three kernels per
-// attn.attention_grad (FlashBackwardKernel.h), described on the op for
+// attn.attention_grad (FlashBackwardKernel.h; with the sm90a family the
+// dkdv kernel is HopperBackwardKernel.h's), described on the op for
 // attn-compile's manifest.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
+#include "attn/Conversion/AttnToGPU/HopperBackwardKernel.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 using namespace mlir;
@@ -19,7 +21,8 @@ LogicalResult mlir::attn::convertAttentionGradOps(ModuleOp module,
                                                   StringRef chip,
                                                   bool deterministic,
                                                   int64_t blockM,
-                                                  int64_t blockN) {
+                                                  int64_t blockN,
+                                                  StringRef family) {
   SmallVector<AttentionGradOp> ops;
   module.walk([&](AttentionGradOp op) { ops.push_back(op); });
   OpBuilder b(module.getContext());
@@ -45,7 +48,43 @@ LogicalResult mlir::attn::convertAttentionGradOps(ModuleOp module,
         !why.empty())
       return op.emitOpError() << "cannot be compiled for the GPU: " << why;
     FlashBackwardKernelNames names = flashBackwardKernelNames(spec, config);
-    emitFlashBackwardKernels(b, kernels, names, spec, config);
+
+    // The sm90a family replaces the dkdv kernel (the preprocess, convert
+    // and deterministic dq kernels stay the sm80 family's).
+    std::string hopperMissing = hopperBackwardSupports(spec, chip);
+    if (family == "sm90a" && !hopperMissing.empty())
+      return op.emitOpError()
+             << "cannot be compiled with family=sm90a: " << hopperMissing;
+    bool hopper = family == "sm90a" ||
+                  (family == "auto" && hopperMissing.empty());
+    HopperBackwardConfig hopperConfig;
+    hopperConfig.deterministic = deterministic;
+    int64_t dkdvThreads = config.threads();
+    int64_t dkdvSmem = flashBackwardSharedMemoryBytes(spec, config);
+    if (hopper) {
+      if (blockM || blockN)
+        hopperConfig.source = "option";
+      if (blockM)
+        hopperConfig.blockM = blockM;
+      if (blockN)
+        hopperConfig.blockN = blockN;
+      if (std::string why = validateHopperBackward(spec, hopperConfig);
+          !why.empty())
+        return op.emitOpError() << "cannot be compiled for the GPU: " << why;
+      std::string name = hopperBackwardKernelName(spec, hopperConfig);
+      if (!kernels.lookupSymbol(name))
+        emitHopperBackwardKernel(b, kernels, name, spec, hopperConfig);
+      names.dkdv = "";
+      emitFlashBackwardKernels(b, kernels, names, spec, config);
+      names.dkdv = name;
+      config.blockM = hopperConfig.blockM;
+      config.blockN = hopperConfig.blockN;
+      config.source = hopperConfig.source;
+      dkdvThreads = hopperConfig.threads();
+      dkdvSmem = hopperBackwardSharedMemoryBytes(spec, hopperConfig);
+    } else {
+      emitFlashBackwardKernels(b, kernels, names, spec, config);
+    }
 
     auto launch = [&](StringRef role, StringRef entry, int64_t threads,
                       std::string gridX, StringRef gridY, int64_t smem) {
@@ -65,9 +104,9 @@ LogicalResult mlir::attn::convertAttentionGradOps(ModuleOp module,
         launch("preprocess", names.preprocess, kBackwardAuxThreads,
                ceilDiv("seq_q", backwardAuxRowsPerBlock(spec.valueHeadDim)),
                "batch * heads_q", 0),
-        launch("dkdv", names.dkdv, config.threads(),
+        launch("dkdv", names.dkdv, dkdvThreads,
                ceilDiv("seq_kv", config.blockN), "batch * heads_kv",
-               flashBackwardSharedMemoryBytes(spec, config)),
+               dkdvSmem),
     };
     if (deterministic)
       launches.push_back(launch(
@@ -83,14 +122,31 @@ LogicalResult mlir::attn::convertAttentionGradOps(ModuleOp module,
                 SymbolRefAttr::get(kernels.getSymNameAttr(),
                                    {FlatSymbolRefAttr::get(
                                        b.getStringAttr(names.dkdv))}));
+    // The TMA tensor maps the runtime builds for the sm90a dkdv kernel.
+    SmallVector<Attribute> maps;
+    if (hopper)
+      for (const HopperBackwardTensorMap &m :
+           hopperBackwardTensorMaps(hopperConfig))
+        maps.push_back(b.getDictionaryAttr({
+            b.getNamedAttr("name", b.getStringAttr(m.name)),
+            b.getNamedAttr("tensor", b.getStringAttr(m.tensor)),
+            b.getNamedAttr("box_cols", b.getI64IntegerAttr(m.boxCols)),
+            b.getNamedAttr("box_rows", b.getI64IntegerAttr(m.boxRows)),
+        }));
     op->setAttr(
         "attn.launch",
         b.getDictionaryAttr({
             b.getNamedAttr("block_m", b.getI64IntegerAttr(config.blockM)),
             b.getNamedAttr("block_n", b.getI64IntegerAttr(config.blockN)),
-            b.getNamedAttr("threads", b.getI64IntegerAttr(config.threads())),
+            b.getNamedAttr("threads", b.getI64IntegerAttr(dkdvThreads)),
             b.getNamedAttr("source", b.getStringAttr(config.source)),
             b.getNamedAttr("deterministic", b.getBoolAttr(deterministic)),
+            b.getNamedAttr("family",
+                           b.getStringAttr(hopper ? kHopperBackwardFamily
+                                                  : "sm80-mma")),
+            b.getNamedAttr("stages", b.getI64IntegerAttr(
+                                         hopper ? hopperConfig.stages : 2)),
+            b.getNamedAttr("tensor_maps", b.getArrayAttr(maps)),
             b.getNamedAttr("launches", b.getArrayAttr(launches)),
         }));
   }

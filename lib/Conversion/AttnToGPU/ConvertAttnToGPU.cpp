@@ -149,8 +149,9 @@ struct ConvertAttnToGPUPass
       // Why this tile configuration (attn-compile --explain prints it).
       op->setAttr("attn.tile_reason", b.getStringAttr(reason));
     }
-    if (hasGrads && failed(convertAttentionGradOps(module, kernels, chip,
-                                                deterministic, blockM, blockN)))
+    if (hasGrads &&
+        failed(convertAttentionGradOps(module, kernels, chip, deterministic,
+                                       blockM, blockN, family)))
       return signalPassFailure();
   }
 

@@ -1206,7 +1206,8 @@ void mlir::attn::emitFlashBackwardKernels(OpBuilder &builder,
     builder.setInsertionPointToStart(&pre.getBody().front());
     emitPreprocess(builder, loc, pre, spec);
   }
-  if (!module.lookupSymbol(names.dkdv)) {
+  // An empty dkdv name: another family's dkdv kernel takes its place.
+  if (!names.dkdv.empty() && !module.lookupSymbol(names.dkdv)) {
     builder.setInsertionPointToEnd(module.getBody());
     gpu::GPUFuncOp main =
         createKernel(builder, module, names.dkdv, config.threads());

@@ -79,7 +79,8 @@ std::string typeName(Type t) { return t.isBF16() ? "bf16" : "f16"; }
 
 SmallVector<Value> wgmma(KernelBuilder &kb, Type elementType, int64_t n,
                          ArrayRef<Value> aRegs, Value descA, Value descB,
-                         bool transposeB, ValueRange acc, bool accumulate) {
+                         bool transposeA, bool transposeB, ValueRange acc,
+                         bool accumulate) {
   size_t regs = static_cast<size_t>(n / 2);
   assert(acc.size() == regs && "m64nN f32 accumulators: N/2 per thread");
   std::string code = "{\n.reg .pred p;\nsetp.ne.b32 p, " +
@@ -113,7 +114,7 @@ SmallVector<Value> wgmma(KernelBuilder &kb, Type elementType, int64_t n,
   extra += ",l";
   // The A transpose flag exists only for A in shared memory (K-major: 0).
   if (descA)
-    code += ", 0";
+    code += transposeA ? ", 1" : ", 0";
   code += transposeB ? ", 1;\n}" : ", 0;\n}";
   Operation *op = asmOp(kb, SmallVector<Type>(regs, kb.builder().getF32Type()),
                         operands, code, tiedConstraints(regs, extra));
@@ -233,9 +234,9 @@ SmallVector<Value> mlir::attn::nvvm::wgmmaSS(KernelBuilder &kb,
                                              Type elementType, int64_t n,
                                              Value descA, Value descB,
                                              bool transposeB, ValueRange acc,
-                                             bool accumulate) {
-  return wgmma(kb, elementType, n, {}, descA, descB, transposeB, acc,
-               accumulate);
+                                             bool accumulate, bool transposeA) {
+  return wgmma(kb, elementType, n, {}, descA, descB, transposeA, transposeB,
+               acc, accumulate);
 }
 
 SmallVector<Value> mlir::attn::nvvm::wgmmaRS(KernelBuilder &kb,
@@ -243,6 +244,6 @@ SmallVector<Value> mlir::attn::nvvm::wgmmaRS(KernelBuilder &kb,
                                              ArrayRef<Value> aRegs, Value descB,
                                              bool transposeB, ValueRange acc,
                                              bool accumulate) {
-  return wgmma(kb, elementType, n, aRegs, Value(), descB, transposeB, acc,
-               accumulate);
+  return wgmma(kb, elementType, n, aRegs, Value(), descB,
+               /*transposeA=*/false, transposeB, acc, accumulate);
 }

@@ -64,11 +64,13 @@ SmallVector<Value> wgmmaWaitGroup(KernelBuilder &kb, int64_t pending,
 
 /// D = A·B + (accumulate ? D : 0) on wgmma.mma_async.m64n<N>k16, f32
 /// accumulators (N/2 per thread, in `acc`), `elementType` f16 or bf16.
-/// A is K-major from shared memory (`descA`), B K-major (`transposeB`
-/// false) or MN-major (true) from shared memory (`descB`).
+/// A is K-major (`transposeA` false) or MN-major (true, 16-bit types
+/// only) from shared memory (`descA`), B K-major (`transposeB` false) or
+/// MN-major (true) from shared memory (`descB`).
 SmallVector<Value> wgmmaSS(KernelBuilder &kb, Type elementType, int64_t n,
                            Value descA, Value descB, bool transposeB,
-                           ValueRange acc, bool accumulate);
+                           ValueRange acc, bool accumulate,
+                           bool transposeA = false);
 /// The same with A taken from registers: four packed pairs per thread in
 /// the m16k16 fragment layout of each warp's 16 rows (wgmma has no MLIR op
 /// for this form).

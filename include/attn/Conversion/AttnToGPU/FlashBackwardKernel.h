@@ -90,7 +90,8 @@ FlashBackwardKernelNames flashBackwardKernelNames(
     const FlashBackwardSpec &spec, const FlashBackwardConfig &config);
 
 /// Emits the three kernels into `module` (parameters as in
-/// docs/kernel-abi.md). The caller validated the configuration.
+/// docs/kernel-abi.md); an empty `names.dkdv` skips the dkdv kernel (the
+/// sm90a family brings its own). The caller validated the configuration.
 void emitFlashBackwardKernels(OpBuilder &builder, gpu::GPUModuleOp module,
                               const FlashBackwardKernelNames &names,
                               const FlashBackwardSpec &spec,
@@ -100,11 +101,15 @@ void emitFlashBackwardKernels(OpBuilder &builder, gpu::GPUModuleOp module,
 /// kernels of every grad op of `module` into `kernels` and records them on
 /// the op (`attn.kernel` = the dkdv kernel, `attn.launch` with the ordered
 /// `launches`). Diagnoses configurations the kernels cannot do. `blockM` /
-/// `blockN` (0 = the heuristic's) override the dkdv kernel's tile.
+/// `blockN` (0 = the heuristic's) override the dkdv kernel's tile. `family`
+/// sm80 keeps the sm80 dkdv kernel, sm90a takes the Hopper one
+/// (HopperBackwardKernel.h; a diagnostic where it cannot), auto the Hopper
+/// one where it can.
 LogicalResult convertAttentionGradOps(ModuleOp module,
                                       gpu::GPUModuleOp kernels,
                                       StringRef chip, bool deterministic,
-                                      int64_t blockM = 0, int64_t blockN = 0);
+                                      int64_t blockM = 0, int64_t blockN = 0,
+                                      StringRef family = "sm80");
 
 } // namespace mlir::attn
 

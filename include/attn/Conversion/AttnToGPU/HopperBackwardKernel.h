@@ -1,0 +1,75 @@
+//===- HopperBackwardKernel.h - sm_90a (wgmma/TMA) backward -----*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// The Hopper backward family (FlashAttention-3 style) of attn.attention_grad:
+// the sm80 family's preprocess (Δ, zeroed dQ accumulator) and convert (or
+// deterministic dq) kernels around a dkdv kernel built on TMA, mbarriers,
+// wgmma and warp specialisation (HopperBackwardKernel.cpp). The workspace
+// and parameters are the sm80 backward's, plus four TMA tensor maps (q, k,
+// v, do) the runtime encodes (docs/kernel-abi.md, "Backward").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTOGPU_HOPPERBACKWARDKERNEL_H
+#define ATTN_CONVERSION_ATTNTOGPU_HOPPERBACKWARDKERNEL_H
+
+#include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
+
+namespace mlir::attn {
+
+/// The Hopper backward family (manifest "family").
+inline constexpr const char *kHopperBackwardFamily = "sm90a-wgmma";
+
+/// How the Hopper dkdv kernel tiles the work: one thread block per (key
+/// block of blockN keys, batch, kv head); a producer warpgroup brings K and
+/// V once and Q, dO per query block of blockM rows into a `stages`-deep
+/// ring; blockN / 64 consumer warpgroups own 64 keys each.
+struct HopperBackwardConfig {
+  int64_t blockM = 64;  // query rows per step (the N of Sᵀ = K·Qᵀ)
+  int64_t blockN = 128; // keys per thread block, 64 per consumer
+  int64_t stages = 2;   // depth of the Q/dO ring
+  int64_t producerRegisters = 24;  // setmaxnreg.dec of the producer
+  int64_t consumerRegisters = 240; // setmaxnreg.inc of the consumers
+  /// dQ by the sm80 family's separate dq kernel instead of atomic adds.
+  bool deterministic = false;
+  std::string source = "heuristic";
+
+  int64_t consumers() const { return blockN / 64; }
+  int64_t threads() const { return 128 * (consumers() + 1); }
+};
+
+/// One TMA tensor map parameter of the dkdv kernel, after the 40 backward
+/// parameters: a 4-D map {head dim, sequence, heads, batch} of `tensor`,
+/// box {boxCols, boxRows, 1, 1}, 128-byte swizzle.
+struct HopperBackwardTensorMap {
+  std::string name;   // q_tmap, k_tmap, v_tmap, do_tmap
+  std::string tensor; // q, k, v, do
+  int64_t boxCols = 64;
+  int64_t boxRows = 0;
+};
+
+/// Whether the Hopper backward can compile `spec` for `chip` ("" when it
+/// can, else why not): sm_90a, f16/bf16, equal head dims 64 or 128.
+std::string hopperBackwardSupports(const FlashBackwardSpec &spec,
+                                   StringRef chip);
+/// Why `config` cannot implement `spec` ("" when it can); names the option.
+std::string validateHopperBackward(const FlashBackwardSpec &spec,
+                                   const HopperBackwardConfig &config);
+int64_t hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
+                                        const HopperBackwardConfig &config);
+/// attn_bwd_sm90_d<D>_<dtype>[_causal]_dkdv_n<N>m<M>s<S>[_det].
+std::string hopperBackwardKernelName(const FlashBackwardSpec &spec,
+                                     const HopperBackwardConfig &config);
+SmallVector<HopperBackwardTensorMap>
+hopperBackwardTensorMaps(const HopperBackwardConfig &config);
+
+/// Emits the Hopper dkdv kernel into `module` as an llvm.func marked
+/// gpu.kernel / nvvm.kernel. The caller validated the configuration.
+void emitHopperBackwardKernel(OpBuilder &builder, gpu::GPUModuleOp module,
+                              StringRef name, const FlashBackwardSpec &spec,
+                              const HopperBackwardConfig &config);
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNTOGPU_HOPPERBACKWARDKERNEL_H

@@ -1,0 +1,746 @@
+//===- HopperBackwardKernel.cpp - the sm90a-wgmma dkdv kernel -------------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// Emits the Hopper (sm_90a) backward dkdv kernel (FlashAttention-3's
+// algorithm) as an llvm.func of NVVM/LLVM/arith/scf operations. A thread
+// block owns blockN keys of one (batch, kv head) and walks every query
+// block of every query head that reads them:
+//  * warpgroup 0, the producer, drops to a few registers (setmaxnreg.dec);
+//    one thread brings K and V once and, per step, Q and dO of a query
+//    block into a `stages`-deep ring by TMA, each stage completing a "full"
+//    mbarrier and freed by an "empty" one;
+//  * warpgroups 1.., the consumers (setmaxnreg.inc), own 64 keys each and
+//    per step compute Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ with wgmma from shared
+//    memory, Pᵀ = exp2(Sᵀ·scale·log2e − LSE·log2e) and dSᵀ = Pᵀ∘(dPᵀ − Δ)
+//    in registers, then dV += Pᵀ·dO and dK += dSᵀ·Q with Pᵀ and dSᵀ taken
+//    straight from registers (the accumulator layout of m64nN is the A
+//    fragment layout: this is why the kernel computes Sᵀ, not S). dSᵀ also
+//    goes to shared memory; after a named barrier between the consumers,
+//    dQ = dS·K (A = dSᵀ read MN-major, B = K read MN-major) is split over
+//    the head dim between them and added to the f32 dQ accumulator with
+//    red.global.add.v2.f32 (the sm80 convert kernel scales and casts it).
+// Rows past Nq need no mask: TMA zero-fills Q and dO there and their LSE
+// reads as +inf, so P = 0; keys past Nk are zero-filled K and V rows whose
+// dK and dV are never stored.
+//
+// Accumulator fragments of wgmma m64nN: warp w of a warpgroup holds rows
+// 16w..16w+15; with g = lane / 4 and t = lane % 4, register 4·j + e holds
+// row g + 8·(e / 2), column 8·j + 2t + e % 2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NVVMHelpers.h"
+#include "WgmmaHelpers.h"
+#include "attn/Conversion/AttnToGPU/FlashKernel.h"
+#include "attn/Conversion/AttnToGPU/HopperBackwardKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::nvvm;
+
+namespace {
+
+constexpr const char *kSharedMemorySymbol = "attn_dynamic_smem_sm90_bwd";
+/// Bytes of one swizzled panel row: 64 16-bit elements.
+constexpr int64_t kPanelRowBytes = 128;
+
+/// Parameter indices (docs/kernel-abi.md, "Backward kernel parameters"),
+/// then the tensor maps.
+enum Param : unsigned {
+  kQ = 0, kK, kV, kO, kDO, kLse, kDQ, kDK, kDV, kWorkspace,
+  kSeqQ, kSeqKv, kHeadsQ, kHeadsKv,
+  kDKStride = 32, kDVStride = 35, kLseStride = 38,
+  kNumParams = 40,
+  kQMap = 40, kKMap, kVMap, kDOMap, kNumHopperParams
+};
+
+/// Inline PTX with side effects and no results.
+void asmStatement(KernelBuilder &kb, ValueRange operands, StringRef code,
+                  StringRef constraints) {
+  LLVM::InlineAsmOp::create(
+      kb.builder(), kb.location(), TypeRange{}, operands, code, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+      ArrayAttr());
+}
+
+/// Runs `body` under `scf.if cond` (no results).
+template <typename Fn>
+void ifThen(KernelBuilder &kb, Value cond, Fn body) {
+  OpBuilder &b = kb.builder();
+  auto ifOp = scf::IfOp::create(b, kb.location(), cond, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  body();
+}
+
+/// `x` (i32) through an opaque register move: values derived from it inside
+/// the step loop are recomputed per step instead of being hoisted by LLVM
+/// into registers that stay live across the whole loop.
+Value opaque32(KernelBuilder &kb, Value x) {
+  return LLVM::InlineAsmOp::create(
+             kb.builder(), kb.location(), kb.builder().getI32Type(),
+             ValueRange{x}, "mov.b32 $0, $1;", "=r,r",
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+             ArrayAttr())
+      .getResult(0);
+}
+
+Value eq(KernelBuilder &kb, Value x, Value y) {
+  return arith::CmpIOp::create(kb.builder(), kb.location(),
+                               arith::CmpIPredicate::eq, x, y);
+}
+
+class HopperBackwardEmitter {
+public:
+  HopperBackwardEmitter(OpBuilder &builder, Location loc,
+                        const FlashBackwardSpec &spec,
+                        const HopperBackwardConfig &config)
+      : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
+        elt(spec.elementType) {}
+
+  void emit(LLVM::LLVMFuncOp func);
+
+private:
+  Value arg(unsigned i) { return entry->getArgument(i); }
+  Value barrierAt(int64_t slot, Value stage);
+  Value headBase(Value ptr, Type eltTy, unsigned strideArg, Value head);
+  /// Query head and first row of step `it` of the walk.
+  std::pair<Value, Value> stepAt(Value it);
+  Value stageOf(Value it) { return kb.remu(it, kb.i32(config.stages)); }
+  Value parityOf(Value it) {
+    return kb.andi(kb.divu(it, kb.i32(config.stages)), 1);
+  }
+  void emitProducer();
+  void emitConsumer();
+  SmallVector<Value> emitStep(Value it, ValueRange carried);
+  SmallVector<Value> emitStepBody(Value it, ValueRange carried);
+  /// Sᵀ or dPᵀ of this consumer's 64 keys: A (K or V rows, K-major) times
+  /// Bᵀ (Q or dO, K-major), `depth` / 16 k-steps. Not committed.
+  SmallVector<Value> issueABt(Value aTile, int64_t aPanelBytes, Value bTile,
+                              int64_t bPanelBytes, int64_t depth,
+                              ValueRange acc);
+  void emitEpilogue(ValueRange accs);
+
+  int64_t qPanelBytes() const { return config.blockM * kPanelRowBytes; }
+  int64_t kvPanelBytes() const { return config.blockN * kPanelRowBytes; }
+  int64_t qTileBytes() const { return config.blockM * spec.headDim * 2; }
+  int64_t doTileBytes() const { return config.blockM * spec.valueHeadDim * 2; }
+  int64_t kTileBytes() const { return config.blockN * spec.headDim * 2; }
+  int64_t vTileBytes() const { return config.blockN * spec.valueHeadDim * 2; }
+  int64_t dsTileBytes() const { return config.blockN * config.blockM * 2; }
+  bool withDq() const { return !config.deterministic; }
+
+  // mbarrier slots (8 bytes each) after the tiles.
+  int64_t kvFullSlot() const { return 0; }
+  int64_t fullSlot() const { return 1; }
+  int64_t emptySlot() const { return 1 + config.stages; }
+
+  KernelBuilder kb;
+  OpBuilder &b;
+  Location loc;
+  const FlashBackwardSpec &spec;
+  const HopperBackwardConfig &config;
+  Type elt;
+  Block *entry = nullptr;
+
+  Value seqQ, seqKv, headsQ, diagonal;
+  Value tid, warpgroup, lane, g, t;
+  Value batch, kvHead, groupSize, kv0;
+  Value qStart, qSteps, numSteps;
+  Value kTile, vTile, qRing, doRing, dsRing, barriers;
+  // Consumer-only: index (0..), warp in its warpgroup, first key row of
+  // this warp's 16 within the block (64·consumer + 16·warp).
+  Value consumer, warpInGroup, warpKey0;
+};
+
+Value HopperBackwardEmitter::barrierAt(int64_t slot, Value stage) {
+  Value index = stage ? kb.add(kb.i32(slot), stage) : kb.i32(slot);
+  return kb.gepBytes(barriers, kb.shl(index, 3));
+}
+
+Value HopperBackwardEmitter::headBase(Value ptr, Type eltTy,
+                                      unsigned strideArg, Value head) {
+  Value off = kb.add(kb.mul(kb.zext64(batch), arg(strideArg)),
+                     kb.mul(kb.zext64(head), arg(strideArg + 1)));
+  return kb.gep(ptr, eltTy, off);
+}
+
+std::pair<Value, Value> HopperBackwardEmitter::stepAt(Value it) {
+  Value headInGroup = kb.divu(it, qSteps);
+  Value qBlock = kb.add(qStart, kb.remu(it, qSteps));
+  Value head = kb.add(kb.mul(kvHead, groupSize), headInGroup);
+  return {head, kb.mul(qBlock, kb.i32(config.blockM))};
+}
+
+/// One thread issues every TMA load: K and V once, then per step Q and dO
+/// into the ring stage the consumers released.
+void HopperBackwardEmitter::emitProducer() {
+  setMaxRegisters(kb, config.producerRegisters, /*increase=*/false);
+  ifThen(kb, eq(kb, tid, kb.i32(0)), [&] {
+    Value kvFull = barrierAt(kvFullSlot(), Value());
+    mbarrierArriveExpectTx(kb, kvFull, kTileBytes() + vTileBytes());
+    for (int64_t p = 0; p < spec.headDim / 64; ++p)
+      tmaLoad4d(kb, kb.gepBytes(kTile, kb.i32(p * kvPanelBytes())),
+                arg(kKMap), {kb.i32(64 * p), kv0, kvHead, batch}, kvFull);
+    for (int64_t p = 0; p < spec.valueHeadDim / 64; ++p)
+      tmaLoad4d(kb, kb.gepBytes(vTile, kb.i32(p * kvPanelBytes())),
+                arg(kVMap), {kb.i32(64 * p), kv0, kvHead, batch}, kvFull);
+    scf::ForOp::create(
+        b, loc, kb.i32(0), numSteps, kb.i32(1), ValueRange{},
+        [&](OpBuilder &, Location, Value it, ValueRange) {
+          auto [head, q0] = stepAt(it);
+          Value stage = stageOf(it);
+          // A fresh barrier counts as having completed the phase before
+          // its first: the first round through the ring does not wait.
+          mbarrierWait(kb, barrierAt(emptySlot(), stage),
+                       kb.xori(parityOf(it), kb.i32(1)));
+          Value full = barrierAt(fullSlot(), stage);
+          mbarrierArriveExpectTx(kb, full, qTileBytes() + doTileBytes());
+          Value q = kb.gepBytes(qRing, kb.mul(stage, kb.i32(qTileBytes())));
+          for (int64_t p = 0; p < spec.headDim / 64; ++p)
+            tmaLoad4d(kb, kb.gepBytes(q, kb.i32(p * qPanelBytes())),
+                      arg(kQMap), {kb.i32(64 * p), q0, head, batch}, full);
+          Value dO =
+              kb.gepBytes(doRing, kb.mul(stage, kb.i32(doTileBytes())));
+          for (int64_t p = 0; p < spec.valueHeadDim / 64; ++p)
+            tmaLoad4d(kb, kb.gepBytes(dO, kb.i32(p * qPanelBytes())),
+                      arg(kDOMap), {kb.i32(64 * p), q0, head, batch}, full);
+          scf::YieldOp::create(b, loc);
+        });
+  });
+}
+
+SmallVector<Value> HopperBackwardEmitter::issueABt(Value aTile,
+                                                   int64_t aPanelBytes,
+                                                   Value bTile,
+                                                   int64_t bPanelBytes,
+                                                   int64_t depth,
+                                                   ValueRange acc) {
+  // This consumer's 64 rows of each A panel.
+  Value aDesc = wgmmaDescriptor(
+      kb, kb.gepBytes(aTile, kb.mul(consumer, kb.i32(64 * kPanelRowBytes))),
+      16, 8 * kPanelRowBytes);
+  Value bDesc = wgmmaDescriptor(kb, bTile, 16, 8 * kPanelRowBytes);
+  SmallVector<Value> c(acc.begin(), acc.end());
+  for (int64_t kk = 0; kk < depth / 16; ++kk) {
+    int64_t panel = kk / 4, within = (kk % 4) * 32;
+    c = wgmmaSS(kb, elt, config.blockM,
+                wgmmaDescriptorAdvance(kb, aDesc, panel * aPanelBytes + within),
+                wgmmaDescriptorAdvance(kb, bDesc, panel * bPanelBytes + within),
+                /*transposeB=*/false, c, /*accumulate=*/kk > 0);
+  }
+  return c;
+}
+
+/// One step: query block q0 of query head `head` against this consumer's
+/// 64 keys. Carried: dK (D / 2 registers) then dV (Dv / 2).
+SmallVector<Value> HopperBackwardEmitter::emitStep(Value it,
+                                                   ValueRange carried) {
+  // Lane coordinates, tile bases and the consumer index, re-read per step:
+  // otherwise LLVM hoists every descriptor and fragment offset derived
+  // from them out of the loop, and those dozens of registers stay live
+  // next to the accumulators (ptxas then spills).
+  Value tLoop = t, gLoop = g, kTileLoop = kTile, vTileLoop = vTile;
+  Value consumerLoop = consumer, warpKey0Loop = warpKey0;
+  t = opaque32(kb, tLoop);
+  g = opaque32(kb, gLoop);
+  consumer = opaque32(kb, consumerLoop);
+  warpKey0 = opaque32(kb, warpKey0Loop);
+  kTile = kb.pin(kTileLoop);
+  vTile = kb.pin(vTileLoop);
+  SmallVector<Value> out = emitStepBody(it, carried);
+  t = tLoop, g = gLoop, kTile = kTileLoop, vTile = vTileLoop;
+  consumer = consumerLoop, warpKey0 = warpKey0Loop;
+  return out;
+}
+
+SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
+                                                       ValueRange carried) {
+  auto [head, q0] = stepAt(it);
+  Value stage = stageOf(it);
+  Value qTile = kb.gepBytes(qRing, kb.mul(stage, kb.i32(qTileBytes())));
+  Value doTile = kb.gepBytes(doRing, kb.mul(stage, kb.i32(doTileBytes())));
+  int64_t sRegs = config.blockM / 2, sTiles = config.blockM / 8;
+  size_t dkRegs = spec.headDim / 2, dvRegs = spec.valueHeadDim / 2;
+
+  // This thread's query columns 8·j + 2t + {0, 1}: LSE·log2e (+inf for
+  // rows past Nq and rows that saw no key, so that P = 0) and Δ. Rows are
+  // clamped to Nq − 1 so that every load is in bounds, then replaced.
+  Value lseBase = headBase(arg(kLse), b.getF32Type(), kLseStride, head);
+  Value bh = kb.add(kb.mul(batch, headsQ), head);
+  Value seqQ4 = kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
+  Value deltaBase = kb.gep(
+      arg(kWorkspace), b.getF32Type(),
+      kb.mul(kb.zext64(bh),
+             kb.mul(kb.zext64(seqQ4), kb.i64(spec.headDim + 1))));
+  Value inf = kb.f32(std::numeric_limits<double>::infinity());
+  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  Value lastRow = kb.sub(seqQ, kb.i32(1));
+  // Column (2·j + e)'s value of `base`, or `fallback` past Nq.
+  auto columnValues = [&](Value base, Value fallback, bool isLse) {
+    SmallVector<Value> out;
+    for (int64_t j = 0; j < sTiles; ++j)
+      for (int e = 0; e < 2; ++e) {
+        Value row = kb.add(q0, kb.add(kb.shl(t, 1), kb.i32(8 * j + e)));
+        Value at = kb.sext64(kb.minsi(row, lastRow));
+        Value v = LLVM::LoadOp::create(b, loc, b.getF32Type(),
+                                       kb.gep(base, b.getF32Type(), at));
+        if (isLse)
+          v = kb.select(kb.feq(v, negInf), inf, kb.fmul(v, kb.f32(M_LOG2E)));
+        out.push_back(kb.select(kb.slt(row, seqQ), v, fallback));
+      }
+    return out;
+  };
+  SmallVector<Value> lse = columnValues(lseBase, inf, /*isLse=*/true);
+
+  // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, two commit groups.
+  mbarrierWait(kb, barrierAt(fullSlot(), stage), parityOf(it));
+  SmallVector<Value> zeros(2 * sRegs, kb.f32(0.0));
+  SmallVector<Value> fenced = wgmmaFence(kb, zeros);
+  SmallVector<Value> s =
+      issueABt(kTile, kvPanelBytes(), qTile, qPanelBytes(), spec.headDim,
+               ArrayRef(fenced).take_front(sRegs));
+  wgmmaCommitGroup(kb);
+  SmallVector<Value> dp =
+      issueABt(vTile, kvPanelBytes(), doTile, qPanelBytes(),
+               spec.valueHeadDim, ArrayRef(fenced).drop_front(sRegs));
+  wgmmaCommitGroup(kb);
+  s = wgmmaWaitGroup(kb, 1, s);
+
+  // Causal: key kv0 + warpKey0 + g + 8·(e/2) may see query
+  // q0 + 8·j + 2t + e%2 when key <= query + diagonal, i.e.
+  //   8·(e/2) − 8·j − e%2 <= q0 + diagonal − kv0 − warpKey0 − g + 2t.
+  // Blocks clear of the diagonal skip the compares.
+  if (spec.causal) {
+    Value needed = kb.slt(kb.add(q0, diagonal),
+                          kb.add(kv0, kb.i32(config.blockN - 1)));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(s)), needed,
+                                  /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value limit = kb.add(
+          kb.sub(kb.sub(kb.add(q0, diagonal), kb.add(kv0, warpKey0)), g),
+          kb.shl(t, 1));
+      SmallVector<Value> masked;
+      for (int64_t j = 0; j < sTiles; ++j)
+        for (int e = 0; e < 4; ++e) {
+          int64_t offset = 8 * (e / 2) - 8 * j - (e & 1);
+          masked.push_back(kb.select(kb.sle(kb.i32(offset), limit),
+                                     s[4 * j + e], negInf));
+        }
+      scf::YieldOp::create(b, loc, masked);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, s);
+    }
+    s.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+  }
+
+  // Pᵀ = exp2(Sᵀ·c − LSE·log2e).
+  Value cScale = kb.f32(spec.scale * M_LOG2E);
+  for (int64_t j = 0; j < sTiles; ++j)
+    for (int e = 0; e < 4; ++e) {
+      Value negLse = arith::NegFOp::create(b, loc, lse[2 * j + (e & 1)]);
+      Value &v = s[4 * j + e];
+      v = kb.exp2(LLVM::FMAOp::create(b, loc, v, cScale, negLse));
+    }
+  auto pack = [&](ArrayRef<Value> x) {
+    SmallVector<Value> frags;
+    for (int64_t j = 0; j < sTiles; ++j) {
+      frags.push_back(kb.packPair(elt, x[4 * j], x[4 * j + 1]));
+      frags.push_back(kb.packPair(elt, x[4 * j + 2], x[4 * j + 3]));
+    }
+    return frags;
+  };
+  SmallVector<Value> pFrags = pack(s);
+
+  // dSᵀ = Pᵀ ∘ (dPᵀ − Δ); Δ read only now, so that it is not live next
+  // to the LSE.
+  SmallVector<Value> delta =
+      columnValues(deltaBase, kb.f32(0.0), /*isLse=*/false);
+  dp = wgmmaWaitGroup(kb, 0, dp);
+  for (int64_t j = 0; j < sTiles; ++j)
+    for (int e = 0; e < 4; ++e)
+      s[4 * j + e] = kb.fmul(s[4 * j + e],
+                             kb.fsub(dp[4 * j + e], delta[2 * j + (e & 1)]));
+  SmallVector<Value> dsFrags = pack(s);
+
+  // dSᵀ to shared memory for dQ, as TMA would write a [key][query] tile
+  // with 128-byte swizzle (one 128-byte row per key: blockM = 64): the
+  // pair of tile j of key row r goes to r·128 + ((j ^ r % 8)·16) + 4t.
+  Value dsTile;
+  if (withDq()) {
+    dsTile = kb.gepBytes(dsRing,
+                         kb.mul(kb.andi(it, 1), kb.i32(dsTileBytes())));
+    for (int h = 0; h < 2; ++h) {
+      Value row = kb.add(warpKey0, kb.add(g, kb.i32(8 * h)));
+      Value rowPtr = kb.gepBytes(
+          dsTile, kb.add(kb.mul(row, kb.i32(kPanelRowBytes)), kb.shl(t, 2)));
+      for (int64_t j = 0; j < sTiles; ++j) {
+        Value chunk = kb.xori(kb.i32(j), g); // row % 8 == g
+        LLVM::StoreOp::create(b, loc, dsFrags[2 * j + h],
+                              kb.gepBytes(rowPtr, kb.shl(chunk, 4)));
+      }
+    }
+    // The generic-proxy stores become visible to wgmma (the async proxy).
+    asmStatement(kb, {}, "fence.proxy.async.shared::cta;", "");
+  }
+
+  // dV += Pᵀ·dO and dK += dSᵀ·Q: A from registers, B MN-major (the query
+  // is the reduction dim; the leading offset steps between 64-column
+  // panels, the stride between groups of 8 query rows).
+  SmallVector<Value> regs(carried.begin(), carried.end());
+  regs.append(pFrags);
+  regs.append(dsFrags);
+  regs = wgmmaFence(kb, regs);
+  SmallVector<Value> dK(regs.begin(), regs.begin() + dkRegs);
+  SmallVector<Value> dV(regs.begin() + dkRegs, regs.begin() + dkRegs + dvRegs);
+  ArrayRef<Value> pF = ArrayRef(regs).slice(dkRegs + dvRegs, pFrags.size());
+  ArrayRef<Value> dsF = ArrayRef(regs).take_back(dsFrags.size());
+  Value doDesc = wgmmaDescriptor(kb, doTile, qPanelBytes(),
+                                 8 * kPanelRowBytes);
+  Value qDesc = wgmmaDescriptor(kb, qTile, qPanelBytes(), 8 * kPanelRowBytes);
+  for (int64_t kk = 0; kk < config.blockM / 16; ++kk)
+    dV = wgmmaRS(kb, elt, spec.valueHeadDim, pF.slice(4 * kk, 4),
+                 wgmmaDescriptorAdvance(kb, doDesc, kk * 16 * kPanelRowBytes),
+                 /*transposeB=*/true, dV, /*accumulate=*/true);
+  for (int64_t kk = 0; kk < config.blockM / 16; ++kk)
+    dK = wgmmaRS(kb, elt, spec.headDim, dsF.slice(4 * kk, 4),
+                 wgmmaDescriptorAdvance(kb, qDesc, kk * 16 * kPanelRowBytes),
+                 /*transposeB=*/true, dK, /*accumulate=*/true);
+  wgmmaCommitGroup(kb);
+
+  SmallVector<Value> dq;
+  int64_t dqCols = spec.headDim / config.consumers();
+  if (withDq()) {
+    // Every consumer's dSᵀ rows are in shared memory.
+    namedBarrierSync(kb, kb.i32(1), 128 * config.consumers());
+    // dQ[:, slice] = dS·K[:, slice]: A = dSᵀ [key][query] read MN-major
+    // (the query is A's M), B = K [key][d] read MN-major; blockN / 16
+    // k-steps of 16 keys. Consumer c takes head-dim columns
+    // [c·dqCols, (c + 1)·dqCols).
+    Value dsDesc = wgmmaDescriptor(kb, dsTile, kvPanelBytes(),
+                                   8 * kPanelRowBytes);
+    Value colBytes = kb.mul(consumer, kb.i32(dqCols * 2));
+    // Whole 64-column panels step by kvPanelBytes, narrower slices move
+    // within the 128-byte row (the swizzle is applied on the address).
+    Value sliceOffset =
+        dqCols >= 64
+            ? kb.mul(kb.divu(colBytes, kb.i32(kPanelRowBytes)),
+                     kb.i32(kvPanelBytes()))
+            : colBytes;
+    Value kDesc = wgmmaDescriptor(kb, kb.gepBytes(kTile, sliceOffset),
+                                  kvPanelBytes(), 8 * kPanelRowBytes);
+    dq.assign(dqCols / 2, kb.f32(0.0));
+    dq = wgmmaFence(kb, dq);
+    for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
+      int64_t step = kk * 16 * kPanelRowBytes;
+      dq = wgmmaSS(kb, elt, dqCols, wgmmaDescriptorAdvance(kb, dsDesc, step),
+                   wgmmaDescriptorAdvance(kb, kDesc, step),
+                   /*transposeB=*/true, dq, /*accumulate=*/kk > 0,
+                   /*transposeA=*/true);
+    }
+    wgmmaCommitGroup(kb);
+  }
+
+  // Wait for every group; the A fragments stay live until then.
+  SmallVector<Value> waited(dK);
+  waited.append(dV);
+  waited.append(dq);
+  waited.append(pF.begin(), pF.end());
+  waited.append(dsF.begin(), dsF.end());
+  waited = wgmmaWaitGroup(kb, 0, waited);
+
+  // Q and dO of this stage are no longer read (one arrival per warp).
+  ifThen(kb, eq(kb, lane, kb.i32(0)),
+         [&] { mbarrierArrive(kb, barrierAt(emptySlot(), stage)); });
+
+  if (withDq()) {
+    // dQ accumulator rows q0 + 16·warp + g (+8) < Nq, columns of this
+    // consumer's slice, pairs of f32 (8-byte aligned: Nq4 and D even).
+    Value accBase = kb.gep(deltaBase, b.getF32Type(), kb.zext64(seqQ4));
+    for (int h = 0; h < 2; ++h) {
+      Value row = kb.add(kb.add(q0, kb.mul(warpInGroup, kb.i32(16))),
+                         kb.add(g, kb.i32(8 * h)));
+      ifThen(kb, kb.slt(row, seqQ), [&] {
+        Value rowPtr = kb.gep(
+            accBase, b.getF32Type(),
+            kb.add(kb.mul(kb.sext64(row), kb.i64(spec.headDim)),
+                   kb.sext64(kb.add(kb.mul(consumer, kb.i32(dqCols)),
+                                    kb.shl(t, 1)))));
+        size_t base = dkRegs + dvRegs;
+        for (int64_t j = 0; j < dqCols / 8; ++j)
+          asmStatement(kb,
+                       {kb.gep(rowPtr, b.getF32Type(), kb.i64(8 * j)),
+                        waited[base + 4 * j + 2 * h],
+                        waited[base + 4 * j + 2 * h + 1]},
+                       "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f");
+      });
+    }
+  }
+  waited.resize(dkRegs + dvRegs);
+  return waited;
+}
+
+/// dK·scale and dV of this warp's key rows < Nk, packed pairs.
+void HopperBackwardEmitter::emitEpilogue(ValueRange accs) {
+  Value scale = kb.f32(spec.scale);
+  auto store = [&](unsigned ptrArg, unsigned strideArg, int64_t dim,
+                   size_t first, bool scaled) {
+    Value base = headBase(arg(ptrArg), elt, strideArg, kvHead);
+    for (int h = 0; h < 2; ++h) {
+      Value row = kb.add(kb.add(kv0, warpKey0), kb.add(g, kb.i32(8 * h)));
+      ifThen(kb, kb.slt(row, seqKv), [&] {
+        Value rowPtr =
+            kb.gep(base, elt,
+                   kb.add(kb.mul(kb.sext64(row), arg(strideArg + 2)),
+                          kb.sext64(kb.shl(t, 1))));
+        for (int64_t j = 0; j < dim / 8; ++j) {
+          Value lo = accs[first + 4 * j + 2 * h];
+          Value hi = accs[first + 4 * j + 2 * h + 1];
+          if (scaled) {
+            lo = kb.fmul(lo, scale);
+            hi = kb.fmul(hi, scale);
+          }
+          LLVM::StoreOp::create(b, loc, kb.packPair(elt, lo, hi),
+                                kb.gep(rowPtr, elt, kb.i64(8 * j)), 4);
+        }
+      });
+    }
+  };
+  store(kDK, kDKStride, spec.headDim, 0, /*scaled=*/true);
+  store(kDV, kDVStride, spec.valueHeadDim, spec.headDim / 2,
+        /*scaled=*/false);
+}
+
+void HopperBackwardEmitter::emitConsumer() {
+  setMaxRegisters(kb, config.consumerRegisters, /*increase=*/true);
+  consumer = kb.sub(warpgroup, kb.i32(1));
+  warpInGroup = kb.andi(kb.lshr(tid, 5), 3);
+  warpKey0 = kb.add(kb.mul(consumer, kb.i32(64)),
+                    kb.mul(warpInGroup, kb.i32(16)));
+  mbarrierWait(kb, barrierAt(kvFullSlot(), Value()), kb.i32(0));
+  SmallVector<Value> init((spec.headDim + spec.valueHeadDim) / 2,
+                          kb.f32(0.0));
+  auto loop = scf::ForOp::create(
+      b, loc, kb.i32(0), numSteps, kb.i32(1), init,
+      [&](OpBuilder &, Location, Value it, ValueRange iterArgs) {
+        scf::YieldOp::create(b, loc, emitStep(it, iterArgs));
+      });
+  emitEpilogue(loop.getResults());
+}
+
+void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
+  entry = &func.getBody().front();
+  b.setInsertionPointToStart(entry);
+  seqQ = arg(kSeqQ);
+  seqKv = arg(kSeqKv);
+  headsQ = arg(kHeadsQ);
+  Value headsKv = arg(kHeadsKv);
+  diagonal = kb.sub(seqKv, seqQ);
+
+  Type i32 = b.getI32Type();
+  tid = NVVM::ThreadIdXOp::create(b, loc, i32);
+  warpgroup = kb.lshr(tid, 7);
+  lane = kb.andi(tid, 31);
+  g = kb.lshr(lane, 2);
+  t = kb.andi(lane, 3);
+  Value kvBlock = NVVM::BlockIdXOp::create(b, loc, i32);
+  Value bhKv = NVVM::BlockIdYOp::create(b, loc, i32);
+  batch = kb.divu(bhKv, headsKv);
+  kvHead = kb.remu(bhKv, headsKv);
+  groupSize = kb.divu(headsQ, headsKv);
+  kv0 = kb.mul(kvBlock, kb.i32(config.blockN));
+
+  // The walk (as the sm80 dkdv kernel): query blocks from the first that
+  // sees any of these keys (causal: query >= key − diagonal) to the end,
+  // for each query head of the kv head's group.
+  Value numQBlocks = kb.divu(kb.add(seqQ, kb.i32(config.blockM - 1)),
+                             kb.i32(config.blockM));
+  qStart = kb.i32(0);
+  if (spec.causal)
+    qStart = kb.minsi(kb.divu(kb.maxsi(kb.sub(kv0, diagonal), kb.i32(0)),
+                              kb.i32(config.blockM)),
+                      numQBlocks);
+  qSteps = kb.sub(numQBlocks, qStart);
+  numSteps = kb.mul(qSteps, groupSize);
+
+  // Dynamic shared memory from a 1024-byte boundary (the swizzle atom):
+  // K, V, the Q and dO rings, two dSᵀ tiles, then the mbarriers.
+  Value smem = LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
+      kSharedMemorySymbol);
+  Value addr = sharedAddress(kb, smem);
+  Value pad = kb.sub(kb.andi(kb.add(addr, kb.i32(1023)), ~int64_t(1023)),
+                     addr);
+  kTile = kb.gepBytes(smem, pad);
+  vTile = kb.gepBytes(kTile, kb.i32(kTileBytes()));
+  qRing = kb.gepBytes(vTile, kb.i32(vTileBytes()));
+  doRing = kb.gepBytes(qRing, kb.i32(config.stages * qTileBytes()));
+  dsRing = kb.gepBytes(doRing, kb.i32(config.stages * doTileBytes()));
+  barriers =
+      kb.gepBytes(dsRing, kb.i32(withDq() ? 2 * dsTileBytes() : 0));
+
+  // Thread 0 initialises the mbarriers: "full" ones expect the producer's
+  // arrival with the TMA bytes, "empty" ones one arrival per consumer warp.
+  ifThen(kb, eq(kb, tid, kb.i32(0)), [&] {
+    mbarrierInit(kb, barrierAt(kvFullSlot(), Value()), 1);
+    for (int64_t s = 0; s < config.stages; ++s) {
+      mbarrierInit(kb, barrierAt(fullSlot() + s, Value()), 1);
+      mbarrierInit(kb, barrierAt(emptySlot() + s, Value()),
+                   4 * config.consumers());
+    }
+    mbarrierInitFence(kb);
+  });
+  kb.barrier();
+
+  auto roles = scf::IfOp::create(b, loc, eq(kb, warpgroup, kb.i32(0)),
+                                 /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&roles.getThenRegion().front());
+    emitProducer();
+    b.setInsertionPointToStart(&roles.getElseRegion().front());
+    emitConsumer();
+  }
+  LLVM::ReturnOp::create(b, loc, ValueRange());
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Configuration.
+//===----------------------------------------------------------------------===//
+
+std::string mlir::attn::hopperBackwardSupports(const FlashBackwardSpec &spec,
+                                               StringRef chip) {
+  if (chip != "sm_90a")
+    return "the sm90a backward kernels need chip sm_90a (got " + chip.str() +
+           ")";
+  if (!spec.elementType ||
+      !(spec.elementType.isF16() || spec.elementType.isBF16()))
+    return "the sm90a backward kernels take f16 or bf16 tensors";
+  if (spec.headDim != spec.valueHeadDim ||
+      (spec.headDim != 64 && spec.headDim != 128))
+    return "the sm90a backward kernels take equal head dims of 64 or 128 "
+           "(got " +
+           std::to_string(spec.headDim) + "/" +
+           std::to_string(spec.valueHeadDim) + ")";
+  return "";
+}
+
+std::string
+mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
+                                   const HopperBackwardConfig &config) {
+  // Sᵀ is m64n<blockM>: dSᵀ is stored as one 128-byte swizzled row per key.
+  if (config.blockM != 64)
+    return "block-m of the sm90a backward kernel must be 64 (got " +
+           std::to_string(config.blockM) + ")";
+  if (config.blockN != 128)
+    return "block-n of the sm90a backward kernel must be 128, two consumer "
+           "warpgroups of 64 keys (got " +
+           std::to_string(config.blockN) + ")";
+  if (config.stages < 2 || config.stages > 4)
+    return "stages of the sm90a backward kernel must be 2 to 4 (got " +
+           std::to_string(config.stages) + ")";
+  // setmaxnreg only redistributes the 168 registers per thread that
+  // 384 threads are launched with.
+  if (config.producerRegisters + config.consumers() * config.consumerRegisters >
+      168 * (1 + config.consumers()))
+    return "the setmaxnreg split exceeds the launch's registers";
+  int64_t smem = hopperBackwardSharedMemoryBytes(spec, config);
+  if (smem > 227 * 1024)
+    return "the sm90a backward kernel needs " + std::to_string(smem) +
+           " bytes of shared memory, sm_90a offers " +
+           std::to_string(227 * 1024);
+  return "";
+}
+
+int64_t
+mlir::attn::hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
+                                            const HopperBackwardConfig &config) {
+  int64_t e = 2;
+  int64_t kv = config.blockN * (spec.headDim + spec.valueHeadDim) * e;
+  int64_t ring =
+      config.stages * config.blockM * (spec.headDim + spec.valueHeadDim) * e;
+  int64_t ds = config.deterministic ? 0 : 2 * config.blockN * config.blockM * e;
+  int64_t barriers = 8 * (1 + 2 * config.stages);
+  // + 1024: the kernel aligns the dynamic shared memory to the swizzle atom.
+  return 1024 + kv + ring + ds + barriers;
+}
+
+std::string
+mlir::attn::hopperBackwardKernelName(const FlashBackwardSpec &spec,
+                                     const HopperBackwardConfig &config) {
+  std::string dtype = spec.elementType.isBF16() ? "bf16" : "f16";
+  return "attn_bwd_sm90_d" + std::to_string(spec.headDim) + "_" + dtype +
+         (spec.causal ? "_causal" : "") + "_dkdv_n" +
+         std::to_string(config.blockN) + "m" + std::to_string(config.blockM) +
+         "s" + std::to_string(config.stages) +
+         (config.deterministic ? "_det" : "");
+}
+
+SmallVector<HopperBackwardTensorMap>
+mlir::attn::hopperBackwardTensorMaps(const HopperBackwardConfig &config) {
+  return {{"q_tmap", "q", 64, config.blockM},
+          {"k_tmap", "k", 64, config.blockN},
+          {"v_tmap", "v", 64, config.blockN},
+          {"do_tmap", "do", 64, config.blockM}};
+}
+
+void mlir::attn::emitHopperBackwardKernel(OpBuilder &builder,
+                                          gpu::GPUModuleOp module,
+                                          StringRef name,
+                                          const FlashBackwardSpec &spec,
+                                          const HopperBackwardConfig &config) {
+  MLIRContext *ctx = builder.getContext();
+  Location loc = module.getLoc();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  if (!module.lookupSymbol(kSharedMemorySymbol))
+    LLVM::GlobalOp::create(
+        builder, loc, LLVM::LLVMArrayType::get(builder.getI8Type(), 0),
+        /*isConstant=*/false, LLVM::Linkage::External, kSharedMemorySymbol,
+        Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
+
+  Type gptr = LLVM::LLVMPointerType::get(ctx, 1);
+  SmallVector<Type> params(10, gptr);
+  params.append(4, builder.getI32Type());
+  params.append(kNumParams - 14, builder.getI64Type());
+  params.append(kNumHopperParams - kNumParams, LLVM::LLVMPointerType::get(ctx));
+  // An llvm.func kernel: nvvm.grid_constant needs nvvm.kernel, which a
+  // gpu.func cannot carry (as the Hopper forward kernel).
+  auto func = LLVM::LLVMFuncOp::create(
+      builder, loc, name,
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                builder.getUnitAttr());
+  func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
+                builder.getUnitAttr());
+  for (unsigned i = kNumParams; i < kNumHopperParams; ++i) {
+    func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
+                    TypeAttr::get(LLVM::LLVMArrayType::get(
+                        builder.getI8Type(), 128)));
+    func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                    builder.getI64IntegerAttr(64));
+    func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
+                    builder.getUnitAttr());
+  }
+  int32_t threads = static_cast<int32_t>(config.threads());
+  func->setAttr("nvvm.maxntid", builder.getDenseI32ArrayAttr({threads, 1, 1}));
+  func->setAttr("nvvm.minctasm", builder.getI32IntegerAttr(1));
+  func.addEntryBlock(builder);
+  HopperBackwardEmitter(builder, loc, spec, config).emit(func);
+}

@@ -1,0 +1,45 @@
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a" --split-input-file -verify-diagnostics
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a chip=sm_80" --split-input-file 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a block-n=64" --split-input-file 2>&1 | FileCheck %s --check-prefix=BLOCKN
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a block-m=32" --split-input-file 2>&1 | FileCheck %s --check-prefix=BLOCKM
+// RUN: attn-opt %s --convert-attn-to-gpu="family=auto chip=sm_80" --split-input-file | FileCheck %s --check-prefix=AUTO80
+// RUN: attn-opt %s --convert-attn-to-gpu="family=auto" --split-input-file | FileCheck %s --check-prefix=AUTO90
+
+// CHIP: cannot be compiled with family=sm90a: the sm90a backward kernels need chip sm_90a (got sm_80)
+// BLOCKN: cannot be compiled for the GPU: block-n of the sm90a backward kernel must be 128, two consumer warpgroups of 64 keys (got 64)
+// BLOCKM: cannot be compiled for the GPU: block-m of the sm90a backward kernel must be 64 (got 32)
+// family=auto: the sm80 dkdv kernel where the Hopper one cannot run, the
+// Hopper one on sm_90a.
+// AUTO80: family = "sm80-mma"
+// AUTO80-NOT: attn_bwd_sm90
+// AUTO90: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_dkdv_n128m64s2
+// AUTO90-SAME: family = "sm90a-wgmma"
+// AUTO90-SAME: tensor_maps = [{box_cols = 64 : i64, box_rows = 64 : i64, name = "q_tmap", tensor = "q"}, {box_cols = 64 : i64, box_rows = 128 : i64, name = "k_tmap", tensor = "k"}, {box_cols = 64 : i64, box_rows = 128 : i64, name = "v_tmap", tensor = "v"}, {box_cols = 64 : i64, box_rows = 64 : i64, name = "do_tmap", tensor = "do"}]
+// AUTO90: llvm.func @attn_bwd_sm90_d64_bf16_dkdv_n128m64s2(
+// AUTO90-SAME: attributes {gpu.kernel, nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
+
+func.func @plain(%q: tensor<1x2x100x64xbf16>, %lse: tensor<1x2x100xf32>)
+    -> tensor<1x2x100x64xbf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
+      : tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16>,
+        tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16>,
+        tensor<1x2x100x64xbf16>, tensor<1x2x100xf32>
+      -> tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16>,
+         tensor<1x2x100x64xbf16>
+  return %dq : tensor<1x2x100x64xbf16>
+}
+
+// -----
+
+// The sm80 backward takes head dim 32; the Hopper one 64 and 128 only.
+func.func @head_dim_32(%q: tensor<1x1x16x32xbf16>, %lse: tensor<1x1x16xf32>)
+    -> tensor<1x1x16x32xbf16> {
+  // expected-error @+1 {{cannot be compiled with family=sm90a: the sm90a backward kernels take equal head dims of 64 or 128 (got 32/32)}}
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
+      : tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>,
+        tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>,
+        tensor<1x1x16x32xbf16>, tensor<1x1x16xf32>
+      -> tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>,
+         tensor<1x1x16x32xbf16>
+  return %dq : tensor<1x1x16x32xbf16>
+}
