@@ -46,3 +46,4 @@ k_if_supported fwd-sm90a-bf16-d64-sliding --family sm90a --dtype bf16 --head-dim
 k bwd-atomic-bf16-d128-causal --backward --dtype bf16 --head-dim 128 --causal
 k bwd-atomic-f16-d64 --backward --dtype f16 --head-dim 64
 k bwd-det-bf16-d64-causal --backward --deterministic --dtype bf16 --head-dim 64 --causal
+k_if_supported bwd-sm90a-bf16-d128-causal --backward --family sm90a --dtype bf16 --head-dim 128 --causal
