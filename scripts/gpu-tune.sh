@@ -51,7 +51,10 @@ fi
 rc=0
 : >"$OUT/table.md"
 : >"$OUT/candidates.jsonl"
-for b in $(find "$BUNDLES" -name bundle.json | sort); do
+# Forward bundles first, then the backward ones (bwd-*).
+for b in $(find "$BUNDLES" -name bundle.json | sort |
+           awk '/\/bwd-/ { later = later $0 "\n"; next } { print }
+                END { printf "%s", later }'); do
   dir=$(dirname "$b")
   name=$(basename "$dir")
   if [ $(( $(date +%s) - START )) -ge "${DEADLINE:-100000}" ]; then

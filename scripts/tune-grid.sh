@@ -12,8 +12,12 @@
 # default gpu-tune/carry/, both git-ignored) keeps cubins,
 # manifests and bundle.json only (no PTX: the runtime loads the cubin), plus
 # the MLIR-free attn-tune of BUILD_DIR-rt when it exists.
+# The backward grid (D in {64, 128} x causal and not, N = 1024 ... 16384,
+# the same tokens and heads) becomes bwd-d<D>-<mask> bundles, and with
+# DETERMINISTIC=1 also bwd-det-d<D>-<mask> (deterministic dQ).
 # Environment: JOBS (attn-compile -j), FAMILY (default: auto, both
-# families), DIMS (default "64 128 256"), MASKS (default "none causal").
+# families), DIMS (default "64 128 256"), MASKS (default "none causal"),
+# BWD_DIMS (default "64 128"; "" = no backward bundles), DETERMINISTIC.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -37,6 +41,24 @@ for d in ${DIMS:-64 128 256}; do
       --tune-shapes 16x1024,8x2048,4x4096,2x8192,1x16384 \
       ${JOBS:+-j "$JOBS"} >"$WORK/$name.log"
     echo "$name: $(tail -1 "$WORK/$name.log") ($(( $(date +%s) - start )) s)"
+  done
+done
+for d in ${BWD_DIMS-64 128}; do
+  h=$((2048 / d))
+  for mask in ${MASKS:-none causal}; do
+    for det in 0 ${DETERMINISTIC:+1}; do
+      name="bwd-d$d-$mask"
+      flags=(--backward)
+      [ "$mask" = causal ] && flags+=(--causal)
+      [ "$det" = 1 ] && { flags+=(--deterministic); name="bwd-det-d$d-$mask"; }
+      start=$(date +%s)
+      "$BUILD/bin/attn-compile" --head-dim "$d" --heads-q "$h" --batch 16 \
+        --seq-q 1024 --dtype bf16 "${flags[@]}" \
+        --tune-bundle "$WORK/$name" \
+        --tune-shapes 8x2048,4x4096,2x8192,1x16384 \
+        ${JOBS:+-j "$JOBS"} >"$WORK/$name.log"
+      echo "$name: $(tail -1 "$WORK/$name.log") ($(( $(date +%s) - start )) s)"
+    done
   done
 done
 # The carried copy: no PTX.

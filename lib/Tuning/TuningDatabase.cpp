@@ -66,7 +66,8 @@ std::string TuningKey::shapeString() const {
   os << direction << " " << dtype << " d" << headDim;
   if (valueHeadDim != headDim)
     os << "v" << valueHeadDim;
-  os << " g" << headsRatio << (causal ? " causal" : " nomask") << " q"
+  os << " g" << headsRatio << (causal ? " causal" : " nomask")
+     << (deterministic ? " deterministic" : "") << " q"
      << seqQBucket << " kv" << seqKvBucket << " " << chip << " " << family
      << " compiler=" << compiler;
   return os.str();
@@ -251,6 +252,12 @@ Expected<TuningDatabase> TuningDatabase::parse(const std::string &text) {
       e.key.compiler = r.string(*k, "compiler", kw);
       e.key.family = r.string(*k, "family", kw);
       e.key.direction = r.string(*k, "direction", kw);
+      if (r.error.empty() && e.key.direction != "fwd" &&
+          e.key.direction != "bwd")
+        r.error = kw + ".direction: expected fwd or bwd, got '" +
+                  e.key.direction + "'";
+      if (k->get("deterministic"))
+        e.key.deterministic = r.boolean(*k, "deterministic", kw);
       e.key.dtype = r.string(*k, "dtype", kw);
       e.key.headDim = r.integer(*k, "head_dim", kw);
       e.key.valueHeadDim = r.integer(*k, "value_head_dim", kw);
@@ -372,8 +379,10 @@ std::string TuningDatabase::toJson() const {
        << ", \"chip\": " << jsonQuote(k.chip)
        << ", \"compiler\": " << jsonQuote(k.compiler)
        << ", \"family\": " << jsonQuote(k.family)
-       << ", \"direction\": " << jsonQuote(k.direction)
-       << ", \"dtype\": " << jsonQuote(k.dtype)
+       << ", \"direction\": " << jsonQuote(k.direction);
+    if (k.direction != "fwd")
+      os << ", \"deterministic\": " << (k.deterministic ? "true" : "false");
+    os << ", \"dtype\": " << jsonQuote(k.dtype)
        << ", \"head_dim\": " << k.headDim
        << ", \"value_head_dim\": " << k.valueHeadDim
        << ", \"heads_ratio\": " << k.headsRatio << ", \"mask\": \""

@@ -195,6 +195,68 @@ void runBlock(const std::string &entry, const AbiArgs &a, unsigned bx,
       *lse = m + std::log(l);
   }
 }
+/// Host version of a naive f32 D = 64 backward pass for attn-tune's tests
+/// (entries naive_bwd_*: Inputs of test/Tuning): the "dkdv" launch computes
+/// dQ, dK and dV of the whole problem from Q, K, V, O, dO and the LSE;
+/// the other launches do nothing; "zero" entries write zero gradients.
+/// The dkdv grid's y is batch * heads_kv (the parameters hold no batch).
+void runBackward(const std::string &entry, void **p, unsigned gy) {
+  if (entry.find("dkdv") == std::string::npos)
+    return;
+  auto ptr = [&](int i) { return *static_cast<float **>(p[i]); };
+  auto i32 = [&](int i) { return *static_cast<int32_t *>(p[i]); };
+  auto i64 = [&](int i) { return *static_cast<int64_t *>(p[i]); };
+  float *q = ptr(0), *k = ptr(1), *v = ptr(2), *o = ptr(3), *dO = ptr(4),
+        *lse = ptr(5), *dq = ptr(6), *dk = ptr(7), *dv = ptr(8);
+  const int nq = i32(10), nk = i32(11), hq = i32(12), hkv = i32(13);
+  int64_t st[8][3]; // q k v o do dq dk dv: batch, head, row
+  for (int t = 0; t < 8; ++t)
+    for (int x = 0; x < 3; ++x)
+      st[t][x] = i64(14 + 3 * t + x);
+  const int64_t lb = i64(38), lh = i64(39);
+  const bool causal = entry.find("causal") != std::string::npos;
+  const bool zero = entry.find("zero") != std::string::npos;
+  const int D = 64, group = hq / hkv, batch = gy / hkv;
+  const float scale = 0.125f;
+  auto at = [&](int t, int b, int h, int n) {
+    return b * st[t][0] + h * st[t][1] + n * st[t][2];
+  };
+  for (int b = 0; b < batch; ++b) {
+    for (int h = 0; h < hq; ++h)
+      for (int i = 0; i < nq; ++i)
+        for (int d = 0; d < D; ++d)
+          dq[at(5, b, h, i) + d] = 0;
+    for (int h = 0; h < hkv; ++h)
+      for (int j = 0; j < nk; ++j)
+        for (int d = 0; d < D; ++d)
+          dk[at(6, b, h, j) + d] = dv[at(7, b, h, j) + d] = 0;
+    if (zero)
+      continue;
+    for (int h = 0; h < hq; ++h) {
+      const int g = h / group;
+      for (int i = 0; i < nq; ++i) {
+        const int limit = causal ? std::min(nk, i + nk - nq + 1) : nk;
+        float delta = 0;
+        for (int d = 0; d < D; ++d)
+          delta += dO[at(4, b, h, i) + d] * o[at(3, b, h, i) + d];
+        for (int j = 0; j < limit; ++j) {
+          float s = 0, dp = 0;
+          for (int d = 0; d < D; ++d) {
+            s += q[at(0, b, h, i) + d] * k[at(1, b, g, j) + d];
+            dp += dO[at(4, b, h, i) + d] * v[at(2, b, g, j) + d];
+          }
+          float pij = std::exp(s * scale - lse[b * lb + h * lh + i]);
+          float ds = pij * (dp - delta);
+          for (int d = 0; d < D; ++d) {
+            dq[at(5, b, h, i) + d] += scale * ds * k[at(1, b, g, j) + d];
+            dk[at(6, b, g, j) + d] += scale * ds * q[at(0, b, h, i) + d];
+            dv[at(7, b, g, j) + d] += pij * dO[at(4, b, h, i) + d];
+          }
+        }
+      }
+    }
+  }
+}
 } // namespace
 
 #define API extern "C" __attribute__((visibility("default"))) Result
@@ -387,6 +449,10 @@ API cuLaunchKernel(Function *fn, unsigned gx, unsigned gy, unsigned gz,
   if (static_cast<int>(smem) > fn->maxDynamicShared || bx * by * bz > 1024 ||
       gz != 1 || bx != 64)
     return kInvalidValue;
+  if (fn->name.rfind("naive_bwd_", 0) == 0) {
+    runBackward(fn->name, params, gy);
+    return kSuccess;
+  }
   AbiArgs a = readArgs(params);
   for (unsigned y = 0; y < gy; ++y)
     for (unsigned x = 0; x < gx; ++x)

@@ -12,6 +12,7 @@
 #include "attn/Compiler/KernelCompiler.h"
 #include "attn/Compiler/TuneBundle.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
+#include "attn/Conversion/AttnToGPU/TuningSpace.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Execution/AttentionModule.h"
 #include "attn/Execution/ProblemFlags.h"
@@ -74,7 +75,8 @@ static cl::opt<std::string> family("family",
 static cl::opt<std::string> sm90Schedule(
     "sm90-schedule",
     cl::desc("sm90a-wgmma consumer schedule: pingpong, overlap (no "
-             "ping-pong) or serial; default: the tuned or heuristic one"),
+             "ping-pong) or serial, optionally +persistent (persistent "
+             "query blocks); default: the tuned or heuristic one"),
     cl::init(""), cl::cat(category));
 static cl::opt<std::string> ptxas("ptxas",
                                   cl::desc("ptxas to use (default: "
@@ -139,12 +141,53 @@ static int fail(const llvm::Twine &msg) {
   return 2;
 }
 
+/// The backward tile from the tuning database (docs/tuning.md) unless
+/// --block-m/--block-n are given: sets them in `options` on a hit. Returns
+/// why (the key that hit, or why nothing did); `hit` says which.
+static std::string
+lookupBackwardTile(mlir::ModuleOp module,
+                   mlir::attn::KernelCompileOptions &options, bool &hit) {
+  hit = false;
+  if (options.blockM || options.blockN)
+    return "block-m/block-n given";
+  std::string path = mlir::attn::resolveTuningDatabasePath(options.tuningDb);
+  if (path.empty())
+    return "no tuning database (tuning-db, $ATTN_TUNING_DB)";
+  std::string gpu = options.tuningGpu;
+  if (gpu.empty())
+    if (const char *env = std::getenv("ATTN_TUNING_GPU"))
+      gpu = env;
+  std::vector<std::string> warnings;
+  ::attn::tuning::TuningDatabase db =
+      ::attn::tuning::TuningDatabase::load(path, warnings);
+  for (const std::string &w : warnings)
+    llvm::errs() << "attn-compile: warning: " << w << "\n";
+  mlir::attn::AttentionGradOp op;
+  module.walk([&](mlir::attn::AttentionGradOp g) { op = g; });
+  if (!op)
+    return "no attn.attention_grad";
+  mlir::attn::TunedBackwardLookup tuned =
+      mlir::attn::lookupTunedBackwardKernel(op, options.chip,
+                                            options.deterministic, db, gpu);
+  if (tuned.config) {
+    options.blockM = tuned.config->blockM;
+    options.blockN = tuned.config->blockN;
+    options.family = "sm80"; // the tuned tile's family (sm80-mma)
+    hit = true;
+  }
+  return "tuning database '" + path + "': " + tuned.reason;
+}
+
 /// attn-compile --backward: the three backward kernels in one directory.
 static int compileBackward(mlir::ModuleOp module,
-                           const mlir::attn::KernelCompileOptions &options) {
+                           mlir::attn::KernelCompileOptions options) {
+  bool tuned = false;
+  std::string why = lookupBackwardTile(module, options, tuned);
   auto kernels = mlir::attn::compileAttentionGradKernels(module, options);
   if (!kernels)
     return fail(llvm::toString(kernels.takeError()));
+  if (tuned)
+    kernels->tileSource = "tuning-db";
   if (explain)
     llvm::errs() << "attn-compile: " << kernels->main().entry << ": block_n "
                  << kernels->blockN << " keys per thread block ("
@@ -152,7 +195,8 @@ static int compileBackward(mlir::ModuleOp module,
                  << kernels->blockM << " query rows per step, from "
                  << kernels->tileSource << "; "
                  << kernels->main().dynamicSharedMemory
-                 << " bytes of shared memory\n";
+                 << " bytes of shared memory\n"
+                 << "attn-compile: why: " << why << "\n";
   if (emit.empty()) {
     if (auto e = mlir::attn::writeBackwardDirectory(*kernels, output))
       return fail(llvm::toString(std::move(e)));
@@ -272,37 +316,55 @@ int main(int argc, char **argv) {
   if (deterministic && !(backward || hasGrad))
     return fail("--deterministic applies to the backward kernels: add "
                 "--backward");
+  mlir::attn::TuneBundleOptions bundle;
+  for (const std::string &s : tuneShapes) {
+    llvm::SmallVector<llvm::StringRef, 3> parts;
+    llvm::StringRef(s).split(parts, 'x');
+    mlir::attn::TuneShape shape;
+    int64_t *slots[] = {&shape.batch, &shape.seqQ, &shape.seqKv};
+    bool bad = parts.size() < 2 || parts.size() > 3;
+    for (size_t i = 0; !bad && i < parts.size(); ++i)
+      bad = parts[i].getAsInteger(10, *slots[i]) || *slots[i] <= 0;
+    if (bad)
+      return fail("--tune-shapes expects BATCHxSEQ or BATCHxSEQ_QxSEQ_KV "
+                  "with positive numbers, got '" + s + "'");
+    bundle.shapes.push_back(shape);
+  }
+  std::vector<std::string> only(tuneOnly.begin(), tuneOnly.end());
   if (backward || hasGrad) {
-    if (!tuneBundle.empty())
-      return fail("--tune-bundle tunes forward kernels only: drop --backward");
     if (warpRows)
       return fail("--warp-rows does not apply to the backward kernels (16 "
                   "keys per warp): drop it");
     options.deterministic = deterministic;
-    return compileBackward(*module, options);
+    if (tuneBundle.empty())
+      return compileBackward(*module, options);
+    llvm::outs() << "attn-compile: compiling backward tuning candidates ("
+                 << (deterministic ? "deterministic" : "atomic")
+                 << " dQ) into " << tuneBundle
+                 << " (* = the heuristic's choice)\n";
+    auto summary = mlir::attn::writeBackwardTuneBundle(
+        *module, options, tuneBundle, jobs, only, llvm::outs(), bundle,
+        [](MLIRContext &c, const ::attn::AttentionProblem &p) {
+          return mlir::attn::buildAttentionModule(c, p);
+        });
+    if (!summary)
+      return fail(llvm::toString(summary.takeError()));
+    llvm::outs() << "wrote " << tuneBundle << "/bundle.json: "
+                 << summary->candidates << " candidates, " << summary->pruned
+                 << " pruned\n";
+    return 0;
   }
   if (!tuneBundle.empty()) {
     llvm::outs() << "attn-compile: compiling tuning candidates into "
                  << tuneBundle << " (* = the heuristic's choice)\n";
-    std::vector<std::string> only(tuneOnly.begin(), tuneOnly.end());
-    mlir::attn::TuneBundleOptions bundle;
-    bundle.defaultFamily = family.getDefault().getValue();
+    // "heuristic" marks what attn-compile picks without a database with
+    // these flags: the --family given, else its default.
+    bundle.defaultFamily = family.getNumOccurrences()
+                               ? family.getValue()
+                               : family.getDefault().getValue();
     // The family is a tuning choice too unless --family fixes it.
     if (!family.getNumOccurrences())
       options.family = "auto";
-    for (const std::string &s : tuneShapes) {
-      llvm::SmallVector<llvm::StringRef, 3> parts;
-      llvm::StringRef(s).split(parts, 'x');
-      mlir::attn::TuneShape shape;
-      int64_t *slots[] = {&shape.batch, &shape.seqQ, &shape.seqKv};
-      bool bad = parts.size() < 2 || parts.size() > 3;
-      for (size_t i = 0; !bad && i < parts.size(); ++i)
-        bad = parts[i].getAsInteger(10, *slots[i]) || *slots[i] <= 0;
-      if (bad)
-        return fail("--tune-shapes expects BATCHxSEQ or BATCHxSEQ_QxSEQ_KV "
-                    "with positive numbers, got '" + s + "'");
-      bundle.shapes.push_back(shape);
-    }
     auto summary = mlir::attn::writeTuneBundle(
         *module, options, tuneBundle, jobs, only, llvm::outs(), bundle);
     if (!summary)

@@ -29,17 +29,15 @@ struct ShapeBench::Set {
   cu::DevicePtr q = 0, k = 0, v = 0, o = 0, lse = 0;
 };
 
-namespace {
-size_t alignUp(size_t n) { return (n + 255) & ~size_t(255); }
+size_t attn::tune::alignUp(size_t n) { return (n + 255) & ~size_t(255); }
 
-unsigned threadCount(unsigned want) {
+unsigned attn::tune::threadCount(unsigned want) {
   unsigned n = want ? want : std::thread::hardware_concurrency();
   return std::clamp<unsigned>(n, 1, 64);
 }
 
-/// Runs body(begin, end) over [0, n) split across `threads` threads.
-void parallelFor(size_t n, unsigned threads,
-                 const std::function<void(size_t, size_t)> &body) {
+void attn::tune::parallelFor(size_t n, unsigned threads,
+                             const std::function<void(size_t, size_t)> &body) {
   threads = std::min<size_t>(threads, std::max<size_t>(n / 65536, 1));
   if (threads <= 1) {
     body(0, n);
@@ -56,6 +54,7 @@ void parallelFor(size_t n, unsigned threads,
     th.join();
 }
 
+namespace {
 uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -63,10 +62,10 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-/// U(-range, range) rounded to `t`; element i depends only on (seed, i),
-/// so any split over threads gives the same tensor.
-HostTensor randomTensor(DType t, size_t n, double range, uint64_t seed,
-                        unsigned threads) {
+} // namespace
+
+HostTensor attn::tune::randomTensor(DType t, size_t n, double range,
+                                    uint64_t seed, unsigned threads) {
   HostTensor h = HostTensor::zeros(t, n);
   parallelFor(n, threads, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
@@ -84,8 +83,7 @@ HostTensor randomTensor(DType t, size_t n, double range, uint64_t seed,
   return h;
 }
 
-/// Elements of `o` that are NaN or infinite (the poison, never written).
-int64_t countNonFinite(const HostTensor &o, unsigned threads) {
+int64_t attn::tune::countNonFinite(const HostTensor &o, unsigned threads) {
   std::atomic<int64_t> bad{0};
   size_t n = o.size();
   parallelFor(n, threads, [&](size_t b, size_t e) {
@@ -109,7 +107,6 @@ int64_t countNonFinite(const HostTensor &o, unsigned threads) {
   });
   return bad.load();
 }
-} // namespace
 
 ShapeBench::ShapeBench(const CudaDriver &d) : d(d) {}
 ShapeBench::~ShapeBench() = default;

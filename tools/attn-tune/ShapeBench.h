@@ -17,10 +17,25 @@
 #include "attn/Runtime/DeviceMemory.h"
 #include "attn/Runtime/Runtime.h"
 
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace attn::tune {
+
+/// Shared by the forward and backward benches.
+size_t alignUp(size_t n); // to 256 bytes
+unsigned threadCount(unsigned want); // 0 = the hardware's, at most 64
+/// Runs body(begin, end) over [0, n) split across `threads` threads.
+void parallelFor(size_t n, unsigned threads,
+                 const std::function<void(size_t, size_t)> &body);
+/// U(-range, range) rounded to `t`; element i depends only on (seed, i),
+/// so any split over threads gives the same tensor.
+runtime::HostTensor randomTensor(DType t, size_t n, double range,
+                                 uint64_t seed, unsigned threads);
+/// Elements of `o` that are NaN or infinite (the poison, never written).
+int64_t countNonFinite(const runtime::HostTensor &o, unsigned threads);
 
 struct BenchOptions {
   uint64_t seed = 0;
@@ -33,6 +48,9 @@ struct BenchCheck {
   bool ok = false;
   double relErr = -1, lseRelErr = -1;
   int64_t nonFiniteOut = 0, badLse = 0;
+  /// Backward: what failed, for the candidate's note ("" = the forward's
+  /// fields say it).
+  std::string detail;
 };
 
 class ShapeBench {

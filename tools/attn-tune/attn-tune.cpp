@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BackwardBench.h"
 #include "ShapeBench.h"
 
 #include "attn/Runtime/Json.h"
@@ -39,6 +40,7 @@ using namespace attn::runtime;
 using namespace attn::tuning;
 using attn::tune::BenchCheck;
 using attn::tune::BenchOptions;
+using attn::tune::BackwardBench;
 using attn::tune::ShapeBench;
 using attn::AttentionProblem;
 
@@ -132,6 +134,10 @@ struct BundleCandidate {
 
 struct Bundle {
   std::string dir, compiler, chip, family;
+  /// Version 3: "backward" bundles hold backward kernel directories and a
+  /// forward kernel (`forward`) that makes O and the LSE.
+  bool backward = false, deterministic = false;
+  std::string forward;
   AttentionProblem problem;
   /// The launch shapes to tune at: the problem with these batch and
   /// sequence lengths (version 2 "shapes"; else the problem's own).
@@ -161,10 +167,25 @@ Expected<Bundle> readBundle(const std::string &dir) {
     return Status::error(dir + "/bundle.json: not a tuning bundle (\"format\" "
                                "is not \"attn-tune-bundle\")");
   int64_t version = num(*doc, "version");
-  if (version != 1 && version != 2)
+  if (version < 1 || version > 3)
     return Status::error(dir + "/bundle.json: bundle version " +
                          std::to_string(version) +
-                         ", this attn-tune reads versions 1 and 2");
+                         ", this attn-tune reads versions 1 to 3");
+  std::string direction = str(*doc, "direction");
+  if (!direction.empty() && direction != "forward" && direction != "backward")
+    return Status::error(dir + "/bundle.json: \"direction\" must be forward "
+                               "or backward, got '" +
+                         direction + "'");
+  b.backward = direction == "backward";
+  if (const JsonValue *v = doc->get("deterministic"); v && v->isBool())
+    b.deterministic = v->asBool();
+  if (b.backward) {
+    if (str(*doc, "forward").empty())
+      return Status::error(dir + "/bundle.json: a backward bundle needs "
+                                 "\"forward\" (the kernel that makes O and "
+                                 "the LSE)");
+    b.forward = dir + "/" + str(*doc, "forward");
+  }
   b.compiler = str(*doc, "compiler");
   b.chip = str(*doc, "chip");
   b.family = str(*doc, "family");
@@ -211,6 +232,152 @@ Expected<Bundle> readBundle(const std::string &dir) {
   if (b.shapes.empty())
     b.shapes.push_back(b.problem);
   return b;
+}
+
+/// A bundle's kernels, loaded once for all of its shapes: forward
+/// candidates, or backward candidates plus the forward kernel that makes
+/// their O and LSE.
+struct BundleKernels {
+  bool isBackward = false;
+  std::vector<std::unique_ptr<Kernel>> forward;
+  std::vector<std::unique_ptr<BackwardKernel>> backward;
+  std::unique_ptr<Kernel> makeOutputs;
+  std::string makeOutputsError;
+  std::vector<std::string> errors; // per candidate: why it did not load
+
+  bool loaded(size_t i) const {
+    return isBackward ? backward[i] != nullptr : forward[i] != nullptr;
+  }
+  /// A loaded kernel (for the driver and the SM count), or null.
+  const Kernel *any() const {
+    for (size_t i = 0; i < errors.size(); ++i)
+      if (loaded(i))
+        return isBackward ? &backward[i]->mainKernel() : forward[i].get();
+    return nullptr;
+  }
+};
+
+BundleKernels loadBundleKernels(const Bundle &b) {
+  BundleKernels k;
+  k.isBackward = b.backward;
+  size_t n = b.candidates.size();
+  k.forward.resize(n);
+  k.backward.resize(n);
+  k.errors.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (b.backward) {
+      Expected<std::unique_ptr<BackwardKernel>> bk =
+          BackwardKernel::load(b.candidates[i].dir);
+      if (bk)
+        k.backward[i] = bk.take();
+      else
+        k.errors[i] = bk.message();
+    } else {
+      Expected<std::unique_ptr<Kernel>> fk = Kernel::load(b.candidates[i].dir);
+      if (fk)
+        k.forward[i] = fk.take();
+      else
+        k.errors[i] = fk.message();
+    }
+  }
+  if (b.backward) {
+    Expected<std::unique_ptr<Kernel>> fk = Kernel::load(b.forward);
+    if (fk)
+      k.makeOutputs = fk.take();
+    else
+      k.makeOutputsError = "the bundle's forward kernel: " + fk.message();
+  }
+  return k;
+}
+
+/// One shape's inputs and reference, and the candidates run on them.
+class ShapeRunner {
+public:
+  virtual ~ShapeRunner() = default;
+  virtual Status check(size_t i, BenchCheck &out) = 0;
+  virtual Status time(size_t i, int64_t warmup, int64_t reps,
+                      std::vector<float> &samples) = 0;
+  virtual Status repeatable(size_t i, bool &same) = 0;
+  virtual bool healthy() = 0;
+  virtual int64_t sets() const = 0;
+  virtual double inputSeconds() const = 0;
+  virtual double referenceSeconds() const = 0;
+};
+
+class ForwardRunner : public ShapeRunner {
+public:
+  ForwardRunner(std::unique_ptr<ShapeBench> b, const BundleKernels &k)
+      : bench(std::move(b)), kernels(k) {}
+  Status check(size_t i, BenchCheck &out) override {
+    return bench->check(*kernels.forward[i], out);
+  }
+  Status time(size_t i, int64_t warmup, int64_t reps,
+              std::vector<float> &samples) override {
+    return bench->time(*kernels.forward[i], warmup, reps, samples);
+  }
+  Status repeatable(size_t i, bool &same) override {
+    return bench->repeatable(*kernels.forward[i], same);
+  }
+  bool healthy() override { return bench->healthy(); }
+  int64_t sets() const override { return bench->sets(); }
+  double inputSeconds() const override { return bench->inputSeconds; }
+  double referenceSeconds() const override { return bench->referenceSeconds; }
+
+private:
+  std::unique_ptr<ShapeBench> bench;
+  const BundleKernels &kernels;
+};
+
+class BackwardRunner : public ShapeRunner {
+public:
+  BackwardRunner(std::unique_ptr<BackwardBench> b, const BundleKernels &k,
+                 bool deterministic)
+      : bench(std::move(b)), kernels(k), deterministic(deterministic) {}
+  Status check(size_t i, BenchCheck &out) override {
+    return bench->check(*kernels.backward[i], out);
+  }
+  Status time(size_t i, int64_t warmup, int64_t reps,
+              std::vector<float> &samples) override {
+    return bench->time(*kernels.backward[i], warmup, reps, samples);
+  }
+  Status repeatable(size_t i, bool &same) override {
+    return bench->repeatable(*kernels.backward[i], deterministic, same);
+  }
+  bool healthy() override { return bench->healthy(); }
+  int64_t sets() const override { return bench->sets(); }
+  double inputSeconds() const override { return bench->inputSeconds; }
+  double referenceSeconds() const override { return bench->referenceSeconds; }
+
+private:
+  std::unique_ptr<BackwardBench> bench;
+  const BundleKernels &kernels;
+  bool deterministic;
+};
+
+Expected<std::unique_ptr<ShapeRunner>>
+makeRunner(const CudaDriver &d, const AttentionProblem &problem,
+           const Bundle &b, const BundleKernels &k, const BenchOptions &bo) {
+  if (!b.backward) {
+    Expected<std::unique_ptr<ShapeBench>> sb =
+        ShapeBench::create(d, problem, bo);
+    if (!sb)
+      return sb.status();
+    return std::unique_ptr<ShapeRunner>(new ForwardRunner(sb.take(), k));
+  }
+  if (!k.makeOutputs)
+    return Status::error(k.makeOutputsError);
+  // Every candidate gets the largest workspace any of them needs.
+  uint64_t workspace = 16;
+  BackwardArgs args = BackwardArgs::dense(problem);
+  for (const auto &bk : k.backward)
+    if (bk)
+      workspace = std::max(workspace, bk->workspaceBytes(args));
+  Expected<std::unique_ptr<BackwardBench>> bb =
+      BackwardBench::create(d, problem, *k.makeOutputs, workspace, bo);
+  if (!bb)
+    return bb.status();
+  return std::unique_ptr<ShapeRunner>(
+      new BackwardRunner(bb.take(), k, b.deterministic));
 }
 
 double median(std::vector<float> v) {
@@ -522,15 +689,7 @@ int main(int argc, char **argv) {
   for (const Bundle &b : bundles) {
     // Load every candidate once for all of the bundle's shapes.
     auto loadStart = std::chrono::steady_clock::now();
-    std::vector<std::unique_ptr<Kernel>> kernels(b.candidates.size());
-    std::vector<std::string> loadErrors(b.candidates.size());
-    for (size_t i = 0; i < b.candidates.size(); ++i) {
-      Expected<std::unique_ptr<Kernel>> k = Kernel::load(b.candidates[i].dir);
-      if (k)
-        kernels[i] = k.take();
-      else
-        loadErrors[i] = k.message();
-    }
+    BundleKernels kernels = loadBundleKernels(b);
     double loadSeconds = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - loadStart)
                              .count() /
@@ -538,8 +697,14 @@ int main(int argc, char **argv) {
     for (const AttentionProblem &problem : b.shapes) {
       auto start = std::chrono::steady_clock::now();
       std::string label = shapeLabel(problem);
+      if (b.backward)
+        label += b.deterministic ? " bwd det" : " bwd";
       TuningEntry entry;
       entry.key = TuningKey::forProblem(problem, b.chip, b.family, b.compiler);
+      if (b.backward) {
+        entry.key.direction = "bwd";
+        entry.key.deterministic = b.deterministic;
+      }
       entry.batch = problem.batch;
       entry.headsQ = problem.headsQ;
       entry.headsKv = problem.headsKv;
@@ -553,13 +718,11 @@ int main(int argc, char **argv) {
         entry.candidates.push_back(cr);
       }
       const CudaDriver *driver = nullptr;
-      for (const auto &k : kernels)
-        if (k) {
-          driver = &k->driver();
-          entry.key.sms = k->numSms();
-          break;
-        }
-      std::unique_ptr<ShapeBench> bench;
+      if (const Kernel *k = kernels.any()) {
+        driver = &k->driver();
+        entry.key.sms = k->numSms();
+      }
+      std::unique_ptr<ShapeRunner> bench;
       std::string benchError = "no candidate loaded";
       if (driver) {
         char name[256] = {0};
@@ -577,8 +740,8 @@ int main(int argc, char **argv) {
             continue;
           }
         }
-        Expected<std::unique_ptr<ShapeBench>> sb =
-            ShapeBench::create(*driver, problem, bo);
+        Expected<std::unique_ptr<ShapeRunner>> sb =
+            makeRunner(*driver, problem, b, kernels, bo);
         if (sb)
           bench = sb.take();
         else
@@ -598,15 +761,15 @@ int main(int argc, char **argv) {
         if (skipped) {
           cr.status = "failed";
           cr.note = "skipped (--skip)";
-        } else if (!kernels[i] || !bench) {
+        } else if (!kernels.loaded(i) || !bench) {
           cr.status = "failed";
-          cr.note = kernels[i] ? benchError : loadErrors[i];
+          cr.note = kernels.loaded(i) ? benchError : kernels.errors[i];
         } else {
           BenchCheck chk;
           std::vector<float> samples;
-          Status st = bench->check(*kernels[i], chk);
+          Status st = bench->check(i, chk);
           if (st && chk.ok)
-            st = bench->time(*kernels[i], o.warmup, o.screenReps, samples);
+            st = bench->time(i, o.warmup, o.screenReps, samples);
           if (!st && !bench->healthy())
             contextBroken(label, c.tile.name(), st);
           if (!st) { // e.g. a launch refused for its resources
@@ -616,11 +779,15 @@ int main(int argc, char **argv) {
             cr.relErr = chk.relErr;
             if (!chk.ok) {
               cr.status = "wrong";
-              cr.note = "over tolerance or unwritten outputs (rel_err " +
-                        fmtErr(chk.relErr) + ", lse rel_err " +
-                        fmtErr(chk.lseRelErr) + ", " +
-                        std::to_string(chk.nonFiniteOut) + " non-finite, " +
-                        std::to_string(chk.badLse) + " bad LSE)";
+              cr.note = "over tolerance or unwritten outputs (" +
+                        (chk.detail.empty()
+                             ? "rel_err " + fmtErr(chk.relErr) +
+                                   ", lse rel_err " + fmtErr(chk.lseRelErr) +
+                                   ", " + std::to_string(chk.nonFiniteOut) +
+                                   " non-finite, " +
+                                   std::to_string(chk.badLse) + " bad LSE"
+                             : chk.detail) +
+                        ")";
             } else {
               cr.status = "ok";
               screenMs[i] = median(samples);
@@ -663,7 +830,7 @@ int main(int argc, char **argv) {
           CandidateResult &cr = entry.candidates[i];
           if (cr.status != "ok")
             continue;
-          if (Status st = bench->time(*kernels[i], o.warmup, perRound,
+          if (Status st = bench->time(i, o.warmup, perRound,
                                       finalSamples[i]);
               !st)
             contextBroken(label, cr.tile.name(), st);
@@ -687,7 +854,7 @@ int main(int argc, char **argv) {
         if (cr.status != "ok")
           continue;
         bool same = false;
-        if (Status st = bench->repeatable(*kernels[i], same); !st) {
+        if (Status st = bench->repeatable(i, same); !st) {
           contextBroken(label, cr.tile.name(), st);
         } else if (!same) {
           cr.status = "wrong";
@@ -740,8 +907,8 @@ int main(int argc, char **argv) {
                    "reference %.2f, check+screen %.2f for %zu, finals %.2f "
                    "for %zu, %lld buffer sets)\n",
                    ::isatty(2) ? "\r\033[K" : "", label.c_str(), row.seconds,
-                   loadSeconds, bench ? bench->inputSeconds : 0.0,
-                   bench ? bench->referenceSeconds : 0.0, screenSeconds,
+                   loadSeconds, bench ? bench->inputSeconds() : 0.0,
+                   bench ? bench->referenceSeconds() : 0.0, screenSeconds,
                    b.candidates.size(), finalSeconds, finals.size(),
                    static_cast<long long>(bench ? bench->sets() : 0));
       if (results)

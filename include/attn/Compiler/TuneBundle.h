@@ -17,10 +17,14 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
+
 namespace mlir::attn {
 
 inline constexpr const char *kTuneBundleFormat = "attn-tune-bundle";
-inline constexpr int64_t kTuneBundleVersion = 2;
+/// Version 3: "direction" (forward or backward), sm90a tiles' "persistent",
+/// backward bundles (docs/tuning.md).
+inline constexpr int64_t kTuneBundleVersion = 3;
 
 struct TuneBundleSummary {
   int64_t candidates = 0; // kernel directories written
@@ -57,6 +61,27 @@ writeTuneBundle(ModuleOp module, const KernelCompileOptions &options,
                 llvm::StringRef dir, unsigned jobs,
                 llvm::ArrayRef<std::string> only, llvm::raw_ostream &log,
                 const TuneBundleOptions &bundle = {});
+
+/// Builds a module holding one attn.attention for `problem` (the forward
+/// kernel of a backward bundle, which makes O and the LSE on the GPU).
+using ForwardModuleBuilder = std::function<OwningOpRef<ModuleOp>(
+    MLIRContext &, const ::attn::AttentionProblem &)>;
+
+/// The backward counterpart of writeTuneBundle for the single
+/// attn.attention_grad in `module`: every candidate of
+/// enumerateBackwardCandidates (dQ deterministic or not as
+/// `options.deterministic` says) compiled into a backward kernel directory,
+/// plus `<dir>/forward/` (the forward kernel for the same problem, from
+/// `buildForward`, with the heuristic's tile) and bundle.json with
+/// "direction": "backward". A candidate whose kernels spill is pruned,
+/// except the heuristic's choice: it is the baseline the tuned one must
+/// beat (the bundle records its spills).
+llvm::Expected<TuneBundleSummary>
+writeBackwardTuneBundle(ModuleOp module, const KernelCompileOptions &options,
+                        llvm::StringRef dir, unsigned jobs,
+                        llvm::ArrayRef<std::string> only,
+                        llvm::raw_ostream &log, const TuneBundleOptions &bundle,
+                        const ForwardModuleBuilder &buildForward);
 
 } // namespace mlir::attn
 

@@ -48,7 +48,11 @@ struct TuningKey {
   /// The kernel families the tuner chose among: "sm80-mma",
   /// "sm90a-wgmma", or "auto" (both: the family was tuned too).
   std::string family;
+  /// "fwd" or "bwd" (the backward kernels of attn.attention_grad).
   std::string direction = "fwd";
+  /// Backward: dQ without atomics (bit-reproducible). Not a tuning choice:
+  /// the caller asks for it, so it keys its own entries.
+  bool deterministic = false;
   std::string dtype;      // "bf16", "f16"
   int64_t headDim = 0, valueHeadDim = 0;
   int64_t headsRatio = 1; // heads_q / heads_kv
@@ -61,7 +65,8 @@ struct TuningKey {
                               const std::string &family,
                               const std::string &compiler);
   /// Everything but the GPU, e.g. "fwd bf16 d128 g1 causal q4096 kv4096
-  /// sm_90a sm80-mma compiler=abc123".
+  /// sm_90a sm80-mma compiler=abc123" ("bwd ... causal deterministic ..."
+  /// for a deterministic backward key).
   std::string shapeString() const;
   /// `gpu (N SMs): shapeString()`.
   std::string str() const;
@@ -85,7 +90,8 @@ struct TileChoice {
   bool persistent = false;
 
   bool isSm90a() const { return family == kSm90aFamily; }
-  /// "m128n64r32s2" (sm80-mma); "wg-m128n128s2", then "-p" when
+  /// "m128n64r32s2" (sm80-mma; backward tiles have warp_rows 16: 16 keys
+  /// per warp); "wg-m128n128s2", then "-p" when
   /// persistent and "-nopp" or "-serial" when the schedule is not
   /// ping-pong (sm90a-wgmma).
   std::string name() const;

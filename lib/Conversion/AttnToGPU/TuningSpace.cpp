@@ -42,18 +42,8 @@ TileChoice mlir::attn::tileChoiceOf(const HopperKernelConfig &c) {
   TileChoice t{c.blockM, c.blockN, 16, c.stages};
   t.family = kHopperKernelFamily;
   t.schedule = hopperScheduleName(c);
+  t.persistent = c.persistent;
   return t;
-}
-
-/// setmaxnreg split for `config`'s consumer count when block-m differs from
-/// the heuristic's: 24/240 for one or two consumers, 32/160 for three (the
-/// block's registers must fit the SM's 64K).
-static void splitRegisters(HopperKernelConfig &c,
-                           const HopperKernelConfig &heuristic) {
-  if (c.blockM == heuristic.blockM)
-    return;
-  c.producerRegisters = c.consumers() >= 3 ? 32 : 24;
-  c.consumerRegisters = c.consumers() >= 3 ? 160 : 240;
 }
 
 std::string mlir::attn::hopperScheduleName(const HopperKernelConfig &c) {
@@ -62,23 +52,36 @@ std::string mlir::attn::hopperScheduleName(const HopperKernelConfig &c) {
   return c.pingPong && c.consumers() >= 2 ? "pingpong" : "overlap";
 }
 
+std::string mlir::attn::hopperScheduleOption(const TileChoice &t) {
+  return t.schedule + (t.persistent ? "+persistent" : "");
+}
+
 std::string mlir::attn::applyHopperSchedule(HopperKernelConfig &c,
                                             StringRef schedule) {
   if (schedule.empty())
     return "";
-  if (schedule == "pingpong") {
+  // The grid is part of the schedule: "+persistent" walks several query
+  // blocks per thread block, without it one block per query block.
+  auto [consumers, grid] = schedule.split('+');
+  if (!grid.empty() && grid != "persistent")
+    return "sm90-schedule must be pingpong, overlap or serial, optionally "
+           "followed by +persistent, got '" +
+           schedule.str() + "'";
+  if (consumers == "pingpong") {
     c.overlap = true;
     c.pingPong = true;
-  } else if (schedule == "overlap") {
+  } else if (consumers == "overlap") {
     c.overlap = true;
     c.pingPong = false;
-  } else if (schedule == "serial") {
+  } else if (consumers == "serial") {
     c.overlap = false;
     c.pingPong = false;
   } else {
-    return "sm90-schedule must be pingpong, overlap or serial, got '" +
+    return "sm90-schedule must be pingpong, overlap or serial, optionally "
+           "followed by +persistent, got '" +
            schedule.str() + "'";
   }
+  c.persistent = grid == "persistent";
   return "";
 }
 
@@ -95,13 +98,14 @@ FlashKernelConfig mlir::attn::flashConfigFromTile(const FlashKernelSpec &spec,
 
 HopperKernelConfig mlir::attn::hopperConfigFromTile(const FlashKernelSpec &spec,
                                                     const TileChoice &t) {
-  HopperKernelConfig heuristic = chooseHopperKernelConfig(spec);
-  HopperKernelConfig c = heuristic;
+  HopperKernelConfig c = chooseHopperKernelConfig(spec);
   c.blockM = t.blockM;
   c.blockN = t.blockN;
   c.stages = t.stages;
-  (void)applyHopperSchedule(c, t.schedule);
-  splitRegisters(c, heuristic);
+  (void)applyHopperSchedule(c, hopperScheduleOption(t));
+  c.persistent = t.persistent;
+  // setmaxnreg follows the consumer count (as convert-attn-to-gpu does).
+  setHopperRegisterSplit(c);
   return c;
 }
 
@@ -118,9 +122,7 @@ static std::vector<ForwardCandidate>
 hopperCandidates(const FlashKernelSpec &spec) {
   HopperKernelConfig heuristic = chooseHopperKernelConfig(spec);
   int64_t d = std::max(spec.headDim, spec.valueHeadDim);
-  std::vector<int64_t> blockNs =
-      d <= 128 ? std::vector<int64_t>{64, 128, 160, 176, 192, 224}
-               : std::vector<int64_t>{32, 48, 64, 80, 96};
+  bool wide = d > 128;
   std::vector<HopperKernelConfig> space;
   auto add = [&](int64_t m, int64_t n, int64_t stages, StringRef schedule) {
     HopperKernelConfig c = heuristic;
@@ -128,21 +130,40 @@ hopperCandidates(const FlashKernelSpec &spec) {
     c.blockN = n;
     c.stages = stages;
     (void)applyHopperSchedule(c, schedule);
-    splitRegisters(c, heuristic);
+    setHopperRegisterSplit(c);
     space.push_back(c);
   };
-  // Two consumer warpgroups; the heuristic's own tile is added below
-  // whatever its block-m (three consumers where the family uses them).
-  for (int64_t n : blockNs)
-    // A third stage only pays where the tiles are small (measured on the
-    // H200: docs/perf/2026-11-29-sm90a-v1-tiles.md).
+  // Two consumer warpgroups (232 registers each): block-n up to what S, P
+  // and O leave room for (validateHopperKernel prunes the rest).
+  std::vector<int64_t> twoConsumerNs =
+      wide ? std::vector<int64_t>{32, 48, 64, 80, 96}
+           : std::vector<int64_t>{64, 96, 128, 160, 176, 192, 224};
+  for (int64_t n : twoConsumerNs)
     for (int64_t stages : {2, 3})
-      if (stages == 2 || n <= 128)
+      // A third stage only pays where the tiles are small (measured on
+      // the H200: docs/perf/2026-11-29-sm90a-v1-tiles.md).
+      if (stages == 2 || n <= (wide ? 96 : 128))
         add(128, n, stages, "pingpong");
+  // Three consumers (160 registers each): the short Q·Kᵀ of D = 64 hides
+  // the softmax of the other two; at D = 128 only block-n <= 80 fits.
+  if (!wide)
+    for (int64_t n : {64, 80, 96, 128})
+      add(192, n, 2, "pingpong");
   // One consumer: more blocks per SM for short sequences, no ping-pong.
-  int64_t oneConsumerN = d <= 128 ? 128 : 64;
+  int64_t oneConsumerN = wide ? 64 : 128;
   for (int64_t stages : {2, 3})
     add(64, oneConsumerN, stages, "overlap");
+  // The persistent grid (the next query block's loads under this one's
+  // epilogue) where the tiles are large enough for it to matter.
+  std::vector<HopperKernelConfig> persistent = {heuristic};
+  for (const HopperKernelConfig &c : space)
+    if (c.consumers() >= 2 && c.stages == 2 && c.pingPong &&
+        c.blockN >= (wide ? 64 : 128))
+      persistent.push_back(c);
+  for (HopperKernelConfig c : persistent) {
+    c.persistent = true;
+    space.push_back(c);
+  }
   // What the schedule switches bring, at the family heuristic's tile.
   for (StringRef schedule : {"overlap", "serial"})
     add(heuristic.blockM, heuristic.blockN, heuristic.stages, schedule);
@@ -198,6 +219,49 @@ std::vector<ForwardCandidate> mlir::attn::enumerateForwardCandidates(
     for (ForwardCandidate &fc : part) {
       fc.heuristic = fc.familyHeuristic && family == defaultFamily;
       out.push_back(std::move(fc));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> mlir::attn::allowedBackwardFamilies(StringRef chip) {
+  // The sm80-mma backward kernels run on every sm_80+ chip. A Hopper
+  // backward family joins here (with its own enumerator below) once it can
+  // be selected.
+  (void)chip;
+  return {kFlashKernelFamily};
+}
+
+std::vector<BackwardCandidate>
+mlir::attn::enumerateBackwardCandidates(const FlashBackwardSpec &spec,
+                                        StringRef chip, bool deterministic) {
+  std::vector<BackwardCandidate> out;
+  for (const std::string &family : allowedBackwardFamilies(chip)) {
+    if (family != kFlashKernelFamily)
+      continue;
+    FlashBackwardConfig heuristic = chooseFlashBackwardConfig(spec, chip);
+    heuristic.deterministic = deterministic;
+    std::vector<FlashBackwardConfig> space = {heuristic};
+    for (int64_t n : {32, 64, 128})
+      for (int64_t m : {32, 64}) {
+        FlashBackwardConfig c = heuristic;
+        c.blockN = n;
+        c.blockM = m;
+        space.push_back(c);
+      }
+    for (const FlashBackwardConfig &c : space) {
+      BackwardCandidate bc;
+      // warp_rows: 16 keys per warp of the dkdv kernel.
+      bc.tile = {c.blockM, c.blockN, 16, 2};
+      bc.tile.family = kFlashKernelFamily;
+      if (llvm::any_of(out, [&](const BackwardCandidate &o) {
+            return o.tile == bc.tile;
+          }))
+        continue;
+      bc.heuristic = c.blockM == heuristic.blockM &&
+                     c.blockN == heuristic.blockN;
+      bc.pruned = validateFlashBackward(spec, c, chip);
+      out.push_back(bc);
     }
   }
   return out;

@@ -12,6 +12,7 @@
 #ifndef ATTN_CONVERSION_ATTNTOGPU_TUNINGSPACE_H
 #define ATTN_CONVERSION_ATTNTOGPU_TUNINGSPACE_H
 
+#include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
 #include "attn/Conversion/AttnToGPU/HopperKernel.h"
 #include "attn/Tuning/TuningDatabase.h"
@@ -44,11 +45,14 @@ std::string tuningKeyFamily(const std::vector<std::string> &families);
 
 /// Every candidate of the allowed families, the statically rejected ones
 /// with `pruned` set. sm80-mma: enumerateFlashKernelConfigs. sm90a-wgmma
-/// (docs/tuning.md): the heuristic's tile, block-m 128 x block-n (64..224
-/// for head dims <= 128, 32..96 for 256) x stages 2 (3 where block-n <=
-/// 128) with ping-pong, block-m 64 at one block-n, and the non-ping-pong and
-/// serial schedules at the heuristic's tile; pruned by validateHopperKernel
-/// (shared memory, registers).
+/// (docs/tuning.md): the heuristic's tile; block-m 128 (two consumers) x
+/// block-n (64..224 for head dims <= 128, 32..96 for 256) x stages 2 (3
+/// for the smaller block-n) with ping-pong; block-m 192 (three consumers)
+/// x block-n 64..128 for head dims <= 128; block-m 64 at one block-n; the
+/// persistent grid for the heuristic's tile and the larger two- and
+/// three-consumer tiles; the non-ping-pong and serial schedules at the
+/// heuristic's tile. Pruned by validateHopperKernel (shared memory, the
+/// setmaxnreg budget of the consumer count).
 /// `defaultFamilyOption` is attn-compile's default --family, which decides
 /// the `heuristic` mark. ptxas (spills) is the compiler's later check.
 std::vector<ForwardCandidate>
@@ -56,16 +60,42 @@ enumerateForwardCandidates(const FlashKernelSpec &spec, StringRef chip,
                            StringRef familyOption,
                            StringRef defaultFamilyOption);
 
+/// One point of the backward tuning space (attn.attention_grad's kernels).
+/// The tile's family names the kernel family; block_m / block_n are the
+/// dkdv kernel's (query rows per step, keys per block), warp_rows 16 (keys
+/// per warp). `deterministic` is not a knob: it is part of the key.
+struct BackwardCandidate {
+  ::attn::tuning::TileChoice tile;
+  bool heuristic = false; // what attn-compile --backward picks without one
+  std::string pruned;     // why the static checks reject it; "" = kept
+};
+
+/// The families the backward kernels have for `chip` (sm80-mma so far;
+/// a Hopper backward family adds its own candidates here).
+std::vector<std::string> allowedBackwardFamilies(StringRef chip);
+
+/// Every backward candidate for `spec` on `chip` with dQ `deterministic`
+/// or not: sm80-mma block-m {32, 64} x block-n {32, 64, 128}, the
+/// heuristic's first; pruned by validateFlashBackward.
+std::vector<BackwardCandidate>
+enumerateBackwardCandidates(const FlashBackwardSpec &spec, StringRef chip,
+                            bool deterministic);
+
 /// The tile description of a configuration.
 ::attn::tuning::TileChoice tileChoiceOf(const FlashKernelConfig &config);
 ::attn::tuning::TileChoice tileChoiceOf(const HopperKernelConfig &config);
 
-/// Sets `config`'s schedule switches from a schedule name ("pingpong",
-/// "overlap", "serial"); "" keeps them. Returns why the name is wrong, or "".
+/// Sets `config`'s schedule switches and grid from a schedule option:
+/// "pingpong", "overlap" or "serial", optionally followed by "+persistent"
+/// (persistent query blocks; without it one block per query block); ""
+/// keeps them. Returns why the option is wrong, or "".
 std::string applyHopperSchedule(HopperKernelConfig &config,
                                 StringRef schedule);
-/// The schedule name of `config`'s switches.
+/// The schedule name of `config`'s switches (without the grid).
 std::string hopperScheduleName(const HopperKernelConfig &config);
+/// The schedule option (sm90-schedule=) that compiles tile `t`'s schedule
+/// and grid, e.g. "pingpong+persistent".
+std::string hopperScheduleOption(const ::attn::tuning::TileChoice &t);
 
 /// The configuration a tuned tile describes, with its family's defaults
 /// for everything the tile does not fix.
@@ -82,6 +112,18 @@ struct TunedForwardLookup {
   std::optional<HopperKernelConfig> hopper;
   std::string reason;
 };
+
+/// A database lookup for the backward kernels of `op` (direction "bwd",
+/// keyed by `deterministic` too): the tile and why, or none and why.
+struct TunedBackwardLookup {
+  std::optional<FlashBackwardConfig> config; // source "tuning-db"
+  std::string reason;
+};
+TunedBackwardLookup
+lookupTunedBackwardKernel(AttentionGradOp op, StringRef chip,
+                          bool deterministic,
+                          const ::attn::tuning::TuningDatabase &db,
+                          StringRef gpu);
 
 /// Looks `op` up for the families `familyOption` allows: with both, the
 /// "auto" entry's winner (either family); with one, that family's entry,
