@@ -320,6 +320,9 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
                 f"{spec.name}: no backward kernel compiler: attn-compile "
                 f"({tool}) has no --backward flag yet")
         flags.append("--backward")
+        # The family the spec names (sm80 for backward kernels), whatever
+        # attn-compile's default family is.
+        flags += ["--family", spec.family]
     for key in ("batch", "heads_q", "heads_kv", "seq_q", "seq_kv",
                 "head_dim"):
         flags += ["--" + key.replace("_", "-"), str(shape[key])]

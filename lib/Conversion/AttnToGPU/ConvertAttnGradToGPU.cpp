@@ -57,7 +57,7 @@ LogicalResult mlir::attn::convertAttentionGradOps(ModuleOp module,
              << "cannot be compiled with family=sm90a: " << hopperMissing;
     bool hopper = family == "sm90a" ||
                   (family == "auto" && hopperMissing.empty());
-    HopperBackwardConfig hopperConfig;
+    HopperBackwardConfig hopperConfig = chooseHopperBackwardConfig(spec);
     hopperConfig.deterministic = deterministic;
     int64_t dkdvThreads = config.threads();
     int64_t dkdvSmem = flashBackwardSharedMemoryBytes(spec, config);

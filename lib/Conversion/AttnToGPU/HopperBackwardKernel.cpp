@@ -20,6 +20,10 @@
 //    dQ = dS·K (A = dSᵀ read MN-major, B = K read MN-major) is split over
 //    the head dim between them and added to the f32 dQ accumulator with
 //    red.global.add.v2.f32 (the sm80 convert kernel scales and casts it).
+//    Pipelined (D = 64): step j issues dQ(j − 1) after its own Sᵀ and
+//    dPᵀ, so that the GEMM runs under step j's elementwise work and its
+//    reductions under dV/dK; otherwise (D = 128, where the extra live
+//    accumulators spill) dQ(j) is issued and reduced within step j.
 // Rows past Nq need no mask: TMA zero-fills Q and dO there and their LSE
 // reads as +inf, so P = 0; keys past Nk are zero-filled K and V rows whose
 // dK and dV are never stored.
@@ -132,6 +136,12 @@ private:
                               int64_t bPanelBytes, int64_t depth,
                               ValueRange acc);
   void emitEpilogue(ValueRange accs);
+  SmallVector<Value> issueDq(Value dsTile, ValueRange zeros);
+  void addDq(Value it, Value deltaBase, ArrayRef<Value> dq);
+  Value deltaBaseOf(Value it);
+  int64_t dqRegs() const {
+    return withDq() ? spec.headDim / config.consumers() / 2 : 0;
+  }
 
   int64_t qPanelBytes() const { return config.blockM * kPanelRowBytes; }
   int64_t kvPanelBytes() const { return config.blockN * kPanelRowBytes; }
@@ -141,6 +151,7 @@ private:
   int64_t vTileBytes() const { return config.blockN * spec.valueHeadDim * 2; }
   int64_t dsTileBytes() const { return config.blockN * config.blockM * 2; }
   bool withDq() const { return !config.deterministic; }
+  bool pipelined() const { return withDq() && config.pipelineDq; }
 
   // mbarrier slots (8 bytes each) after the tiles.
   int64_t kvFullSlot() const { return 0; }
@@ -279,12 +290,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // rows past Nq and rows that saw no key, so that P = 0) and Δ. Rows are
   // clamped to Nq − 1 so that every load is in bounds, then replaced.
   Value lseBase = headBase(arg(kLse), b.getF32Type(), kLseStride, head);
-  Value bh = kb.add(kb.mul(batch, headsQ), head);
-  Value seqQ4 = kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
-  Value deltaBase = kb.gep(
-      arg(kWorkspace), b.getF32Type(),
-      kb.mul(kb.zext64(bh),
-             kb.mul(kb.zext64(seqQ4), kb.i64(spec.headDim + 1))));
+  Value deltaBase = deltaBaseOf(it);
   Value inf = kb.f32(std::numeric_limits<double>::infinity());
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
   Value lastRow = kb.sub(seqQ, kb.i32(1));
@@ -307,7 +313,8 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
 
   // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, two commit groups.
   mbarrierWait(kb, barrierAt(fullSlot(), stage), parityOf(it));
-  SmallVector<Value> zeros(2 * sRegs, kb.f32(0.0));
+  int64_t pending = pipelined() ? 1 : 0;
+  SmallVector<Value> zeros(2 * sRegs + pending * dqRegs(), kb.f32(0.0));
   SmallVector<Value> fenced = wgmmaFence(kb, zeros);
   SmallVector<Value> s =
       issueABt(kTile, kvPanelBytes(), qTile, qPanelBytes(), spec.headDim,
@@ -315,9 +322,20 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   wgmmaCommitGroup(kb);
   SmallVector<Value> dp =
       issueABt(vTile, kvPanelBytes(), doTile, qPanelBytes(),
-               spec.valueHeadDim, ArrayRef(fenced).drop_front(sRegs));
+               spec.valueHeadDim, ArrayRef(fenced).slice(sRegs, sRegs));
   wgmmaCommitGroup(kb);
-  s = wgmmaWaitGroup(kb, 1, s);
+  // Pipelined: dQ of the previous step after dPᵀ, so that it runs under
+  // this step's elementwise work (step 0 multiplies the unwritten tile and
+  // discards the result: no branch around in-flight registers).
+  SmallVector<Value> dqPrev;
+  if (pipelined()) {
+    Value prevTile = kb.gepBytes(
+        dsRing, kb.mul(kb.andi(kb.add(it, kb.i32(1)), 1),
+                       kb.i32(dsTileBytes())));
+    dqPrev = issueDq(prevTile, ArrayRef(fenced).drop_front(2 * sRegs));
+    wgmmaCommitGroup(kb);
+  }
+  s = wgmmaWaitGroup(kb, 1 + pending, s);
 
   // Causal: key kv0 + warpKey0 + g + 8·(e/2) may see query
   // q0 + 8·j + 2t + e%2 when key <= query + diagonal, i.e.
@@ -370,7 +388,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // to the LSE.
   SmallVector<Value> delta =
       columnValues(deltaBase, kb.f32(0.0), /*isLse=*/false);
-  dp = wgmmaWaitGroup(kb, 0, dp);
+  dp = wgmmaWaitGroup(kb, pending, dp);
   for (int64_t j = 0; j < sTiles; ++j)
     for (int e = 0; e < 4; ++e)
       s[4 * j + e] = kb.fmul(s[4 * j + e],
@@ -422,36 +440,21 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
                  /*transposeB=*/true, dK, /*accumulate=*/true);
   wgmmaCommitGroup(kb);
 
+  if (pipelined()) {
+    // dQ of the previous step runs under this step's elementwise work;
+    // its reductions under dV/dK.
+    dqPrev = wgmmaWaitGroup(kb, 1, dqPrev);
+    ifThen(kb, kb.slt(kb.i32(0), it), [&] {
+      addDq(kb.sub(it, kb.i32(1)), deltaBaseOf(kb.sub(it, kb.i32(1))),
+            dqPrev);
+    });
+  }
   SmallVector<Value> dq;
-  int64_t dqCols = spec.headDim / config.consumers();
-  if (withDq()) {
+  if (withDq() && !pipelined()) {
     // Every consumer's dSᵀ rows are in shared memory.
     namedBarrierSync(kb, kb.i32(1), 128 * config.consumers());
-    // dQ[:, slice] = dS·K[:, slice]: A = dSᵀ [key][query] read MN-major
-    // (the query is A's M), B = K [key][d] read MN-major; blockN / 16
-    // k-steps of 16 keys. Consumer c takes head-dim columns
-    // [c·dqCols, (c + 1)·dqCols).
-    Value dsDesc = wgmmaDescriptor(kb, dsTile, kvPanelBytes(),
-                                   8 * kPanelRowBytes);
-    Value colBytes = kb.mul(consumer, kb.i32(dqCols * 2));
-    // Whole 64-column panels step by kvPanelBytes, narrower slices move
-    // within the 128-byte row (the swizzle is applied on the address).
-    Value sliceOffset =
-        dqCols >= 64
-            ? kb.mul(kb.divu(colBytes, kb.i32(kPanelRowBytes)),
-                     kb.i32(kvPanelBytes()))
-            : colBytes;
-    Value kDesc = wgmmaDescriptor(kb, kb.gepBytes(kTile, sliceOffset),
-                                  kvPanelBytes(), 8 * kPanelRowBytes);
-    dq.assign(dqCols / 2, kb.f32(0.0));
-    dq = wgmmaFence(kb, dq);
-    for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
-      int64_t step = kk * 16 * kPanelRowBytes;
-      dq = wgmmaSS(kb, elt, dqCols, wgmmaDescriptorAdvance(kb, dsDesc, step),
-                   wgmmaDescriptorAdvance(kb, kDesc, step),
-                   /*transposeB=*/true, dq, /*accumulate=*/kk > 0,
-                   /*transposeA=*/true);
-    }
+    dq = wgmmaFence(kb, SmallVector<Value>(dqRegs(), kb.f32(0.0)));
+    dq = issueDq(dsTile, dq);
     wgmmaCommitGroup(kb);
   }
 
@@ -467,31 +470,82 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   ifThen(kb, eq(kb, lane, kb.i32(0)),
          [&] { mbarrierArrive(kb, barrierAt(emptySlot(), stage)); });
 
-  if (withDq()) {
-    // dQ accumulator rows q0 + 16·warp + g (+8) < Nq, columns of this
-    // consumer's slice, pairs of f32 (8-byte aligned: Nq4 and D even).
-    Value accBase = kb.gep(deltaBase, b.getF32Type(), kb.zext64(seqQ4));
-    for (int h = 0; h < 2; ++h) {
-      Value row = kb.add(kb.add(q0, kb.mul(warpInGroup, kb.i32(16))),
-                         kb.add(g, kb.i32(8 * h)));
-      ifThen(kb, kb.slt(row, seqQ), [&] {
-        Value rowPtr = kb.gep(
-            accBase, b.getF32Type(),
-            kb.add(kb.mul(kb.sext64(row), kb.i64(spec.headDim)),
-                   kb.sext64(kb.add(kb.mul(consumer, kb.i32(dqCols)),
-                                    kb.shl(t, 1)))));
-        size_t base = dkRegs + dvRegs;
-        for (int64_t j = 0; j < dqCols / 8; ++j)
-          asmStatement(kb,
-                       {kb.gep(rowPtr, b.getF32Type(), kb.i64(8 * j)),
-                        waited[base + 4 * j + 2 * h],
-                        waited[base + 4 * j + 2 * h + 1]},
-                       "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f");
-      });
-    }
-  }
+  if (withDq() && !pipelined())
+    addDq(it, deltaBase, ArrayRef(waited).slice(dkRegs + dvRegs, dqRegs()));
+  // Pipelined: every consumer's dSᵀ rows of this step are in shared memory
+  // before the next step's dQ reads them.
+  if (pipelined())
+    namedBarrierSync(kb, kb.i32(1), 128 * config.consumers());
   waited.resize(dkRegs + dvRegs);
   return waited;
+}
+
+/// dQ[:, slice] = dS·K[:, slice] of the dSᵀ tile `dsTile`, accumulating
+/// into the fenced zeros `dq`: A = dSᵀ [key][query] read MN-major (the
+/// query is A's M), B = K [key][d] read MN-major; blockN / 16 k-steps of
+/// 16 keys. Consumer c takes head-dim columns [c·dqCols, (c + 1)·dqCols).
+/// Not committed.
+SmallVector<Value> HopperBackwardEmitter::issueDq(Value dsTile,
+                                                  ValueRange zeros) {
+  int64_t dqCols = spec.headDim / config.consumers();
+  Value dsDesc =
+      wgmmaDescriptor(kb, dsTile, kvPanelBytes(), 8 * kPanelRowBytes);
+  Value colBytes = kb.mul(consumer, kb.i32(dqCols * 2));
+  // Whole 64-column panels step by kvPanelBytes, narrower slices move
+  // within the 128-byte row (the swizzle is applied on the address).
+  Value sliceOffset =
+      dqCols >= 64 ? kb.mul(kb.divu(colBytes, kb.i32(kPanelRowBytes)),
+                            kb.i32(kvPanelBytes()))
+                   : colBytes;
+  Value kDesc = wgmmaDescriptor(kb, kb.gepBytes(kTile, sliceOffset),
+                                kvPanelBytes(), 8 * kPanelRowBytes);
+  SmallVector<Value> dq(zeros.begin(), zeros.end());
+  for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
+    int64_t step = kk * 16 * kPanelRowBytes;
+    dq = wgmmaSS(kb, elt, dqCols, wgmmaDescriptorAdvance(kb, dsDesc, step),
+                 wgmmaDescriptorAdvance(kb, kDesc, step),
+                 /*transposeB=*/true, dq, /*accumulate=*/kk > 0,
+                 /*transposeA=*/true);
+  }
+  return dq;
+}
+
+/// Adds this consumer's dQ slice of step `it` to the accumulator after
+/// Δ at `deltaBase`: rows q0 + 16·warp + g (+8) < Nq, pairs of f32 (8-byte
+/// aligned: Nq4 and D even).
+void HopperBackwardEmitter::addDq(Value it, Value deltaBase,
+                                  ArrayRef<Value> dq) {
+  int64_t dqCols = spec.headDim / config.consumers();
+  Value q0 = stepAt(it).second;
+  Value seqQ4 = kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
+  Value accBase = kb.gep(deltaBase, b.getF32Type(), kb.zext64(seqQ4));
+  for (int h = 0; h < 2; ++h) {
+    Value row = kb.add(kb.add(q0, kb.mul(warpInGroup, kb.i32(16))),
+                       kb.add(g, kb.i32(8 * h)));
+    ifThen(kb, kb.slt(row, seqQ), [&] {
+      Value rowPtr = kb.gep(
+          accBase, b.getF32Type(),
+          kb.add(kb.mul(kb.sext64(row), kb.i64(spec.headDim)),
+                 kb.sext64(kb.add(kb.mul(consumer, kb.i32(dqCols)),
+                                  kb.shl(t, 1)))));
+      for (int64_t j = 0; j < dqCols / 8; ++j)
+        asmStatement(kb,
+                     {kb.gep(rowPtr, b.getF32Type(), kb.i64(8 * j)),
+                      dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]},
+                     "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f");
+    });
+  }
+}
+
+/// The workspace region (Δ, then the dQ accumulator) of step `it`'s query
+/// head.
+Value HopperBackwardEmitter::deltaBaseOf(Value it) {
+  Value head = stepAt(it).first;
+  Value bh = kb.add(kb.mul(batch, headsQ), head);
+  Value seqQ4 = kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
+  return kb.gep(arg(kWorkspace), b.getF32Type(),
+                kb.mul(kb.zext64(bh),
+                       kb.mul(kb.zext64(seqQ4), kb.i64(spec.headDim + 1))));
 }
 
 /// dK·scale and dV of this warp's key rows < Nk, packed pairs.
@@ -539,6 +593,20 @@ void HopperBackwardEmitter::emitConsumer() {
       [&](OpBuilder &, Location, Value it, ValueRange iterArgs) {
         scf::YieldOp::create(b, loc, emitStep(it, iterArgs));
       });
+  // Pipelined: the last step's dQ (the barrier closing that step made
+  // every consumer's dSᵀ visible).
+  if (pipelined())
+    ifThen(kb, kb.slt(kb.i32(0), numSteps), [&] {
+      Value last = kb.sub(numSteps, kb.i32(1));
+      SmallVector<Value> dq =
+          wgmmaFence(kb, SmallVector<Value>(dqRegs(), kb.f32(0.0)));
+      dq = issueDq(kb.gepBytes(dsRing, kb.mul(kb.andi(last, 1),
+                                              kb.i32(dsTileBytes()))),
+                   dq);
+      wgmmaCommitGroup(kb);
+      dq = wgmmaWaitGroup(kb, 0, dq);
+      addDq(last, deltaBaseOf(last), dq);
+    });
   emitEpilogue(loop.getResults());
 }
 
@@ -689,7 +757,18 @@ mlir::attn::hopperBackwardKernelName(const FlashBackwardSpec &spec,
          (spec.causal ? "_causal" : "") + "_dkdv_n" +
          std::to_string(config.blockN) + "m" + std::to_string(config.blockM) +
          "s" + std::to_string(config.stages) +
-         (config.deterministic ? "_det" : "");
+         (config.deterministic ? "_det" : config.pipelineDq ? "" : "_sdq");
+}
+
+HopperBackwardConfig
+mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec) {
+  HopperBackwardConfig config;
+  // The pipelined dQ is 1.05-1.1x faster at D = 64 (H200,
+  // docs/perf/2026-11-29-backward-sm90a.md); at D = 128 its 32 extra live
+  // accumulators make ptxas spill 300-450 bytes and it is 0.8-0.9x the
+  // in-step dQ.
+  config.pipelineDq = spec.headDim <= 64;
+  return config;
 }
 
 SmallVector<HopperBackwardTensorMap>

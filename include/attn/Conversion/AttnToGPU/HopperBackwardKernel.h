@@ -33,6 +33,11 @@ struct HopperBackwardConfig {
   int64_t consumerRegisters = 240; // setmaxnreg.inc of the consumers
   /// dQ by the sm80 family's separate dq kernel instead of atomic adds.
   bool deterministic = false;
+  /// Software-pipelined dQ: step j issues dQ(j − 1) = dS(j − 1)·K after
+  /// its own Sᵀ and dPᵀ, so that the GEMM runs under step j's
+  /// elementwise work and its reductions under dV/dK (one named barrier
+  /// per step); off: dQ(j) after dV/dK of step j, waited in the step.
+  bool pipelineDq = true;
   std::string source = "heuristic";
 
   int64_t consumers() const { return blockN / 64; }
@@ -53,12 +58,14 @@ struct HopperBackwardTensorMap {
 /// can, else why not): sm_90a, f16/bf16, equal head dims 64 or 128.
 std::string hopperBackwardSupports(const FlashBackwardSpec &spec,
                                    StringRef chip);
+/// The heuristic's configuration: pipelined dQ at D = 64, in-step at 128.
+HopperBackwardConfig chooseHopperBackwardConfig(const FlashBackwardSpec &spec);
 /// Why `config` cannot implement `spec` ("" when it can); names the option.
 std::string validateHopperBackward(const FlashBackwardSpec &spec,
                                    const HopperBackwardConfig &config);
 int64_t hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
                                         const HopperBackwardConfig &config);
-/// attn_bwd_sm90_d<D>_<dtype>[_causal]_dkdv_n<N>m<M>s<S>[_det].
+/// attn_bwd_sm90_d<D>_<dtype>[_causal]_dkdv_n<N>m<M>s<S>[_det|_sdq].
 std::string hopperBackwardKernelName(const FlashBackwardSpec &spec,
                                      const HopperBackwardConfig &config);
 SmallVector<HopperBackwardTensorMap>
