@@ -30,10 +30,16 @@ func.func @d32(%q: tensor<1x1x16x32xbf16>) -> tensor<1x1x16x32xbf16> {
 
 // -----
 
-// Mask variants stay on the sm80 family for now.
-func.func @top_left(%q: tensor<1x1x16x64xbf16>) -> tensor<1x1x16x64xbf16> {
-  // expected-error @+1 {{cannot be compiled with family=sm90a: the sm90a-wgmma family does not implement the top-left causal mask (plain attention and bottom-right causal only)}}
+// score_mod ops without a PTX form are refused by this family as well,
+// naming the op.
+func.func @score_mod_sin(%q: tensor<1x1x16x64xbf16>) -> tensor<1x1x16x64xbf16> {
+  // expected-error @+1 {{cannot be compiled with family=sm90a: score_mod op 'math.sin' is not supported by the GPU kernels (they take arith ops and math.tanh, math.exp, math.exp2, math.absf)}}
   %o = attn.attention %q, %q, %q mask <causal_top_left>
       : tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16> -> tensor<1x1x16x64xbf16>
+      score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %y = math.sin %s : f32
+    attn.yield %y : f32
+  }
   return %o : tensor<1x1x16x64xbf16>
 }

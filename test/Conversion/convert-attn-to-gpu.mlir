@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --convert-attn-to-gpu --split-input-file | FileCheck %s
-// RUN: attn-opt %s --convert-attn-to-gpu="block-m=64 block-n=32" --split-input-file | FileCheck %s --check-prefix=OPT
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm80" --split-input-file | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm80 block-m=64 block-n=32" --split-input-file | FileCheck %s --check-prefix=OPT
 
 // One kernel per attention in gpu.module @attn_kernels; the op records it.
 // CHECK-LABEL: func.func @causal_gqa

@@ -7,7 +7,7 @@
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
-#include "mlir/Dialect/Math/IR/Math.h"
+#include "ScoreModEmitter.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/xxhash.h"
@@ -35,39 +35,11 @@ FlashKernelSpec FlashKernelSpec::fromOp(AttentionOp op) {
   return spec;
 }
 
-std::string FlashKernelSpec::variant() const {
-  if (varlen)
-    return "variable length (cu_seqlens)";
-  if (bias)
-    return "bias operand";
-  if (scoreMod)
-    return "score_mod";
-  if (band.isNone() || causal)
-    return "";
-  if (band.hasLeft() || band.right != 0)
-    return "sliding window mask";
-  return "top-left causal mask";
-}
-
 namespace {
 /// The width a head dim is computed at (zero-padded; the kernel emitter in
 /// FlashForwardKernel.cpp pads the same way).
 int64_t paddedHeadDim(int64_t d) {
   return std::max<int64_t>(16, llvm::PowerOf2Ceil(d));
-}
-
-/// The score_mod ops the GPU kernels can emit: arith, and the math ops
-/// that have a fast PTX form. Anything else would need libdevice.
-std::string unsupportedScoreModOp(Block *scoreMod) {
-  for (Operation &op : scoreMod->without_terminator()) {
-    StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
-    if (dialect == "arith")
-      continue;
-    if (isa<math::TanhOp, math::ExpOp, math::Exp2Op, math::AbsFOp>(op))
-      continue;
-    return op.getName().getStringRef().str();
-  }
-  return "";
 }
 } // namespace
 
@@ -160,7 +132,8 @@ std::string mlir::attn::validateFlashKernel(const FlashKernelSpec &spec,
     }
   }
   if (spec.scoreMod) {
-    if (std::string bad = unsupportedScoreModOp(spec.scoreMod); !bad.empty()) {
+    if (std::string bad = unsupportedGpuScoreModOp(*spec.scoreMod);
+        !bad.empty()) {
       os << "score_mod op '" << bad
          << "' is not supported by the GPU kernels (they take arith ops and "
             "math.tanh, math.exp, math.exp2, math.absf)";
@@ -245,13 +218,8 @@ std::vector<FlashKernelConfig> mlir::attn::enumerateFlashKernelConfigs(
   return kept;
 }
 
-std::string mlir::attn::flashKernelName(const FlashKernelSpec &spec,
-                                        const FlashKernelConfig &config) {
+std::string mlir::attn::flashKernelVariantSuffix(const FlashKernelSpec &spec) {
   std::ostringstream os;
-  os << "attn_fwd_d" << spec.headDim;
-  if (spec.valueHeadDim != spec.headDim)
-    os << "v" << spec.valueHeadDim;
-  os << (spec.elementType.isBF16() ? "_bf16" : "_f16");
   // The mask: "_causal" as before; other kinds name their band.
   if (spec.causal) {
     os << "_causal";
@@ -271,11 +239,24 @@ std::string mlir::attn::flashKernelName(const FlashKernelSpec &spec,
         ts, OpPrintingFlags().printGenericOpForm().useLocalScope());
     os << "_mod" << std::hex << (llvm::xxh3_64bits(text) & 0xffffffffu)
        << std::dec;
+    if (packTanhPairs())
+      os << "_tanhf16x2";
   }
   if (spec.bias)
     os << "_bias";
   if (spec.varlen)
     os << "_varlen";
+  return os.str();
+}
+
+std::string mlir::attn::flashKernelName(const FlashKernelSpec &spec,
+                                        const FlashKernelConfig &config) {
+  std::ostringstream os;
+  os << "attn_fwd_d" << spec.headDim;
+  if (spec.valueHeadDim != spec.headDim)
+    os << "v" << spec.valueHeadDim;
+  os << (spec.elementType.isBF16() ? "_bf16" : "_f16");
+  os << flashKernelVariantSuffix(spec);
   if (!spec.withLse)
     os << "_nolse";
   // A non-default scale is baked into the kernel: keep names unique.

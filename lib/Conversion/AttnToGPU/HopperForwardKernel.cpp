@@ -12,9 +12,9 @@
 //  * warpgroups 1.., the consumers, take the registers (setmaxnreg.inc),
 //    own 64 query rows each and per key block wait for K, compute
 //    S = Q·Kᵀ with wgmma from shared memory, release K's stage ("empty"
-//    mbarrier), run the online softmax in registers (exp2 domain, the sm80
-//    kernel's masking), wait for V and accumulate O += P·V with wgmma taking
-//    P from registers, then release V's stage.
+//    mbarrier), run the score_mod, mask and online softmax in registers
+//    (exp2 domain, the sm80 kernel's masking), wait for V and accumulate
+//    O += P·V with wgmma taking P from registers, then release V's stage.
 // The block walks the query blocks blockIdx.x, blockIdx.x + gridDim.x, ...
 // of its (batch, head): once with the default grid, several times with the
 // persistent one; a ring counter carried across query blocks keeps the
@@ -33,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NVVMHelpers.h"
+#include "ScoreModEmitter.h"
 #include "WgmmaHelpers.h"
 #include "attn/Conversion/AttnToGPU/HopperKernel.h"
 
@@ -77,12 +78,17 @@ private:
   State unflatten(ValueRange values) const;
 
   Value barrierAt(int64_t first, Value stage);
-  /// Per query block: q0 and the key blocks it visits (numBlocks, the
-  /// first numFull of them unmasked).
+  /// Per query block: q0 and the key blocks [firstBlock, numBlocks) it
+  /// visits; those in [firstFull, numFull) need no mask.
   void setQueryBlock(Value queryBlockIndex);
+  /// Key blocks this query block visits (K/V ring positions it uses).
+  Value blockCount() { return kb.sub(numBlocks, firstBlock); }
   /// Position of key block `block` of this query block in the K/V ring's
-  /// sequence (ringBase + block), its stage and its mbarrier phase parity.
-  Value ringIndex(Value block) { return kb.add(ringBase, block); }
+  /// sequence (ringBase + block - firstBlock), its stage and its mbarrier
+  /// phase parity.
+  Value ringIndex(Value block) {
+    return kb.add(ringBase, kb.sub(block, firstBlock));
+  }
   Value stageOf(Value block);
   Value stageTile(Value ring, int64_t tileBytes, Value stage);
   void emitProducer();
@@ -92,7 +98,7 @@ private:
   SmallVector<Value> issueScores(Value block, ValueRange fenceAlso,
                                  SmallVector<Value> &fenced);
   SmallVector<Value> issuePV(Value block, ValueRange p, ValueRange o);
-  SmallVector<Value> maskScores(Value block, ArrayRef<Value> s);
+  SmallVector<Value> modifyAndMaskScores(Value block, ArrayRef<Value> s);
   SmallVector<Value> softmax(SmallVector<Value> s, const State &in,
                              State &out, std::array<Value, 2> &alpha);
   SmallVector<Value> rescale(ArrayRef<Value> o, std::array<Value, 2> alpha);
@@ -116,11 +122,12 @@ private:
   Type elt;
 
   Value qMap, kMap, vMap, oPtr, lsePtr;
-  Value seqQ, seqKv, diagonal, oRowStride;
+  Value seqQ, seqKv, oRowStride;
+  Value bandOffset; // d(i) - i: Nk - Nq bottom-right, 0 top-left
   Value tid, warpgroup, lane, g, t;
   Value batch, head, kvHead, q0;
   Value qTile, kRing, vRing, barriers;
-  Value numBlocks, numFull;
+  Value numBlocks, numFull, firstBlock, firstFull;
   Value numQueryBlocks;
   // K/V ring positions used by earlier query blocks of this thread block.
   Value ringBase;
@@ -204,7 +211,7 @@ void HopperForwardEmitter::emitProducer() {
                     {kb.i32(64 * p), q0, head, batch}, qFull);
 
         scf::ForOp::create(
-            b, loc, kb.i32(0), numBlocks, kb.i32(1), ValueRange{},
+            b, loc, firstBlock, numBlocks, kb.i32(1), ValueRange{},
             [&](OpBuilder &, Location, Value block, ValueRange) {
               Value stage = stageOf(block);
               // A fresh barrier counts as having completed the phase
@@ -232,7 +239,8 @@ void HopperForwardEmitter::emitProducer() {
             });
         scf::YieldOp::create(
             b, loc,
-            ValueRange{kb.add(ringBase, numBlocks), kb.add(visit, kb.i32(1))});
+            ValueRange{kb.add(ringBase, blockCount()),
+                       kb.add(visit, kb.i32(1))});
       });
 }
 
@@ -299,34 +307,66 @@ SmallVector<Value> HopperForwardEmitter::issuePV(Value block, ValueRange p,
   return acc;
 }
 
-/// Masks the diagonal and the sequence tail (blocks at or past numFull):
-/// register 4·nt + e is key kv0 + 8·nt + 2t + e % 2 of query row
-/// warpRow0 + g + 8·(e / 2).
-SmallVector<Value> HopperForwardEmitter::maskScores(Value block,
-                                                    ArrayRef<Value> s) {
+/// Applies the score_mod to every score (natural domain: the scale
+/// first), then masks blocks outside [firstFull, numFull) (the band's edges
+/// and the sequence tail): register 4·nt + e is key kv0 + 8·nt + 2t + e % 2
+/// of query row warpRow0 + g + 8·(e / 2).
+SmallVector<Value>
+HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
   int64_t sTiles = config.blockN / 8;
-  auto ifOp = scf::IfOp::create(
-      b, loc, TypeRange(ValueRange(s)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, block,
-                            numFull),
-      /*withElse=*/true);
+  const MaskBand &band = spec.band;
+  Value kv0 = kb.mul(block, kb.i32(config.blockN));
+  SmallVector<Value> s(in);
+  if (spec.scoreMod) {
+    // Registers 4·nt + e and 4·nt + e + 1 (e even) are one row's adjacent
+    // keys: one pair (see packTanhPairs).
+    Value keyBase = kb.add(kv0, kb.shl(t, 1));
+    Value scale = kb.f32(spec.scale);
+    for (int64_t nt = 0; nt < sTiles; ++nt)
+      for (int e = 0; e < 4; e += 2) {
+        Value row = kb.add(warpRow0, kb.add(g, kb.i32(8 * (e / 2))));
+        Value key = kb.add(keyBase, kb.i32(8 * nt));
+        SmallVector<Value> at0{batch, head, row, key};
+        SmallVector<Value> at1{batch, head, row, kb.add(key, kb.i32(1))};
+        Value &v0 = s[4 * nt + e], &v1 = s[4 * nt + e + 1];
+        std::array<Value, 2> modified = emitScoreModForPair(
+            b, loc, *spec.scoreMod, {kb.fmul(v0, scale), kb.fmul(v1, scale)},
+            {at0, at1});
+        v0 = modified[0];
+        v1 = modified[1];
+      }
+  }
+  Value needsMask = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                          block, numFull);
+  if (band.hasLeft())
+    needsMask = arith::OrIOp::create(b, loc, needsMask,
+                                     kb.slt(block, firstFull));
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(s)), needsMask,
+                                /*withElse=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Value kv0 = kb.mul(block, kb.i32(config.blockN));
+  // As the sm80 kernel: every test compares a compile-time column offset
+  // with one per-thread value. key < Nk <=> col < Nk - kv0 - 2t, and
+  // key <= d(row) + right <=> col - 8·(e / 2) <= rowMinusKey + right.
   Value keysLeft = kb.sub(kb.sub(seqKv, kv0), kb.shl(t, 1));
-  Value causalLimit;
-  if (spec.causal)
-    causalLimit = kb.sub(
-        kb.sub(kb.add(diagonal, kb.add(warpRow0, g)), kv0), kb.shl(t, 1));
+  Value rowMinusKey = kb.sub(
+      kb.sub(kb.add(bandOffset, kb.add(warpRow0, g)), kv0), kb.shl(t, 1));
+  Value rightLimit, leftLimit;
+  if (band.hasRight())
+    rightLimit = kb.add(rowMinusKey, kb.i32(band.right));
+  if (band.hasLeft())
+    leftLimit = kb.sub(rowMinusKey, kb.i32(band.left));
   SmallVector<Value> masked;
   for (int64_t nt = 0; nt < sTiles; ++nt)
     for (int e = 0; e < 4; ++e) {
       int64_t col = 8 * nt + (e & 1);
       Value valid = kb.slt(kb.i32(col), keysLeft);
-      if (spec.causal)
-        valid = kb.andb(valid,
-                        kb.sle(kb.i32(col - 8 * (e / 2)), causalLimit));
+      Value rel = kb.i32(col - 8 * (e / 2));
+      if (rightLimit)
+        valid = kb.andb(valid, kb.sle(rel, rightLimit));
+      if (leftLimit)
+        valid = kb.andb(valid, kb.sle(leftLimit, rel));
       masked.push_back(kb.select(valid, s[4 * nt + e], negInf));
     }
   scf::YieldOp::create(b, loc, masked);
@@ -344,7 +384,8 @@ SmallVector<Value> HopperForwardEmitter::softmax(SmallVector<Value> s,
                                                  std::array<Value, 2> &alpha) {
   Value zero = kb.f32(0.0);
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
-  Value c = kb.f32(spec.scale * M_LOG2E);
+  // With a score_mod the scale was applied before it: c = log2(e).
+  Value c = kb.f32(spec.scoreMod ? M_LOG2E : spec.scale * M_LOG2E);
   int64_t sTiles = config.blockN / 8;
   for (int h = 0; h < 2; ++h) {
     Value mx = negInf;
@@ -396,7 +437,8 @@ HopperForwardEmitter::emitConsumerBlock(Value block, const State &in) {
   release(kEmptySlot(), block);
   State out;
   std::array<Value, 2> alpha;
-  SmallVector<Value> p = softmax(maskScores(block, s), in, out, alpha);
+  SmallVector<Value> p =
+      softmax(modifyAndMaskScores(block, s), in, out, alpha);
   SmallVector<Value> o = rescale(in.o, alpha);
   Value stage = stageOf(block);
   mbarrierWait(kb, barrierAt(vFullSlot(), stage), parityOf(block));
@@ -437,7 +479,8 @@ HopperForwardEmitter::emitOverlappedBlock(Value block, const State &in,
   release(kEmptySlot(), block);
   State out;
   std::array<Value, 2> alpha;
-  SmallVector<Value> nextP = softmax(maskScores(block, s), in, out, alpha);
+  SmallVector<Value> nextP =
+      softmax(modifyAndMaskScores(block, s), in, out, alpha);
   // P(block-1) stays live until its wgmma is done.
   SmallVector<Value> waited(o);
   waited.append(fencedP.begin(), fencedP.end());
@@ -534,7 +577,8 @@ void HopperForwardEmitter::emitConsumer() {
         emitConsumerQueryBlock();
         scf::YieldOp::create(
             b, loc,
-            ValueRange{kb.add(ringBase, numBlocks), kb.add(visit, kb.i32(1))});
+            ValueRange{kb.add(ringBase, blockCount()),
+                       kb.add(visit, kb.i32(1))});
       });
 }
 
@@ -558,7 +602,7 @@ void HopperForwardEmitter::emitConsumerQueryBlock() {
   init.l = {zero, zero};
   if (!config.overlap) {
     auto loop = scf::ForOp::create(
-        b, loc, kb.i32(0), numBlocks, kb.i32(1), flatten(init),
+        b, loc, firstBlock, numBlocks, kb.i32(1), flatten(init),
         [&](OpBuilder &, Location, Value block, ValueRange iterArgs) {
           State next = emitConsumerBlock(block, unflatten(iterArgs));
           scf::YieldOp::create(b, loc, flatten(next));
@@ -568,18 +612,18 @@ void HopperForwardEmitter::emitConsumerQueryBlock() {
     return;
   }
 
-  // Overlapped: block 0's scores and softmax first, then per block b >= 1
-  // S(b) with P(b-1)·V(b-1), and the last P·V after the loop. A query
-  // block with no key at all skips everything (O = 0, LSE = -inf).
+  // Overlapped: the first block's scores and softmax first, then per block
+  // b > first S(b) with P(b-1)·V(b-1), and the last P·V after the loop. A
+  // query block with no key at all skips everything (O = 0, LSE = -inf).
   auto any = scf::IfOp::create(
       b, loc, TypeRange(ValueRange(flatten(init))),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, numBlocks,
-                            kb.i32(0)),
+                            firstBlock),
       /*withElse=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&any.getThenRegion().front());
-    Value first = kb.i32(0);
+    Value first = firstBlock;
     SmallVector<Value> none;
     schedulerSync();
     SmallVector<Value> s = issueScores(first, {}, none);
@@ -589,13 +633,14 @@ void HopperForwardEmitter::emitConsumerQueryBlock() {
     release(kEmptySlot(), first);
     State state;
     std::array<Value, 2> alpha;
-    SmallVector<Value> p = softmax(maskScores(first, s), init, state, alpha);
+    SmallVector<Value> p =
+        softmax(modifyAndMaskScores(first, s), init, state, alpha);
     state.o = init.o; // zero: no rescale needed
     size_t pCount = p.size();
     SmallVector<Value> iter = flatten(state);
     iter.append(p);
     auto loop = scf::ForOp::create(
-        b, loc, kb.i32(1), numBlocks, kb.i32(1), iter,
+        b, loc, kb.add(firstBlock, kb.i32(1)), numBlocks, kb.i32(1), iter,
         [&](OpBuilder &, Location, Value block, ValueRange iterArgs) {
           State in = unflatten(iterArgs.drop_back(pCount));
           SmallVector<Value> carriedP(iterArgs.take_back(pCount));
@@ -632,24 +677,39 @@ void HopperForwardEmitter::emitConsumerQueryBlock() {
 }
 
 void HopperForwardEmitter::setQueryBlock(Value queryBlockIndex) {
+  const MaskBand &band = spec.band;
   Value qBlock = queryBlockIndex;
-  if (spec.causal) // longest first: the last query blocks see the most keys
+  // Causal (either alignment), longest first: the last query blocks see
+  // the most keys.
+  if (band.hasRight() && !band.hasLeft())
     qBlock = kb.sub(kb.sub(numQueryBlocks, kb.i32(1)), qBlock);
   q0 = kb.mul(qBlock, kb.i32(config.blockM));
-  // Key blocks this query block visits (as the sm80 kernel): causal stops
-  // at the bottom-right-aligned diagonal; blocks before numFull need no mask.
+  // Block skipping, as the sm80 kernel: rows [q0, q0 + rows) see keys
+  // [d(q0) - left, d(q0 + rows - 1) + right], so the key blocks outside
+  // are never loaded; [firstFull, numFull) lie inside the band for every
+  // row (no mask).
   Value rowsHere = kb.minsi(kb.i32(config.blockM), kb.sub(seqQ, q0));
-  Value kvEnd = seqKv, fullEnd = seqKv;
-  if (spec.causal) {
-    auto clampKv = [&](Value x) {
-      return kb.minsi(kb.maxsi(x, kb.i32(0)), seqKv);
-    };
-    kvEnd = clampKv(kb.add(kb.add(q0, rowsHere), diagonal));
-    fullEnd = clampKv(kb.add(kb.add(q0, diagonal), kb.i32(1)));
+  auto clampKv = [&](Value x) {
+    return kb.minsi(kb.maxsi(x, kb.i32(0)), seqKv);
+  };
+  Value d0 = kb.add(q0, bandOffset);
+  Value kvBegin = kb.i32(0), kvEnd = seqKv;
+  Value fullBegin = kb.i32(0), fullEnd = seqKv;
+  if (band.hasRight()) {
+    kvEnd = clampKv(kb.add(kb.add(d0, rowsHere), kb.i32(band.right)));
+    fullEnd = clampKv(kb.add(d0, kb.i32(band.right + 1)));
+  }
+  if (band.hasLeft()) {
+    kvBegin = clampKv(kb.sub(d0, kb.i32(band.left)));
+    fullBegin = clampKv(
+        kb.sub(kb.add(d0, kb.sub(rowsHere, kb.i32(1))), kb.i32(band.left)));
   }
   numBlocks = kb.divu(kb.add(kvEnd, kb.i32(config.blockN - 1)),
                       kb.i32(config.blockN));
   numFull = kb.minsi(kb.divu(fullEnd, kb.i32(config.blockN)), numBlocks);
+  firstBlock = kb.divu(kvBegin, kb.i32(config.blockN));
+  firstFull = kb.divu(kb.add(fullBegin, kb.i32(config.blockN - 1)),
+                      kb.i32(config.blockN));
 }
 
 void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
@@ -668,7 +728,7 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
   qMap = arg(kFirstTensorMapArg);
   kMap = arg(kFirstTensorMapArg + 1);
   vMap = arg(kFirstTensorMapArg + 2);
-  diagonal = kb.sub(seqKv, seqQ);
+  bandOffset = spec.band.topLeft ? kb.i32(0) : kb.sub(seqKv, seqQ);
 
   Type i32 = b.getI32Type();
   tid = NVVM::ThreadIdXOp::create(b, loc, i32);

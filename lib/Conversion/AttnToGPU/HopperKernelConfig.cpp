@@ -6,6 +6,8 @@
 
 #include "attn/Conversion/AttnToGPU/HopperKernel.h"
 
+#include "ScoreModEmitter.h"
+
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -26,9 +28,21 @@ std::string mlir::attn::hopperFamilySupports(const FlashKernelSpec &spec,
   if (!spec.elementType ||
       !(spec.elementType.isF16() || spec.elementType.isBF16()))
     return "the sm90a-wgmma family takes f16 or bf16 only";
-  if (std::string v = spec.variant(); !v.empty())
-    return "the sm90a-wgmma family does not implement the " + v +
-           " (plain attention and bottom-right causal only)";
+  // Every mask and score_mod is built; the two operands whose addressing
+  // the TMA tensor maps do not cover are not (family=auto picks sm80).
+  if (spec.varlen)
+    return "the sm90a-wgmma family does not implement the variable length "
+           "(cu_seqlens) operands: its TMA tensor maps address dense [B, N, "
+           "H, D] tensors (the sm80 family runs them)";
+  if (spec.bias)
+    return "the sm90a-wgmma family does not implement the bias operand (the "
+           "sm80 family runs it)";
+  if (spec.scoreMod)
+    if (std::string bad = unsupportedGpuScoreModOp(*spec.scoreMod);
+        !bad.empty())
+      return "score_mod op '" + bad +
+             "' is not supported by the GPU kernels (they take arith ops "
+             "and math.tanh, math.exp, math.exp2, math.absf)";
   for (int64_t d : {spec.headDim, spec.valueHeadDim})
     if (d != 64 && d != 128 && d != 256)
       return "the sm90a-wgmma family takes head dims 64, 128 or 256 (whole "
@@ -190,8 +204,7 @@ std::string mlir::attn::hopperKernelName(const FlashKernelSpec &spec,
   if (spec.valueHeadDim != spec.headDim)
     os << "v" << spec.valueHeadDim;
   os << (spec.elementType.isBF16() ? "_bf16" : "_f16");
-  if (spec.causal)
-    os << "_causal";
+  os << flashKernelVariantSuffix(spec);
   if (!spec.withLse)
     os << "_nolse";
   float defaultScale = 1.0f / std::sqrt(static_cast<float>(spec.headDim));

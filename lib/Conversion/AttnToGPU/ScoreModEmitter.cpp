@@ -12,17 +12,61 @@
 #include "mlir/IR/IRMapping.h"
 
 #include <cmath>
+#include <cstdlib>
 
 using namespace mlir;
 
 namespace {
-Value approx(OpBuilder &b, Location loc, StringRef code, Value x) {
-  return LLVM::InlineAsmOp::create(b, loc, x.getType(), ValueRange{x}, code,
-                                   "=f,f", /*has_side_effects=*/false,
+LLVM::InlineAsmOp inlineAsm(OpBuilder &b, Location loc, Type result,
+                            ValueRange operands, StringRef code,
+                            StringRef constraints) {
+  return LLVM::InlineAsmOp::create(b, loc, result, operands, code, constraints,
+                                   /*has_side_effects=*/false,
                                    /*is_align_stack=*/false,
                                    LLVM::tailcallkind::TailCallKind::None,
-                                   LLVM::AsmDialectAttr(), ArrayAttr())
+                                   LLVM::AsmDialectAttr(), ArrayAttr());
+}
+
+Value approx(OpBuilder &b, Location loc, StringRef code, Value x) {
+  return inlineAsm(b, loc, x.getType(), ValueRange{x}, code, "=f,f")
       .getResult(0);
+}
+
+/// Binds the block's arguments: the score, then the positions as index.
+void bindArguments(OpBuilder &b, Location loc, Block &scoreMod, Value score,
+                   ArrayRef<Value> positions, IRMapping &map) {
+  map.map(scoreMod.getArgument(0), score);
+  for (auto [arg, pos] :
+       llvm::zip(scoreMod.getArguments().drop_front(), positions))
+    map.map(arg, arith::IndexCastOp::create(b, loc, b.getIndexType(), pos));
+}
+
+/// Clones `op` for one element under `map`; math.tanh/exp/exp2 on f32
+/// become their PTX approximations, math.absf abs.f32.
+void cloneForElement(OpBuilder &b, Location loc, Operation &op,
+                     IRMapping &map) {
+  Value x =
+      op.getNumOperands() ? map.lookupOrDefault(op.getOperand(0)) : Value();
+  Value fast;
+  if (isa<math::TanhOp>(op) && x.getType().isF32())
+    fast = approx(b, loc, "tanh.approx.f32 $0, $1;", x);
+  else if (isa<math::Exp2Op>(op) && x.getType().isF32())
+    fast = approx(b, loc, "ex2.approx.ftz.f32 $0, $1;", x);
+  else if (isa<math::ExpOp>(op) && x.getType().isF32())
+    fast =
+        approx(b, loc, "ex2.approx.ftz.f32 $0, $1;",
+               arith::MulFOp::create(b, loc, x,
+                                     arith::ConstantOp::create(
+                                         b, loc, b.getF32FloatAttr(M_LOG2E))));
+  else if (isa<math::AbsFOp>(op) && x.getType().isF32())
+    // convert-gpu-to-nvvm turns math.absf (and llvm.fabs) into a libdevice
+    // call, which the sm90a family's llvm.func kernel leaves unresolved.
+    fast = approx(b, loc, "abs.f32 $0, $1;", x);
+  if (fast) {
+    map.map(op.getResult(0), fast);
+    return;
+  }
+  b.clone(op, map);
 }
 } // namespace
 
@@ -30,29 +74,65 @@ Value mlir::attn::emitScoreModForElement(OpBuilder &b, Location loc,
                                          Block &scoreMod, Value score,
                                          ArrayRef<Value> positions) {
   IRMapping map;
-  map.map(scoreMod.getArgument(0), score);
-  for (auto [arg, pos] :
-       llvm::zip(scoreMod.getArguments().drop_front(), positions))
-    map.map(arg, arith::IndexCastOp::create(b, loc, b.getIndexType(), pos));
+  bindArguments(b, loc, scoreMod, score, positions, map);
+  for (Operation &op : scoreMod.without_terminator())
+    cloneForElement(b, loc, op, map);
+  return map.lookupOrDefault(scoreMod.getTerminator()->getOperand(0));
+}
+
+std::array<Value, 2>
+mlir::attn::emitScoreModForPair(OpBuilder &b, Location loc, Block &scoreMod,
+                                std::array<Value, 2> scores,
+                                std::array<ArrayRef<Value>, 2> positions) {
+  if (!packTanhPairs())
+    return {emitScoreModForElement(b, loc, scoreMod, scores[0], positions[0]),
+            emitScoreModForElement(b, loc, scoreMod, scores[1], positions[1])};
+  std::array<IRMapping, 2> maps;
+  for (int i = 0; i < 2; ++i)
+    bindArguments(b, loc, scoreMod, scores[i], positions[i], maps[i]);
+  Type f32 = b.getF32Type();
+  Type pair = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32});
   for (Operation &op : scoreMod.without_terminator()) {
-    Value x = op.getNumOperands() ? map.lookupOrDefault(op.getOperand(0))
-                                  : Value();
-    Value fast;
-    if (isa<math::TanhOp>(op) && x.getType().isF32())
-      fast = approx(b, loc, "tanh.approx.f32 $0, $1;", x);
-    else if (isa<math::Exp2Op>(op) && x.getType().isF32())
-      fast = approx(b, loc, "ex2.approx.ftz.f32 $0, $1;", x);
-    else if (isa<math::ExpOp>(op) && x.getType().isF32())
-      fast = approx(b, loc, "ex2.approx.ftz.f32 $0, $1;",
-                    arith::MulFOp::create(
-                        b, loc, x,
-                        arith::ConstantOp::create(
-                            b, loc, b.getF32FloatAttr(M_LOG2E))));
-    if (fast) {
-      map.map(op.getResult(0), fast);
+    if (isa<math::TanhOp>(op) && op.getResult(0).getType().isF32()) {
+      // One MUFU op for both elements: tanh.approx.f16x2 (the f32 form's
+      // relative error is 2^-10.987 already; f16's 11-bit significand
+      // about doubles it).
+      Value x0 = maps[0].lookupOrDefault(op.getOperand(0));
+      Value x1 = maps[1].lookupOrDefault(op.getOperand(0));
+      auto asmOp = inlineAsm(b, loc, pair, ValueRange{x0, x1},
+                             "{ .reg .b32 p; .reg .b16 lo, hi;\n"
+                             "cvt.rn.f16x2.f32 p, $3, $2;\n"
+                             "tanh.approx.f16x2 p, p;\n"
+                             "mov.b32 {lo, hi}, p;\n"
+                             "cvt.f32.f16 $0, lo;\n"
+                             "cvt.f32.f16 $1, hi; }",
+                             "=f,=f,f,f");
+      for (int i = 0; i < 2; ++i)
+        maps[i].map(op.getResult(0),
+                    LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
+                                                 ArrayRef<int64_t>{i}));
       continue;
     }
-    b.clone(op, map);
+    for (IRMapping &map : maps)
+      cloneForElement(b, loc, op, map);
   }
-  return map.lookupOrDefault(scoreMod.getTerminator()->getOperand(0));
+  Value yielded = scoreMod.getTerminator()->getOperand(0);
+  return {maps[0].lookupOrDefault(yielded), maps[1].lookupOrDefault(yielded)};
+}
+
+bool mlir::attn::packTanhPairs() {
+  const char *e = std::getenv("ATTN_TANH_F16X2");
+  return e && *e == '1';
+}
+
+std::string mlir::attn::unsupportedGpuScoreModOp(Block &scoreMod) {
+  for (Operation &op : scoreMod.without_terminator()) {
+    StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
+    if (dialect == "arith")
+      continue;
+    if (isa<math::TanhOp, math::ExpOp, math::Exp2Op, math::AbsFOp>(op))
+      continue;
+    return op.getName().getStringRef().str();
+  }
+  return "";
 }

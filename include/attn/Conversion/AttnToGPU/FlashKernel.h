@@ -37,11 +37,6 @@ struct FlashKernelSpec {
   bool bias = false;    // additive [B|1, Hq|1, Nq, Nk] bias (sm80 only)
 
   static FlashKernelSpec fromOp(AttentionOp op);
-
-  /// "" for plain attention (no mask or causal bottom-right, no score_mod);
-  /// otherwise what makes it a variant ("sliding window mask", ...), for
-  /// kernel families that do not implement variants to refuse it.
-  std::string variant() const;
 };
 
 /// How the kernel computes it.
@@ -99,6 +94,10 @@ std::string resolveTuningDatabasePath(StringRef option);
 /// attn_fwd_d<D>[v<Dv>]_<dtype>[_<mask>][_mod<hash>]..._m<M>n<N>s<S>.
 std::string flashKernelName(const FlashKernelSpec &spec,
                             const FlashKernelConfig &config);
+
+/// The part of a kernel name that names the variant (both families):
+/// [_causal | _tl<L>x<R> | _br<L>x<R>][_mod<hash>][_bias][_varlen].
+std::string flashKernelVariantSuffix(const FlashKernelSpec &spec);
 
 /// Emits the forward kernel into `module` (parameters as in
 /// docs/kernel-abi.md). The caller validated the configuration.

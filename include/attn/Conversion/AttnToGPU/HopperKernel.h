@@ -74,7 +74,8 @@ int64_t hopperConsumerRegisterNeed(const FlashKernelSpec &spec,
                                    const HopperKernelConfig &config);
 
 /// Whether the Hopper family can compile `spec` for `chip` ("" when it can,
-/// else why not): sm_90a, f16/bf16, head dims 64, 128 or 256.
+/// else why not): sm_90a, f16/bf16, head dims 64, 128 or 256, any mask and
+/// score_mod, no variable length or bias.
 std::string hopperFamilySupports(const FlashKernelSpec &spec, StringRef chip);
 
 HopperKernelConfig chooseHopperKernelConfig(const FlashKernelSpec &spec);
@@ -86,7 +87,7 @@ std::string validateHopperKernel(const FlashKernelSpec &spec,
 int64_t hopperKernelSharedMemoryBytes(const FlashKernelSpec &spec,
                                       const HopperKernelConfig &config);
 
-/// attn_fwd_sm90_d<D>[v<Dv>]_<dtype>[_causal]_m<M>n<N>s<S>[_p].
+/// attn_fwd_sm90_d<D>[v<Dv>]_<dtype>[_<mask>][_mod<hash>]_m<M>n<N>s<S>[_p].
 std::string hopperKernelName(const FlashKernelSpec &spec,
                              const HopperKernelConfig &config);
 
