@@ -121,7 +121,7 @@ export -f sanitize_one edge_one
       for s in $SHAPES; do printf '%s\n' "$dir $tool $s"; done
     done
   done
-} | xargs -P "$JOBS" -L 1 bash -c 'sanitize_one "$@"' _
+} | xargs -r -P "$JOBS" -L 1 bash -c 'sanitize_one "$@"' _
 
 # 2. Numerical edge cases on the forward kernels.
 if [ "${EDGE:-0}" = 1 ]; then
@@ -160,7 +160,7 @@ $dir masked-rows $g --seq-q 300 --seq-kv 40
 $dir empty-batch --batch 0 --heads-q 2 --heads-kv 1 --seq-q 77 --seq-kv 130
 EOF
     done
-  } | xargs -P "$JOBS" -L 1 bash -c 'edge_one "$@"' _
+  } | xargs -r -P "$JOBS" -L 1 bash -c 'edge_one "$@"' _
 fi
 
 # 3. Very long sequences, one run at a time (the device's memory in use is
