@@ -7,6 +7,7 @@
 #include "attn/Runtime/Runtime.h"
 #include "attn/Runtime/LaunchChecks.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -163,12 +164,6 @@ Status attn::runtime::encodeTensorMap(const KernelManifest &m,
   auto fail = [&](const std::string &why) {
     return Status::error("tensormap parameter '" + p.name + "': " + why);
   };
-  Expected<const CudaDriver *> drv = CudaDriver::get();
-  if (!drv)
-    return fail(drv.message());
-  if (!(*drv)->TensorMapEncodeTiled)
-    return fail("the CUDA driver has no cuTensorMapEncodeTiled (needs CUDA "
-                "12 or newer)");
   int64_t elt = attn::dtypeBytes(m.problem.dtype);
   // CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, BFLOAT16 = 9, FLOAT32 = 7.
   int dataType = m.problem.dtype == attn::DType::bf16  ? 9
@@ -194,17 +189,37 @@ Status attn::runtime::encodeTensorMap(const KernelManifest &m,
       static_cast<unsigned long long>(dim), static_cast<unsigned long long>(seq),
       static_cast<unsigned long long>(heads),
       static_cast<unsigned long long>(a.batch)};
-  // Byte strides of dims 1..3: sequence, head, batch.
+  // Byte strides of dims 1..3: sequence, head, batch. TMA takes positive
+  // multiples of 16 only; a dimension of size 1 never steps its stride
+  // (a broadcast or squeezed one may be 0 or odd), so it gets the extent
+  // of the dimensions inside it, rounded up to 16.
+  static const char *strideNames[3] = {"n", "h", "b"};
   unsigned long long strides[3];
+  int64_t extent = dim * elt;
   for (int i = 0; i < 3; ++i) {
     int64_t bytes = stride[2 - i] * elt;
-    if (bytes <= 0 || bytes % 16 != 0)
-      return fail("the " + p.tensor + " strides must be positive multiples "
-                  "of 16 bytes for TMA (got " + std::to_string(bytes) + ")");
+    if (dims[i + 1] == 1) {
+      bytes = std::max<int64_t>(16, (extent + 15) / 16 * 16);
+    } else if (bytes <= 0 || bytes % 16 != 0) {
+      return fail(p.tensor + "_stride_" + strideNames[i] + " = " +
+                  std::to_string(stride[2 - i]) + " elements (" +
+                  std::to_string(bytes) +
+                  " bytes) must be a positive multiple of 16 bytes: the "
+                  "sm90a-wgmma kernel loads " + p.tensor +
+                  " by TMA (copy the tensor to a dense layout, or compile "
+                  "with --family sm80)");
+    }
     strides[i] = static_cast<unsigned long long>(bytes);
+    extent = std::max<int64_t>(extent, bytes * static_cast<int64_t>(dims[i + 1]));
   }
   if (base % 16 != 0)
     return fail("the " + p.tensor + " pointer must be 16-byte aligned");
+  Expected<const CudaDriver *> drv = CudaDriver::get();
+  if (!drv)
+    return fail(drv.message());
+  if (!(*drv)->TensorMapEncodeTiled)
+    return fail("the CUDA driver has no cuTensorMapEncodeTiled (needs CUDA "
+                "12 or newer)");
   unsigned box[4] = {static_cast<unsigned>(p.boxCols),
                      static_cast<unsigned>(p.boxRows), 1, 1};
   unsigned elementStrides[4] = {1, 1, 1, 1};

@@ -469,6 +469,45 @@ void wholeMessages() {
                "(with_lse)");
 }
 
+/// TMA takes positive multiples of 16 bytes as strides: a broadcast (stride
+/// 0) K that the sm80 family reads is an error naming the stride for the
+/// sm90a-wgmma family's tensor maps; a dimension of size 1 never steps its
+/// stride, so any value passes there.
+void tensorMapStrides() {
+  Expected<KernelManifest> m = parseManifest(goodManifest());
+  EXPECT(m.ok());
+  if (!m.ok())
+    return;
+  LaunchArgs a = someArgs(*m);
+  a.batch = 2;
+  KernelParam k;
+  k.name = "k_tmap";
+  k.type = ParamType::TensorMap;
+  k.tensor = "k";
+  k.boxCols = 64;
+  k.boxRows = 128;
+  k.swizzle = 128;
+  PackedParams::TensorMap out;
+  LaunchArgs bad = a;
+  bad.kStride[0] = 0;
+  EXPECT(checkLaunchArgs(*m, bad).ok());
+  EXPECT_ERROR(encodeTensorMap(*m, k, bad, out),
+               "tensormap parameter 'k_tmap': k_stride_b = 0 elements (0 "
+               "bytes) must be a positive multiple of 16 bytes: the "
+               "sm90a-wgmma kernel loads k by TMA");
+  bad = a;
+  bad.kStride[2] = 36; // bf16: 72 bytes
+  EXPECT_ERROR(encodeTensorMap(*m, k, bad, out),
+               "k_stride_n = 36 elements (72 bytes) must be a positive "
+               "multiple of 16 bytes");
+  // Past the strides: only the driver (none or the fake) can fail.
+  LaunchArgs one = a;
+  one.batch = 1;
+  one.kStride[0] = 3;
+  Status s = encodeTensorMap(*m, k, one, out);
+  EXPECT(s.ok() || s.message().find("stride") == std::string::npos);
+}
+
 void launchChecks() {
   Expected<KernelManifest> m = parseManifest(goodManifest());
   EXPECT(m.ok());
@@ -791,6 +830,7 @@ const Test kTests[] = {
     {"grid", "launch-geometry", launchGeometry},
     {"params", "packing", packing},
     {"params", "launch-checks", launchChecks},
+    {"tensormap", "strides", tensorMapStrides},
     {"params", "whole-messages", wholeMessages},
     {"check", "checker", checker},
     {"check", "hidden-key-leaks", hiddenKeyLeaks},
