@@ -1,9 +1,9 @@
 // RUN: not attn-opt %s --convert-attn-to-gpu="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=CHIP
-// RUN: not attn-opt %s --convert-attn-to-gpu="block-m=24" 2>&1 | FileCheck %s --check-prefix=BM
-// RUN: not attn-opt %s --convert-attn-to-gpu="block-n=48" 2>&1 | FileCheck %s --check-prefix=BN
-// RUN: not attn-opt %s --convert-attn-to-gpu="block-m=256 block-n=256" 2>&1 | FileCheck %s --check-prefix=SMEM
-// RUN: not attn-opt %s --convert-attn-to-gpu="warp-rows=8" 2>&1 | FileCheck %s --check-prefix=WR
-// RUN: not attn-opt %s --convert-attn-to-gpu="stages=3" 2>&1 | FileCheck %s --check-prefix=STAGES
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm80 block-m=24" 2>&1 | FileCheck %s --check-prefix=BM
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm80 block-n=48" 2>&1 | FileCheck %s --check-prefix=BN
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm80 block-m=256 block-n=256" 2>&1 | FileCheck %s --check-prefix=SMEM
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm80 warp-rows=8" 2>&1 | FileCheck %s --check-prefix=WR
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm80 stages=3" 2>&1 | FileCheck %s --check-prefix=STAGES
 
 // CHIP: error: 'attn.attention' op cannot be compiled for the GPU: chip 'sm_75' is not supported: the tensor-core kernels need sm_80 or newer
 // BM: error: 'attn.attention' op cannot be compiled for the GPU: block-m must be a multiple of warp-rows (16) with at most 16 warps, got 24

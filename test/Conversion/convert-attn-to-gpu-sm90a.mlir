@@ -1,6 +1,8 @@
 // RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a" --split-input-file | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-gpu --split-input-file | FileCheck %s --check-prefix=AUTO
 // RUN: attn-opt %s --convert-attn-to-gpu="family=auto" --split-input-file | FileCheck %s --check-prefix=AUTO
 // RUN: attn-opt %s --convert-attn-to-gpu="family=auto chip=sm_80" --split-input-file | FileCheck %s --check-prefix=SM80
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a sm90-schedule=pingpong+persistent" --split-input-file | FileCheck %s --check-prefix=PERSISTENT
 // RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a block-m=64 block-n=64 stages=4" --split-input-file | FileCheck %s --check-prefix=OPT
 
 // The sm90a-wgmma family: a producer warpgroup and two consumers (384
@@ -17,26 +19,24 @@
 // CHECK-COUNT-10: mbarrier.init.shared::cta.b64
 // CHECK: fence.mbarrier_init.release.cluster
 // CHECK: nvvm.barrier0
-// Producer: fewer registers; per query block (blockIdx.x, + gridDim.x, ...)
-// Q by two 64-column TMA boxes once the consumers released Q, then K and V
+// Producer: fewer registers; the default grid's block owns one query block
+// (no loop over query blocks): Q by two 64-column TMA boxes, then K and V
 // per key block once the consumers released the stage.
-// CHECK: nvvm.setmaxregister  decrease 40
-// CHECK: nvvm.read.ptx.sreg.nctaid.x
-// CHECK: scf.for
-// CHECK: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK: nvvm.setmaxregister  decrease 24
+// CHECK-NOT: nvvm.read.ptx.sreg.nctaid.x
 // CHECK: mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;
 // CHECK-COUNT-2: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // CHECK: scf.for
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: cp.async.bulk.tensor.4d
-// Consumers: more registers (40 + 2 x 232 = 3 x 168). Block 0: S = Q·Kᵀ by 8 wgmma k-steps from
+// Consumers: more registers (24 + 2 x 240 = 3 x 168). Block 0: S = Q·Kᵀ by 8 wgmma k-steps from
 // shared memory (the first overwrites the accumulators), its softmax.
-// CHECK: nvvm.setmaxregister  increase 232
+// CHECK: nvvm.setmaxregister  increase 240
 // Ping-pong: consumer 1 lets consumer 0 issue its GEMMs first; each then
-// waits for its turn (named barrier 1 or 2) before issuing. Per query block
-// the consumers wait for Q first.
+// waits for its turn (named barrier 1 or 2) before issuing. The consumers
+// wait for Q first.
 // CHECK: bar.arrive $0, $1;
-// CHECK: scf.for
+// CHECK-NOT: scf.for
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: bar.sync $0, $1;
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
@@ -63,17 +63,32 @@
 // CHECK: wgmma.wait_group.sync.aligned 1;
 // CHECK: ex2.approx.ftz.f32
 // CHECK: wgmma.wait_group.sync.aligned 0;
-// The last block's P·V after the loop, once Q is released (every Q·Kᵀ of
-// the query block is done).
+// The last block's P·V after the loop (on the persistent grid once Q is
+// released: every Q·Kᵀ of the query block is done).
 // CHECK: scf.yield
-// CHECK: mbarrier.arrive.shared::cta.b64
 // CHECK: wgmma.fence.sync.aligned
 // CHECK-COUNT-8: {{.*}}, p, 1, 1, 1;
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // Epilogue: LSE and O straight from registers.
 // CHECK: lg2.approx.ftz.f32
+// The persistent grid: (blocks per batch, batch); each block walks its
+// batch's (head, query block) tiles head-major with the ring counter and
+// the "Q empty" mbarrier carried across them; the producer keeps 40
+// registers for that loop (40 + 2 x 232 = 3 x 168).
+// PERSISTENT: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2_p
+// PERSISTENT-SAME: grid_x = "max(1, min(ceil(seq_q / 128) * heads_q, max(floor(num_sms / batch), ceil(seq_q / 128) * heads_q * floor(seq_q / 4096))))", grid_y = "batch", persistent = true
+// PERSISTENT: nvvm.setmaxregister  decrease 40
+// PERSISTENT: nvvm.read.ptx.sreg.nctaid.x
+// PERSISTENT: scf.for
+// PERSISTENT: arith.divui
+// PERSISTENT: arith.remui
+// PERSISTENT: mbarrier.try_wait.parity.shared::cta.b64
+// PERSISTENT: mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;
+// PERSISTENT: nvvm.setmaxregister  increase 232
 // AUTO: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2
+// AUTO-SAME: attn.tile_reason = "family auto chose sm90a-wgmma (chip sm_90a, the attention fits it); sm90a-wgmma heuristic"
 // SM80: attn.kernel = @attn_kernels::@attn_fwd_d128_bf16_causal_m128n64w4s2
+// SM80-SAME: attn.tile_reason = "family auto chose sm80-mma (the sm90a-wgmma family needs chip sm_90a (wgmma and setmaxnreg are sm_90a-only), got 'sm_80'); no tuning database (tuning-db, $ATTN_TUNING_DB)"
 // OPT: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m64n64s4
 // OPT-SAME: source = "option"
 // OPT-SAME: threads = 256

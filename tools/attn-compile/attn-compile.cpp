@@ -69,9 +69,11 @@ static cl::opt<int64_t> warpRows("warp-rows",
 static cl::opt<int64_t> stages("stages", cl::desc("K/V ring depth"),
                                cl::init(2), cl::cat(category));
 static cl::opt<std::string> family("family",
-                                   cl::desc("Kernel family: sm80, sm90a "
-                                            "(wgmma/TMA) or auto"),
-                                   cl::init("sm80"), cl::cat(category));
+                                   cl::desc("Kernel family: auto (sm90a on "
+                                            "sm_90a where the attention "
+                                            "allows, else sm80), sm80 or "
+                                            "sm90a (wgmma/TMA)"),
+                                   cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> sm90Schedule(
     "sm90-schedule",
     cl::desc("sm90a-wgmma consumer schedule: pingpong, overlap (no "

@@ -31,8 +31,8 @@ struct KernelCompileOptions {
   int64_t blockN = 0;
   int64_t warpRows = 0; // 0 = heuristic
   int64_t stages = 2;
-  /// Kernel family: sm80, sm90a or auto (convert-attn-to-gpu's option).
-  std::string family = "sm80";
+  /// Kernel family: auto, sm80 or sm90a (convert-attn-to-gpu's option).
+  std::string family = "auto";
   /// sm90a-wgmma consumer schedule (docs/tuning.md): "pingpong",
   /// "overlap", "serial" or "" (the tuned or heuristic one).
   std::string sm90Schedule;

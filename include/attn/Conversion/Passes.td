@@ -51,10 +51,10 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "Query rows per warp: 16 or 32; 0 = heuristic">,
     Option<"stages", "stages", "int64_t", "2",
            "Depth of the K/V shared-memory ring (>= 2)">,
-    Option<"family", "family", "std::string", "\"sm80\"",
-           "Kernel family: sm80 (mma.sync/cp.async), sm90a (wgmma/TMA, "
-           "warp-specialised) or auto (sm90a on chip sm_90a where the spec "
-           "allows, else sm80)">,
+    Option<"family", "family", "std::string", "\"auto\"",
+           "Kernel family: auto (the default: sm90a on chip sm_90a where the "
+           "spec allows, else sm80, the reason in attn.tile_reason), sm80 "
+           "(mma.sync/cp.async) or sm90a (wgmma/TMA, warp-specialised)">,
     Option<"sm90Schedule", "sm90-schedule", "std::string", "\"\"",
            "sm90a-wgmma consumer schedule: pingpong, overlap (intra-"
            "warpgroup only) or serial; empty = the family's choice (a tuned "

@@ -70,9 +70,9 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
       llvm::cl::init(2)};
   PassOptions::Option<std::string> family{
       *this, "family",
-      llvm::cl::desc("Kernel family: sm80, sm90a or auto (sm90a on sm_90a "
-                     "where the spec allows)"),
-      llvm::cl::init("sm80")};
+      llvm::cl::desc("Kernel family: auto (sm90a on sm_90a where the spec "
+                     "allows, else sm80), sm80 or sm90a"),
+      llvm::cl::init("auto")};
   PassOptions::Option<std::string> sm90Schedule{
       *this, "sm90-schedule",
       llvm::cl::desc("sm90a-wgmma consumer schedule: pingpong, overlap or "

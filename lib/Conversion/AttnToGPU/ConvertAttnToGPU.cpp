@@ -100,7 +100,19 @@ struct ConvertAttnToGPUPass
                     : tuned.flash ? false
                                   : family == "sm90a" ||
                                         (family == "auto" &&
-                                         hopperMissing.empty());
+                                         hopperMissing.empty() && !warpRows);
+      // Why this family (--explain, the manifest's tile_reason) when the
+      // option left the choice to the pass and no database entry made it.
+      if (family == "auto" && !tuned.hopper && !tuned.flash)
+        reason = (hopper ? std::string("family auto chose sm90a-wgmma (chip "
+                                       "sm_90a, the attention fits it); ")
+                         : "family auto chose sm80-mma (" +
+                               (hopperMissing.empty()
+                                    ? std::string("warp-rows is an sm80-mma "
+                                                  "option")
+                                    : hopperMissing) +
+                               "); ") +
+                 reason;
       if (hopper) {
         if (failed(convertWithHopperKernel(op, spec, kernels, b, tuned.hopper,
                                            reason)))
@@ -164,8 +176,10 @@ struct ConvertAttnToGPUPass
                           std::string reason) {
     HopperKernelConfig config =
         tuned ? *tuned : chooseHopperKernelConfig(spec);
-    if (!tuned && reason.rfind("no tuning database", 0) == 0)
-      reason = "sm90a-wgmma heuristic";
+    // The heuristic's tile: say so instead of "no tuning database".
+    if (size_t at = reason.find("no tuning database"); !tuned &&
+                                                       at != std::string::npos)
+      reason = reason.substr(0, at) + "sm90a-wgmma heuristic";
     // Explicit schedule switches win over the database and the heuristic.
     if (std::string why = applyHopperSchedule(config, sm90Schedule);
         !why.empty())

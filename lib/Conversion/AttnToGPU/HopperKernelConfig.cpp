@@ -51,16 +51,21 @@ std::string mlir::attn::hopperFamilySupports(const FlashKernelSpec &spec,
   return "";
 }
 
-std::pair<int64_t, int64_t> mlir::attn::hopperRegisterSplit(int64_t consumers) {
+std::pair<int64_t, int64_t> mlir::attn::hopperRegisterSplit(int64_t consumers,
+                                                            bool persistent) {
   // setmaxnreg only moves registers within the block's launch allocation
   // (hopperLaunchRegisters per thread): 384 threads get 168 each, so two
-  // consumers take 232 (40 + 2 · 232 = 3 · 168); 24/240 would fit too but
-  // ptxas spills 4 bytes in the producer's query-block loop with 24, and
-  // 32/240 exceeds the allocation (setmaxnreg.inc never returns: the H200
-  // run of 2026-11-29 hung). 512 threads get 128 each: 32 + 3 · 160.
+  // consumers take 240 with a 24-register producer (24 + 2 · 240 = 3 · 168)
+  // or 232 with 40: the persistent grid's query-block loop spills 4 bytes
+  // in the producer at 24. 32/240 exceeds the allocation (setmaxnreg.inc
+  // never returns: the H200 run of 2026-11-29 hung). 512 threads get 128
+  // each: 32 + 3 · 160.
   if (consumers >= 3)
     return {32, 160};
-  return {40, 232};
+  if (const char *e = std::getenv("ATTN_SM90_SPLIT_40"); e && *e == '1')
+    return {40, 232}; // experiment: v3's split on the default grid too
+  return persistent ? std::pair<int64_t, int64_t>{40, 232}
+                    : std::pair<int64_t, int64_t>{24, 240};
 }
 
 int64_t mlir::attn::hopperConsumerRegisterNeed(
@@ -100,6 +105,15 @@ mlir::attn::chooseHopperKernelConfig(const FlashKernelSpec &spec) {
     config.blockN = 64;
     config.stages = 2;
   }
+  // Without a mask every tile costs the same: the persistent grid's static
+  // walk balances, and it loads the next tile under this one's epilogue
+  // (H200, docs/perf/2026-11-29-sm90a-v4.md: +8 to +14% at N <= 1024 for
+  // D 64/128, +4 to +6% at D 256; hopperKernelGrid gives long sequences one
+  // block per tile). With a mask the tiles' lengths differ and the static
+  // walk leaves blocks idle (0.72x the default grid's geomean at D 128/256
+  // causal): the hardware's dynamic dispatch of one block per query block,
+  // longest first, wins.
+  config.persistent = spec.band.isNone();
   // Experiment knobs (docs/performance.md measures them).
   if (const char *e = std::getenv("ATTN_SM90_SERIAL"); e && *e == '1')
     config.overlap = false;
@@ -118,7 +132,7 @@ int64_t mlir::attn::hopperLaunchRegisters(const HopperKernelConfig &config) {
 
 void mlir::attn::setHopperRegisterSplit(HopperKernelConfig &config) {
   std::tie(config.producerRegisters, config.consumerRegisters) =
-      hopperRegisterSplit(config.consumers());
+      hopperRegisterSplit(config.consumers(), config.persistent);
 }
 
 int64_t mlir::attn::hopperKernelSharedMemoryBytes(
@@ -234,8 +248,14 @@ mlir::attn::hopperKernelGrid(const HopperKernelConfig &config) {
   std::string queryBlocks = "ceil(seq_q / " + std::to_string(config.blockM) + ")";
   if (!config.persistent)
     return {queryBlocks, "batch * heads_q"};
-  // Persistent within one (batch, head): no more blocks than the SMs hold
-  // once, at least one per (batch, head).
-  return {"min(" + queryBlocks + ", max(1, floor(num_sms / (batch * heads_q))))",
-          "batch * heads_q"};
+  // Persistent: per batch, no more blocks than its heads' query blocks and
+  // than the SMs hold once across the batch, at least one. From 4096 query
+  // rows on, one block per tile: the tiles are long enough that loading
+  // the next one under the epilogue no longer pays, and the hardware's
+  // dynamic dispatch evens out the last wave (H200: the walk was 1-4%
+  // slower there at D 128, docs/perf/2026-11-29-sm90a-v4.md).
+  std::string tiles = queryBlocks + " * heads_q";
+  return {"max(1, min(" + tiles + ", max(floor(num_sms / batch), " + tiles +
+              " * floor(seq_q / 4096))))",
+          "batch"};
 }

@@ -21,8 +21,8 @@ inline constexpr const char *kHopperKernelFamily = "sm90a-wgmma";
 ///  * blockN: a multiple of 16 in [16, 256] whose S, P and O fragments fit
 ///    the consumers' registers (hopperConsumerRegisterNeed);
 ///  * stages: [2, 8], within the 227 KiB of shared memory;
-///  * persistent: each block walks several query blocks of its (batch,
-///    head), so the next block's Q and K/V loads overlap this one's epilogue;
+///  * persistent: each block walks several (head, query block) tiles of its
+///    batch, so the next tile's Q and K/V loads overlap this one's epilogue;
 ///  * overlap / pingPong: the intra-warpgroup and inter-warpgroup overlap
 ///    (on by default; off only to measure what they bring; ping-pong needs
 ///    overlap and two or three consumers, and is a no-op with one).
@@ -40,8 +40,10 @@ struct HopperKernelConfig {
   /// the tensor cores round-robin from one consumer to the next, so one
   /// consumer's softmax runs under another's GEMMs.
   bool pingPong = true;
-  /// Persistent over query blocks: grid.x = min(query blocks, SMs / (batch
-  /// * heads)) and each thread block loops over its query blocks.
+  /// Persistent: grid = (min(heads · query blocks, SMs / batch), batch) and
+  /// each thread block loops over its batch's tiles, head-major; from 4096
+  /// query rows on one block per tile (hopperKernelGrid). The heuristic's
+  /// choice without a mask.
   bool persistent = false;
   std::string source;              // "heuristic" or "option"
 
@@ -50,11 +52,13 @@ struct HopperKernelConfig {
 };
 
 /// The setmaxnreg split {producer, consumer} for `consumers` consumer
-/// warpgroups: 40/232 for one or two, 32/160 for three (FlashAttention-3's),
+/// warpgroups: 24/240 for one or two (40/232 on the persistent grid, whose
+/// producer loop needs more), 32/160 for three (FlashAttention-3's),
 /// so that 128 · (producer + consumers · consumer) fits the registers the
 /// block is launched with (threads · hopperLaunchRegisters): setmaxnreg only
 /// redistributes those, and an .inc beyond them never returns.
-std::pair<int64_t, int64_t> hopperRegisterSplit(int64_t consumers);
+std::pair<int64_t, int64_t> hopperRegisterSplit(int64_t consumers,
+                                                bool persistent);
 /// Registers per thread the block is launched with: what ptxas allocates
 /// for maxntid = threads and one block per SM (168 for 384 threads, 128
 /// for 512). ptxas reports this count in the manifest.
