@@ -14,10 +14,10 @@ The default set is D in {64, 128, 256} x {f16, bf16} x {causal, full} at
 the default scale, forward kernels, plus the backward kernels (D <= 128)
 when attn-compile has --backward. ``--variants`` (and ``--alibi-shapes``)
 adds the mask/score_mod variants, ``--family sm90a`` the wgmma family's
-forward kernels, ``--bundles NAME,...|all`` candidate bundles for tuning on
-the GPU host (attn.tuning). A pack is a folder of kernel directories named
-after their KernelSpec (attn.cache), ``bundles/<name>/`` and a pack.json
-index.
+forward kernels (the variants' too), ``--bundles NAME,...|all`` candidate
+bundles for tuning on the GPU host (attn.tuning). A pack is a folder of
+kernel directories named after their KernelSpec (attn.cache),
+``bundles/<name>/`` and a pack.json index.
 """
 
 import argparse
@@ -50,7 +50,8 @@ def default_specs(head_dims=(64, 128, 256), dtypes=("f16", "bf16"),
 
 
 def variant_specs(head_dims=(64, 128), dtypes=("f16", "bf16"),
-                  alibi_shapes=(), chip: str = "sm_90a") -> List[KernelSpec]:
+                  alibi_shapes=(), chip: str = "sm_90a",
+                  family: str = "sm80") -> List[KernelSpec]:
     """Forward kernels of the mask/score_mod variants (docs/variants.md):
     top-left causal, sliding windows (bottom-right (64, 0), top-left
     (32, 32)), softcap 30 (full and causal), and ALiBi for each
@@ -67,13 +68,14 @@ def variant_specs(head_dims=(64, 128), dtypes=("f16", "bf16"),
         for t in dtypes:
             for v in forms:
                 specs.append(KernelSpec("fwd", d, d, t, v.causal, None, chip,
-                                        variant=v.key))
+                                        variant=v.key, family=family))
             alibi = make_variant(causal=True, alibi=True)
             for heads, offset in alibi_shapes:
                 specs.append(KernelSpec("fwd", d, d, t, alibi.causal, None,
                                         chip, variant=alibi.key,
                                         alibi_heads=heads,
-                                        alibi_offset=offset))
+                                        alibi_offset=offset,
+                                        family=family))
     return specs
 
 
@@ -236,7 +238,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.variants or alibi:
         specs += variant_specs(
             head_dims=[d for d in args.head_dims if d <= 128],
-            dtypes=args.dtypes, alibi_shapes=alibi, chip=args.chip)
+            dtypes=args.dtypes, alibi_shapes=alibi, chip=args.chip,
+            family=args.family)
     forward = [s for s in specs if s.kind == "fwd"]
     if args.bundles == ["all"]:
         bundles = [s for s in forward if s.variant == "" and

@@ -196,15 +196,17 @@ _launchers_by_spec: Dict[tuple, _Launcher] = {}
 _launchers_lock = threading.Lock()
 _selections: Dict[tuple, "_tuning.Selection"] = {}  # call key -> why
 _devices: Dict[int, Tuple[str, int]] = {}
-# The forward kernel family (set_kernel_family): sm80 (mma.sync, every
-# variant), sm90a (wgmma, Hopper) or auto (the compiler's choice by chip).
+# The forward kernel family (set_kernel_family): sm80 (mma.sync), sm90a
+# (wgmma, Hopper; masks and score_mod too) or auto (the compiler's choice by
+# chip).
 _family = os.environ.get("ATTN_KERNEL_FAMILY", "sm80")
 
 
 def set_kernel_family(family: str) -> None:
-    """Which kernel family plain forward calls use from now on: 'sm80'
-    (the default), 'sm90a' (Hopper's wgmma kernels) or 'auto'; also
-    $ATTN_KERNEL_FAMILY. Variants and backward kernels stay sm80."""
+    """Which kernel family forward calls use from now on: 'sm80' (the
+    default), 'sm90a' (Hopper's wgmma kernels: plain attention and the mask
+    and score_mod variants) or 'auto'; also $ATTN_KERNEL_FAMILY. Backward
+    kernels stay sm80."""
     global _family
     if family not in ("sm80", "sm90a", "auto"):
         raise ValueError(f"family must be 'sm80', 'sm90a' or 'auto', got "
@@ -237,9 +239,9 @@ def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
     if variant.alibi:  # slopes and offset are compiled in
         alibi_heads = int(Hq)
         alibi_offset = 0 if variant.top_left else int(Nk - Nq)
-    # The sm90a/auto families cover the plain forward kernels; variants and
-    # backward kernels are sm80-family.
-    family = _family if kind == "fwd" and variant.plain else "sm80"
+    # The sm90a/auto families cover the forward kernels with every variant
+    # the op takes (masks, softcap, ALiBi); backward kernels are sm80.
+    family = _family if kind == "fwd" else "sm80"
     spec = KernelSpec(kind, int(D), int(v.shape[3]), _DTYPE_NAMES[q.dtype],
                       bool(causal), None if scale is None else float(scale),
                       chip, variant=vkey, alibi_heads=alibi_heads,

@@ -187,3 +187,17 @@ def test_sm90a_family_spec_compiles(compiler):
     assert manifest["family"].startswith("sm90a")
     sm80 = KernelSpec("fwd", 128, 128, "bf16", True, None)
     assert "family" in (cache.validate_kernel_dir(path, sm80) or "")
+
+
+def test_sm90a_family_variant_spec_compiles(compiler):
+    """The mask and score_mod variants compile in the sm90a family too (what
+    set_kernel_family("sm90a") and `attn.aot build --family sm90a
+    --variants` ask for)."""
+    v = make_variant(window=(64, 0), softcap=30.0)
+    spec = KernelSpec("fwd", 64, 64, "bf16", v.causal, None, variant=v.key,
+                      family="sm90a")
+    path = KernelCache().get(spec, compiler.version(), cache.compile_spec)
+    manifest = json.loads((path / "manifest.json").read_text())
+    assert manifest["family"].startswith("sm90a")
+    assert manifest["problem"]["window_left"] == 64
+    assert manifest["problem"]["softcap"] == 30.0
