@@ -39,13 +39,16 @@ func.func @sliding(%q: tensor<1x2x1000x128xbf16>) -> (tensor<1x2x1000x128xbf16>,
 
 // -----
 
-// softcap: the region per score, after the scale; its tanh is one
-// tanh.approx.f32 each (ATTN_TANH_F16X2=1: one tanh.approx.f16x2 per pair
-// of a row's adjacent keys), and the softmax multiplies by log2(e) only.
+// softcap (C · tanh(s / C)) is recognised and folded: tanh.approx.f32 of
+// s · (scale / C) (1/sqrt(128)/30 = 0.002946...), and C · log2(e) =
+// 43.28... as the softmax's constant.
 // CHECK-LABEL: func.func @softcap
 // CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_mod{{[0-9a-f]+}}_nolse_m128n128s2
 // AUTO: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_mod{{[0-9a-f]+}}_nolse_m128n128s2
-// CHECK: tanh.approx.f32
+// CHECK: llvm.func @attn_fwd_sm90_d128_bf16_causal_mod{{[0-9a-f]+}}_nolse_m128n128s2(
+// CHECK-DAG: arith.constant 0.00294627831 : f32
+// CHECK-DAG: arith.constant 43.2808495 : f32
+// CHECK-DAG: tanh.approx.f32
 // CHECK-NOT: tanh.approx.f16x2
 // PACKED: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_mod{{[0-9a-f]+}}_tanhf16x2_nolse_m128n128s2
 // PACKED: tanh.approx.f16x2

@@ -45,6 +45,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -128,6 +129,11 @@ private:
   Value oArg, lseArg, headsQ, headsKv;
   std::array<Value, 2> oBatchHeadStride, lseBatchHeadStride;
   Value seqQ, seqKv, oRowStride;
+  // softcap's region C · tanh(s · k) as {k, C}: scale · k is one multiply
+  // before the tanh and C joins the softmax's log2(e), two multiplies per
+  // score fewer than the region as written (1.029 vs 1.146 ms at D = 128,
+  // N = 4096 on the H200; docs/variants.md).
+  std::optional<std::pair<double, double>> foldedSoftcap;
   Value bandOffset; // d(i) - i: Nk - Nq bottom-right, 0 top-left
   Value tid, warpgroup, lane, g, t;
   Value batch, head, kvHead, q0;
@@ -361,7 +367,11 @@ HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
   const MaskBand &band = spec.band;
   Value kv0 = kb.mul(block, kb.i32(config.blockN));
   SmallVector<Value> s(in);
-  if (spec.scoreMod) {
+  if (foldedSoftcap) {
+    Value k = kb.f32(spec.scale * foldedSoftcap->first);
+    for (Value &v : s)
+      v = emitTanhApprox(b, loc, kb.fmul(v, k));
+  } else if (spec.scoreMod) {
     // Registers 4·nt + e and 4·nt + e + 1 (e even) are one row's adjacent
     // keys: one pair (see packTanhPairs).
     Value keyBase = kb.add(kv0, kb.shl(t, 1));
@@ -427,8 +437,11 @@ SmallVector<Value> HopperForwardEmitter::softmax(SmallVector<Value> s,
                                                  std::array<Value, 2> &alpha) {
   Value zero = kb.f32(0.0);
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
-  // With a score_mod the scale was applied before it: c = log2(e).
-  Value c = kb.f32(spec.scoreMod ? M_LOG2E : spec.scale * M_LOG2E);
+  // With a score_mod the scale was applied before it: c = log2(e); a
+  // folded softcap leaves its C here too.
+  Value c = kb.f32(foldedSoftcap ? foldedSoftcap->second * M_LOG2E
+                   : spec.scoreMod ? M_LOG2E
+                                   : spec.scale * M_LOG2E);
   int64_t sTiles = config.blockN / 8;
   for (int h = 0; h < 2; ++h) {
     Value mx = negInf;
@@ -766,6 +779,9 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
   kMap = arg(kFirstTensorMapArg + 1);
   vMap = arg(kFirstTensorMapArg + 2);
   bandOffset = spec.band.topLeft ? kb.i32(0) : kb.sub(seqKv, seqQ);
+  // (ATTN_TANH_F16X2=1 measures the packed tanh instead.)
+  if (spec.scoreMod && !packTanhPairs())
+    foldedSoftcap = matchSoftcap(*spec.scoreMod);
 
   Type i32 = b.getI32Type();
   tid = NVVM::ThreadIdXOp::create(b, loc, i32);

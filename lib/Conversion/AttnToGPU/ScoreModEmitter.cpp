@@ -120,6 +120,41 @@ mlir::attn::emitScoreModForPair(OpBuilder &b, Location loc, Block &scoreMod,
   return {maps[0].lookupOrDefault(yielded), maps[1].lookupOrDefault(yielded)};
 }
 
+Value mlir::attn::emitTanhApprox(OpBuilder &b, Location loc, Value x) {
+  return approx(b, loc, "tanh.approx.f32 $0, $1;", x);
+}
+
+std::optional<std::pair<double, double>>
+mlir::attn::matchSoftcap(Block &scoreMod) {
+  auto constant = [](Value v) -> std::optional<double> {
+    if (auto c = v.getDefiningOp<arith::ConstantOp>())
+      if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+        return f.getValueAsDouble();
+    return std::nullopt;
+  };
+  // x · c or c · x with c constant: {x, c}.
+  auto scaled = [&](Value v) -> std::optional<std::pair<Value, double>> {
+    auto mul = v.getDefiningOp<arith::MulFOp>();
+    if (!mul)
+      return std::nullopt;
+    if (auto c = constant(mul.getRhs()))
+      return std::make_pair(mul.getLhs(), *c);
+    if (auto c = constant(mul.getLhs()))
+      return std::make_pair(mul.getRhs(), *c);
+    return std::nullopt;
+  };
+  auto outer = scaled(scoreMod.getTerminator()->getOperand(0));
+  if (!outer || outer->second <= 0)
+    return std::nullopt;
+  auto tanh = outer->first.getDefiningOp<math::TanhOp>();
+  if (!tanh)
+    return std::nullopt;
+  auto inner = scaled(tanh.getOperand());
+  if (!inner || inner->first != scoreMod.getArgument(0))
+    return std::nullopt;
+  return std::make_pair(inner->second, outer->second);
+}
+
 bool mlir::attn::packTanhPairs() {
   const char *e = std::getenv("ATTN_TANH_F16X2");
   return e && *e == '1';

@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <array>
+#include <optional>
 #include <string>
 
 namespace mlir::attn {
@@ -38,6 +39,13 @@ emitScoreModForPair(OpBuilder &b, Location loc, Block &scoreMod,
 /// 1.066 ms on sm90a, 1.757 vs 1.702 ms on sm80; docs/variants.md; not
 /// profiled: presumably the f16 conversions around it).
 bool packTanhPairs();
+
+/// softcap's region, C · tanh(s · k) with constants k and C > 0, as {k, C};
+/// nullopt for any other region.
+std::optional<std::pair<double, double>> matchSoftcap(Block &scoreMod);
+
+/// tanh.approx.f32 of x.
+Value emitTanhApprox(OpBuilder &b, Location loc, Value x);
 
 /// The name of the first op of a score_mod block that the GPU kernels cannot
 /// emit ("" when there is none): they take arith ops and the math ops with a
