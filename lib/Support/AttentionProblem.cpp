@@ -222,9 +222,11 @@ double AttentionProblem::forwardFlops() const {
   }
   double d = 0.5 * static_cast<double>(headDim + vDim());
   double f = 4.0 * batch * headsQ * static_cast<double>(seqQ) * seqKv * d;
-  if (windowLeft < 0 && windowRight < 0)
+  // DESIGN.md's convention (halved when causal) is for Nq = Nk; with
+  // Nq != Nk a causal mask keeps a different share per alignment, so count.
+  if (windowLeft < 0 && windowRight < 0 && (!causal || seqQ == seqKv))
     return causal ? f / 2 : f;
-  // Windows: count the (query, key) pairs the mask keeps.
+  // Windows and causal Nq != Nk: count the (query, key) pairs the mask keeps.
   double pairs = 0;
   for (int64_t i = 0; i < seqQ; ++i) {
     auto [first, last] = keyRange(i);

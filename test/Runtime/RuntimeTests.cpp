@@ -642,6 +642,30 @@ void checker() {
   EXPECT(!slightly.ok && slightly.out.relErr > 1e-5);
 }
 
+/// Forward FLOPs (DESIGN.md): 4·B·H·Nq·Nk·D, halved when causal with
+/// Nq = Nk; a causal mask with Nq != Nk counts the pairs it keeps, which
+/// differ between the two alignments.
+void problemFlops() {
+  attn::AttentionProblem p;
+  p.batch = 2;
+  p.headsQ = p.headsKv = 4;
+  p.seqQ = p.seqKv = 256;
+  p.headDim = 64;
+  const double full = 4.0 * 2 * 4 * 256 * 256 * 64;
+  EXPECT(p.forwardFlops() == full);
+  p.causal = true;
+  EXPECT(p.forwardFlops() == full / 2);
+  // Nq = 128, Nk = 512: top-left keeps sum(i + 1) = 128·129/2 pairs per
+  // head, bottom-right 128·384 more.
+  p.seqQ = 128;
+  p.seqKv = 512;
+  const double perPair = 4.0 * 2 * 4 * 64;
+  p.topLeft = true;
+  EXPECT(p.forwardFlops() == perPair * (128.0 * 129 / 2));
+  p.topLeft = false;
+  EXPECT(p.forwardFlops() == perPair * (128.0 * 129 / 2 + 128.0 * 384));
+}
+
 /// The contract for a non-finite V (HiddenKeyLeaks.h): NaN is required
 /// where the reference has it, allowed in rows that hide the key but share
 /// its key block's tile, and an error anywhere else.
@@ -834,6 +858,7 @@ const Test kTests[] = {
     {"params", "whole-messages", wholeMessages},
     {"check", "checker", checker},
     {"check", "hidden-key-leaks", hiddenKeyLeaks},
+    {"problem", "flops", problemFlops},
     {"cuda-h", "enums", cudaHeader},
     // Last: it sets ATTN_LIBCUDA for the rest of the process.
     {"no-driver", "load", noDriver},

@@ -89,7 +89,8 @@ struct AttentionProblem {
   /// Why this problem is not valid ("" when it is), naming the flag at fault.
   std::string validate() const;
   /// Forward FLOPs by the project's convention: 4·B·H·Nq·Nk·D, halved when
-  /// causal (D is the mean of the two head dims when they differ).
+  /// causal with Nq = Nk; windows and causal Nq != Nk count the kept
+  /// (query, key) pairs (D is the mean of the two head dims when they differ).
   double forwardFlops() const;
   /// Compact JSON object with the shape fields.
   std::string shapeJson() const;
