@@ -48,3 +48,4 @@ k bwd-atomic-bf16-d128-causal --backward --family sm80 --dtype bf16 --head-dim 1
 k bwd-atomic-f16-d64 --backward --family sm80 --dtype f16 --head-dim 64
 k bwd-det-bf16-d64-causal --backward --family sm80 --deterministic --dtype bf16 --head-dim 64 --causal
 k_if_supported bwd-sm90a-bf16-d128-causal --backward --family sm90a --dtype bf16 --head-dim 128 --causal
+k_if_supported bwd-sm90a-f16-d64 --backward --family sm90a --dtype f16 --head-dim 64

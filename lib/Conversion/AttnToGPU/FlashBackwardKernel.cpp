@@ -857,7 +857,6 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
   Value stage = kb.andi(block, 1);
   Value kTile = kb.gepBytes(kRing, kb.mul(stage, kb.i32(kLayout.bytes())));
   Value vTile = kb.gepBytes(vRing, kb.mul(stage, kb.i32(vLayout.bytes())));
-  Value zero = kb.f32(0.0);
   SmallVector<Value> qPtrs = aRows->lanePointers(qTile);
   SmallVector<Value> doPtrs = aRows->lanePointers(doTile);
   SmallVector<Value> kPtrs = bRows->lanePointers(kTile);
