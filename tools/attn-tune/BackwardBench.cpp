@@ -410,51 +410,9 @@ Status BackwardBench::check(const BackwardKernel &kernel, BenchCheck &out) {
 
 Status BackwardBench::time(const BackwardKernel &kernel, int64_t warmup,
                            int64_t reps, std::vector<float> &samples) {
-  size_t launchNo = 1;
-  for (int64_t w = 0; w < warmup; ++w)
-    if (Status s = launchOn(kernel, launchNo++ % bufs.size()); !s)
-      return s;
-  std::vector<cu::Event> events(2 * reps, nullptr);
-  struct EventGuard {
-    const CudaDriver &d;
-    std::vector<cu::Event> &e;
-    ~EventGuard() {
-      for (cu::Event x : e)
-        if (x)
-          (void)d.EventDestroy(x);
-    }
-  } guard{d, events};
-  for (cu::Event &e : events)
-    if (Status s = d.check(d.EventCreate(&e, cu::kEventDefault),
-                           "cuEventCreate");
-        !s)
-      return s;
-  for (int64_t r = 0; r < reps; ++r) {
-    if (Status s = d.check(d.EventRecord(events[2 * r], stream.get()),
-                           "cuEventRecord");
-        !s)
-      return s;
-    if (Status s = launchOn(kernel, launchNo++ % bufs.size()); !s)
-      return s;
-    if (Status s = d.check(d.EventRecord(events[2 * r + 1], stream.get()),
-                           "cuEventRecord");
-        !s)
-      return s;
-  }
-  if (Status s = d.check(d.StreamSynchronize(stream.get()),
-                         "cuStreamSynchronize after the timed launches");
-      !s)
-    return s;
-  for (int64_t r = 0; r < reps; ++r) {
-    float ms = 0;
-    if (Status s = d.check(d.EventElapsedTime(&ms, events[2 * r],
-                                              events[2 * r + 1]),
-                           "cuEventElapsedTime");
-        !s)
-      return s;
-    samples.push_back(ms);
-  }
-  return Status::success();
+  return timeEachLaunch(
+      d, stream.get(), warmup, reps,
+      [&](size_t n) { return launchOn(kernel, n % bufs.size()); }, samples);
 }
 
 Status BackwardBench::repeatable(const BackwardKernel &kernel,

@@ -344,13 +344,13 @@ Status ShapeBench::check(const Kernel &kernel, BenchCheck &out) {
   return Status::success();
 }
 
-Status ShapeBench::time(const Kernel &kernel, int64_t warmup, int64_t reps,
-                        std::vector<float> &samples) {
+Status attn::tune::timeEachLaunch(const CudaDriver &d, cu::Stream stream,
+                                  int64_t warmup, int64_t reps,
+                                  const std::function<Status(size_t)> &launch,
+                                  std::vector<float> &samples) {
   size_t launchNo = 1;
-  // timeLaunches reports the median; this needs every sample: time each
-  // launch between its own pair of events (as timeLaunches does).
   for (int64_t w = 0; w < warmup; ++w)
-    if (Status s = launchOn(kernel, launchNo++ % bufs.size()); !s)
+    if (Status s = launch(launchNo++); !s)
       return s;
   std::vector<cu::Event> events(2 * reps, nullptr);
   struct EventGuard {
@@ -368,18 +368,18 @@ Status ShapeBench::time(const Kernel &kernel, int64_t warmup, int64_t reps,
         !s)
       return s;
   for (int64_t r = 0; r < reps; ++r) {
-    if (Status s = d.check(d.EventRecord(events[2 * r], stream.get()),
+    if (Status s = d.check(d.EventRecord(events[2 * r], stream),
                            "cuEventRecord");
         !s)
       return s;
-    if (Status s = launchOn(kernel, launchNo++ % bufs.size()); !s)
+    if (Status s = launch(launchNo++); !s)
       return s;
-    if (Status s = d.check(d.EventRecord(events[2 * r + 1], stream.get()),
+    if (Status s = d.check(d.EventRecord(events[2 * r + 1], stream),
                            "cuEventRecord");
         !s)
       return s;
   }
-  if (Status s = d.check(d.StreamSynchronize(stream.get()),
+  if (Status s = d.check(d.StreamSynchronize(stream),
                          "cuStreamSynchronize after the timed launches");
       !s)
     return s;
@@ -393,6 +393,13 @@ Status ShapeBench::time(const Kernel &kernel, int64_t warmup, int64_t reps,
     samples.push_back(ms);
   }
   return Status::success();
+}
+
+Status ShapeBench::time(const Kernel &kernel, int64_t warmup, int64_t reps,
+                        std::vector<float> &samples) {
+  return timeEachLaunch(
+      d, stream.get(), warmup, reps,
+      [&](size_t n) { return launchOn(kernel, n % bufs.size()); }, samples);
 }
 
 Status ShapeBench::repeatable(const Kernel &kernel, bool &same) {
