@@ -825,27 +825,8 @@ void mlir::attn::emitHopperBackwardKernel(OpBuilder &builder,
   params.append(4, builder.getI32Type());
   params.append(kNumParams - 14, builder.getI64Type());
   params.append(kNumHopperParams - kNumParams, LLVM::LLVMPointerType::get(ctx));
-  // An llvm.func kernel: nvvm.grid_constant needs nvvm.kernel, which a
-  // gpu.func cannot carry (as the Hopper forward kernel).
-  auto func = LLVM::LLVMFuncOp::create(
-      builder, loc, name,
-      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                builder.getUnitAttr());
-  func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
-                builder.getUnitAttr());
-  for (unsigned i = kNumParams; i < kNumHopperParams; ++i) {
-    func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
-                    TypeAttr::get(LLVM::LLVMArrayType::get(
-                        builder.getI8Type(), 128)));
-    func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
-                    builder.getI64IntegerAttr(64));
-    func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
-                    builder.getUnitAttr());
-  }
-  int32_t threads = static_cast<int32_t>(config.threads());
-  func->setAttr("nvvm.maxntid", builder.getDenseI32ArrayAttr({threads, 1, 1}));
-  func->setAttr("nvvm.minctasm", builder.getI32IntegerAttr(1));
-  func.addEntryBlock(builder);
+  LLVM::LLVMFuncOp func = nvvm::createHopperKernelFunc(
+      builder, loc, name, params, /*firstTensorMap=*/kNumParams,
+      kNumHopperParams - kNumParams, config.threads());
   HopperBackwardEmitter(builder, loc, spec, config).emit(func);
 }

@@ -877,30 +877,9 @@ Operation *mlir::attn::emitHopperForwardKernel(
   // Tensor maps: 128-byte __grid_constant__ parameters whose (generic)
   // address TMA takes.
   params.append(3, LLVM::LLVMPointerType::get(ctx));
-  // An llvm.func kernel rather than a gpu.func: the NVVM verifier accepts
-  // nvvm.grid_constant only on functions marked nvvm.kernel, which a
-  // gpu.func cannot carry.
-  auto func = LLVM::LLVMFuncOp::create(
-      builder, loc, name,
-      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                builder.getUnitAttr());
-  func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
-                builder.getUnitAttr());
-  for (unsigned i = kFirstTensorMapArg; i < kFirstTensorMapArg + 3; ++i) {
-    func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
-                    TypeAttr::get(LLVM::LLVMArrayType::get(
-                        builder.getI8Type(), 128)));
-    func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
-                    builder.getI64IntegerAttr(64));
-    func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
-                    builder.getUnitAttr());
-  }
-  int32_t threads = static_cast<int32_t>(config.threads());
-  func->setAttr("nvvm.maxntid", builder.getDenseI32ArrayAttr({threads, 1, 1}));
-  // One block per SM: setmaxnreg redistributes that block's registers.
-  func->setAttr("nvvm.minctasm", builder.getI32IntegerAttr(1));
-  func.addEntryBlock(builder);
+  LLVM::LLVMFuncOp func = nvvm::createHopperKernelFunc(
+      builder, loc, name, params, kFirstTensorMapArg, /*numTensorMaps=*/3,
+      config.threads());
 
   HopperForwardEmitter emitter(builder, loc, spec, config);
   emitter.emit(func);

@@ -7,6 +7,7 @@
 #include "WgmmaHelpers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 #include <string>
 
@@ -246,4 +247,31 @@ SmallVector<Value> mlir::attn::nvvm::wgmmaRS(KernelBuilder &kb,
                                              bool accumulate) {
   return wgmma(kb, elementType, n, aRegs, Value(), descB,
                /*transposeA=*/false, transposeB, acc, accumulate);
+}
+
+LLVM::LLVMFuncOp mlir::attn::nvvm::createHopperKernelFunc(
+    OpBuilder &builder, Location loc, StringRef name, ArrayRef<Type> params,
+    unsigned firstTensorMap, unsigned numTensorMaps, int64_t threads) {
+  MLIRContext *ctx = builder.getContext();
+  auto func = LLVM::LLVMFuncOp::create(
+      builder, loc, name,
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                builder.getUnitAttr());
+  func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
+                builder.getUnitAttr());
+  for (unsigned i = firstTensorMap; i < firstTensorMap + numTensorMaps; ++i) {
+    func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
+                    TypeAttr::get(LLVM::LLVMArrayType::get(
+                        builder.getI8Type(), 128)));
+    func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                    builder.getI64IntegerAttr(64));
+    func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
+                    builder.getUnitAttr());
+  }
+  func->setAttr("nvvm.maxntid", builder.getDenseI32ArrayAttr(
+                                    {static_cast<int32_t>(threads), 1, 1}));
+  func->setAttr("nvvm.minctasm", builder.getI32IntegerAttr(1));
+  func.addEntryBlock(builder);
+  return func;
 }

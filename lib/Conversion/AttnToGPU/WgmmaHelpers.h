@@ -18,6 +18,19 @@
 
 namespace mlir::attn::nvvm {
 
+/// An sm_90a kernel function with its entry block, for `threads` threads
+/// and one block per SM (setmaxnreg redistributes that block's registers).
+/// An llvm.func rather than a gpu.func: the NVVM verifier accepts
+/// nvvm.grid_constant only on functions marked nvvm.kernel, which a
+/// gpu.func cannot carry. The `numTensorMaps` parameters from
+/// `firstTensorMap` on are TMA tensor maps: 128-byte, 64-aligned
+/// __grid_constant__ byval parameters whose (generic) address TMA takes.
+LLVM::LLVMFuncOp createHopperKernelFunc(OpBuilder &builder, Location loc,
+                                        StringRef name, ArrayRef<Type> params,
+                                        unsigned firstTensorMap,
+                                        unsigned numTensorMaps,
+                                        int64_t threads);
+
 /// The 32-bit shared-memory address of a shared (addrspace 3) pointer.
 Value sharedAddress(KernelBuilder &kb, Value sharedPtr);
 
