@@ -41,7 +41,6 @@ done
 for f in $FAMILIES; do
   k ${f}_softcap5_d128 $f --head-dim 128 --softcap 5 --scale 1.0
   k ${f}_softcap30_causal_d64 $f --head-dim 64 --softcap 30 --causal
-  ATTN_TANH_F16X2=1 k ${f}_softcap5_tanhf16x2_d128 $f --head-dim 128 --softcap 5 --scale 1.0
   # ALiBi's offsets are compiled for its shape: checked there only.
   k ${f}_alibi_d64 $f --head-dim 64 --alibi --batch 2 --heads-q 8 --heads-kv 2 --seq-q 1000 --seq-kv 1300
   k ${f}_alibi_causal_d128 $f --head-dim 128 --alibi --causal --heads-q 4 --seq-q 1500 --seq-kv 1000
@@ -52,7 +51,6 @@ G4K="--head-dim 128 --batch 4 --heads-q 16 --seq-q 4096"
 for f in sm90a sm80; do
   k time_${f}_plain_4k $f $G4K
   k time_${f}_softcap30_4k $f $G4K --softcap 30
-  ATTN_TANH_F16X2=1 k time_${f}_softcap30_tanhf16x2_4k $f $G4K --softcap 30
 done
 k time_sm90a_alibi_4k sm90a $G4K --alibi
 k time_sm90a_causal_16k sm90a $G16K --causal

@@ -1,6 +1,5 @@
 // RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a" --split-input-file | FileCheck %s
 // RUN: attn-opt %s --convert-attn-to-gpu="family=auto" --split-input-file | FileCheck %s --check-prefix=AUTO
-// RUN: env ATTN_TANH_F16X2=1 attn-opt %s --convert-attn-to-gpu="family=sm90a" --split-input-file | FileCheck %s --check-prefix=PACKED
 
 // The sm90a-wgmma family with the compile-time masks and score_mod
 // (docs/variants.md); family=auto takes it for them too.
@@ -50,9 +49,6 @@ func.func @sliding(%q: tensor<1x2x1000x128xbf16>) -> (tensor<1x2x1000x128xbf16>,
 // CHECK-DAG: arith.constant 43.2808495 : f32
 // CHECK-DAG: tanh.approx.f32
 // CHECK-NOT: tanh.approx.f16x2
-// PACKED: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_mod{{[0-9a-f]+}}_tanhf16x2_nolse_m128n128s2
-// PACKED: tanh.approx.f16x2
-// PACKED-NOT: tanh.approx.f32
 func.func @softcap(%q: tensor<1x1x256x128xbf16>) -> tensor<1x1x256x128xbf16> {
   %o = attn.attention %q, %q, %q mask <causal> softcap 30.0
       : tensor<1x1x256x128xbf16>, tensor<1x1x256x128xbf16>, tensor<1x1x256x128xbf16> -> tensor<1x1x256x128xbf16>

@@ -245,33 +245,31 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
     // Bias reads are clamped into [Nq, Nk]: padding rows and keys read a
     // real element and are masked below.
     Value lastRow = kb.sub(seqQ, kb.i32(1)), lastKey = kb.sub(seqKv, kb.i32(1));
-    // Elements e and e + 1 (e even) are one row's adjacent keys: the
-    // score_mod takes them as a pair (see packTanhPairs).
+    std::optional<ScoreModTileEmitter> mod;
+    if (spec.scoreMod) {
+      SmallVector<Value> rows;
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        for (int h = 0; h < 2; ++h)
+          rows.push_back(queryRow(mt, h));
+      mod.emplace(b, loc, *spec.scoreMod, batchIdx, headIdx, rows, keyBase);
+    }
     for (int64_t mt = 0; mt < mTiles; ++mt)
       for (int64_t nt = 0; nt < sTiles; ++nt)
-        for (int e = 0; e < 4; e += 2) {
-          Value key = kb.add(keyBase, kb.i32(8 * nt));
-          std::array<Value, 2> keys = {key, kb.add(key, kb.i32(1))};
-          Value row = queryRow(mt, e / 2);
-          std::array<Value, 2> x = {kb.fmul(s[mt][nt][e], scale),
-                                    kb.fmul(s[mt][nt][e + 1], scale)};
-          if (spec.scoreMod) {
-            SmallVector<Value> at0{batchIdx, headIdx, row, keys[0]};
-            SmallVector<Value> at1{batchIdx, headIdx, row, keys[1]};
-            x = emitScoreModForPair(b, loc, *spec.scoreMod, x, {at0, at1});
+        for (int e = 0; e < 4; ++e) {
+          Value x = kb.fmul(s[mt][nt][e], scale);
+          if (mod)
+            x = mod->emit(x, 2 * mt + e / 2, 8 * nt + (e & 1));
+          if (spec.bias) {
+            Value row = queryRow(mt, e / 2);
+            Value key = kb.add(keyBase, kb.i32(8 * nt + (e & 1)));
+            Value offset = kb.add(
+                kb.mul(kb.sext64(kb.minsi(row, lastRow)), biasRowStride),
+                kb.sext64(kb.minsi(key, lastKey)));
+            Value raw = LLVM::LoadOp::create(b, loc, elt,
+                                             kb.gep(biasPtr, elt, offset));
+            x = kb.fadd(x, LLVM::FPExtOp::create(b, loc, b.getF32Type(), raw));
           }
-          for (int i = 0; i < 2; ++i) {
-            if (spec.bias) {
-              Value offset = kb.add(
-                  kb.mul(kb.sext64(kb.minsi(row, lastRow)), biasRowStride),
-                  kb.sext64(kb.minsi(keys[i], lastKey)));
-              Value raw = LLVM::LoadOp::create(b, loc, elt,
-                                               kb.gep(biasPtr, elt, offset));
-              x[i] = kb.fadd(
-                  x[i], LLVM::FPExtOp::create(b, loc, b.getF32Type(), raw));
-            }
-            s[mt][nt][e + i] = x[i];
-          }
+          s[mt][nt][e] = x;
         }
   }
   {

@@ -239,8 +239,6 @@ std::string mlir::attn::flashKernelVariantSuffix(const FlashKernelSpec &spec) {
         ts, OpPrintingFlags().printGenericOpForm().useLocalScope());
     os << "_mod" << std::hex << (llvm::xxh3_64bits(text) & 0xffffffffu)
        << std::dec;
-    if (packTanhPairs())
-      os << "_tanhf16x2";
   }
   if (spec.bias)
     os << "_bias";

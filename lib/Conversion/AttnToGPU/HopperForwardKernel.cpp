@@ -372,22 +372,16 @@ HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
     for (Value &v : s)
       v = emitTanhApprox(b, loc, kb.fmul(v, k));
   } else if (spec.scoreMod) {
-    // Registers 4·nt + e and 4·nt + e + 1 (e even) are one row's adjacent
-    // keys: one pair (see packTanhPairs).
-    Value keyBase = kb.add(kv0, kb.shl(t, 1));
     Value scale = kb.f32(spec.scale);
+    SmallVector<Value> rows;
+    for (int h = 0; h < 2; ++h)
+      rows.push_back(kb.add(warpRow0, kb.add(g, kb.i32(8 * h))));
+    ScoreModTileEmitter mod(b, loc, *spec.scoreMod, batch, head, rows,
+                            kb.add(kv0, kb.shl(t, 1)));
     for (int64_t nt = 0; nt < sTiles; ++nt)
-      for (int e = 0; e < 4; e += 2) {
-        Value row = kb.add(warpRow0, kb.add(g, kb.i32(8 * (e / 2))));
-        Value key = kb.add(keyBase, kb.i32(8 * nt));
-        SmallVector<Value> at0{batch, head, row, key};
-        SmallVector<Value> at1{batch, head, row, kb.add(key, kb.i32(1))};
-        Value &v0 = s[4 * nt + e], &v1 = s[4 * nt + e + 1];
-        std::array<Value, 2> modified = emitScoreModForPair(
-            b, loc, *spec.scoreMod, {kb.fmul(v0, scale), kb.fmul(v1, scale)},
-            {at0, at1});
-        v0 = modified[0];
-        v1 = modified[1];
+      for (int e = 0; e < 4; ++e) {
+        Value &v = s[4 * nt + e];
+        v = mod.emit(kb.fmul(v, scale), e / 2, 8 * nt + (e & 1));
       }
   }
   Value needsMask = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
@@ -459,7 +453,8 @@ SmallVector<Value> HopperForwardEmitter::softmax(SmallVector<Value> s,
     for (int64_t nt = 0; nt < sTiles; ++nt)
       for (int e = 2 * h; e < 2 * h + 2; ++e) {
         Value &v = s[4 * nt + e];
-        v = kb.exp2(LLVM::FMAOp::create(b, loc, v, c, negShift));
+        Value x = LLVM::FMAOp::create(b, loc, v, c, negShift);
+        v = nt % 8 < config.exp2Emulated ? kb.exp2Poly(x) : kb.exp2(x);
         sum = kb.fadd(sum, v);
       }
     out.l[h] = kb.fadd(kb.fmul(in.l[h], alpha[h]), sum);
@@ -779,8 +774,7 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
   kMap = arg(kFirstTensorMapArg + 1);
   vMap = arg(kFirstTensorMapArg + 2);
   bandOffset = spec.band.topLeft ? kb.i32(0) : kb.sub(seqKv, seqQ);
-  // (ATTN_TANH_F16X2=1 measures the packed tanh instead.)
-  if (spec.scoreMod && !packTanhPairs())
+  if (spec.scoreMod)
     foldedSoftcap = matchSoftcap(*spec.scoreMod);
 
   Type i32 = b.getI32Type();

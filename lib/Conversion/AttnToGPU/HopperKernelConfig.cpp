@@ -120,6 +120,8 @@ mlir::attn::chooseHopperKernelConfig(const FlashKernelSpec &spec) {
   if (const char *e = std::getenv("ATTN_SM90_NO_PINGPONG"); e && *e == '1')
     config.pingPong = false;
   overrideFromEnv("ATTN_SM90_PERSISTENT", config.persistent);
+  if (const char *e = std::getenv("ATTN_SM90_EXP2_POLY"); e && *e)
+    config.exp2Emulated = std::atoi(e);
   setHopperRegisterSplit(config);
   return config;
 }
@@ -168,6 +170,12 @@ mlir::attn::validateHopperKernel(const FlashKernelSpec &spec,
   if (config.stages < 2 || config.stages > 8) {
     os << "stages must be in [2, 8] for the sm90a-wgmma family, got "
        << config.stages;
+    return os.str();
+  }
+  if (config.exp2Emulated < 0 || config.exp2Emulated > 8) {
+    os << "exp2-emulated must be in [0, 8] (columns of 8 keys out of every "
+          "8 whose exp2 runs on the FMA pipe), got "
+       << config.exp2Emulated;
     return os.str();
   }
   int64_t smem = hopperKernelSharedMemoryBytes(spec, config);
@@ -228,6 +236,8 @@ std::string mlir::attn::hopperKernelName(const FlashKernelSpec &spec,
   os << "_m" << config.blockM << "n" << config.blockN << "s" << config.stages;
   if (config.persistent)
     os << "_p";
+  if (config.exp2Emulated)
+    os << "_e" << config.exp2Emulated;
   if (!config.overlap)
     os << "_serial";
   else if (!config.pingPong && config.consumers() >= 2)

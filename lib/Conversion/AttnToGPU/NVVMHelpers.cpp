@@ -114,6 +114,24 @@ static Value pureAsm(OpBuilder &b, Location loc, StringRef code,
 Value KernelBuilder::exp2(Value x) {
   return pureAsm(b, loc, "ex2.approx.ftz.f32 $0, $1;", "=f,f", x);
 }
+Value KernelBuilder::exp2Poly(Value x) {
+  // x < -127 clamps to -127, whose floor bits cancel 1.0's exponent: 0.
+  return pureAsm(b, loc,
+                 "{ .reg .f32 xc, r, f, p; .reg .b32 ri, pi;\n"
+                 "max.ftz.f32 xc, $1, 0fC2FE0000;\n"
+                 "add.rm.ftz.f32 r, xc, 0f4B400000;\n"
+                 "sub.ftz.f32 f, r, 0f4B400000;\n"
+                 "sub.ftz.f32 f, xc, f;\n"
+                 "fma.rn.ftz.f32 p, f, 0f3D9DF09D, 0f3E6906A4;\n"
+                 "fma.rn.ftz.f32 p, p, f, 0f3F31F519;\n"
+                 "fma.rn.ftz.f32 p, p, f, 0f3F800000;\n"
+                 "mov.b32 ri, r;\n"
+                 "shl.b32 ri, ri, 23;\n"
+                 "mov.b32 pi, p;\n"
+                 "add.s32 pi, pi, ri;\n"
+                 "mov.b32 $0, pi; }",
+                 "=f,f", x);
+}
 Value KernelBuilder::log2(Value x) {
   return pureAsm(b, loc, "lg2.approx.ftz.f32 $0, $1;", "=f,f", x);
 }

@@ -64,6 +64,13 @@ public:
   /// lowering would turn math.exp2 into a libdevice call).
   Value exp2(Value x);
   Value log2(Value x);
+  /// 2^x for x <= 0 (and -inf: exactly 0) on the FMA pipe instead of the
+  /// MUFU: floor by an add rounding down onto 1.5 · 2^23, a degree-3
+  /// minimax polynomial on the fraction (relative error 8.8e-5, below bf16's
+  /// rounding of P), the floor added to the exponent bits (FlashAttention-4's
+  /// exp2 emulation). Kernels take it for part of a tile when the MUFU is
+  /// the bottleneck (one ex2 per score, plus tanh with softcap).
+  Value exp2Poly(Value x);
 
   /// `x` through an opaque register move (volatile inline PTX): LLVM can
   /// neither hoist nor re-associate across it. Used on per-iteration base

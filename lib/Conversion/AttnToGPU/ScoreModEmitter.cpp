@@ -15,6 +15,7 @@
 #include <cstdlib>
 
 using namespace mlir;
+using namespace mlir::attn;
 
 namespace {
 LLVM::InlineAsmOp inlineAsm(OpBuilder &b, Location loc, Type result,
@@ -30,15 +31,6 @@ LLVM::InlineAsmOp inlineAsm(OpBuilder &b, Location loc, Type result,
 Value approx(OpBuilder &b, Location loc, StringRef code, Value x) {
   return inlineAsm(b, loc, x.getType(), ValueRange{x}, code, "=f,f")
       .getResult(0);
-}
-
-/// Binds the block's arguments: the score, then the positions as index.
-void bindArguments(OpBuilder &b, Location loc, Block &scoreMod, Value score,
-                   ArrayRef<Value> positions, IRMapping &map) {
-  map.map(scoreMod.getArgument(0), score);
-  for (auto [arg, pos] :
-       llvm::zip(scoreMod.getArguments().drop_front(), positions))
-    map.map(arg, arith::IndexCastOp::create(b, loc, b.getIndexType(), pos));
 }
 
 /// Clones `op` for one element under `map`; math.tanh/exp/exp2 on f32
@@ -70,54 +62,222 @@ void cloneForElement(OpBuilder &b, Location loc, Operation &op,
 }
 } // namespace
 
-Value mlir::attn::emitScoreModForElement(OpBuilder &b, Location loc,
-                                         Block &scoreMod, Value score,
-                                         ArrayRef<Value> positions) {
-  IRMapping map;
-  bindArguments(b, loc, scoreMod, score, positions, map);
-  for (Operation &op : scoreMod.without_terminator())
-    cloneForElement(b, loc, op, map);
-  return map.lookupOrDefault(scoreMod.getTerminator()->getOperand(0));
+ScoreModTileEmitter::ScoreModTileEmitter(OpBuilder &b, Location loc,
+                                         Block &scoreMod, Value batch,
+                                         Value head, ArrayRef<Value> rows,
+                                         Value keyBase)
+    : b(b), loc(loc), scoreMod(scoreMod), batch(batch), head(head),
+      keyBase(keyBase), rows(rows.begin(), rows.end()),
+      rowStates(rows.size()) {
+  for (BlockArgument arg : scoreMod.getArguments()) {
+    readsScore[arg] = arg.getArgNumber() == 0;
+    readsKey[arg] = arg.getArgNumber() == 4;
+  }
+  for (Operation &op : scoreMod.without_terminator()) {
+    bool score = false, key = false;
+    for (Value operand : op.getOperands()) {
+      score |= readsScore.lookup(operand);
+      key |= readsKey.lookup(operand);
+    }
+    for (Value result : op.getResults()) {
+      readsScore[result] = score;
+      readsKey[result] = key;
+    }
+  }
 }
 
-std::array<Value, 2>
-mlir::attn::emitScoreModForPair(OpBuilder &b, Location loc, Block &scoreMod,
-                                std::array<Value, 2> scores,
-                                std::array<ArrayRef<Value>, 2> positions) {
-  if (!packTanhPairs())
-    return {emitScoreModForElement(b, loc, scoreMod, scores[0], positions[0]),
-            emitScoreModForElement(b, loc, scoreMod, scores[1], positions[1])};
-  std::array<IRMapping, 2> maps;
-  for (int i = 0; i < 2; ++i)
-    bindArguments(b, loc, scoreMod, scores[i], positions[i], maps[i]);
-  Type f32 = b.getF32Type();
-  Type pair = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32});
+std::optional<ScoreModTileEmitter::Affine>
+ScoreModTileEmitter::lookupAffine(Value v, unsigned rowSlot) const {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    switch (arg.getArgNumber()) {
+    case 1:
+      return Affine{batch};
+    case 2:
+      return Affine{head};
+    case 3:
+      return Affine{rows[rowSlot]};
+    case 4:
+      return Affine{keyBase, 1, 0};
+    default:
+      return std::nullopt;
+    }
+  }
+  const RowState &rs = rowStates[rowSlot];
+  auto it = rs.affine.find(v);
+  if (it == rs.affine.end())
+    return std::nullopt;
+  return it->second;
+}
+
+Value ScoreModTileEmitter::combineBases(Value x, Value y, bool subtract) {
+  if (!y)
+    return x;
+  if (!x)
+    return subtract ? arith::SubIOp::create(
+                          b, loc,
+                          arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)),
+                          y)
+                    : y;
+  if (subtract)
+    return arith::SubIOp::create(b, loc, x, y);
+  return arith::AddIOp::create(b, loc, x, y);
+}
+
+std::optional<ScoreModTileEmitter::Affine>
+ScoreModTileEmitter::affineOf(Operation &op, unsigned rowSlot) {
+  // Integers (and f32 values of integers) below 2^24 are exact in f32.
+  constexpr double kExact = 16777216.0;
+  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+    if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+      if (std::abs(i.getValue().getSExtValue()) < (int64_t(1) << 24))
+        return Affine{Value(), 0, i.getValue().getSExtValue()};
+    if (auto f = dyn_cast<FloatAttr>(c.getValue())) {
+      double v = f.getValueAsDouble();
+      if (v == std::trunc(v) && std::abs(v) < kExact)
+        return Affine{Value(), 0, static_cast<int64_t>(v), true};
+    }
+    return std::nullopt;
+  }
+  auto operand = [&](unsigned i) {
+    return lookupAffine(op.getOperand(i), rowSlot);
+  };
+  auto isF32 = [](Type t) { return t.isF32() || t.isF64(); };
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+          arith::ExtUIOp, arith::TruncIOp>(op)) {
+    auto a = operand(0);
+    Type t = op.getResult(0).getType();
+    if (!a || a->isFloat || (t.isInteger() && t.getIntOrFloatBitWidth() < 32))
+      return std::nullopt;
+    return a;
+  }
+  if (isa<arith::SIToFPOp, arith::UIToFPOp>(op)) {
+    auto a = operand(0);
+    if (!a || a->isFloat || !isF32(op.getResult(0).getType()))
+      return std::nullopt;
+    a->isFloat = true;
+    return a;
+  }
+  bool subtract = isa<arith::SubIOp, arith::SubFOp>(op);
+  bool isFloat = isa<arith::AddFOp, arith::SubFOp>(op);
+  if (isa<arith::AddIOp, arith::SubIOp, arith::AddFOp, arith::SubFOp>(op)) {
+    auto x = operand(0), y = operand(1);
+    if (!x || !y || x->isFloat != isFloat || y->isFloat != isFloat)
+      return std::nullopt;
+    int64_t sign = subtract ? -1 : 1;
+    return Affine{combineBases(x->base, y->base, subtract),
+                  x->alpha + sign * y->alpha, x->beta + sign * y->beta,
+                  isFloat};
+  }
+  if (isa<arith::NegFOp>(op)) {
+    auto x = operand(0);
+    if (!x || !x->isFloat)
+      return std::nullopt;
+    return Affine{combineBases(Value(), x->base, /*subtract=*/true), -x->alpha,
+                  -x->beta, true};
+  }
+  if (isa<arith::MulIOp>(op)) {
+    auto x = operand(0), y = operand(1);
+    if (!x || !y)
+      return std::nullopt;
+    if (x->base || x->alpha)
+      std::swap(x, y);
+    if (x->base || x->alpha || std::abs(x->beta) > 4096)
+      return std::nullopt; // not a product with a small constant
+    int64_t k = x->beta;
+    Value base =
+        y->base ? Value(arith::MulIOp::create(
+                      b, loc, y->base,
+                      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(k))))
+                : Value();
+    return Affine{base, y->alpha * k, y->beta * k};
+  }
+  return std::nullopt;
+}
+
+Value ScoreModTileEmitter::materialize(const Affine &a, Type type,
+                                       unsigned rowSlot, int64_t keyOffset) {
+  int64_t c = a.alpha * keyOffset + a.beta;
+  if (a.isFloat) {
+    Value offset = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(type, static_cast<double>(c)));
+    if (!a.base)
+      return offset;
+    Value &converted = rowStates[rowSlot].floatBase[a.base];
+    if (!converted)
+      converted = arith::SIToFPOp::create(b, loc, type, a.base);
+    return c ? Value(arith::AddFOp::create(b, loc, converted, offset))
+             : converted;
+  }
+  Value base = a.base ? a.base
+                      : Value(arith::ConstantOp::create(
+                            b, loc, b.getI32IntegerAttr(0)));
+  Value sum =
+      c ? Value(arith::AddIOp::create(
+              b, loc, base,
+              arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(c))))
+        : base;
+  if (type.isIndex())
+    return arith::IndexCastOp::create(b, loc, type, sum);
+  if (type.getIntOrFloatBitWidth() > 32)
+    return arith::ExtSIOp::create(b, loc, type, sum);
+  return sum;
+}
+
+Value ScoreModTileEmitter::operandFor(Value v, unsigned rowSlot,
+                                      int64_t keyOffset, IRMapping &element) {
+  if (Value x = element.lookupOrNull(v))
+    return x;
+  RowState &rs = rowStates[rowSlot];
+  if (Value x = rs.values.lookupOrNull(v))
+    return x;
+  if (auto a = lookupAffine(v, rowSlot)) {
+    Value m = materialize(*a, v.getType(), rowSlot, keyOffset);
+    if (a->alpha == 0)
+      rs.values.map(v, m);
+    else
+      element.map(v, m);
+    return m;
+  }
+  return v; // defined above the region
+}
+
+void ScoreModTileEmitter::emitRowLevel(unsigned rowSlot) {
+  RowState &rs = rowStates[rowSlot];
+  rs.emitted = true;
+  IRMapping unused;
   for (Operation &op : scoreMod.without_terminator()) {
-    if (isa<math::TanhOp>(op) && op.getResult(0).getType().isF32()) {
-      // One MUFU op for both elements: tanh.approx.f16x2 (the f32 form's
-      // relative error is 2^-10.987 already; f16's 11-bit significand
-      // about doubles it).
-      Value x0 = maps[0].lookupOrDefault(op.getOperand(0));
-      Value x1 = maps[1].lookupOrDefault(op.getOperand(0));
-      auto asmOp = inlineAsm(b, loc, pair, ValueRange{x0, x1},
-                             "{ .reg .b32 p; .reg .b16 lo, hi;\n"
-                             "cvt.rn.f16x2.f32 p, $3, $2;\n"
-                             "tanh.approx.f16x2 p, p;\n"
-                             "mov.b32 {lo, hi}, p;\n"
-                             "cvt.f32.f16 $0, lo;\n"
-                             "cvt.f32.f16 $1, hi; }",
-                             "=f,=f,f,f");
-      for (int i = 0; i < 2; ++i)
-        maps[i].map(op.getResult(0),
-                    LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
-                                                 ArrayRef<int64_t>{i}));
+    Value result = op.getResult(0);
+    if (readsScore.lookup(result))
+      continue;
+    if (auto a = affineOf(op, rowSlot)) {
+      rs.affine[result] = *a;
       continue;
     }
-    for (IRMapping &map : maps)
-      cloneForElement(b, loc, op, map);
+    if (readsKey.lookup(result))
+      continue; // per element
+    for (Value operand : op.getOperands())
+      rs.values.map(operand, operandFor(operand, rowSlot, 0, unused));
+    cloneForElement(b, loc, op, rs.values);
   }
-  Value yielded = scoreMod.getTerminator()->getOperand(0);
-  return {maps[0].lookupOrDefault(yielded), maps[1].lookupOrDefault(yielded)};
+}
+
+Value ScoreModTileEmitter::emit(Value score, unsigned rowSlot,
+                                int64_t keyOffset) {
+  RowState &rs = rowStates[rowSlot];
+  if (!rs.emitted)
+    emitRowLevel(rowSlot);
+  IRMapping element;
+  element.map(scoreMod.getArgument(0), score);
+  for (Operation &op : scoreMod.without_terminator()) {
+    Value result = op.getResult(0);
+    if (rs.affine.count(result) || rs.values.contains(result))
+      continue;
+    for (Value operand : op.getOperands())
+      element.map(operand, operandFor(operand, rowSlot, keyOffset, element));
+    cloneForElement(b, loc, op, element);
+  }
+  return operandFor(scoreMod.getTerminator()->getOperand(0), rowSlot,
+                    keyOffset, element);
 }
 
 Value mlir::attn::emitTanhApprox(OpBuilder &b, Location loc, Value x) {
@@ -153,11 +313,6 @@ mlir::attn::matchSoftcap(Block &scoreMod) {
   if (!inner || inner->first != scoreMod.getArgument(0))
     return std::nullopt;
   return std::make_pair(inner->second, outer->second);
-}
-
-bool mlir::attn::packTanhPairs() {
-  const char *e = std::getenv("ATTN_TANH_F16X2");
-  return e && *e == '1';
 }
 
 std::string mlir::attn::unsupportedGpuScoreModOp(Block &scoreMod) {

@@ -8,37 +8,74 @@
 #define ATTN_LIB_CONVERSION_ATTNTOGPU_SCOREMODEMITTER_H
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
 
-#include <array>
 #include <optional>
 #include <string>
 
 namespace mlir::attn {
 
-/// Clones attn.attention's score_mod block at `b`'s insertion point for one
-/// score element: `score` (f32) and the positions batch, query head, query
-/// row, key (i32) bind its arguments; returns the yielded score. math.tanh,
-/// math.exp and math.exp2 become the PTX approximations (tanh.approx.f32,
-/// ex2.approx) and math.absf abs.f32, so the kernel needs no libdevice; the
-/// caller checked that nothing else but arith is in the block.
-Value emitScoreModForElement(OpBuilder &b, Location loc, Block &scoreMod,
-                             Value score, ArrayRef<Value> positions);
+/// Emits attn.attention's score_mod block for the score elements one thread
+/// holds of one tile: element (row slot r, key offset k) is query row
+/// rows[r] and key keyBase + k, with k a compile-time constant. Each op of
+/// the block is emitted once for what it depends on:
+///  * ops of the batch, head and query row (ALiBi's slope, its diagonal)
+///    once per row slot, not per element;
+///  * integer and integer-valued float arithmetic on positions (index
+///    casts, add/sub, multiplication by a constant, sitofp, addf/subf of
+///    such values) is kept as "per-row base + compile-time offset", so
+///    sitofp(d(q) - k) costs one f32 add per element instead of an I2F,
+///    which runs at the rate of the MUFU ops the softmax already saturates;
+///    exact while positions stay below 2^24 (the f32 region itself rounds
+///    positions from there);
+///  * everything that reads the score, per element.
+/// math.tanh/exp/exp2 on f32 become their PTX approximations and math.absf
+/// abs.f32, so the kernel needs no libdevice; unsupportedGpuScoreModOp
+/// checked that nothing else but arith is in the block.
+class ScoreModTileEmitter {
+public:
+  /// Positions are i32; `rows` are the thread's query rows of the tile.
+  ScoreModTileEmitter(OpBuilder &b, Location loc, Block &scoreMod,
+                      Value batch, Value head, ArrayRef<Value> rows,
+                      Value keyBase);
 
-/// The same for two score elements at once (each with its own positions).
-/// With packTanhPairs() every math.tanh of the pair is one
-/// tanh.approx.f16x2 (half the MUFU ops of two tanh.approx.f32, about twice
-/// their error); otherwise this is emitScoreModForElement twice.
-std::array<Value, 2>
-emitScoreModForPair(OpBuilder &b, Location loc, Block &scoreMod,
-                    std::array<Value, 2> scores,
-                    std::array<ArrayRef<Value>, 2> positions);
+  /// The modified score of `score` (f32, scale applied) at row slot
+  /// `rowSlot` and key keyBase + keyOffset.
+  Value emit(Value score, unsigned rowSlot, int64_t keyOffset);
 
-/// Whether emitScoreModForPair packs tanh: only with the experiment switch
-/// ATTN_TANH_F16X2=1 (kernel names then carry "_tanhf16x2"). On the H200
-/// the packed form was slower (softcap 30, D = 128, N = 4096: 1.117 vs
-/// 1.066 ms on sm90a, 1.757 vs 1.702 ms on sm80; docs/variants.md; not
-/// profiled: presumably the f16 conversions around it).
-bool packTanhPairs();
+private:
+  /// value = base + alpha * keyOffset + beta, in integers; a float when
+  /// isFloat (then sitofp of that integer). A null base is 0.
+  struct Affine {
+    Value base;
+    int64_t alpha = 0, beta = 0;
+    bool isFloat = false;
+  };
+  std::optional<Affine> affineOf(Operation &op, unsigned rowSlot);
+  std::optional<Affine> lookupAffine(Value v, unsigned rowSlot) const;
+  Value materialize(const Affine &a, Type type, unsigned rowSlot,
+                    int64_t keyOffset);
+  Value operandFor(Value v, unsigned rowSlot, int64_t keyOffset,
+                   IRMapping &element);
+  Value combineBases(Value x, Value y, bool subtract);
+  void emitRowLevel(unsigned rowSlot);
+
+  OpBuilder &b;
+  Location loc;
+  Block &scoreMod;
+  Value batch, head, keyBase;
+  SmallVector<Value> rows;
+  /// Whether a block value depends on the score / on the key.
+  DenseMap<Value, bool> readsScore, readsKey;
+  struct RowState {
+    bool emitted = false;
+    IRMapping values; // row-level values, materialized
+    DenseMap<Value, Affine> affine;
+    DenseMap<Value, Value> floatBase; // sitofp(base) per affine value
+  };
+  SmallVector<RowState> rowStates;
+};
 
 /// softcap's region, C · tanh(s · k) with constants k and C > 0, as {k, C};
 /// nullopt for any other region.

@@ -45,6 +45,10 @@ struct HopperKernelConfig {
   /// query rows on one block per tile (hopperKernelGrid). The heuristic's
   /// choice without a mask.
   bool persistent = false;
+  /// Of every 8 columns of 8 keys in a score tile, how many take their
+  /// exp2 on the FMA pipe (KernelBuilder::exp2Poly) instead of the MUFU,
+  /// which softcap's tanh (and at head dim 64 the softmax alone) saturates.
+  int64_t exp2Emulated = 0;
   std::string source;              // "heuristic" or "option"
 
   int64_t consumers() const { return blockM / 64; }
