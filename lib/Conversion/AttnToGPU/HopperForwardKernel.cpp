@@ -134,6 +134,8 @@ private:
   // score fewer than the region as written (1.029 vs 1.146 ms at D = 128,
   // N = 4096 on the H200; docs/variants.md).
   std::optional<std::pair<double, double>> foldedSoftcap;
+  /// An additive score_mod's term and sign (matchAdditiveScoreMod).
+  std::optional<std::pair<Value, double>> additiveTerm;
   Value bandOffset; // d(i) - i: Nk - Nq bottom-right, 0 top-left
   Value tid, warpgroup, lane, g, t;
   Value batch, head, kvHead, q0;
@@ -377,11 +379,20 @@ HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
     for (int h = 0; h < 2; ++h)
       rows.push_back(kb.add(warpRow0, kb.add(g, kb.i32(8 * h))));
     ScoreModTileEmitter mod(b, loc, *spec.scoreMod, batch, head, rows,
-                            kb.add(kv0, kb.shl(t, 1)));
+                            kb.add(kv0, kb.shl(t, 1)),
+                            additiveTerm ? additiveTerm->first : Value());
+    // score · scale ± X = scale · (score ± X / scale): the raw score plus
+    // the term, with plain attention's softmax constant.
+    Value termFactor =
+        additiveTerm ? kb.f32(additiveTerm->second / spec.scale) : Value();
     for (int64_t nt = 0; nt < sTiles; ++nt)
       for (int e = 0; e < 4; ++e) {
         Value &v = s[4 * nt + e];
-        v = mod.emit(kb.fmul(v, scale), e / 2, 8 * nt + (e & 1));
+        if (additiveTerm)
+          v = LLVM::FMAOp::create(b, loc, mod.emit({}, e / 2, 8 * nt + (e & 1)),
+                                  termFactor, v);
+        else
+          v = mod.emit(kb.fmul(v, scale), e / 2, 8 * nt + (e & 1));
       }
   }
   Value needsMask = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
@@ -432,10 +443,10 @@ SmallVector<Value> HopperForwardEmitter::softmax(SmallVector<Value> s,
   Value zero = kb.f32(0.0);
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
   // With a score_mod the scale was applied before it: c = log2(e); a
-  // folded softcap leaves its C here too.
-  Value c = kb.f32(foldedSoftcap ? foldedSoftcap->second * M_LOG2E
-                   : spec.scoreMod ? M_LOG2E
-                                   : spec.scale * M_LOG2E);
+  // folded softcap leaves its C here too, an additive one the scale.
+  Value c = kb.f32(foldedSoftcap                   ? foldedSoftcap->second * M_LOG2E
+                   : spec.scoreMod && !additiveTerm ? M_LOG2E
+                                                    : spec.scale * M_LOG2E);
   int64_t sTiles = config.blockN / 8;
   for (int h = 0; h < 2; ++h) {
     Value mx = negInf;
@@ -776,6 +787,8 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
   bandOffset = spec.band.topLeft ? kb.i32(0) : kb.sub(seqKv, seqQ);
   if (spec.scoreMod)
     foldedSoftcap = matchSoftcap(*spec.scoreMod);
+  if (spec.scoreMod && !foldedSoftcap)
+    additiveTerm = matchAdditiveScoreMod(*spec.scoreMod);
 
   Type i32 = b.getI32Type();
   tid = NVVM::ThreadIdXOp::create(b, loc, i32);

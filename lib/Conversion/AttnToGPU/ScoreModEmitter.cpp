@@ -65,10 +65,17 @@ void cloneForElement(OpBuilder &b, Location loc, Operation &op,
 ScoreModTileEmitter::ScoreModTileEmitter(OpBuilder &b, Location loc,
                                          Block &scoreMod, Value batch,
                                          Value head, ArrayRef<Value> rows,
-                                         Value keyBase)
+                                         Value keyBase, Value root)
     : b(b), loc(loc), scoreMod(scoreMod), batch(batch), head(head),
-      keyBase(keyBase), rows(rows.begin(), rows.end()),
-      rowStates(rows.size()) {
+      keyBase(keyBase),
+      root(root ? root : scoreMod.getTerminator()->getOperand(0)),
+      rows(rows.begin(), rows.end()), rowStates(rows.size()) {
+  SmallVector<Value> work{this->root};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (def && def->getBlock() == &scoreMod && needed.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
   for (BlockArgument arg : scoreMod.getArguments()) {
     readsScore[arg] = arg.getArgNumber() == 0;
     readsKey[arg] = arg.getArgNumber() == 4;
@@ -247,7 +254,7 @@ void ScoreModTileEmitter::emitRowLevel(unsigned rowSlot) {
   IRMapping unused;
   for (Operation &op : scoreMod.without_terminator()) {
     Value result = op.getResult(0);
-    if (readsScore.lookup(result))
+    if (readsScore.lookup(result) || !needed.contains(&op))
       continue;
     if (auto a = affineOf(op, rowSlot)) {
       rs.affine[result] = *a;
@@ -267,17 +274,46 @@ Value ScoreModTileEmitter::emit(Value score, unsigned rowSlot,
   if (!rs.emitted)
     emitRowLevel(rowSlot);
   IRMapping element;
-  element.map(scoreMod.getArgument(0), score);
+  if (score)
+    element.map(scoreMod.getArgument(0), score);
   for (Operation &op : scoreMod.without_terminator()) {
     Value result = op.getResult(0);
-    if (rs.affine.count(result) || rs.values.contains(result))
+    if (!needed.contains(&op) || rs.affine.count(result) ||
+        rs.values.contains(result))
       continue;
     for (Value operand : op.getOperands())
       element.map(operand, operandFor(operand, rowSlot, keyOffset, element));
     cloneForElement(b, loc, op, element);
   }
-  return operandFor(scoreMod.getTerminator()->getOperand(0), rowSlot,
-                    keyOffset, element);
+  return operandFor(root, rowSlot, keyOffset, element);
+}
+
+std::optional<std::pair<Value, double>>
+mlir::attn::matchAdditiveScoreMod(Block &scoreMod) {
+  Value score = scoreMod.getArgument(0);
+  Operation *yielded = scoreMod.getTerminator()->getOperand(0).getDefiningOp();
+  if (!yielded || !isa<arith::AddFOp, arith::SubFOp>(yielded))
+    return std::nullopt;
+  Value lhs = yielded->getOperand(0), rhs = yielded->getOperand(1);
+  std::optional<std::pair<Value, double>> term;
+  if (lhs == score)
+    term = {rhs, isa<arith::SubFOp>(yielded) ? -1.0 : 1.0};
+  else if (rhs == score && isa<arith::AddFOp>(yielded))
+    term = {lhs, 1.0};
+  else
+    return std::nullopt;
+  // The term must not read the score.
+  SmallVector<Value> work{term->first};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (v == score)
+      return std::nullopt;
+    Operation *def = v.getDefiningOp();
+    if (def && def->getBlock() == &scoreMod && seen.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return term;
 }
 
 Value mlir::attn::emitTanhApprox(OpBuilder &b, Location loc, Value x) {

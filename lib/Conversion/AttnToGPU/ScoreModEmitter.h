@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <optional>
 #include <string>
@@ -36,12 +37,15 @@ namespace mlir::attn {
 class ScoreModTileEmitter {
 public:
   /// Positions are i32; `rows` are the thread's query rows of the tile.
+  /// `root` is the block value to emit (default: the yielded score; an
+  /// additive term of matchAdditiveScoreMod, which does not read the
+  /// score); ops it does not depend on are not emitted.
   ScoreModTileEmitter(OpBuilder &b, Location loc, Block &scoreMod,
                       Value batch, Value head, ArrayRef<Value> rows,
-                      Value keyBase);
+                      Value keyBase, Value root = Value());
 
-  /// The modified score of `score` (f32, scale applied) at row slot
-  /// `rowSlot` and key keyBase + keyOffset.
+  /// `root` for `score` (f32, scale applied; null when root does not read
+  /// it) at row slot `rowSlot` and key keyBase + keyOffset.
   Value emit(Value score, unsigned rowSlot, int64_t keyOffset);
 
 private:
@@ -64,7 +68,9 @@ private:
   OpBuilder &b;
   Location loc;
   Block &scoreMod;
-  Value batch, head, keyBase;
+  Value batch, head, keyBase, root;
+  /// The ops `root` depends on.
+  llvm::SmallPtrSet<Operation *, 16> needed;
   SmallVector<Value> rows;
   /// Whether a block value depends on the score / on the key.
   DenseMap<Value, bool> readsScore, readsKey;
@@ -80,6 +86,13 @@ private:
 /// softcap's region, C · tanh(s · k) with constants k and C > 0, as {k, C};
 /// nullopt for any other region.
 std::optional<std::pair<double, double>> matchSoftcap(Block &scoreMod);
+
+/// A region that adds a term to the score, score + X, X + score or
+/// score - X, with X independent of the score (ALiBi, relative position
+/// biases): {X, +1 or -1}. Kernels then add ±X / scale to the raw score and
+/// keep plain attention's softmax constant (scale · log2 e), one multiply
+/// per score fewer than the region as written; nullopt otherwise.
+std::optional<std::pair<Value, double>> matchAdditiveScoreMod(Block &scoreMod);
 
 /// tanh.approx.f32 of x.
 Value emitTanhApprox(OpBuilder &b, Location loc, Value x);
