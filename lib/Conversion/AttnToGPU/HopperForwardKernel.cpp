@@ -378,22 +378,46 @@ HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
     SmallVector<Value> rows;
     for (int h = 0; h < 2; ++h)
       rows.push_back(kb.add(warpRow0, kb.add(g, kb.i32(8 * h))));
-    ScoreModTileEmitter mod(b, loc, *spec.scoreMod, batch, head, rows,
-                            kb.add(kv0, kb.shl(t, 1)),
-                            additiveTerm ? additiveTerm->first : Value());
-    // score · scale ± X = scale · (score ± X / scale): the raw score plus
-    // the term, with plain attention's softmax constant.
-    Value termFactor =
-        additiveTerm ? kb.f32(additiveTerm->second / spec.scale) : Value();
-    for (int64_t nt = 0; nt < sTiles; ++nt)
-      for (int e = 0; e < 4; ++e) {
-        Value &v = s[4 * nt + e];
-        if (additiveTerm)
-          v = LLVM::FMAOp::create(b, loc, mod.emit({}, e / 2, 8 * nt + (e & 1)),
-                                  termFactor, v);
-        else
+    Value keyBase = kb.add(kv0, kb.shl(t, 1));
+    if (!additiveTerm) {
+      ScoreModTileEmitter mod(b, loc, *spec.scoreMod, batch, head, rows,
+                              keyBase);
+      for (int64_t nt = 0; nt < sTiles; ++nt)
+        for (int e = 0; e < 4; ++e) {
+          Value &v = s[4 * nt + e];
           v = mod.emit(kb.fmul(v, scale), e / 2, 8 * nt + (e & 1));
+        }
+    } else {
+      // score · scale ± X = scale · (score ± X / scale): the raw score plus
+      // the term, with plain attention's softmax constant. When X is
+      // r · y with r the same for a whole row (ALiBi's slope), ±r / scale
+      // is computed once per row and each score costs y and one FMA.
+      Value term = additiveTerm->first, rowFactor, perKey = term;
+      if (auto mul = term.getDefiningOp<arith::MulFOp>()) {
+        ScoreModTileEmitter probe(b, loc, *spec.scoreMod, batch, head, rows,
+                                  keyBase, {term});
+        if (probe.isRowLevel(mul.getLhs()))
+          std::tie(rowFactor, perKey) = std::pair(mul.getLhs(), mul.getRhs());
+        else if (probe.isRowLevel(mul.getRhs()))
+          std::tie(rowFactor, perKey) = std::pair(mul.getRhs(), mul.getLhs());
       }
+      SmallVector<Value> roots{perKey};
+      if (rowFactor)
+        roots.push_back(rowFactor);
+      ScoreModTileEmitter mod(b, loc, *spec.scoreMod, batch, head, rows,
+                              keyBase, roots);
+      Value constant = kb.f32(additiveTerm->second / spec.scale);
+      std::array<Value, 2> factor = {constant, constant};
+      if (rowFactor)
+        for (int h = 0; h < 2; ++h)
+          factor[h] = kb.fmul(mod.emit({}, h, 0, rowFactor), constant);
+      for (int64_t nt = 0; nt < sTiles; ++nt)
+        for (int e = 0; e < 4; ++e) {
+          Value &v = s[4 * nt + e];
+          v = LLVM::FMAOp::create(b, loc, mod.emit({}, e / 2, 8 * nt + (e & 1)),
+                                  factor[e / 2], v);
+        }
+    }
   }
   Value needsMask = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                                           block, numFull);

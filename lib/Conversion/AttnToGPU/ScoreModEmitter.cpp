@@ -65,12 +65,14 @@ void cloneForElement(OpBuilder &b, Location loc, Operation &op,
 ScoreModTileEmitter::ScoreModTileEmitter(OpBuilder &b, Location loc,
                                          Block &scoreMod, Value batch,
                                          Value head, ArrayRef<Value> rows,
-                                         Value keyBase, Value root)
+                                         Value keyBase,
+                                         ArrayRef<Value> roots)
     : b(b), loc(loc), scoreMod(scoreMod), batch(batch), head(head),
-      keyBase(keyBase),
-      root(root ? root : scoreMod.getTerminator()->getOperand(0)),
+      keyBase(keyBase), roots(roots.begin(), roots.end()),
       rows(rows.begin(), rows.end()), rowStates(rows.size()) {
-  SmallVector<Value> work{this->root};
+  if (this->roots.empty())
+    this->roots.push_back(scoreMod.getTerminator()->getOperand(0));
+  SmallVector<Value> work(this->roots);
   while (!work.empty()) {
     Operation *def = work.pop_back_val().getDefiningOp();
     if (def && def->getBlock() == &scoreMod && needed.insert(def).second)
@@ -269,7 +271,7 @@ void ScoreModTileEmitter::emitRowLevel(unsigned rowSlot) {
 }
 
 Value ScoreModTileEmitter::emit(Value score, unsigned rowSlot,
-                                int64_t keyOffset) {
+                                int64_t keyOffset, Value target) {
   RowState &rs = rowStates[rowSlot];
   if (!rs.emitted)
     emitRowLevel(rowSlot);
@@ -285,7 +287,8 @@ Value ScoreModTileEmitter::emit(Value score, unsigned rowSlot,
       element.map(operand, operandFor(operand, rowSlot, keyOffset, element));
     cloneForElement(b, loc, op, element);
   }
-  return operandFor(root, rowSlot, keyOffset, element);
+  return operandFor(target ? target : roots.front(), rowSlot, keyOffset,
+                    element);
 }
 
 std::optional<std::pair<Value, double>>

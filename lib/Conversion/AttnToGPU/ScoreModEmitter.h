@@ -37,16 +37,24 @@ namespace mlir::attn {
 class ScoreModTileEmitter {
 public:
   /// Positions are i32; `rows` are the thread's query rows of the tile.
-  /// `root` is the block value to emit (default: the yielded score; an
-  /// additive term of matchAdditiveScoreMod, which does not read the
-  /// score); ops it does not depend on are not emitted.
+  /// `roots` are the block values to emit (default: the yielded score;
+  /// e.g. the factors of an additive term of matchAdditiveScoreMod, which
+  /// do not read the score); ops they do not depend on are not emitted.
   ScoreModTileEmitter(OpBuilder &b, Location loc, Block &scoreMod,
                       Value batch, Value head, ArrayRef<Value> rows,
-                      Value keyBase, Value root = Value());
+                      Value keyBase, ArrayRef<Value> roots = {});
 
-  /// `root` for `score` (f32, scale applied; null when root does not read
-  /// it) at row slot `rowSlot` and key keyBase + keyOffset.
-  Value emit(Value score, unsigned rowSlot, int64_t keyOffset);
+  /// `target` (default: the first root) for `score` (f32, scale applied;
+  /// null when the target does not read it) at row slot `rowSlot` and key
+  /// keyBase + keyOffset.
+  Value emit(Value score, unsigned rowSlot, int64_t keyOffset,
+             Value target = Value());
+
+  /// Whether block value `v` is the same for every key of a row (it reads
+  /// neither the score nor the key position).
+  bool isRowLevel(Value v) const {
+    return !readsScore.lookup(v) && !readsKey.lookup(v);
+  }
 
 private:
   /// value = base + alpha * keyOffset + beta, in integers; a float when
@@ -68,8 +76,9 @@ private:
   OpBuilder &b;
   Location loc;
   Block &scoreMod;
-  Value batch, head, keyBase, root;
-  /// The ops `root` depends on.
+  Value batch, head, keyBase;
+  SmallVector<Value> roots;
+  /// The ops the roots depend on.
   llvm::SmallPtrSet<Operation *, 16> needed;
   SmallVector<Value> rows;
   /// Whether a block value depends on the score / on the key.
