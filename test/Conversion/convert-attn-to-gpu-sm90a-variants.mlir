@@ -8,9 +8,9 @@
 // loop of both the producer (TMA) and the consumers stops at the band, and
 // causal masks run the longest query blocks first.
 // CHECK-LABEL: func.func @causal_top_left
-// CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_bf16_tlinfx0_nolse_m192n128s2
-// AUTO: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_bf16_tlinfx0_nolse_m192n128s2
-// CHECK: llvm.func @attn_fwd_sm90_d64_bf16_tlinfx0_nolse_m192n128s2(
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_bf16_tlinfx0_nolse_m192n128s2_p
+// AUTO: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_bf16_tlinfx0_nolse_m192n128s2_p
+// CHECK: llvm.func @attn_fwd_sm90_d64_bf16_tlinfx0_nolse_m192n128s2_p(
 func.func @causal_top_left(%q: tensor<1x1x300x64xbf16>, %k: tensor<1x1x500x64xbf16>) -> tensor<1x1x300x64xbf16> {
   %o = attn.attention %q, %k, %k mask <causal_top_left>
       : tensor<1x1x300x64xbf16>, tensor<1x1x500x64xbf16>, tensor<1x1x500x64xbf16> -> tensor<1x1x300x64xbf16>

@@ -213,7 +213,7 @@ struct ConvertAttnToGPUPass
           b.getNamedAttr("box_cols", b.getI64IntegerAttr(m.boxCols)),
           b.getNamedAttr("box_rows", b.getI64IntegerAttr(m.boxRows)),
       }));
-    std::pair<std::string, std::string> grid = hopperKernelGrid(config);
+    std::pair<std::string, std::string> grid = hopperKernelGrid(spec, config);
     op->setAttr(
         "attn.launch",
         b.getDictionaryAttr({

@@ -44,6 +44,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 
@@ -262,9 +263,13 @@ void HopperForwardEmitter::setHead(Value h) {
 /// Runs `body` for each query block this thread block owns, with the head,
 /// setQueryBlock and ringBase set and `visit` counting the block's query
 /// blocks. One block per query block (the default grid) needs no loop: the
-/// ring starts at 0, and the kernel stays as lean as before persistence.
+/// ring starts at 0, and the kernel stays as lean as before persistence;
+/// with causal masks x is a (head, query block) tile taken length-major
+/// (hopperLengthMajorTiles), so the hardware dispatches every head's
+/// longest query blocks first.
 /// The persistent grid (x blocks per batch, y = batch) walks the batch's
-/// heads · query blocks head-major, block x taking x, x + gridDim.x, ...:
+/// heads · query blocks (head-major; causal length-major), block x taking
+/// x, x + gridDim.x, ...:
 /// the blocks running at any time hold neighbouring query blocks of one or
 /// two heads, which read the same K/V tiles from L2. (Walking one head per
 /// thread block instead put up to 132 heads' K/V in flight and went to
@@ -274,7 +279,12 @@ void HopperForwardEmitter::forEachQueryBlock(
   Value blockX = NVVM::BlockIdXOp::create(b, loc, b.getI32Type());
   if (!config.persistent) {
     ringBase = kb.i32(0);
-    setQueryBlock(blockX);
+    if (hopperLengthMajorTiles(spec)) {
+      setHead(kb.remu(blockX, headsQ));
+      setQueryBlock(kb.divu(blockX, headsQ));
+    } else {
+      setQueryBlock(blockX);
+    }
     body(kb.i32(0));
     return;
   }
@@ -285,8 +295,13 @@ void HopperForwardEmitter::forEachQueryBlock(
       [&](OpBuilder &, Location, Value tile, ValueRange iter) {
         ringBase = iter[0];
         Value visit = iter[1];
-        setHead(kb.divu(tile, numQueryBlocks));
-        setQueryBlock(kb.remu(tile, numQueryBlocks));
+        if (hopperLengthMajorTiles(spec)) {
+          setHead(kb.remu(tile, headsQ));
+          setQueryBlock(kb.divu(tile, headsQ));
+        } else {
+          setHead(kb.divu(tile, numQueryBlocks));
+          setQueryBlock(kb.remu(tile, numQueryBlocks));
+        }
         body(visit);
         scf::YieldOp::create(
             b, loc,
@@ -822,11 +837,11 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
   t = kb.andi(lane, 3);
   numQueryBlocks = kb.divu(kb.add(seqQ, kb.i32(config.blockM - 1)),
                            kb.i32(config.blockM));
-  // The default grid's y is batch · heads_q; the persistent grid's is the
-  // batch, and each query block it walks names its head
+  // The default grid's y is batch · heads_q; the persistent grid's and
+  // the length-major one's is the batch, and each tile names its head
   // (forEachQueryBlock).
   Value blockY = NVVM::BlockIdYOp::create(b, loc, i32);
-  if (config.persistent) {
+  if (config.persistent || hopperLengthMajorTiles(spec)) {
     batch = blockY;
   } else {
     batch = kb.divu(blockY, headsQ);

@@ -109,11 +109,17 @@ mlir::attn::chooseHopperKernelConfig(const FlashKernelSpec &spec) {
   // walk balances, and it loads the next tile under this one's epilogue
   // (H200, docs/perf/2026-11-29-sm90a-v4.md: +8 to +14% at N <= 1024 for
   // D 64/128, +4 to +6% at D 256; hopperKernelGrid gives long sequences one
-  // block per tile). With a mask the tiles' lengths differ and the static
-  // walk leaves blocks idle (0.72x the default grid's geomean at D 128/256
-  // causal): the hardware's dynamic dispatch of one block per query block,
-  // longest first, wins.
+  // block per tile). With a mask the tiles' lengths differ: the hardware's
+  // dynamic dispatch of one block per tile, longest first across heads
+  // (hopperLengthMajorTiles), wins at D 128/256 (the persistent walk,
+  // even length-major, is 0.94-0.95x cuDNN in geomean there against
+  // 0.98-1.04x; docs/perf/2026-12-01-causal-walk.md). At D = 64 (three
+  // consumers) the length-major persistent walk wins at N <= 2048 (188 vs
+  // 166, 260 vs 241, 355 vs 337 TFLOP/s at N = 512/1024/2048) and is the
+  // same grid from 4096 on.
   config.persistent = spec.band.isNone();
+  if (d <= 64 && hopperLengthMajorTiles(spec))
+    config.persistent = true;
   // Experiment knobs (docs/performance.md measures them).
   if (const char *e = std::getenv("ATTN_SM90_SERIAL"); e && *e == '1')
     config.overlap = false;
@@ -253,11 +259,23 @@ mlir::attn::hopperTensorMaps(const FlashKernelSpec &spec,
           {"v_tmap", "v", 64, config.blockN}};
 }
 
+bool mlir::attn::hopperLengthMajorTiles(const FlashKernelSpec &spec) {
+  if (const char *e = std::getenv("ATTN_SM90_CAUSAL_WALK");
+      e && StringRef(e) == "head")
+    return false;
+  return spec.band.hasRight() && !spec.band.hasLeft();
+}
+
 std::pair<std::string, std::string>
-mlir::attn::hopperKernelGrid(const HopperKernelConfig &config) {
+mlir::attn::hopperKernelGrid(const FlashKernelSpec &spec,
+                             const HopperKernelConfig &config) {
   std::string queryBlocks = "ceil(seq_q / " + std::to_string(config.blockM) + ")";
   if (!config.persistent)
-    return {queryBlocks, "batch * heads_q"};
+    return hopperLengthMajorTiles(spec)
+               ? std::pair<std::string, std::string>{queryBlocks + " * heads_q",
+                                                     "batch"}
+               : std::pair<std::string, std::string>{queryBlocks,
+                                                     "batch * heads_q"};
   // Persistent: per batch, no more blocks than its heads' query blocks and
   // than the SMs hold once across the batch, at least one. From 4096 query
   // rows on, one block per tile: the tiles are long enough that loading

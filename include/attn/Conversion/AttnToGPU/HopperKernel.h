@@ -112,10 +112,21 @@ struct HopperTensorMap {
 SmallVector<HopperTensorMap> hopperTensorMaps(const FlashKernelSpec &spec,
                                               const HopperKernelConfig &config);
 
+/// Whether the (head, query block) tiles are taken length-major: causal
+/// masks (a right bound, no left one) give query block i i + 1 key
+/// blocks, so every head's longest query block goes first, then the next
+/// longest of every head, ... (the longest-processing-time rule: the last
+/// wave holds short tiles only). Without such a mask head-major, so that
+/// blocks running together share K/V in L2. ATTN_SM90_CAUSAL_WALK=head
+/// (an experiment switch) keeps causal head-major.
+bool hopperLengthMajorTiles(const FlashKernelSpec &spec);
+
 /// The launch grid's x and y formulas (docs/kernel-abi.md): one block per
-/// query block, or with `persistent` at most as many as the SMs allow.
+/// query block (x the query block, y batch · heads_q; length-major tiles:
+/// x the tile, y the batch), or with `persistent` at most as many as the
+/// SMs allow.
 std::pair<std::string, std::string>
-hopperKernelGrid(const HopperKernelConfig &config);
+hopperKernelGrid(const FlashKernelSpec &spec, const HopperKernelConfig &config);
 
 /// Emits the Hopper forward kernel into `module` as an llvm.func marked
 /// gpu.kernel / nvvm.kernel. The caller validated the configuration.
