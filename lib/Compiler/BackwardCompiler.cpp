@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Compiler/BackwardCompiler.h"
+#include "ManifestJson.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Pipelines/Pipelines.h"
 
@@ -106,19 +107,8 @@ mlir::attn::compileAttentionGradKernels(ModuleOp module,
   CompiledBackward out;
   out.chip = options.chip;
   ::attn::AttentionProblem &p = out.problem;
-  RankedTensorType q = op.getQueryType(), k = op.getKeyType();
-  auto dimOr0 = [](int64_t d) { return ShapedType::isDynamic(d) ? 0 : d; };
-  p.batch = dimOr0(q.getDimSize(0));
-  p.headsQ = dimOr0(q.getDimSize(1));
-  p.headsKv = dimOr0(k.getDimSize(1));
-  p.seqQ = dimOr0(q.getDimSize(2));
-  p.seqKv = dimOr0(k.getDimSize(2));
-  p.headDim = op.getHeadDim();
-  p.valueHeadDim = op.getValueHeadDim();
-  Type elt = q.getElementType();
-  p.dtype = elt.isBF16() ? ::attn::DType::bf16
-            : elt.isF16() ? ::attn::DType::f16
-                          : ::attn::DType::f32;
+  p = problemShapeOf(op.getQueryType(), op.getKeyType(), op.getHeadDim(),
+                     op.getValueHeadDim());
   p.causal = op.isCausal();
   p.scale = op.getEffectiveScale();
 
@@ -223,24 +213,10 @@ std::string CompiledBackward::manifestJSON() const {
     });
   };
   j.object([&] {
-    j.attribute("format", "attn-kernel/1");
-    j.attribute("direction", "backward");
-    j.attribute("entry", main().entry);
-    j.attribute("family", family);
-    j.attribute("chip", chip);
-    j.attribute("ptx", "kernel.ptx");
-    if (!cubin.empty())
-      j.attribute("cubin", "kernel.cubin");
+    writeManifestHeader(j, "backward", main().entry, family, chip,
+                        !cubin.empty());
     j.attributeObject("problem", [&] {
-      j.attribute("batch", problem.batch);
-      j.attribute("heads_q", problem.headsQ);
-      j.attribute("heads_kv", problem.headsKv);
-      j.attribute("seq_q", problem.seqQ);
-      j.attribute("seq_kv", problem.seqKv);
-      j.attribute("head_dim", problem.headDim);
-      j.attribute("value_head_dim", problem.vDim());
-      j.attribute("dtype", ::attn::dtypeName(problem.dtype));
-      j.attribute("causal", problem.causal);
+      writeProblemShape(j, problem);
       j.attribute("scale", problem.effectiveScale());
       j.attribute("with_lse", true);
     });

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Compiler/KernelCompiler.h"
+#include "ManifestJson.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Execution/AttentionModule.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -134,19 +135,8 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
   CompiledKernel kernel;
   kernel.chip = options.chip;
   ::attn::AttentionProblem &p = kernel.problem;
-  RankedTensorType q = op.getQueryType(), k = op.getKeyType();
-  auto dimOr0 = [](int64_t d) { return ShapedType::isDynamic(d) ? 0 : d; };
-  p.batch = dimOr0(q.getDimSize(0));
-  p.headsQ = dimOr0(q.getDimSize(1));
-  p.headsKv = dimOr0(k.getDimSize(1));
-  p.seqQ = dimOr0(q.getDimSize(2));
-  p.seqKv = dimOr0(k.getDimSize(2));
-  p.headDim = op.getHeadDim();
-  p.valueHeadDim = op.getValueHeadDim();
-  Type elt = q.getElementType();
-  p.dtype = elt.isBF16() ? ::attn::DType::bf16
-            : elt.isF16() ? ::attn::DType::f16
-                          : ::attn::DType::f32;
+  p = problemShapeOf(op.getQueryType(), op.getKeyType(), op.getHeadDim(),
+                     op.getValueHeadDim());
   MaskBand band = op.getMaskBand();
   p.causal = band.right == 0 && (op.getMask() == MaskKind::causal ||
                                  op.getMask() == MaskKind::causal_top_left);
@@ -287,23 +277,9 @@ std::string CompiledKernel::manifestJSON() const {
   llvm::raw_string_ostream os(out);
   llvm::json::OStream j(os, 2);
   j.object([&] {
-    j.attribute("format", "attn-kernel/1");
-    j.attribute("entry", entry);
-    j.attribute("family", family);
-    j.attribute("chip", chip);
-    j.attribute("ptx", "kernel.ptx");
-    if (!cubin.empty())
-      j.attribute("cubin", "kernel.cubin");
+    writeManifestHeader(j, "", entry, family, chip, !cubin.empty());
     j.attributeObject("problem", [&] {
-      j.attribute("batch", problem.batch);
-      j.attribute("heads_q", problem.headsQ);
-      j.attribute("heads_kv", problem.headsKv);
-      j.attribute("seq_q", problem.seqQ);
-      j.attribute("seq_kv", problem.seqKv);
-      j.attribute("head_dim", problem.headDim);
-      j.attribute("value_head_dim", problem.vDim());
-      j.attribute("dtype", ::attn::dtypeName(problem.dtype));
-      j.attribute("causal", problem.causal);
+      writeProblemShape(j, problem);
       if (problem.topLeft)
         j.attribute("mask_align", "top_left");
       if (problem.windowLeft >= 0 || problem.windowRight >= 0) {

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Compiler/TuneBundle.h"
+#include "ManifestJson.h"
 #include "attn/Compiler/BackwardCompiler.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
 #include "attn/Conversion/AttnToGPU/TuningSpace.h"
@@ -74,17 +75,7 @@ static void writeShapes(llvm::json::OStream &j,
 
 static void writeProblem(llvm::json::OStream &j,
                          const ::attn::AttentionProblem &problem) {
-  j.attributeObject("problem", [&] {
-    j.attribute("batch", problem.batch);
-    j.attribute("heads_q", problem.headsQ);
-    j.attribute("heads_kv", problem.headsKv);
-    j.attribute("seq_q", problem.seqQ);
-    j.attribute("seq_kv", problem.seqKv);
-    j.attribute("head_dim", problem.headDim);
-    j.attribute("value_head_dim", problem.vDim());
-    j.attribute("dtype", ::attn::dtypeName(problem.dtype));
-    j.attribute("causal", problem.causal);
-  });
+  j.attributeObject("problem", [&] { writeProblemShape(j, problem); });
 }
 
 static llvm::Error writeBundleJson(llvm::StringRef dir,

@@ -1,0 +1,58 @@
+//===- ManifestJson.cpp - pieces shared by the compilers' JSON files ------===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ManifestJson.h"
+
+using namespace mlir;
+
+::attn::AttentionProblem mlir::attn::problemShapeOf(RankedTensorType q,
+                                                    RankedTensorType k,
+                                                    int64_t headDim,
+                                                    int64_t valueHeadDim) {
+  ::attn::AttentionProblem p;
+  auto dimOr0 = [](int64_t d) { return ShapedType::isDynamic(d) ? 0 : d; };
+  p.batch = dimOr0(q.getDimSize(0));
+  p.headsQ = dimOr0(q.getDimSize(1));
+  p.headsKv = dimOr0(k.getDimSize(1));
+  p.seqQ = dimOr0(q.getDimSize(2));
+  p.seqKv = dimOr0(k.getDimSize(2));
+  p.headDim = headDim;
+  p.valueHeadDim = valueHeadDim;
+  Type elt = q.getElementType();
+  p.dtype = elt.isBF16()  ? ::attn::DType::bf16
+            : elt.isF16() ? ::attn::DType::f16
+                          : ::attn::DType::f32;
+  return p;
+}
+
+void mlir::attn::writeProblemShape(llvm::json::OStream &j,
+                                   const ::attn::AttentionProblem &problem) {
+  j.attribute("batch", problem.batch);
+  j.attribute("heads_q", problem.headsQ);
+  j.attribute("heads_kv", problem.headsKv);
+  j.attribute("seq_q", problem.seqQ);
+  j.attribute("seq_kv", problem.seqKv);
+  j.attribute("head_dim", problem.headDim);
+  j.attribute("value_head_dim", problem.vDim());
+  j.attribute("dtype", ::attn::dtypeName(problem.dtype));
+  j.attribute("causal", problem.causal);
+}
+
+void mlir::attn::writeManifestHeader(llvm::json::OStream &j,
+                                     llvm::StringRef direction,
+                                     llvm::StringRef entry,
+                                     llvm::StringRef family,
+                                     llvm::StringRef chip, bool hasCubin) {
+  j.attribute("format", "attn-kernel/1");
+  if (!direction.empty())
+    j.attribute("direction", direction);
+  j.attribute("entry", entry);
+  j.attribute("family", family);
+  j.attribute("chip", chip);
+  j.attribute("ptx", "kernel.ptx");
+  if (hasCubin)
+    j.attribute("cubin", "kernel.cubin");
+}

@@ -1,0 +1,41 @@
+//===- ManifestJson.h - pieces shared by the compilers' JSON files -*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// The forward and backward kernel manifests (docs/kernel-abi.md) and the
+// tuning bundles (docs/tuning.md) describe the same problem and the same
+// kernel files; these helpers write those parts once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_COMPILER_MANIFESTJSON_H
+#define ATTN_LIB_COMPILER_MANIFESTJSON_H
+
+#include "attn/Support/AttentionProblem.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/JSON.h"
+
+namespace mlir::attn {
+
+/// The problem's shape as attn.attention / attn.attention_grad give it:
+/// batch, heads and sequence lengths from Q [B, Hq, Nq, D] and K
+/// [B, Hkv, Nk, D] (0 where dynamic), the head dims and the element type.
+::attn::AttentionProblem problemShapeOf(RankedTensorType q,
+                                        RankedTensorType k, int64_t headDim,
+                                        int64_t valueHeadDim);
+
+/// "batch" … "causal" of a JSON "problem" object (the caller adds what its
+/// file needs after them).
+void writeProblemShape(llvm::json::OStream &j,
+                       const ::attn::AttentionProblem &problem);
+
+/// A kernel manifest's first members: format, direction (backward only),
+/// entry, family, chip and the kernel files.
+void writeManifestHeader(llvm::json::OStream &j, llvm::StringRef direction,
+                         llvm::StringRef entry, llvm::StringRef family,
+                         llvm::StringRef chip, bool hasCubin);
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_COMPILER_MANIFESTJSON_H
