@@ -78,6 +78,37 @@ static void writeProblem(llvm::json::OStream &j,
   j.attributeObject("problem", [&] { writeProblemShape(j, problem); });
 }
 
+/// Runs `body(i, module, diagnostics)` for candidates [first, end) on up to
+/// `jobs` threads, each in its own MLIRContext with its own copy of
+/// `module` (printed once, re-parsed per candidate: contexts are
+/// independent, and ptxas runs as a child process); the copy is null when
+/// it did not parse, `diagnostics` what the context reported.
+static void forEachCandidateModule(
+    ModuleOp module, size_t first, size_t end, unsigned jobs,
+    llvm::function_ref<void(size_t, ModuleOp, const std::string &)> body) {
+  std::string text;
+  {
+    llvm::raw_string_ostream os(text);
+    module.print(os);
+  }
+  DialectRegistry registry;
+  module.getContext()->getDialectRegistry().appendTo(registry);
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(jobs));
+  for (size_t i = first; i < end; ++i)
+    pool.async([&, i] {
+      MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
+      std::string diags;
+      ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+        llvm::raw_string_ostream os(diags);
+        os << d << "\n";
+        return success();
+      });
+      OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(text, &ctx);
+      body(i, m ? *m : ModuleOp(), diags);
+    });
+  pool.wait();
+}
+
 static llvm::Error writeBundleJson(llvm::StringRef dir,
                                    const std::string &text) {
   llvm::SmallString<256> path(dir);
@@ -149,30 +180,12 @@ mlir::attn::writeTuneBundle(ModuleOp module,
   if (auto ec = llvm::sys::fs::create_directories(dir))
     return error("cannot create directory '" + dir + "': " + ec.message());
 
-  // Each candidate compiles in its own context from the printed module:
-  // contexts are independent, and ptxas runs as a child process.
-  std::string text;
-  {
-    llvm::raw_string_ostream os(text);
-    module.print(os);
-  }
-  DialectRegistry registry;
-  module.getContext()->getDialectRegistry().appendTo(registry);
   ::attn::AttentionProblem problem;
   std::mutex logMutex;
-  {
-    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(jobs));
-    for (size_t i = firstCompiled; i < results.size(); ++i) {
-      pool.async([&, i] {
+  forEachCandidateModule(
+      module, firstCompiled, results.size(), jobs,
+      [&](size_t i, ModuleOp m, const std::string &diags) {
         Candidate &c = results[i];
-        MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
-        std::string diags;
-        ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
-          llvm::raw_string_ostream os(diags);
-          os << d << "\n";
-          return success();
-        });
-        OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(text, &ctx);
         const ::attn::tuning::TileChoice &t = c.space.tile;
         std::string name = t.name();
         if (!m) {
@@ -189,7 +202,7 @@ mlir::attn::writeTuneBundle(ModuleOp module,
           o.tuningDb = "none";
           o.assemble = true;
           o.emitLLVMIR = false;
-          auto kernel = compileAttentionKernel(*m, o);
+          auto kernel = compileAttentionKernel(m, o);
           if (!kernel) {
             c.stage = "compile";
             c.reason = llvm::toString(kernel.takeError()) +
@@ -229,9 +242,6 @@ mlir::attn::writeTuneBundle(ModuleOp module,
             << "\n";
         log.flush();
       });
-    }
-    pool.wait();
-  }
 
   TuneBundleSummary summary;
   for (const Candidate &c : results)
@@ -351,30 +361,14 @@ llvm::Expected<TuneBundleSummary> mlir::attn::writeBackwardTuneBundle(
 
   if (auto ec = llvm::sys::fs::create_directories(dir))
     return error("cannot create directory '" + dir + "': " + ec.message());
-  std::string text;
-  {
-    llvm::raw_string_ostream os(text);
-    module.print(os);
-  }
-  DialectRegistry registry;
-  module.getContext()->getDialectRegistry().appendTo(registry);
   ::attn::AttentionProblem problem;
   bool haveProblem = false;
   std::string forwardError, forwardEntry;
   std::mutex logMutex;
-  {
-    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(jobs));
-    for (size_t i = firstCompiled; i < results.size(); ++i) {
-      pool.async([&, i] {
+  forEachCandidateModule(
+      module, firstCompiled, results.size(), jobs,
+      [&](size_t i, ModuleOp m, const std::string &diags) {
         BackwardResult &c = results[i];
-        MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
-        std::string diags;
-        ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
-          llvm::raw_string_ostream os(diags);
-          os << d << "\n";
-          return success();
-        });
-        OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(text, &ctx);
         const ::attn::tuning::TileChoice &t = c.space.tile;
         std::string name = t.name();
         std::string spillNote;
@@ -392,7 +386,7 @@ llvm::Expected<TuneBundleSummary> mlir::attn::writeBackwardTuneBundle(
           o.tuningDb = "none";
           o.assemble = true;
           o.emitLLVMIR = false;
-          auto kernels = compileAttentionGradKernels(*m, o);
+          auto kernels = compileAttentionGradKernels(m, o);
           if (!kernels) {
             c.stage = "compile";
             c.reason = llvm::toString(kernels.takeError()) +
@@ -450,9 +444,6 @@ llvm::Expected<TuneBundleSummary> mlir::attn::writeBackwardTuneBundle(
             << "\n";
         log.flush();
       });
-    }
-    pool.wait();
-  }
   TuneBundleSummary summary;
   for (const BackwardResult &c : results)
     (c.dir.empty() ? summary.pruned : summary.candidates)++;
@@ -462,6 +453,8 @@ llvm::Expected<TuneBundleSummary> mlir::attn::writeBackwardTuneBundle(
   // The forward kernel that makes O and the LSE for attn-tune: the
   // heuristic's tile of the default family, no database.
   {
+    DialectRegistry registry;
+    module.getContext()->getDialectRegistry().appendTo(registry);
     MLIRContext ctx(registry);
     ::attn::AttentionProblem fp = problem;
     fp.withLse = true;
