@@ -11,23 +11,23 @@
 
 using namespace attn::runtime;
 
-Expected<LaunchTiming>
-attn::runtime::timeLaunches(const CudaDriver &d, cu::Stream stream,
-                            int64_t warmup, int64_t reps,
-                            const std::function<Status()> &launch) {
-  for (int64_t i = 0; i < warmup; ++i)
-    if (Status s = launch(); !s)
+Status attn::runtime::timeEachLaunch(
+    const CudaDriver &d, cu::Stream stream, int64_t warmup, int64_t reps,
+    const std::function<Status(size_t)> &launch, std::vector<float> &samples) {
+  size_t launchNo = 1;
+  for (int64_t w = 0; w < warmup; ++w)
+    if (Status s = launch(launchNo++); !s)
       return s;
   std::vector<cu::Event> events(2 * reps, nullptr);
   struct EventGuard {
     const CudaDriver &d;
     std::vector<cu::Event> &e;
     ~EventGuard() {
-      for (cu::Event ev : e)
-        if (ev)
-          (void)d.EventDestroy(ev);
+      for (cu::Event x : e)
+        if (x)
+          (void)d.EventDestroy(x);
     }
-  } eventGuard{d, events};
+  } guard{d, events};
   for (cu::Event &e : events)
     if (Status s = d.check(d.EventCreate(&e, cu::kEventDefault),
                            "cuEventCreate");
@@ -38,7 +38,7 @@ attn::runtime::timeLaunches(const CudaDriver &d, cu::Stream stream,
                            "cuEventRecord");
         !s)
       return s;
-    if (Status s = launch(); !s)
+    if (Status s = launch(launchNo++); !s)
       return s;
     if (Status s = d.check(d.EventRecord(events[2 * r + 1], stream),
                            "cuEventRecord");
@@ -49,13 +49,27 @@ attn::runtime::timeLaunches(const CudaDriver &d, cu::Stream stream,
                          "cuStreamSynchronize after the timed launches");
       !s)
     return s;
-  std::vector<float> ms(reps);
-  for (int64_t r = 0; r < reps; ++r)
-    if (Status s = d.check(d.EventElapsedTime(&ms[r], events[2 * r],
+  for (int64_t r = 0; r < reps; ++r) {
+    float ms = 0;
+    if (Status s = d.check(d.EventElapsedTime(&ms, events[2 * r],
                                               events[2 * r + 1]),
                            "cuEventElapsedTime");
         !s)
       return s;
+    samples.push_back(ms);
+  }
+  return Status::success();
+}
+
+Expected<LaunchTiming>
+attn::runtime::timeLaunches(const CudaDriver &d, cu::Stream stream,
+                            int64_t warmup, int64_t reps,
+                            const std::function<Status()> &launch) {
+  std::vector<float> ms;
+  if (Status s = timeEachLaunch(
+          d, stream, warmup, reps, [&](size_t) { return launch(); }, ms);
+      !s)
+    return s;
   std::sort(ms.begin(), ms.end());
   LaunchTiming t;
   t.medianMs = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);

@@ -143,21 +143,10 @@ BackwardBench::create(const CudaDriver &d, const AttentionProblem &p,
                    2 * alignUp(b.oBytes) + alignUp(b.lseBytes);
   size_t setBytes = inBytes + alignUp(b.qBytes) + alignUp(b.kBytes) +
                     alignUp(b.vBytes) + alignUp(b.wsBytes);
-  int l2 = 0;
-  cu::Device dev;
-  if (Status s = d.check(d.CtxGetDevice(&dev), "cuCtxGetDevice"); !s)
-    return s;
-  (void)d.DeviceGetAttribute(&l2, cu::kDevAttrL2CacheSize, dev);
-  size_t freeMem = 0, totalMem = 0;
-  if (Status s = d.check(d.MemGetInfo(&freeMem, &totalMem), "cuMemGetInfo");
-      !s)
-    return s;
-  size_t want =
-      (3 * static_cast<size_t>(std::max(l2, 1 << 20)) + setBytes - 1) /
-      setBytes;
-  size_t nSets =
-      std::clamp<size_t>(std::min(want, freeMem / 2 / setBytes), 1, 512);
-  for (size_t i = 0; i < nSets; ++i) {
+  Expected<size_t> nSets = bufferSetCount(d, setBytes);
+  if (!nSets)
+    return nSets.status();
+  for (size_t i = 0; i < *nSets; ++i) {
     auto set = std::make_unique<Set>(d);
     if (Status s = set->block.allocate(setBytes); !s)
       return s;

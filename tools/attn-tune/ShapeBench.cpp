@@ -144,21 +144,10 @@ ShapeBench::create(const CudaDriver &d, const AttentionProblem &p,
   size_t setBytes = alignUp(sb->qBytes) + alignUp(sb->kBytes) +
                     alignUp(sb->vBytes) + alignUp(sb->oBytes) +
                     alignUp(sb->lseBytes);
-  int l2 = 0;
-  cu::Device dev;
-  if (Status s = d.check(d.CtxGetDevice(&dev), "cuCtxGetDevice"); !s)
-    return s;
-  (void)d.DeviceGetAttribute(&l2, cu::kDevAttrL2CacheSize, dev);
-  size_t freeMem = 0, totalMem = 0;
-  if (Status s = d.check(d.MemGetInfo(&freeMem, &totalMem), "cuMemGetInfo");
-      !s)
-    return s;
-  size_t want =
-      (3 * static_cast<size_t>(std::max(l2, 1 << 20)) + setBytes - 1) /
-      setBytes;
-  size_t nSets =
-      std::clamp<size_t>(std::min(want, freeMem / 2 / setBytes), 1, 512);
-  for (size_t i = 0; i < nSets; ++i) {
+  Expected<size_t> nSets = bufferSetCount(d, setBytes);
+  if (!nSets)
+    return nSets.status();
+  for (size_t i = 0; i < *nSets; ++i) {
     auto set = std::make_unique<Set>(d);
     if (Status s = set->block.allocate(setBytes); !s)
       return s;
@@ -344,55 +333,24 @@ Status ShapeBench::check(const Kernel &kernel, BenchCheck &out) {
   return Status::success();
 }
 
-Status attn::tune::timeEachLaunch(const CudaDriver &d, cu::Stream stream,
-                                  int64_t warmup, int64_t reps,
-                                  const std::function<Status(size_t)> &launch,
-                                  std::vector<float> &samples) {
-  size_t launchNo = 1;
-  for (int64_t w = 0; w < warmup; ++w)
-    if (Status s = launch(launchNo++); !s)
-      return s;
-  std::vector<cu::Event> events(2 * reps, nullptr);
-  struct EventGuard {
-    const CudaDriver &d;
-    std::vector<cu::Event> &e;
-    ~EventGuard() {
-      for (cu::Event x : e)
-        if (x)
-          (void)d.EventDestroy(x);
-    }
-  } guard{d, events};
-  for (cu::Event &e : events)
-    if (Status s = d.check(d.EventCreate(&e, cu::kEventDefault),
-                           "cuEventCreate");
-        !s)
-      return s;
-  for (int64_t r = 0; r < reps; ++r) {
-    if (Status s = d.check(d.EventRecord(events[2 * r], stream),
-                           "cuEventRecord");
-        !s)
-      return s;
-    if (Status s = launch(launchNo++); !s)
-      return s;
-    if (Status s = d.check(d.EventRecord(events[2 * r + 1], stream),
-                           "cuEventRecord");
-        !s)
-      return s;
-  }
-  if (Status s = d.check(d.StreamSynchronize(stream),
-                         "cuStreamSynchronize after the timed launches");
+
+Expected<size_t> attn::tune::bufferSetCount(const CudaDriver &d,
+                                             size_t setBytes) {
+  int l2 = 0;
+  cu::Device dev;
+  if (Status s = d.check(d.CtxGetDevice(&dev), "cuCtxGetDevice"); !s)
+    return s;
+  (void)d.DeviceGetAttribute(&l2, cu::kDevAttrL2CacheSize, dev);
+  size_t freeMem = 0, totalMem = 0;
+  if (Status s = d.check(d.MemGetInfo(&freeMem, &totalMem), "cuMemGetInfo");
       !s)
     return s;
-  for (int64_t r = 0; r < reps; ++r) {
-    float ms = 0;
-    if (Status s = d.check(d.EventElapsedTime(&ms, events[2 * r],
-                                              events[2 * r + 1]),
-                           "cuEventElapsedTime");
-        !s)
-      return s;
-    samples.push_back(ms);
-  }
-  return Status::success();
+  size_t want =
+      (3 * static_cast<size_t>(std::max(l2, 1 << 20)) + setBytes - 1) /
+      setBytes;
+  size_t nSets =
+      std::clamp<size_t>(std::min(want, freeMem / 2 / setBytes), 1, 512);
+  return nSets;
 }
 
 Status ShapeBench::time(const Kernel &kernel, int64_t warmup, int64_t reps,

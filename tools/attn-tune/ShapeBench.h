@@ -36,15 +36,12 @@ runtime::HostTensor randomTensor(DType t, size_t n, double range,
                                  uint64_t seed, unsigned threads);
 /// Elements of `o` that are NaN or infinite (the poison, never written).
 int64_t countNonFinite(const runtime::HostTensor &o, unsigned threads);
-/// Times `reps` calls of launch(n) on `stream`, each between its own pair
-/// of events, after `warmup` untimed ones, appending every sample (ms):
-/// runtime::timeLaunches keeps only the median. n counts the calls from 1
-/// (the benches rotate input buffers by it).
-runtime::Status timeEachLaunch(const runtime::CudaDriver &d,
-                               runtime::cu::Stream stream, int64_t warmup,
-                               int64_t reps,
-                               const std::function<runtime::Status(size_t)> &launch,
-                               std::vector<float> &samples);
+
+/// How many buffer sets of `setBytes` a timing pass rotates through: enough
+/// that one pass is three times the L2 (small shapes are timed from device
+/// memory, as in a model), at most what half the free memory holds.
+runtime::Expected<size_t> bufferSetCount(const runtime::CudaDriver &d,
+                                         size_t setBytes);
 
 struct BenchOptions {
   uint64_t seed = 0;

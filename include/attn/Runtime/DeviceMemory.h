@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace attn::runtime {
 
@@ -74,6 +75,13 @@ struct LaunchTiming {
 Expected<LaunchTiming> timeLaunches(const CudaDriver &d, cu::Stream stream,
                                     int64_t warmup, int64_t reps,
                                     const std::function<Status()> &launch);
+
+/// The same, appending every timed call's milliseconds to `samples`;
+/// launch(n) learns its call number n, counted from 1 over the warm-up and
+/// timed calls (attn-tune rotates input buffers by it).
+Status timeEachLaunch(const CudaDriver &d, cu::Stream stream, int64_t warmup,
+                      int64_t reps, const std::function<Status(size_t)> &launch,
+                      std::vector<float> &samples);
 
 } // namespace attn::runtime
 
