@@ -186,21 +186,10 @@ Status attn::runtime::runKernel(const Kernel &kernel, const RunOptions &opts,
   if (!opts.time)
     return Status::success();
 
-  // Enough input sets that one pass over them is several times the L2, so
-  // small shapes are timed from device memory, as they run in a model.
-  int l2 = 0;
-  cu::Device dev;
-  if (Status s = d.check(d.CtxGetDevice(&dev), "cuCtxGetDevice"); !s)
-    return s;
-  (void)d.DeviceGetAttribute(&l2, cu::kDevAttrL2CacheSize, dev);
-  size_t freeMem = 0, totalMem = 0;
-  if (Status s = d.check(d.MemGetInfo(&freeMem, &totalMem), "cuMemGetInfo");
-      !s)
-    return s;
-  size_t want = (3 * static_cast<size_t>(std::max(l2, 1 << 20)) +
-                 sz.total() - 1) / sz.total();
-  size_t fit = freeMem / 2 / sz.total();
-  size_t nSets = std::clamp<size_t>(std::min(want, fit), 1, 512);
+  Expected<size_t> setCount = bufferSetCount(d, sz.total());
+  if (!setCount)
+    return setCount.status();
+  size_t nSets = *setCount;
   sets.reserve(nSets);
   for (size_t i = 1; i < nSets; ++i) {
     sets.push_back(BufferSet{DeviceBuffer(d)});

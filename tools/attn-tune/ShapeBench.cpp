@@ -334,24 +334,6 @@ Status ShapeBench::check(const Kernel &kernel, BenchCheck &out) {
 }
 
 
-Expected<size_t> attn::tune::bufferSetCount(const CudaDriver &d,
-                                             size_t setBytes) {
-  int l2 = 0;
-  cu::Device dev;
-  if (Status s = d.check(d.CtxGetDevice(&dev), "cuCtxGetDevice"); !s)
-    return s;
-  (void)d.DeviceGetAttribute(&l2, cu::kDevAttrL2CacheSize, dev);
-  size_t freeMem = 0, totalMem = 0;
-  if (Status s = d.check(d.MemGetInfo(&freeMem, &totalMem), "cuMemGetInfo");
-      !s)
-    return s;
-  size_t want =
-      (3 * static_cast<size_t>(std::max(l2, 1 << 20)) + setBytes - 1) /
-      setBytes;
-  size_t nSets =
-      std::clamp<size_t>(std::min(want, freeMem / 2 / setBytes), 1, 512);
-  return nSets;
-}
 
 Status ShapeBench::time(const Kernel &kernel, int64_t warmup, int64_t reps,
                         std::vector<float> &samples) {

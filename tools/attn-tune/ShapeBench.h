@@ -37,12 +37,6 @@ runtime::HostTensor randomTensor(DType t, size_t n, double range,
 /// Elements of `o` that are NaN or infinite (the poison, never written).
 int64_t countNonFinite(const runtime::HostTensor &o, unsigned threads);
 
-/// How many buffer sets of `setBytes` a timing pass rotates through: enough
-/// that one pass is three times the L2 (small shapes are timed from device
-/// memory, as in a model), at most what half the free memory holds.
-runtime::Expected<size_t> bufferSetCount(const runtime::CudaDriver &d,
-                                         size_t setBytes);
-
 struct BenchOptions {
   uint64_t seed = 0;
   int64_t checkRows = 256; // reference rows (all rows when the shape is smaller)

@@ -70,6 +70,12 @@ struct LaunchTiming {
   double medianMs = 0, minMs = 0;
 };
 
+/// How many input/output buffer sets of `setBytes` a timing pass rotates
+/// through: enough that one pass is three times the L2 (small shapes are
+/// timed from device memory, as they run in a model), at most what half
+/// the free memory holds, 1 to 512.
+Expected<size_t> bufferSetCount(const CudaDriver &d, size_t setBytes);
+
 /// `warmup` calls of `launch`, then `reps` calls each between two events
 /// on `stream`: the median and minimum time per call.
 Expected<LaunchTiming> timeLaunches(const CudaDriver &d, cu::Stream stream,
