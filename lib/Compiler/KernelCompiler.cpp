@@ -314,6 +314,9 @@ std::string CompiledKernel::manifestJSON() const {
       j.attribute("stages", stages);
       j.attribute("warp_rows", warpRows);
       j.attribute("source", tileSource);
+      // Why this family and tile (what attn-compile --explain prints).
+      if (!tileReason.empty())
+        j.attribute("reason", tileReason);
     });
     j.attribute("threads", threads);
     j.attributeObject("grid", [&] {
