@@ -54,3 +54,36 @@ func.func @softcap(%q: tensor<1x1x256x128xbf16>) -> tensor<1x1x256x128xbf16> {
       : tensor<1x1x256x128xbf16>, tensor<1x1x256x128xbf16>, tensor<1x1x256x128xbf16> -> tensor<1x1x256x128xbf16>
   return %o : tensor<1x1x256x128xbf16>
 }
+
+// -----
+
+// A score_mod the tile emitter keeps per element where position arithmetic
+// is not signed and wide (uitofp, i1 flags): it still lowers, and the
+// additive form (score + term) keeps plain attention's softmax constant
+// scale · log2(e) = 0.12752...
+// CHECK-LABEL: func.func @relative_bias_flags
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_mod{{[0-9a-f]+}}_nolse_m128n128s2
+// CHECK: llvm.func @attn_fwd_sm90_d128_bf16_causal_mod{{[0-9a-f]+}}_nolse_m128n128s2(
+// CHECK: arith.uitofp
+// CHECK: arith.constant 0.1275174{{[0-9]*}} : f32
+func.func @relative_bias_flags(%q: tensor<1x4x1000x128xbf16>) -> tensor<1x4x1000x128xbf16> {
+  %o = attn.attention %q, %q, %q mask <causal>
+      : tensor<1x4x1000x128xbf16>, tensor<1x4x1000x128xbf16>, tensor<1x4x1000x128xbf16> -> tensor<1x4x1000x128xbf16>
+      score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %d = arith.subi %i, %j : index
+    %d32 = arith.index_cast %d : index to i32
+    %zero = arith.constant 0 : i32
+    %far = arith.cmpi sgt, %d32, %zero : i32
+    %t = arith.constant true
+    %near = arith.xori %far, %t : i1
+    %df = arith.uitofp %d32 : i32 to f32
+    %k = arith.constant -0.01 : f32
+    %bias = arith.mulf %df, %k : f32
+    %z = arith.constant 0.0 : f32
+    %sel = arith.select %near, %z, %bias : f32
+    %y = arith.addf %s, %sel : f32
+    attn.yield %y : f32
+  }
+  return %o : tensor<1x4x1000x128xbf16>
+}

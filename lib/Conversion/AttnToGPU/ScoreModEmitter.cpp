@@ -136,9 +136,15 @@ std::optional<ScoreModTileEmitter::Affine>
 ScoreModTileEmitter::affineOf(Operation &op, unsigned rowSlot) {
   // Integers (and f32 values of integers) below 2^24 are exact in f32.
   constexpr double kExact = 16777216.0;
+  // Integers narrower than 32 bits (i1 flags, i8 ...) stay as written:
+  // materialize builds i32 and wider.
+  auto wideInteger = [](Type t) {
+    return t.isIndex() || (t.isInteger() && t.getIntOrFloatBitWidth() >= 32);
+  };
   if (auto c = dyn_cast<arith::ConstantOp>(op)) {
     if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
-      if (std::abs(i.getValue().getSExtValue()) < (int64_t(1) << 24))
+      if (wideInteger(c.getType()) &&
+          std::abs(i.getValue().getSExtValue()) < (int64_t(1) << 24))
         return Affine{Value(), 0, i.getValue().getSExtValue()};
     if (auto f = dyn_cast<FloatAttr>(c.getValue())) {
       double v = f.getValueAsDouble();
@@ -151,15 +157,15 @@ ScoreModTileEmitter::affineOf(Operation &op, unsigned rowSlot) {
     return lookupAffine(op.getOperand(i), rowSlot);
   };
   auto isF32 = [](Type t) { return t.isF32() || t.isF64(); };
-  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-          arith::ExtUIOp, arith::TruncIOp>(op)) {
+  // Signed conversions only: a position difference may be negative, and
+  // the unsigned ones would read it as a large number.
+  if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(op)) {
     auto a = operand(0);
-    Type t = op.getResult(0).getType();
-    if (!a || a->isFloat || (t.isInteger() && t.getIntOrFloatBitWidth() < 32))
+    if (!a || a->isFloat || !wideInteger(op.getResult(0).getType()))
       return std::nullopt;
     return a;
   }
-  if (isa<arith::SIToFPOp, arith::UIToFPOp>(op)) {
+  if (isa<arith::SIToFPOp>(op)) {
     auto a = operand(0);
     if (!a || a->isFloat || !isF32(op.getResult(0).getType()))
       return std::nullopt;
