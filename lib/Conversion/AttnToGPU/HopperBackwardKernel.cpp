@@ -8,8 +8,10 @@
 // block of every query head that reads them:
 //  * warpgroup 0, the producer, drops to a few registers (setmaxnreg.dec);
 //    one thread brings K and V once and, per step, Q and dO of a query
-//    block into a `stages`-deep ring by TMA, each stage completing a "full"
-//    mbarrier and freed by an "empty" one;
+//    block into a `stages`-deep ring by TMA, and warp 1 that step's
+//    LSE·log2e and Δ (plain loads into the stage), each stage completing a
+//    "full" mbarrier and freed by an "empty" one; warp 2 adds each step's
+//    dQ tile to the accumulator (below);
 //  * warpgroups 1.., the consumers (setmaxnreg.inc), own 64 keys each and
 //    per step compute Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ with wgmma from shared
 //    memory, Pᵀ = exp2(Sᵀ·scale·log2e − LSE·log2e) and dSᵀ = Pᵀ∘(dPᵀ − Δ)
@@ -18,12 +20,13 @@
 //    fragment layout: this is why the kernel computes Sᵀ, not S). dSᵀ also
 //    goes to shared memory; after a named barrier between the consumers,
 //    dQ = dS·K (A = dSᵀ read MN-major, B = K read MN-major) is split over
-//    the head dim between them and added to the f32 dQ accumulator with
-//    red.global.add.v2.f32 (the sm80 convert kernel scales and casts it).
+//    the head dim between them, stored into an f32 tile in shared memory
+//    and added to the f32 dQ accumulator by one cp.reduce.async.bulk of
+//    producer warp 2 (the sm80 convert kernel scales and casts it).
 //    Pipelined (D = 64): step j issues dQ(j − 1) after its own Sᵀ and
 //    dPᵀ, so that the GEMM runs under step j's elementwise work and its
-//    reductions under dV/dK; otherwise (D = 128, where the extra live
-//    accumulators spill) dQ(j) is issued and reduced within step j.
+//    store under dV/dK; otherwise (D = 128, where the extra live
+//    accumulators spill) dQ(j) is issued and stored within step j.
 // Rows past Nq need no mask: TMA zero-fills Q and dO there and their LSE
 // reads as +inf, so P = 0; keys past Nk are zero-filled K and V rows whose
 // dK and dV are never stored.
@@ -57,6 +60,14 @@ namespace {
 constexpr const char *kSharedMemorySymbol = "attn_dynamic_smem_sm90_bwd";
 /// Bytes of one swizzled panel row: 64 16-bit elements.
 constexpr int64_t kPanelRowBytes = 128;
+/// Named barriers: 1 between the consumers (dSᵀ complete), then per
+/// consumer c: 2 + c "its dQ slice is in shared memory" and 4 + c "the
+/// dQ tile was read by the bulk reductions" (with the producer's dQ warp).
+constexpr int64_t kConsumerBarrier = 1, kDqFullBarrier = 2,
+                  kDqEmptyBarrier = 4;
+/// Producer warps: 0 issues the TMA loads, 1 loads LSE and Δ, 2 issues
+/// the dQ bulk reductions.
+constexpr int64_t kLseWarp = 1, kDqWarp = 2;
 
 /// Parameter indices (docs/kernel-abi.md, "Backward kernel parameters"),
 /// then the tensor maps.
@@ -86,6 +97,18 @@ void ifThen(KernelBuilder &kb, Value cond, Fn body) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   body();
+}
+
+/// `scf.if cond` with `thenBody` and `elseBody` (no results).
+template <typename Fn, typename Gn>
+void ifThenElse(KernelBuilder &kb, Value cond, Fn thenBody, Gn elseBody) {
+  OpBuilder &b = kb.builder();
+  auto ifOp = scf::IfOp::create(b, kb.location(), cond, /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  thenBody();
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  elseBody();
 }
 
 /// `x` (i32) through an opaque register move: values derived from it inside
@@ -127,6 +150,19 @@ private:
     return kb.andi(kb.divu(it, kb.i32(config.stages)), 1);
   }
   void emitProducer();
+  void emitLseLoader();
+  void emitTmaLoads();
+  /// Runs `body` with the block's scalars re-read through opaque moves:
+  /// the producer warps have 24 registers, and LLVM would otherwise hoist
+  /// 64-bit products of them out of their loops.
+  template <typename Fn> void withFreshScalars(Fn body);
+  void emitDqWriter();
+  /// This thread's LSE·log2e (offset 0) or Δ (offset blockM·4) of query
+  /// columns 8·j + 2t + {0, 1} from the shared stage of step `stage`.
+  SmallVector<Value> sharedColumns(Value stage, int64_t offsetBytes);
+  /// Stores this consumer's dQ slice into the shared tile the dQ warp
+  /// adds to the accumulator.
+  void storeDq(ArrayRef<Value> dq);
   void emitConsumer();
   SmallVector<Value> emitStep(Value it, ValueRange carried);
   SmallVector<Value> emitStepBody(Value it, ValueRange carried);
@@ -137,7 +173,6 @@ private:
                               ValueRange acc);
   void emitEpilogue(ValueRange accs);
   SmallVector<Value> issueDq(Value dsTile, ValueRange zeros);
-  void addDq(Value it, Value deltaBase, ArrayRef<Value> dq);
   Value deltaBaseOf(Value it);
   int64_t dqRegs() const {
     return withDq() ? spec.headDim / config.consumers() / 2 : 0;
@@ -150,6 +185,11 @@ private:
   int64_t kTileBytes() const { return config.blockN * spec.headDim * 2; }
   int64_t vTileBytes() const { return config.blockN * spec.valueHeadDim * 2; }
   int64_t dsTileBytes() const { return config.blockN * config.blockM * 2; }
+  int64_t lseStageBytes() const { return 2 * config.blockM * 4; }
+  /// The f32 dQ tile, unpadded: its rows < Nq are contiguous in the
+  /// accumulator, so that one bulk reduction adds it (per-row reductions
+  /// from padded, conflict-free rows were 0.6-0.97x as fast).
+  int64_t dqTileBytes() const { return config.blockM * spec.headDim * 4; }
   bool withDq() const { return !config.deterministic; }
   bool pipelined() const { return withDq() && config.pipelineDq; }
 
@@ -170,7 +210,7 @@ private:
   Value tid, warpgroup, lane, g, t;
   Value batch, kvHead, groupSize, kv0;
   Value qStart, qSteps, numSteps;
-  Value kTile, vTile, qRing, doRing, dsRing, barriers;
+  Value kTile, vTile, qRing, doRing, dsRing, dqTile, lseRing, barriers;
   // Consumer-only: index (0..), warp in its warpgroup, first key row of
   // this warp's 16 within the block (64·consumer + 16·warp).
   Value consumer, warpInGroup, warpKey0;
@@ -199,6 +239,22 @@ std::pair<Value, Value> HopperBackwardEmitter::stepAt(Value it) {
 /// into the ring stage the consumers released.
 void HopperBackwardEmitter::emitProducer() {
   setMaxRegisters(kb, config.producerRegisters, /*increase=*/false);
+  // Exclusive branches per warp: a value one role uses is not live (in the
+  // 24 registers) through another role's loop.
+  Value warp = kb.lshr(tid, 5);
+  ifThenElse(
+      kb, eq(kb, warp, kb.i32(kLseWarp)), [&] { emitLseLoader(); },
+      [&] {
+        if (!withDq())
+          return emitTmaLoads();
+        ifThenElse(
+            kb, eq(kb, warp, kb.i32(kDqWarp)), [&] { emitDqWriter(); },
+            [&] { emitTmaLoads(); });
+      });
+}
+
+/// Thread 0 of the producer: every TMA load.
+void HopperBackwardEmitter::emitTmaLoads() {
   ifThen(kb, eq(kb, tid, kb.i32(0)), [&] {
     Value kvFull = barrierAt(kvFullSlot(), Value());
     mbarrierArriveExpectTx(kb, kvFull, kTileBytes() + vTileBytes());
@@ -211,26 +267,174 @@ void HopperBackwardEmitter::emitProducer() {
     scf::ForOp::create(
         b, loc, kb.i32(0), numSteps, kb.i32(1), ValueRange{},
         [&](OpBuilder &, Location, Value it, ValueRange) {
-          auto [head, q0] = stepAt(it);
-          Value stage = stageOf(it);
-          // A fresh barrier counts as having completed the phase before
-          // its first: the first round through the ring does not wait.
-          mbarrierWait(kb, barrierAt(emptySlot(), stage),
-                       kb.xori(parityOf(it), kb.i32(1)));
-          Value full = barrierAt(fullSlot(), stage);
-          mbarrierArriveExpectTx(kb, full, qTileBytes() + doTileBytes());
-          Value q = kb.gepBytes(qRing, kb.mul(stage, kb.i32(qTileBytes())));
-          for (int64_t p = 0; p < spec.headDim / 64; ++p)
-            tmaLoad4d(kb, kb.gepBytes(q, kb.i32(p * qPanelBytes())),
-                      arg(kQMap), {kb.i32(64 * p), q0, head, batch}, full);
-          Value dO =
-              kb.gepBytes(doRing, kb.mul(stage, kb.i32(doTileBytes())));
-          for (int64_t p = 0; p < spec.valueHeadDim / 64; ++p)
-            tmaLoad4d(kb, kb.gepBytes(dO, kb.i32(p * qPanelBytes())),
-                      arg(kDOMap), {kb.i32(64 * p), q0, head, batch}, full);
+          withFreshScalars([&] {
+            auto [head, q0] = stepAt(it);
+            Value stage = stageOf(it);
+            // A fresh barrier counts as having completed the phase before
+            // its first: the first round through the ring does not wait.
+            mbarrierWait(kb, barrierAt(emptySlot(), stage),
+                         kb.xori(parityOf(it), kb.i32(1)));
+            Value full = barrierAt(fullSlot(), stage);
+            mbarrierArriveExpectTx(kb, full, qTileBytes() + doTileBytes());
+            Value q = kb.gepBytes(qRing, kb.mul(stage, kb.i32(qTileBytes())));
+            for (int64_t p = 0; p < spec.headDim / 64; ++p)
+              tmaLoad4d(kb, kb.gepBytes(q, kb.i32(p * qPanelBytes())),
+                        arg(kQMap), {kb.i32(64 * p), q0, head, batch}, full);
+            Value dO =
+                kb.gepBytes(doRing, kb.mul(stage, kb.i32(doTileBytes())));
+            for (int64_t p = 0; p < spec.valueHeadDim / 64; ++p)
+              tmaLoad4d(kb, kb.gepBytes(dO, kb.i32(p * qPanelBytes())),
+                        arg(kDOMap), {kb.i32(64 * p), q0, head, batch}, full);
+          });
           scf::YieldOp::create(b, loc);
         });
   });
+}
+
+template <typename Fn> void HopperBackwardEmitter::withFreshScalars(Fn body) {
+  SmallVector<Value *> scalars = {&batch, &kvHead,  &groupSize, &qStart,
+                                  &qSteps, &seqQ,  &headsQ,    &lane};
+  SmallVector<Value> saved;
+  for (Value *v : scalars) {
+    saved.push_back(*v);
+    *v = opaque32(kb, *v);
+  }
+  body();
+  for (auto [v, old] : llvm::zip(scalars, saved))
+    *v = old;
+}
+
+/// Per step, LSE·log2e (+inf for rows past Nq and rows that saw no key, so
+/// that P = 0) and Δ (0 past Nq) of the step's query rows into the shared
+/// stage, one arrival per lane on the stage's "full" barrier.
+void HopperBackwardEmitter::emitLseLoader() {
+  Value inf = kb.f32(std::numeric_limits<double>::infinity());
+  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  scf::ForOp::create(
+      b, loc, kb.i32(0), numSteps, kb.i32(1), ValueRange{},
+      [&](OpBuilder &, Location, Value it, ValueRange) {
+        withFreshScalars([&] {
+          auto [head, q0] = stepAt(it);
+          Value stage = stageOf(it);
+          mbarrierWait(kb, barrierAt(emptySlot(), stage),
+                       kb.xori(parityOf(it), kb.i32(1)));
+          Value lseBase = headBase(arg(kLse), b.getF32Type(), kLseStride, head);
+          Value deltaBase = deltaBaseOf(it);
+          // Rows are clamped to Nq − 1 so that every load is in bounds.
+          Value lastRow = kb.sub(seqQ, kb.i32(1));
+          Value dst = kb.gepBytes(lseRing,
+                                  kb.mul(stage, kb.i32(lseStageBytes())));
+          for (int64_t e = 0; e < config.blockM / 32; ++e) {
+            Value r = kb.add(lane, kb.i32(32 * e));
+            Value row = kb.add(q0, r);
+            Value inRange = kb.slt(row, seqQ);
+            Value at = kb.sext64(kb.minsi(row, lastRow));
+            Value lse = LLVM::LoadOp::create(
+                b, loc, b.getF32Type(), kb.gep(lseBase, b.getF32Type(), at));
+            lse = kb.select(kb.feq(lse, negInf), inf,
+                            kb.fmul(lse, kb.f32(M_LOG2E)));
+            Value delta = LLVM::LoadOp::create(
+                b, loc, b.getF32Type(), kb.gep(deltaBase, b.getF32Type(), at));
+            LLVM::StoreOp::create(b, loc, kb.select(inRange, lse, inf),
+                                  kb.gep(dst, b.getF32Type(), r));
+            LLVM::StoreOp::create(
+                b, loc, kb.select(inRange, delta, kb.f32(0.0)),
+                kb.gep(dst, b.getF32Type(),
+                       kb.add(r, kb.i32(config.blockM))));
+          }
+          mbarrierArrive(kb, barrierAt(fullSlot(), stage));
+        });
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+/// Per step, once every consumer stored its dQ slice: one
+/// cp.reduce.async.bulk add of the tile's rows < Nq (contiguous in the f32
+/// accumulator) by lane 0, then the tile is released once read.
+void HopperBackwardEmitter::emitDqWriter() {
+  int64_t syncThreads = 128 + 32;
+  auto releaseTile = [&] {
+    for (int64_t c = 0; c < config.consumers(); ++c)
+      namedBarrierArrive(kb, kb.i32(kDqEmptyBarrier + c), syncThreads);
+  };
+  ifThen(kb, kb.slt(kb.i32(0), numSteps), releaseTile);
+  scf::ForOp::create(
+      b, loc, kb.i32(0), numSteps, kb.i32(1), ValueRange{},
+      [&](OpBuilder &, Location, Value it, ValueRange) {
+        for (int64_t c = 0; c < config.consumers(); ++c)
+          namedBarrierSync(kb, kb.i32(kDqFullBarrier + c), syncThreads);
+        withFreshScalars([&] {
+          ifThen(kb, eq(kb, lane, kb.i32(0)), [&] {
+            Value seqQ4 = kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
+            Value q0 = stepAt(it).second;
+            Value rows = kb.minsi(kb.sub(seqQ, q0), kb.i32(config.blockM));
+            Value dst = kb.gep(
+                deltaBaseOf(it), b.getF32Type(),
+                kb.add(kb.zext64(seqQ4),
+                       kb.mul(kb.sext64(q0), kb.i64(spec.headDim))));
+            asmStatement(kb,
+                         {dst, sharedAddress(kb, dqTile),
+                          kb.mul(rows, kb.i32(spec.headDim * 4))},
+                         "cp.reduce.async.bulk.global.shared::cta.bulk_group"
+                         ".add.f32 [$0], [$1], $2;",
+                         "l,r,r");
+            asmStatement(kb, {}, "cp.async.bulk.commit_group;", "");
+            asmStatement(kb, {}, "cp.async.bulk.wait_group.read 0;", "");
+          });
+        });
+        // The consumers wait once per step: no release after the last.
+        ifThen(kb, kb.slt(kb.add(it, kb.i32(1)), numSteps), releaseTile);
+        scf::YieldOp::create(b, loc);
+      });
+  ifThen(kb, eq(kb, lane, kb.i32(0)), [&] {
+    asmStatement(kb, {}, "cp.async.bulk.wait_group 0;", "");
+  });
+}
+
+SmallVector<Value> HopperBackwardEmitter::sharedColumns(Value stage,
+                                                        int64_t offsetBytes) {
+  Value base = kb.gepBytes(
+      lseRing, kb.add(kb.mul(stage, kb.i32(lseStageBytes())),
+                      kb.add(kb.i32(offsetBytes), kb.shl(t, 3))));
+  Type pair = VectorType::get({2}, b.getF32Type());
+  SmallVector<Value> out;
+  for (int64_t j = 0; j < config.blockM / 8; ++j) {
+    Value v = LLVM::LoadOp::create(b, loc, pair,
+                                   kb.gepBytes(base, kb.i32(32 * j)), 8);
+    for (int64_t e = 0; e < 2; ++e)
+      out.push_back(LLVM::ExtractElementOp::create(b, loc, v, kb.i32(e)));
+  }
+  return out;
+}
+
+/// The tile is [query row][head dim] f32; consumer c writes columns
+/// [c·D/2, (c + 1)·D/2) once the dQ warp has read the previous step's.
+void HopperBackwardEmitter::storeDq(ArrayRef<Value> dq) {
+  int64_t dqCols = spec.headDim / config.consumers();
+  int64_t syncThreads = 128 + 32;
+  namedBarrierSync(kb, kb.add(kb.i32(kDqEmptyBarrier), consumer), syncThreads);
+  Type pair = VectorType::get({2}, b.getF32Type());
+  for (int h = 0; h < 2; ++h) {
+    Value row =
+        kb.add(kb.mul(warpInGroup, kb.i32(16)), kb.add(g, kb.i32(8 * h)));
+    Value col = kb.add(kb.mul(consumer, kb.i32(dqCols)), kb.shl(t, 1));
+    Value rowPtr = kb.gepBytes(
+        dqTile,
+        kb.add(kb.mul(row, kb.i32(spec.headDim * 4)), kb.shl(col, 2)));
+    for (int64_t j = 0; j < dqCols / 8; ++j) {
+      Value v = LLVM::UndefOp::create(b, loc, pair);
+      v = LLVM::InsertElementOp::create(b, loc, v, dq[4 * j + 2 * h],
+                                        kb.i32(0));
+      v = LLVM::InsertElementOp::create(b, loc, v, dq[4 * j + 2 * h + 1],
+                                        kb.i32(1));
+      LLVM::StoreOp::create(b, loc, v, kb.gepBytes(rowPtr, kb.i32(32 * j)),
+                            8);
+    }
+  }
+  // The generic-proxy stores become visible to the bulk copy (async proxy).
+  asmStatement(kb, {}, "fence.proxy.async.shared::cta;", "");
+  namedBarrierArrive(kb, kb.add(kb.i32(kDqFullBarrier), consumer),
+                     syncThreads);
 }
 
 SmallVector<Value> HopperBackwardEmitter::issueABt(Value aTile,
@@ -286,31 +490,6 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   int64_t sRegs = config.blockM / 2, sTiles = config.blockM / 8;
   size_t dkRegs = spec.headDim / 2, dvRegs = spec.valueHeadDim / 2;
 
-  // This thread's query columns 8·j + 2t + {0, 1}: LSE·log2e (+inf for
-  // rows past Nq and rows that saw no key, so that P = 0) and Δ. Rows are
-  // clamped to Nq − 1 so that every load is in bounds, then replaced.
-  Value lseBase = headBase(arg(kLse), b.getF32Type(), kLseStride, head);
-  Value deltaBase = deltaBaseOf(it);
-  Value inf = kb.f32(std::numeric_limits<double>::infinity());
-  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
-  Value lastRow = kb.sub(seqQ, kb.i32(1));
-  // Column (2·j + e)'s value of `base`, or `fallback` past Nq.
-  auto columnValues = [&](Value base, Value fallback, bool isLse) {
-    SmallVector<Value> out;
-    for (int64_t j = 0; j < sTiles; ++j)
-      for (int e = 0; e < 2; ++e) {
-        Value row = kb.add(q0, kb.add(kb.shl(t, 1), kb.i32(8 * j + e)));
-        Value at = kb.sext64(kb.minsi(row, lastRow));
-        Value v = LLVM::LoadOp::create(b, loc, b.getF32Type(),
-                                       kb.gep(base, b.getF32Type(), at));
-        if (isLse)
-          v = kb.select(kb.feq(v, negInf), inf, kb.fmul(v, kb.f32(M_LOG2E)));
-        out.push_back(kb.select(kb.slt(row, seqQ), v, fallback));
-      }
-    return out;
-  };
-  SmallVector<Value> lse = columnValues(lseBase, inf, /*isLse=*/true);
-
   // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, two commit groups.
   mbarrierWait(kb, barrierAt(fullSlot(), stage), parityOf(it));
   int64_t pending = pipelined() ? 1 : 0;
@@ -342,6 +521,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   //   8·(e/2) − 8·j − e%2 <= q0 + diagonal − kv0 − warpKey0 − g + 2t.
   // Blocks clear of the diagonal skip the compares.
   if (spec.causal) {
+    Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
     Value needed = kb.slt(kb.add(q0, diagonal),
                           kb.add(kv0, kb.i32(config.blockN - 1)));
     auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(s)), needed,
@@ -366,7 +546,9 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
     s.assign(ifOp.getResults().begin(), ifOp.getResults().end());
   }
 
-  // Pᵀ = exp2(Sᵀ·c − LSE·log2e).
+  // Pᵀ = exp2(Sᵀ·c − LSE·log2e), LSE·log2e of this thread's query columns
+  // 8·j + 2t + {0, 1} read only now (after the mask: fewer live registers).
+  SmallVector<Value> lse = sharedColumns(stage, 0);
   Value cScale = kb.f32(spec.scale * M_LOG2E);
   for (int64_t j = 0; j < sTiles; ++j)
     for (int e = 0; e < 4; ++e) {
@@ -412,12 +594,10 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
     wgmmaCommitGroup(kb);
   }
 
-  // dSᵀ = Pᵀ ∘ (dPᵀ − Δ); Δ read only now, so that it is not live next
-  // to the LSE. Pending behind dPᵀ: dQ(j − 1) when pipelined, dV when
-  // issued early.
-  SmallVector<Value> delta =
-      columnValues(deltaBase, kb.f32(0.0), /*isLse=*/false);
+  // dSᵀ = Pᵀ ∘ (dPᵀ − Δ). Pending behind dPᵀ: dQ(j − 1) when pipelined, dV
+  // when issued early.
   dp = wgmmaWaitGroup(kb, pending + (dvEarly ? 1 : 0), dp);
+  SmallVector<Value> delta = sharedColumns(stage, config.blockM * 4);
   for (int64_t j = 0; j < sTiles; ++j)
     for (int e = 0; e < 4; ++e)
       s[4 * j + e] = kb.fmul(s[4 * j + e],
@@ -467,18 +647,16 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   wgmmaCommitGroup(kb);
 
   if (pipelined()) {
-    // dQ of the previous step ran under this step's elementwise work; its
-    // reductions run under dV/dK (still pending).
+    // dQ of the previous step ran under this step's elementwise work; it
+    // is stored while dV/dK run (still pending).
     dqPrev = wgmmaWaitGroup(kb, dvEarly ? 2 : 1, dqPrev);
-    ifThen(kb, kb.slt(kb.i32(0), it), [&] {
-      addDq(kb.sub(it, kb.i32(1)), deltaBaseOf(kb.sub(it, kb.i32(1))),
-            dqPrev);
-    });
+    ifThen(kb, kb.slt(kb.i32(0), it), [&] { storeDq(dqPrev); });
   }
   SmallVector<Value> dq;
-  if (withDq() && !pipelined()) {
+  bool inStepDq = withDq() && !pipelined();
+  if (inStepDq) {
     // Every consumer's dSᵀ rows are in shared memory.
-    namedBarrierSync(kb, kb.i32(1), 128 * config.consumers());
+    namedBarrierSync(kb, kb.i32(kConsumerBarrier), 128 * config.consumers());
     dq = wgmmaFence(kb, SmallVector<Value>(dqRegs(), kb.f32(0.0)));
     dq = issueDq(dsTile, dq);
     wgmmaCommitGroup(kb);
@@ -492,16 +670,18 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   waited.append(dsF.begin(), dsF.end());
   waited = wgmmaWaitGroup(kb, 0, waited);
 
-  // Q and dO of this stage are no longer read (one arrival per warp).
+  // Q, dO, LSE and Δ of this stage are no longer read (one arrival per
+  // warp; the warp barrier orders every lane's LSE/Δ loads before it).
+  asmStatement(kb, {}, "bar.warp.sync -1;", "");
   ifThen(kb, eq(kb, lane, kb.i32(0)),
          [&] { mbarrierArrive(kb, barrierAt(emptySlot(), stage)); });
 
-  if (withDq() && !pipelined())
-    addDq(it, deltaBase, ArrayRef(waited).slice(dkRegs + dvRegs, dqRegs()));
+  if (inStepDq)
+    storeDq(ArrayRef(waited).slice(dkRegs + dvRegs, dqRegs()));
   // Pipelined: every consumer's dSᵀ rows of this step are in shared memory
   // before the next step's dQ reads them.
   if (pipelined())
-    namedBarrierSync(kb, kb.i32(1), 128 * config.consumers());
+    namedBarrierSync(kb, kb.i32(kConsumerBarrier), 128 * config.consumers());
   waited.resize(dkRegs + dvRegs);
   return waited;
 }
@@ -534,33 +714,6 @@ SmallVector<Value> HopperBackwardEmitter::issueDq(Value dsTile,
                  /*transposeA=*/true);
   }
   return dq;
-}
-
-/// Adds this consumer's dQ slice of step `it` to the accumulator after
-/// Δ at `deltaBase`: rows q0 + 16·warp + g (+8) < Nq, pairs of f32 (8-byte
-/// aligned: Nq4 and D even).
-void HopperBackwardEmitter::addDq(Value it, Value deltaBase,
-                                  ArrayRef<Value> dq) {
-  int64_t dqCols = spec.headDim / config.consumers();
-  Value q0 = stepAt(it).second;
-  Value seqQ4 = kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
-  Value accBase = kb.gep(deltaBase, b.getF32Type(), kb.zext64(seqQ4));
-  for (int h = 0; h < 2; ++h) {
-    Value row = kb.add(kb.add(q0, kb.mul(warpInGroup, kb.i32(16))),
-                       kb.add(g, kb.i32(8 * h)));
-    ifThen(kb, kb.slt(row, seqQ), [&] {
-      Value rowPtr = kb.gep(
-          accBase, b.getF32Type(),
-          kb.add(kb.mul(kb.sext64(row), kb.i64(spec.headDim)),
-                 kb.sext64(kb.add(kb.mul(consumer, kb.i32(dqCols)),
-                                  kb.shl(t, 1)))));
-      for (int64_t j = 0; j < dqCols / 8; ++j)
-        asmStatement(kb,
-                     {kb.gep(rowPtr, b.getF32Type(), kb.i64(8 * j)),
-                      dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]},
-                     "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f");
-    });
-  }
 }
 
 /// The workspace region (Δ, then the dQ accumulator) of step `it`'s query
@@ -631,7 +784,7 @@ void HopperBackwardEmitter::emitConsumer() {
                    dq);
       wgmmaCommitGroup(kb);
       dq = wgmmaWaitGroup(kb, 0, dq);
-      addDq(last, deltaBaseOf(last), dq);
+      storeDq(dq);
     });
   emitEpilogue(loop.getResults());
 }
@@ -672,7 +825,8 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   numSteps = kb.mul(qSteps, groupSize);
 
   // Dynamic shared memory from a 1024-byte boundary (the swizzle atom):
-  // K, V, the Q and dO rings, two dSᵀ tiles, then the mbarriers.
+  // K, V, the Q and dO rings, two dSᵀ tiles, the dQ tile, the LSE/Δ ring,
+  // then the mbarriers.
   Value smem = LLVM::AddressOfOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
       kSharedMemorySymbol);
@@ -684,15 +838,17 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   qRing = kb.gepBytes(vTile, kb.i32(vTileBytes()));
   doRing = kb.gepBytes(qRing, kb.i32(config.stages * qTileBytes()));
   dsRing = kb.gepBytes(doRing, kb.i32(config.stages * doTileBytes()));
-  barriers =
-      kb.gepBytes(dsRing, kb.i32(withDq() ? 2 * dsTileBytes() : 0));
+  dqTile = kb.gepBytes(dsRing, kb.i32(withDq() ? 2 * dsTileBytes() : 0));
+  lseRing = kb.gepBytes(dqTile, kb.i32(withDq() ? dqTileBytes() : 0));
+  barriers = kb.gepBytes(lseRing, kb.i32(config.stages * lseStageBytes()));
 
   // Thread 0 initialises the mbarriers: "full" ones expect the producer's
-  // arrival with the TMA bytes, "empty" ones one arrival per consumer warp.
+  // arrival with the TMA bytes and one per lane of the LSE warp, "empty"
+  // ones one arrival per consumer warp.
   ifThen(kb, eq(kb, tid, kb.i32(0)), [&] {
     mbarrierInit(kb, barrierAt(kvFullSlot(), Value()), 1);
     for (int64_t s = 0; s < config.stages; ++s) {
-      mbarrierInit(kb, barrierAt(fullSlot() + s, Value()), 1);
+      mbarrierInit(kb, barrierAt(fullSlot() + s, Value()), 1 + 32);
       mbarrierInit(kb, barrierAt(emptySlot() + s, Value()),
                    4 * config.consumers());
     }
@@ -770,9 +926,12 @@ mlir::attn::hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
   int64_t ring =
       config.stages * config.blockM * (spec.headDim + spec.valueHeadDim) * e;
   int64_t ds = config.deterministic ? 0 : 2 * config.blockN * config.blockM * e;
+  // The f32 dQ tile, and LSE·log2e and Δ per ring stage.
+  int64_t dq = config.deterministic ? 0 : config.blockM * spec.headDim * 4;
+  int64_t lse = config.stages * 2 * config.blockM * 4;
   int64_t barriers = 8 * (1 + 2 * config.stages);
   // + 1024: the kernel aligns the dynamic shared memory to the swizzle atom.
-  return 1024 + kv + ring + ds + barriers;
+  return 1024 + kv + ring + ds + dq + lse + barriers;
 }
 
 std::string
