@@ -950,8 +950,9 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec) {
   HopperBackwardConfig config;
   // The pipelined dQ is 1.05-1.1x faster at D = 64 (H200,
   // docs/perf/2026-11-29-backward-sm90a.md); at D = 128 its 32 extra live
-  // accumulators make ptxas spill 300-450 bytes and it is 0.8-0.9x the
-  // in-step dQ.
+  // accumulators still make ptxas spill (4-64 bytes with LSE/Δ in shared
+  // memory) and it is 0.94-1.02x the in-step dQ in two runs
+  // (docs/perf/2026-12-01-backward-sm90a-v2.md).
   config.pipelineDq = spec.headDim <= 64;
   return config;
 }
