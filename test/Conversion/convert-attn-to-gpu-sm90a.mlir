@@ -4,6 +4,13 @@
 // RUN: attn-opt %s --convert-attn-to-gpu="family=auto chip=sm_80" --split-input-file | FileCheck %s --check-prefix=SM80
 // RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a sm90-schedule=pingpong+persistent" --split-input-file | FileCheck %s --check-prefix=PERSISTENT
 // RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a block-m=64 block-n=64 stages=4" --split-input-file | FileCheck %s --check-prefix=OPT
+// The exp2-emulation experiment (ATTN_SM90_EXP2_POLY=k: k of every 8 score
+// columns take exp2 on the FMA pipe, docs/perf/2026-12-01-variants-v3.md):
+// named by the kernel, the polynomial's round-down add in its body.
+// RUN: env ATTN_SM90_EXP2_POLY=3 attn-opt %s --convert-attn-to-gpu="family=sm90a" --split-input-file | FileCheck %s --check-prefix=EXP2
+// EXP2: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2_e3
+// EXP2: add.rm.ftz.f32
+// EXP2: ex2.approx.ftz.f32
 
 // The sm90a-wgmma family: a producer warpgroup and two consumers (384
 // threads), tensor maps as 128-byte grid-constant parameters. Causal: one
