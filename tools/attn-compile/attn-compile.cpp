@@ -169,7 +169,7 @@ lookupBackwardTile(mlir::ModuleOp module,
   if (!op)
     return "no attn.attention_grad";
   mlir::attn::TunedBackwardLookup tuned =
-      mlir::attn::lookupTunedBackwardKernel(op, options.chip,
+      mlir::attn::lookupTunedBackwardKernel(op, options.chip, options.family,
                                             options.deterministic, db, gpu);
   if (tuned.config) {
     options.blockM = tuned.config->blockM;

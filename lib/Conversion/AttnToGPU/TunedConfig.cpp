@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
+#include "attn/Conversion/AttnToGPU/HopperBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/TuningSpace.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Tuning/TuningDatabase.h"
@@ -129,7 +130,7 @@ TunedForwardLookup mlir::attn::lookupTunedForwardKernel(
 }
 
 TunedBackwardLookup mlir::attn::lookupTunedBackwardKernel(
-    AttentionGradOp op, StringRef chip, bool deterministic,
+    AttentionGradOp op, StringRef chip, StringRef family, bool deterministic,
     const ::attn::tuning::TuningDatabase &db, StringRef gpu) {
   using namespace ::attn::tuning;
   TunedBackwardLookup result;
@@ -144,6 +145,14 @@ TunedBackwardLookup mlir::attn::lookupTunedBackwardKernel(
   if (!spec.elementType ||
       !(spec.elementType.isF16() || spec.elementType.isBF16())) {
     result.reason = "miss: the GPU backward kernels take f16 or bf16";
+    return result;
+  }
+  if (family == "sm90a" ||
+      (family == "auto" && hopperBackwardSupports(spec, chip).empty())) {
+    result.reason = "not looked up: family " + family.str() +
+                    " compiles the sm90a-wgmma backward here, which has no "
+                    "tuning space (the database's backward tiles are "
+                    "sm80-mma)";
     return result;
   }
   ::attn::AttentionProblem p;

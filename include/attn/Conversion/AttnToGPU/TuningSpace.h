@@ -119,9 +119,13 @@ struct TunedBackwardLookup {
   std::optional<FlashBackwardConfig> config; // source "tuning-db"
   std::string reason;
 };
+/// `family` is the requested one (sm80, sm90a or auto): the database holds
+/// sm80-mma backward tiles only, so where the sm90a-wgmma dkdv kernel is
+/// the one compiled (sm90a, or auto where it implements the attention) it
+/// is not looked up: an sm80 tile there would replace the faster kernel.
 TunedBackwardLookup
 lookupTunedBackwardKernel(AttentionGradOp op, StringRef chip,
-                          bool deterministic,
+                          StringRef family, bool deterministic,
                           const ::attn::tuning::TuningDatabase &db,
                           StringRef gpu);
 
