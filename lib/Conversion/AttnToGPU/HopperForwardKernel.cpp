@@ -135,8 +135,8 @@ private:
   // score fewer than the region as written (1.029 vs 1.146 ms at D = 128,
   // N = 4096 on the H200; docs/variants.md).
   std::optional<std::pair<double, double>> foldedSoftcap;
-  /// An additive score_mod's term and sign (matchAdditiveScoreMod).
-  std::optional<std::pair<Value, double>> additiveTerm;
+  /// An additive score_mod (matchAdditiveScoreMod).
+  std::optional<AdditiveScoreMod> additiveTerm;
   Value bandOffset; // d(i) - i: Nk - Nq bottom-right, 0 top-left
   Value tid, warpgroup, lane, g, t;
   Value batch, head, kvHead, q0;
@@ -403,29 +403,19 @@ HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
           v = mod.emit(kb.fmul(v, scale), e / 2, 8 * nt + (e & 1));
         }
     } else {
-      // score · scale ± X = scale · (score ± X / scale): the raw score plus
-      // the term, with plain attention's softmax constant. When X is
-      // r · y with r the same for a whole row (ALiBi's slope), ±r / scale
-      // is computed once per row and each score costs y and one FMA.
-      Value term = additiveTerm->first, rowFactor, perKey = term;
-      if (auto mul = term.getDefiningOp<arith::MulFOp>()) {
-        ScoreModTileEmitter probe(b, loc, *spec.scoreMod, batch, head, rows,
-                                  keyBase, {term});
-        if (probe.isRowLevel(mul.getLhs()))
-          std::tie(rowFactor, perKey) = std::pair(mul.getLhs(), mul.getRhs());
-        else if (probe.isRowLevel(mul.getRhs()))
-          std::tie(rowFactor, perKey) = std::pair(mul.getRhs(), mul.getLhs());
-      }
-      SmallVector<Value> roots{perKey};
-      if (rowFactor)
-        roots.push_back(rowFactor);
+      // score · scale ± r · y = scale · (score ± (r / scale) · y): the raw
+      // score plus the term, with plain attention's softmax constant.
+      const AdditiveScoreMod &add = *additiveTerm;
+      SmallVector<Value> roots{add.perKey};
+      if (add.rowFactor)
+        roots.push_back(add.rowFactor);
       ScoreModTileEmitter mod(b, loc, *spec.scoreMod, batch, head, rows,
                               keyBase, roots);
-      Value constant = kb.f32(additiveTerm->second / spec.scale);
+      Value constant = kb.f32(add.sign / spec.scale);
       std::array<Value, 2> factor = {constant, constant};
-      if (rowFactor)
+      if (add.rowFactor)
         for (int h = 0; h < 2; ++h)
-          factor[h] = kb.fmul(mod.emit({}, h, 0, rowFactor), constant);
+          factor[h] = kb.fmul(mod.emit({}, h, 0, add.rowFactor), constant);
       for (int64_t nt = 0; nt < sTiles; ++nt)
         for (int e = 0; e < 4; ++e) {
           Value &v = s[4 * nt + e];

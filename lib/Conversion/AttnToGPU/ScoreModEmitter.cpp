@@ -297,32 +297,49 @@ Value ScoreModTileEmitter::emit(Value score, unsigned rowSlot,
                     element);
 }
 
-std::optional<std::pair<Value, double>>
+/// Whether `v`, a value of `scoreMod`, depends on one of its `arguments`.
+static bool dependsOn(Value v, Block &scoreMod,
+                      ArrayRef<BlockArgument> arguments) {
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(x))
+      if (llvm::is_contained(arguments, arg))
+        return true;
+    Operation *def = x.getDefiningOp();
+    if (def && def->getBlock() == &scoreMod && seen.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
+std::optional<AdditiveScoreMod>
 mlir::attn::matchAdditiveScoreMod(Block &scoreMod) {
-  Value score = scoreMod.getArgument(0);
+  BlockArgument score = scoreMod.getArgument(0), key = scoreMod.getArgument(4);
   Operation *yielded = scoreMod.getTerminator()->getOperand(0).getDefiningOp();
   if (!yielded || !isa<arith::AddFOp, arith::SubFOp>(yielded))
     return std::nullopt;
   Value lhs = yielded->getOperand(0), rhs = yielded->getOperand(1);
-  std::optional<std::pair<Value, double>> term;
+  AdditiveScoreMod match;
   if (lhs == score)
-    term = {rhs, isa<arith::SubFOp>(yielded) ? -1.0 : 1.0};
+    match = {rhs, Value(), isa<arith::SubFOp>(yielded) ? -1.0 : 1.0};
   else if (rhs == score && isa<arith::AddFOp>(yielded))
-    term = {lhs, 1.0};
+    match = {lhs, Value(), 1.0};
   else
     return std::nullopt;
-  // The term must not read the score.
-  SmallVector<Value> work{term->first};
-  llvm::SmallPtrSet<Operation *, 16> seen;
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (v == score)
-      return std::nullopt;
-    Operation *def = v.getDefiningOp();
-    if (def && def->getBlock() == &scoreMod && seen.insert(def).second)
-      llvm::append_range(work, def->getOperands());
+  if (dependsOn(match.perKey, scoreMod, {score}))
+    return std::nullopt;
+  if (auto mul = match.perKey.getDefiningOp<arith::MulFOp>()) {
+    for (auto [r, y] : {std::pair(mul.getLhs(), mul.getRhs()),
+                        std::pair(mul.getRhs(), mul.getLhs())})
+      if (!dependsOn(r, scoreMod, {key})) {
+        match.rowFactor = r;
+        match.perKey = y;
+        break;
+      }
   }
-  return term;
+  return match;
 }
 
 Value mlir::attn::emitTanhApprox(OpBuilder &b, Location loc, Value x) {

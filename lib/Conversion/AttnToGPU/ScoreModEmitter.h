@@ -50,11 +50,6 @@ public:
   Value emit(Value score, unsigned rowSlot, int64_t keyOffset,
              Value target = Value());
 
-  /// Whether block value `v` is the same for every key of a row (it reads
-  /// neither the score nor the key position).
-  bool isRowLevel(Value v) const {
-    return !readsScore.lookup(v) && !readsKey.lookup(v);
-  }
 
 private:
   /// value = base + alpha * keyOffset + beta, in integers; a float when
@@ -96,12 +91,19 @@ private:
 /// nullopt for any other region.
 std::optional<std::pair<double, double>> matchSoftcap(Block &scoreMod);
 
-/// A region that adds a term to the score, score + X, X + score or
-/// score - X, with X independent of the score (ALiBi, relative position
-/// biases): {X, +1 or -1}. Kernels then add ±X / scale to the raw score and
-/// keep plain attention's softmax constant (scale · log2 e), one multiply
-/// per score fewer than the region as written; nullopt otherwise.
-std::optional<std::pair<Value, double>> matchAdditiveScoreMod(Block &scoreMod);
+/// A region that adds a term to the score: score + X, X + score or
+/// score − X, with X independent of the score (ALiBi, relative position
+/// biases). Kernels then add ±X / scale to the raw score and keep plain
+/// attention's softmax constant (scale · log2 e), one multiply per score
+/// fewer than the region as written; when X = r · y with r the same for a
+/// whole query row (ALiBi's slope), ±r / scale is one per-row constant and
+/// each score costs y and one FMA.
+struct AdditiveScoreMod {
+  Value perKey;    // y (X when there is no row factor)
+  Value rowFactor; // r, or null
+  double sign;     // +1 or -1
+};
+std::optional<AdditiveScoreMod> matchAdditiveScoreMod(Block &scoreMod);
 
 /// tanh.approx.f32 of x.
 Value emitTanhApprox(OpBuilder &b, Location loc, Value x);
