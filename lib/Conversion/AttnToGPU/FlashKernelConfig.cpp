@@ -247,10 +247,10 @@ std::string mlir::attn::flashKernelVariantSuffix(const FlashKernelSpec &spec) {
   return os.str();
 }
 
-std::string mlir::attn::flashKernelName(const FlashKernelSpec &spec,
-                                        const FlashKernelConfig &config) {
+std::string mlir::attn::forwardKernelNameStem(const FlashKernelSpec &spec,
+                                              StringRef prefix) {
   std::ostringstream os;
-  os << "attn_fwd_d" << spec.headDim;
+  os << prefix.str() << "_d" << spec.headDim;
   if (spec.valueHeadDim != spec.headDim)
     os << "v" << spec.valueHeadDim;
   os << (spec.elementType.isBF16() ? "_bf16" : "_f16");
@@ -262,6 +262,13 @@ std::string mlir::attn::flashKernelName(const FlashKernelSpec &spec,
   float scale = static_cast<float>(spec.scale);
   if (scale != defaultScale)
     os << "_sc" << std::hex << llvm::bit_cast<uint32_t>(scale) << std::dec;
+  return os.str();
+}
+
+std::string mlir::attn::flashKernelName(const FlashKernelSpec &spec,
+                                        const FlashKernelConfig &config) {
+  std::ostringstream os;
+  os << forwardKernelNameStem(spec, "attn_fwd");
   os << "_m" << config.blockM << "n" << config.blockN << "w" << config.warps()
      << "s" << config.stages;
   return os.str();

@@ -228,17 +228,7 @@ mlir::attn::validateHopperKernel(const FlashKernelSpec &spec,
 std::string mlir::attn::hopperKernelName(const FlashKernelSpec &spec,
                                          const HopperKernelConfig &config) {
   std::ostringstream os;
-  os << "attn_fwd_sm90_d" << spec.headDim;
-  if (spec.valueHeadDim != spec.headDim)
-    os << "v" << spec.valueHeadDim;
-  os << (spec.elementType.isBF16() ? "_bf16" : "_f16");
-  os << flashKernelVariantSuffix(spec);
-  if (!spec.withLse)
-    os << "_nolse";
-  float defaultScale = 1.0f / std::sqrt(static_cast<float>(spec.headDim));
-  float scale = static_cast<float>(spec.scale);
-  if (scale != defaultScale)
-    os << "_sc" << std::hex << llvm::bit_cast<uint32_t>(scale) << std::dec;
+  os << forwardKernelNameStem(spec, "attn_fwd_sm90");
   os << "_m" << config.blockM << "n" << config.blockN << "s" << config.stages;
   if (config.persistent)
     os << "_p";

@@ -99,6 +99,13 @@ std::string flashKernelName(const FlashKernelSpec &spec,
 /// [_causal | _tl<L>x<R> | _br<L>x<R>][_mod<hash>][_bias][_varlen].
 std::string flashKernelVariantSuffix(const FlashKernelSpec &spec);
 
+/// The part of a forward kernel's name both families share: `prefix`
+/// ("attn_fwd" or "attn_fwd_sm90"), head dims, element type, the variant
+/// suffix, "_nolse" without the LSE and "_sc<bits>" for a non-default scale
+/// (baked into the kernel); the family appends its tile.
+std::string forwardKernelNameStem(const FlashKernelSpec &spec,
+                                  llvm::StringRef prefix);
+
 /// Emits the forward kernel into `module` (parameters as in
 /// docs/kernel-abi.md). The caller validated the configuration.
 gpu::GPUFuncOp emitFlashForwardKernel(OpBuilder &builder,
