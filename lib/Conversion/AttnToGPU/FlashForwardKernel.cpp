@@ -298,22 +298,13 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
       Value rowMinusKey = kb.sub(kb.sub(kb.add(bandOffset, queryRow(0, 0)),
                                         kv0),
                                  kb.shl(t, 1));
-      Value rightLimit, leftLimit;
-      if (band.hasRight())
-        rightLimit = kb.add(rowMinusKey, kb.i32(band.right));
-      if (band.hasLeft())
-        leftLimit = kb.sub(rowMinusKey, kb.i32(band.left));
+      nvvm::BandMask mask(kb, band, keysLeft, rowMinusKey);
       SmallVector<Value> masked;
       for (int64_t mt = 0; mt < mTiles; ++mt)
         for (int64_t nt = 0; nt < sTiles; ++nt)
           for (int e = 0; e < 4; ++e) {
-            int64_t col = 8 * nt + (e & 1);
-            Value valid = kb.slt(kb.i32(col), keysLeft);
-            Value rel = kb.i32(col - 16 * mt - 8 * (e / 2));
-            if (rightLimit)
-              valid = kb.andb(valid, kb.sle(rel, rightLimit));
-            if (leftLimit)
-              valid = kb.andb(valid, kb.sle(leftLimit, rel));
+            Value valid =
+                mask.visible(8 * nt + (e & 1), 16 * mt + 8 * (e / 2));
             masked.push_back(kb.select(valid, s[mt][nt][e], negInf));
           }
       scf::YieldOp::create(b, loc, masked);

@@ -32,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelTiles.h"
 #include "NVVMHelpers.h"
 #include "ScoreModEmitter.h"
 #include "WgmmaHelpers.h"
@@ -439,23 +440,12 @@ HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
   Value keysLeft = kb.sub(kb.sub(seqKv, kv0), kb.shl(t, 1));
   Value rowMinusKey = kb.sub(
       kb.sub(kb.add(bandOffset, kb.add(warpRow0, g)), kv0), kb.shl(t, 1));
-  Value rightLimit, leftLimit;
-  if (band.hasRight())
-    rightLimit = kb.add(rowMinusKey, kb.i32(band.right));
-  if (band.hasLeft())
-    leftLimit = kb.sub(rowMinusKey, kb.i32(band.left));
+  BandMask mask(kb, band, keysLeft, rowMinusKey);
   SmallVector<Value> masked;
   for (int64_t nt = 0; nt < sTiles; ++nt)
-    for (int e = 0; e < 4; ++e) {
-      int64_t col = 8 * nt + (e & 1);
-      Value valid = kb.slt(kb.i32(col), keysLeft);
-      Value rel = kb.i32(col - 8 * (e / 2));
-      if (rightLimit)
-        valid = kb.andb(valid, kb.sle(rel, rightLimit));
-      if (leftLimit)
-        valid = kb.andb(valid, kb.sle(leftLimit, rel));
-      masked.push_back(kb.select(valid, s[4 * nt + e], negInf));
-    }
+    for (int e = 0; e < 4; ++e)
+      masked.push_back(kb.select(mask.visible(8 * nt + (e & 1), 8 * (e / 2)),
+                                 s[4 * nt + e], negInf));
   scf::YieldOp::create(b, loc, masked);
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   scf::YieldOp::create(b, loc, ValueRange(s));

@@ -100,3 +100,22 @@ Value FragmentAddresses::address(ArrayRef<Value> lanePtrs, int64_t rowBase,
   Value lanePart = lanePtrs[pair % period];
   return constant ? kb.gepBytes(lanePart, kb.i32(constant)) : lanePart;
 }
+
+BandMask::BandMask(KernelBuilder &kb, const MaskBand &band, Value keysLeft,
+                   Value rowMinusKey)
+    : kb(kb), keysLeft(keysLeft) {
+  if (band.hasRight())
+    rightLimit = kb.add(rowMinusKey, kb.i32(band.right));
+  if (band.hasLeft())
+    leftLimit = kb.sub(rowMinusKey, kb.i32(band.left));
+}
+
+Value BandMask::visible(int64_t col, int64_t rowOffset) const {
+  Value valid = kb.slt(kb.i32(col), keysLeft);
+  Value rel = kb.i32(col - rowOffset);
+  if (rightLimit)
+    valid = kb.andb(valid, kb.sle(rel, rightLimit));
+  if (leftLimit)
+    valid = kb.andb(valid, kb.sle(leftLimit, rel));
+  return valid;
+}

@@ -12,6 +12,7 @@
 #define ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELTILES_H
 
 #include "NVVMHelpers.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -81,6 +82,23 @@ private:
   KernelBuilder &kb;
   TileLayout layout;
   SmallVector<Value> laneOffsets;
+};
+
+/// The mask test of one thread's score elements in a key block (both
+/// forward families): an element `col` keys right of and `rowOffset` rows
+/// below the thread's first (key, row) is visible iff it lies before Nk
+/// (col < keysLeft = Nk − firstKey) and inside the band (rel = col −
+/// rowOffset between the limits from rowMinusKey = d(firstRow) − firstKey).
+/// Each test compares a compile-time constant with one per-thread value.
+class BandMask {
+public:
+  BandMask(KernelBuilder &kb, const MaskBand &band, Value keysLeft,
+           Value rowMinusKey);
+  Value visible(int64_t col, int64_t rowOffset) const;
+
+private:
+  KernelBuilder &kb;
+  Value keysLeft, rightLimit, leftLimit;
 };
 
 } // namespace mlir::attn::nvvm
