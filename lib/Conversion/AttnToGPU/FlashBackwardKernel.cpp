@@ -708,18 +708,11 @@ void DkDvEmitter::emit() {
   groupSize = kb.divu(c.headsQ, c.headsKv);
   kv0 = kb.mul(kvBlock, kb.i32(config.blockN));
 
-  // The walk: query blocks from the first that sees any of these keys
-  // (causal: query >= key - diagonal) to the end, for each query head of
-  // the group.
-  Value numQBlocks = kb.divu(kb.add(c.seqQ, kb.i32(config.blockM - 1)),
-                             kb.i32(config.blockM));
-  qStart = kb.i32(0);
-  if (spec.causal)
-    qStart = kb.minsi(kb.divu(kb.maxsi(kb.sub(kv0, diagonal), kb.i32(0)),
-                              kb.i32(config.blockM)),
-                      numQBlocks);
-  qSteps = kb.sub(numQBlocks, qStart);
-  numSteps = kb.mul(qSteps, groupSize);
+  nvvm::BackwardQueryWalk walk = nvvm::backwardQueryWalk(
+      kb, c.seqQ, config.blockM, kv0, diagonal, spec.causal, groupSize);
+  qStart = walk.qStart;
+  qSteps = walk.qSteps;
+  numSteps = walk.numSteps;
 
   // Shared memory: K, V, the Q and dO rings, dSᵀ, the LSE and Δ rings.
   Value smem = LLVM::AddressOfOp::create(

@@ -37,6 +37,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelTiles.h"
 #include "NVVMHelpers.h"
 #include "WgmmaHelpers.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
@@ -811,18 +812,11 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   groupSize = kb.divu(headsQ, headsKv);
   kv0 = kb.mul(kvBlock, kb.i32(config.blockN));
 
-  // The walk (as the sm80 dkdv kernel): query blocks from the first that
-  // sees any of these keys (causal: query >= key − diagonal) to the end,
-  // for each query head of the kv head's group.
-  Value numQBlocks = kb.divu(kb.add(seqQ, kb.i32(config.blockM - 1)),
-                             kb.i32(config.blockM));
-  qStart = kb.i32(0);
-  if (spec.causal)
-    qStart = kb.minsi(kb.divu(kb.maxsi(kb.sub(kv0, diagonal), kb.i32(0)),
-                              kb.i32(config.blockM)),
-                      numQBlocks);
-  qSteps = kb.sub(numQBlocks, qStart);
-  numSteps = kb.mul(qSteps, groupSize);
+  BackwardQueryWalk walk = backwardQueryWalk(kb, seqQ, config.blockM, kv0,
+                                             diagonal, spec.causal, groupSize);
+  qStart = walk.qStart;
+  qSteps = walk.qSteps;
+  numSteps = walk.numSteps;
 
   // Dynamic shared memory from a 1024-byte boundary (the swizzle atom):
   // K, V, the Q and dO rings, two dSᵀ tiles, the dQ tile, the LSE/Δ ring,

@@ -119,3 +119,19 @@ Value BandMask::visible(int64_t col, int64_t rowOffset) const {
     valid = kb.andb(valid, kb.sle(leftLimit, rel));
   return valid;
 }
+
+BackwardQueryWalk mlir::attn::nvvm::backwardQueryWalk(
+    KernelBuilder &kb, Value seqQ, int64_t blockM, Value kv0, Value diagonal,
+    bool causal, Value groupSize) {
+  Value numQBlocks =
+      kb.divu(kb.add(seqQ, kb.i32(blockM - 1)), kb.i32(blockM));
+  BackwardQueryWalk walk;
+  walk.qStart = kb.i32(0);
+  if (causal)
+    walk.qStart = kb.minsi(
+        kb.divu(kb.maxsi(kb.sub(kv0, diagonal), kb.i32(0)), kb.i32(blockM)),
+        numQBlocks);
+  walk.qSteps = kb.sub(numQBlocks, walk.qStart);
+  walk.numSteps = kb.mul(walk.qSteps, groupSize);
+  return walk;
+}

@@ -101,6 +101,19 @@ private:
   Value keysLeft, rightLimit, leftLimit;
 };
 
+/// The query blocks a backward dkdv thread block walks for its keys from
+/// kv0 (both backward families): from the first that sees any of them
+/// (causal: query >= key − diagonal) to the last, for each of the
+/// `groupSize` query heads of the kv head.
+struct BackwardQueryWalk {
+  Value qStart;   // first query block
+  Value qSteps;   // query blocks per query head
+  Value numSteps; // qSteps · groupSize
+};
+BackwardQueryWalk backwardQueryWalk(KernelBuilder &kb, Value seqQ,
+                                    int64_t blockM, Value kv0, Value diagonal,
+                                    bool causal, Value groupSize);
+
 } // namespace mlir::attn::nvvm
 
 #endif // ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELTILES_H
