@@ -136,16 +136,6 @@ void storeF32(KernelBuilder &kb, Value value, Value ptr) {
   LLVM::StoreOp::create(kb.builder(), kb.location(), value, ptr);
 }
 
-/// Runs `body` under `scf.if cond` (no results).
-template <typename Fn>
-void ifThen(KernelBuilder &kb, Value cond, Fn body) {
-  OpBuilder &b = kb.builder();
-  auto ifOp = scf::IfOp::create(b, kb.location(), cond, /*withElse=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  body();
-}
-
 /// Eight consecutive 16-bit elements at `ptr` (16-byte aligned) as f32.
 SmallVector<Value> loadChunkAsF32(KernelBuilder &kb, Type elt, Value ptr) {
   OpBuilder &b = kb.builder();

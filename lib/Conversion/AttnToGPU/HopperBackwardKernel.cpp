@@ -90,28 +90,6 @@ void asmStatement(KernelBuilder &kb, ValueRange operands, StringRef code,
       ArrayAttr());
 }
 
-/// Runs `body` under `scf.if cond` (no results).
-template <typename Fn>
-void ifThen(KernelBuilder &kb, Value cond, Fn body) {
-  OpBuilder &b = kb.builder();
-  auto ifOp = scf::IfOp::create(b, kb.location(), cond, /*withElse=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  body();
-}
-
-/// `scf.if cond` with `thenBody` and `elseBody` (no results).
-template <typename Fn, typename Gn>
-void ifThenElse(KernelBuilder &kb, Value cond, Fn thenBody, Gn elseBody) {
-  OpBuilder &b = kb.builder();
-  auto ifOp = scf::IfOp::create(b, kb.location(), cond, /*withElse=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  thenBody();
-  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  elseBody();
-}
-
 /// `x` (i32) through an opaque register move: values derived from it inside
 /// the step loop are recomputed per step instead of being hoisted by LLVM
 /// into registers that stay live across the whole loop.
@@ -850,15 +828,9 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   });
   kb.barrier();
 
-  auto roles = scf::IfOp::create(b, loc, eq(kb, warpgroup, kb.i32(0)),
-                                 /*withElse=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&roles.getThenRegion().front());
-    emitProducer();
-    b.setInsertionPointToStart(&roles.getElseRegion().front());
-    emitConsumer();
-  }
+  ifThenElse(
+      kb, eq(kb, warpgroup, kb.i32(0)), [&] { emitProducer(); },
+      [&] { emitConsumer(); });
   LLVM::ReturnOp::create(b, loc, ValueRange());
 }
 

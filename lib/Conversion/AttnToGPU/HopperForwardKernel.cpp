@@ -863,18 +863,11 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
   }
   kb.barrier();
 
-  auto roles = scf::IfOp::create(
-      b, loc,
+  ifThenElse(
+      kb,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroup,
                             kb.i32(0)),
-      /*withElse=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&roles.getThenRegion().front());
-    emitProducer();
-    b.setInsertionPointToStart(&roles.getElseRegion().front());
-    emitConsumer();
-  }
+      [&] { emitProducer(); }, [&] { emitConsumer(); });
   LLVM::ReturnOp::create(b, loc, ValueRange());
 }
 

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
 #include <array>
@@ -104,6 +105,27 @@ private:
   OpBuilder &b;
   Location loc;
 };
+
+/// Runs `body` under `scf.if cond` (no results).
+template <typename Fn> void ifThen(KernelBuilder &kb, Value cond, Fn body) {
+  OpBuilder &b = kb.builder();
+  auto ifOp = scf::IfOp::create(b, kb.location(), cond, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  body();
+}
+
+/// `scf.if cond` with `thenBody` and `elseBody` (no results).
+template <typename Fn, typename Gn>
+void ifThenElse(KernelBuilder &kb, Value cond, Fn thenBody, Gn elseBody) {
+  OpBuilder &b = kb.builder();
+  auto ifOp = scf::IfOp::create(b, kb.location(), cond, /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  thenBody();
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  elseBody();
+}
 
 } // namespace mlir::attn::nvvm
 
