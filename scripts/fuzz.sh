@@ -59,7 +59,9 @@ fi
 nice -n 10 ninja -C "$BUILD" -j"${JOBS:-1}" "attn-fuzz-$TARGET"
 FUZZER="$BUILD/bin/attn-fuzz-$TARGET"
 
-export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1"
+# allow_user_poisoning=0: see scripts/sanitize.sh (slabs shared between
+# instrumented attn code and the uninstrumented libMLIR.so).
+export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:allow_user_poisoning=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
 if [ "$SECONDS_TO_RUN" = repro ]; then
