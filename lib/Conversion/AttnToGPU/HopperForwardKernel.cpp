@@ -416,7 +416,7 @@ HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
       std::array<Value, 2> factor = {constant, constant};
       if (add.rowFactor)
         for (int h = 0; h < 2; ++h)
-          factor[h] = kb.fmul(mod.emit({}, h, 0, add.rowFactor), constant);
+          factor[h] = kb.fmul(mod.rowValue(h, add.rowFactor), constant);
       for (int64_t nt = 0; nt < sTiles; ++nt)
         for (int e = 0; e < 4; ++e) {
           Value &v = s[4 * nt + e];

@@ -60,6 +60,18 @@ void cloneForElement(OpBuilder &b, Location loc, Operation &op,
   }
   b.clone(op, map);
 }
+/// The ops of `scoreMod` that `roots` depend on.
+llvm::SmallPtrSet<Operation *, 16> sliceOf(Block &scoreMod,
+                                           ArrayRef<Value> roots) {
+  llvm::SmallPtrSet<Operation *, 16> slice;
+  SmallVector<Value> work(roots.begin(), roots.end());
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (def && def->getBlock() == &scoreMod && slice.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return slice;
+}
 } // namespace
 
 ScoreModTileEmitter::ScoreModTileEmitter(OpBuilder &b, Location loc,
@@ -72,12 +84,7 @@ ScoreModTileEmitter::ScoreModTileEmitter(OpBuilder &b, Location loc,
       rows(rows.begin(), rows.end()), rowStates(rows.size()) {
   if (this->roots.empty())
     this->roots.push_back(scoreMod.getTerminator()->getOperand(0));
-  SmallVector<Value> work(this->roots);
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (def && def->getBlock() == &scoreMod && needed.insert(def).second)
-      llvm::append_range(work, def->getOperands());
-  }
+  needed = sliceOf(scoreMod, this->roots);
   for (BlockArgument arg : scoreMod.getArguments()) {
     readsScore[arg] = arg.getArgNumber() == 0;
     readsKey[arg] = arg.getArgNumber() == 4;
@@ -276,6 +283,13 @@ void ScoreModTileEmitter::emitRowLevel(unsigned rowSlot) {
   }
 }
 
+Value ScoreModTileEmitter::rowValue(unsigned rowSlot, Value target) {
+  if (!rowStates[rowSlot].emitted)
+    emitRowLevel(rowSlot);
+  IRMapping unused;
+  return operandFor(target, rowSlot, 0, unused);
+}
+
 Value ScoreModTileEmitter::emit(Value score, unsigned rowSlot,
                                 int64_t keyOffset, Value target) {
   RowState &rs = rowStates[rowSlot];
@@ -300,18 +314,14 @@ Value ScoreModTileEmitter::emit(Value score, unsigned rowSlot,
 /// Whether `v`, a value of `scoreMod`, depends on one of its `arguments`.
 static bool dependsOn(Value v, Block &scoreMod,
                       ArrayRef<BlockArgument> arguments) {
-  SmallVector<Value> work{v};
-  llvm::SmallPtrSet<Operation *, 16> seen;
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    if (auto arg = dyn_cast<BlockArgument>(x))
-      if (llvm::is_contained(arguments, arg))
-        return true;
-    Operation *def = x.getDefiningOp();
-    if (def && def->getBlock() == &scoreMod && seen.insert(def).second)
-      llvm::append_range(work, def->getOperands());
-  }
-  return false;
+  auto isArgument = [&](Value x) {
+    auto arg = dyn_cast<BlockArgument>(x);
+    return arg && llvm::is_contained(arguments, arg);
+  };
+  return isArgument(v) ||
+         llvm::any_of(sliceOf(scoreMod, v), [&](Operation *op) {
+           return llvm::any_of(op->getOperands(), isArgument);
+         });
 }
 
 std::optional<AdditiveScoreMod>

@@ -50,6 +50,10 @@ public:
   Value emit(Value score, unsigned rowSlot, int64_t keyOffset,
              Value target = Value());
 
+  /// A root that reads neither the score nor the key (the same for the
+  /// whole row), emitted once for row slot `rowSlot`.
+  Value rowValue(unsigned rowSlot, Value target);
+
 
 private:
   /// value = base + alpha * keyOffset + beta, in integers; a float when
