@@ -55,8 +55,7 @@ LogicalResult mlir::attn::convertAttentionGradOps(ModuleOp module,
     if (family == "sm90a" && !hopperMissing.empty())
       return op.emitOpError()
              << "cannot be compiled with family=sm90a: " << hopperMissing;
-    bool hopper = family == "sm90a" ||
-                  (family == "auto" && hopperMissing.empty());
+    bool hopper = usesHopperBackward(spec, chip, family);
     HopperBackwardConfig hopperConfig = chooseHopperBackwardConfig(spec);
     hopperConfig.deterministic = deterministic;
     int64_t dkdvThreads = config.threads();

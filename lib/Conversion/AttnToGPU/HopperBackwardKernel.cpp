@@ -840,6 +840,12 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
 // Configuration.
 //===----------------------------------------------------------------------===//
 
+bool mlir::attn::usesHopperBackward(const FlashBackwardSpec &spec,
+                                    StringRef chip, StringRef family) {
+  return family == "sm90a" ||
+         (family == "auto" && hopperBackwardSupports(spec, chip).empty());
+}
+
 std::string mlir::attn::hopperBackwardSupports(const FlashBackwardSpec &spec,
                                                StringRef chip) {
   if (chip != "sm_90a")

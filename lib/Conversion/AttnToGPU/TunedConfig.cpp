@@ -147,8 +147,7 @@ TunedBackwardLookup mlir::attn::lookupTunedBackwardKernel(
     result.reason = "miss: the GPU backward kernels take f16 or bf16";
     return result;
   }
-  if (family == "sm90a" ||
-      (family == "auto" && hopperBackwardSupports(spec, chip).empty())) {
+  if (usesHopperBackward(spec, chip, family)) {
     result.reason = "not looked up: family " + family.str() +
                     " compiles the sm90a-wgmma backward here, which has no "
                     "tuning space (the database's backward tiles are "

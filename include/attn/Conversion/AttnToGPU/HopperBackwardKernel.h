@@ -58,6 +58,10 @@ struct HopperBackwardTensorMap {
 /// can, else why not): sm_90a, f16/bf16, equal head dims 64 or 128.
 std::string hopperBackwardSupports(const FlashBackwardSpec &spec,
                                    StringRef chip);
+/// Whether `family` (sm80, sm90a or auto) compiles the sm90a dkdv kernel
+/// for `spec`: sm90a, or auto where hopperBackwardSupports accepts it.
+bool usesHopperBackward(const FlashBackwardSpec &spec, StringRef chip,
+                        StringRef family);
 /// The heuristic's configuration: pipelined dQ at D = 64, in-step at 128.
 HopperBackwardConfig chooseHopperBackwardConfig(const FlashBackwardSpec &spec);
 /// Why `config` cannot implement `spec` ("" when it can); names the option.
