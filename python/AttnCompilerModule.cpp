@@ -174,12 +174,14 @@ makeOptions(const std::string &chip, const std::string &features,
             unsigned optLevel, int64_t blockM, int64_t blockN,
             int64_t warpRows, int64_t stages, const std::string &tuningDb,
             const std::string &tuningGpu, const std::string &ptxas,
-            bool assemble, const std::string &family) {
+            bool assemble, const std::string &family,
+            const std::string &sm90Schedule) {
   if (family != "sm80" && family != "sm90a" && family != "auto")
     raiseCompileError("family: expected 'sm80', 'sm90a' or 'auto', got '" +
                       family + "'");
   mlir::attn::KernelCompileOptions o;
   o.family = family;
+  o.sm90Schedule = sm90Schedule;
   o.chip = chip;
   o.features = features;
   o.optLevel = optLevel;
@@ -287,14 +289,14 @@ PYBIND11_MODULE(_compiler, m) {
          const std::string &tuningGpu, const std::string &ptxas,
          bool assemble, bool topLeft, int64_t windowLeft,
          int64_t windowRight, double softcap, bool alibi,
-         const std::string &family) {
+         const std::string &family, const std::string &sm90Schedule) {
         ::attn::AttentionProblem p = makeProblem(
             batch, headsQ, headsKv, seqQ, seqKv, headDim, valueHeadDim,
             dtype, causal, scale, withLse, topLeft, windowLeft, windowRight,
             softcap, alibi);
         auto options = makeOptions(chip, features, optLevel, blockM, blockN,
                                    warpRows, stages, tuningDb, tuningGpu,
-                                   ptxas, assemble, family);
+                                   ptxas, assemble, family, sm90Schedule);
         CompileSession session;
         OwningOpRef<ModuleOp> module =
             mlir::attn::buildAttentionModule(*session.ctx, p);
@@ -312,7 +314,7 @@ PYBIND11_MODULE(_compiler, m) {
       py::arg("assemble"), py::arg("top_left") = false,
       py::arg("window_left") = -1, py::arg("window_right") = -1,
       py::arg("softcap") = 0.0, py::arg("alibi") = false,
-      py::arg("family") = "sm80",
+      py::arg("family") = "sm80", py::arg("sm90_schedule") = "",
       "Builds attn.attention for a problem and compiles it (as attn-compile).");
 
   m.def(
@@ -321,10 +323,11 @@ PYBIND11_MODULE(_compiler, m) {
          const std::string &features, unsigned optLevel, int64_t blockM,
          int64_t blockN, int64_t warpRows, int64_t stages,
          const std::string &tuningDb, const std::string &tuningGpu,
-         const std::string &ptxas, bool assemble, const std::string &family) {
+         const std::string &ptxas, bool assemble, const std::string &family,
+         const std::string &sm90Schedule) {
         auto options = makeOptions(chip, features, optLevel, blockM, blockN,
                                    warpRows, stages, tuningDb, tuningGpu,
-                                   ptxas, assemble, family);
+                                   ptxas, assemble, family, sm90Schedule);
         CompileSession session;
         OwningOpRef<ModuleOp> module = session.parse(text);
         return compileModule(session, *module, options);
@@ -333,7 +336,7 @@ PYBIND11_MODULE(_compiler, m) {
       py::arg("opt_level"), py::arg("block_m"), py::arg("block_n"),
       py::arg("warp_rows"), py::arg("stages"), py::arg("tuning_db"),
       py::arg("tuning_gpu"), py::arg("ptxas"), py::arg("assemble"),
-      py::arg("family") = "sm80",
+      py::arg("family") = "sm80", py::arg("sm90_schedule") = "",
       "Compiles the single attn.attention of an MLIR module.");
 
   m.def(

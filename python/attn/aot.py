@@ -12,12 +12,15 @@ On the GPU host (PyTorch, libattn_runtime.so built with
 
 The default set is D in {64, 128, 256} x {f16, bf16} x {causal, full} at
 the default scale, forward kernels, plus the backward kernels (D <= 128)
-when attn-compile has --backward. ``--variants`` (and ``--alibi-shapes``)
-adds the mask/score_mod variants, ``--family sm90a`` the wgmma family's
-forward kernels (the variants' too), ``--bundles NAME,...|all`` candidate
-bundles for tuning on the GPU host (attn.tuning). A pack is a folder of
-kernel directories named after their KernelSpec (attn.cache),
-``bundles/<name>/`` and a pack.json index.
+when attn-compile has --backward, in the family the PyTorch op uses by
+default: ``--family auto``, resolved per kernel as the compiler resolves
+it (attn.families: on sm_90a the wgmma kernels where that family
+implements the kernel, else sm80). ``--family sm80`` or ``sm90a`` builds
+that family instead (for ``set_kernel_family``). ``--variants`` (and
+``--alibi-shapes``) adds the mask/score_mod variants, ``--bundles
+NAME,...|all`` sm80-family candidate bundles for tuning on the GPU host
+(attn.tuning). A pack is a folder of kernel directories named after their
+KernelSpec (attn.cache), ``bundles/<name>/`` and a pack.json index.
 """
 
 import argparse
@@ -32,6 +35,7 @@ from typing import List, Optional
 from . import cache
 from ._errors import CompileError
 from .cache import KernelSpec
+from .families import sm90a_backward_supports
 
 
 # What the GPU backward kernels support (attn-compile --backward says so).
@@ -85,8 +89,8 @@ def build_bundle(out: "os.PathLike[str]", spec: KernelSpec, log=sys.stdout,
     ``out/bundles/<spec.name>/`` (at the canonical shape; attn.tuning re-aims
     it at the caller's shape on the GPU host)."""
     from . import compiler
-    from .tuning import untunable
-    why = untunable(spec)
+    from .tuning import cannot_tune
+    why = cannot_tune(spec)
     if why:
         raise CompileError(f"--bundles: {spec.name} cannot be tuned: {why}")
     started = time.monotonic()
@@ -178,10 +182,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     build.add_argument("--scales", default="default", type=_strs,
                        help="'default' (1/sqrt(D)) and/or numbers")
     build.add_argument("--chip", default="sm_90a")
-    build.add_argument("--family", default="sm80",
+    build.add_argument("--family", default="auto",
                        choices=("sm80", "sm90a", "auto"),
-                       help="kernel family of the default set's forward "
-                            "kernels (sm90a: wgmma, Hopper)")
+                       help="kernel family (auto, the op's default: sm90a "
+                            "on sm_90a where it implements the kernel, else "
+                            "sm80; sm90a: wgmma, Hopper)")
     build.add_argument("--variants", action="store_true",
                        help="also the mask/score_mod variant kernels "
                             "(top-left causal, windows, softcap; D 64/128)")
@@ -232,18 +237,20 @@ def main(argv: Optional[List[str]] = None) -> int:
                      f"HEADS > 0, got {','.join(args.alibi_shapes)}")
     specs = default_specs(args.head_dims, args.dtypes, args.masks, scales,
                           args.chip, backward)
-    if args.family != "sm80":
-        specs = [dataclasses.replace(s, family=args.family)
-                 if s.kind == "fwd" else s for s in specs]
+    if args.family == "sm90a":  # no sm90a backward for the rest
+        specs = [s for s in specs if s.kind == "fwd" or
+                 not sm90a_backward_supports(s)]
+    specs = [dataclasses.replace(s, family=args.family).resolved()
+             for s in specs]
     if args.variants or alibi:
-        specs += variant_specs(
+        specs += [s.resolved() for s in variant_specs(
             head_dims=[d for d in args.head_dims if d <= 128],
             dtypes=args.dtypes, alibi_shapes=alibi, chip=args.chip,
-            family=args.family)
-    forward = [s for s in specs if s.kind == "fwd"]
+            family=args.family)]
     if args.bundles == ["all"]:
-        bundles = [s for s in forward if s.variant == "" and
-                   s.family == "sm80" and s.scale is None]
+        # The sm80 family's bundles: the space tuning on first use times.
+        bundles = default_specs(args.head_dims, args.dtypes, args.masks,
+                                (None,), args.chip)
     else:
         by_name = {s.name: s for s in default_specs(
             args.head_dims, args.dtypes, ("full", "causal"), (None,),

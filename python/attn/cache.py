@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable, Dict, Optional
 
 from ._errors import CompileError, KernelNotAvailableError
+from .families import FAMILY_OF_KEY, parse_tile, tile_name, tile_family
 
 PACK_FORMAT = "attn-kernel-pack/1"
 MANIFEST_FORMAT = "attn-kernel/1"
@@ -57,9 +58,12 @@ class KernelSpec:
     # diagonal's offset Nk - Nq (docs/variants.md): 0 when not ALiBi.
     alibi_heads: int = 0
     alibi_offset: int = 0
-    family: str = "sm80"  # kernel family: sm80, sm90a, auto
-    # The tile ("m128n64r32s2", a tuning database's winner); "" = the
-    # compiler's choice (its heuristic).
+    # Kernel family: sm80, sm90a, or auto (the compiler's choice by chip;
+    # resolved() names the one it compiles to, attn.families).
+    family: str = "sm80"
+    # The tile (a tuning database's winner: "m128n64r32s2" of the sm80
+    # family, "wg-m128n176s2-p" of the sm90a family); "" = the compiler's
+    # choice (its heuristic).
     tile: str = ""
 
     @property
@@ -88,24 +92,40 @@ class KernelSpec:
         """This spec with the compiler's own tile choice."""
         return replace(self, tile="")
 
+    def resolved(self) -> "KernelSpec":
+        """This spec with the family it compiles to ('auto' resolved by
+        the compiler's rules, attn.families.resolve; a tile's own family
+        when it has a tile)."""
+        from .families import resolve
+        family = tile_family(self.tile) if self.tile else resolve(self)
+        return self if family == self.family else replace(self, family=family)
+
     def effective_scale(self) -> float:
         return self.head_dim ** -0.5 if self.scale is None else self.scale
 
 
-def tile_name(block_m: int, block_n: int, warp_rows: int, stages: int) -> str:
-    """The tuning database's name of a tile (TileChoice::name)."""
-    return f"m{block_m}n{block_n}r{warp_rows}s{stages}"
+def manifest_tile_name(manifest: dict) -> str:
+    """The tile name of a kernel directory's manifest: its family's name
+    (attn.families.tile_name) from block_m, block_n, warp_rows and
+    stages. The manifest does not record an sm90a tile's schedule or grid:
+    those parts of the name are the tile's own, not checked."""
+    tile = manifest.get("tile") or {}
+    fields = [tile.get("block_m", 0), tile.get("block_n", 0),
+              tile.get("warp_rows", 0), tile.get("stages", 0)]
+    family = FAMILY_OF_KEY.get(str(manifest.get("family", "sm80-mma")),
+                               "sm80")
+    return tile_name(*fields, family=family)
 
 
-def parse_tile(name: str) -> Dict[str, int]:
-    """block_m, block_n, warp_rows, stages of a tile name."""
-    import re
-    m = re.fullmatch(r"m(\d+)n(\d+)r(\d+)s(\d+)", name)
-    if not m:
-        raise ValueError(f"tile: expected a name like 'm128n64r32s2', got "
-                         f"{name!r}")
-    return dict(zip(("block_m", "block_n", "warp_rows", "stages"),
-                    map(int, m.groups())))
+def _tile_matches(manifest: dict, tile: str) -> Optional[str]:
+    """Why the manifest is not tile ``tile``'s kernel (None when it is)."""
+    want = parse_tile(tile)
+    got = manifest_tile_name(manifest)
+    if want["family"] == "sm90a":  # schedule and grid are not recorded
+        want = dict(want, schedule="", persistent=False)
+    if got != tile_name(**want):
+        return f"manifest tile is {got}, not {tile}"
+    return None
 
 
 def cache_root() -> Path:
@@ -156,11 +176,9 @@ def validate_kernel_dir(path: Path, spec: KernelSpec) -> Optional[str]:
             not str(family).startswith(spec.family):
         return f"manifest family is {family!r}, the spec asks for {spec.family}"
     if spec.tile:
-        tile = manifest.get("tile") or {}
-        got = tile_name(tile.get("block_m", 0), tile.get("block_n", 0),
-                        tile.get("warp_rows", 0), tile.get("stages", 0))
-        if got != spec.tile:
-            return f"manifest tile is {got}, not {spec.tile}"
+        why = _tile_matches(manifest, spec.tile)
+        if why:
+            return why
     scale = problem.get("scale")
     if not isinstance(scale, (int, float)) or not math.isclose(
             scale, spec.effective_scale(), rel_tol=1e-5):
@@ -296,33 +314,34 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
     if spec.kind == "fwd" and compiler.available():
         fields = variant.problem_fields()
         del fields["causal"]
-        # The tile is the spec's: a tuned one explicitly, else the
-        # heuristic (no database lookup at this canonical shape).
-        tile = parse_tile(spec.tile) if spec.tile else {}
-        compiler.compile(chip=spec.chip, family=spec.family,
-                         tuning_db="" if tile else "none", **tile,
-                         **fields, **shape).write(directory)
+        # The tile is the spec's: a tuned one explicitly (its family's
+        # knobs), else the heuristic (no database lookup at this canonical
+        # shape).
+        options = dict(family=spec.family,
+                       tuning_db="" if spec.tile else "none")
+        options.update(_tile_options(spec.tile))
+        compiler.compile(chip=spec.chip, **options, **fields,
+                         **shape).write(directory)
         return
-    if not variant.plain or spec.family != "sm80" or spec.tile:
+    if not variant.plain or spec.tile:
         raise KernelNotAvailableError(
             f"{spec.name}: only the compiler bindings build mask/score_mod "
-            "variants, other kernel families and tuned tiles "
-            "(attn-compile is used for backward kernels only)")
+            "variants and tuned tiles (attn-compile is used for plain "
+            "kernels only)")
     tool = compiler._find_tool("attn-compile", "ATTN_COMPILE")
     if tool is None:
         raise KernelNotAvailableError(
             f"{spec.name}: neither the compiler bindings nor attn-compile "
             "($ATTN_COMPILE, $ATTN_BUILD_DIR/bin, PATH) are available")
-    flags = ["--chip", spec.chip, "--dtype", spec.dtype, "-o", str(directory)]
+    # The family the spec names, whatever attn-compile's default family is.
+    flags = ["--chip", spec.chip, "--dtype", spec.dtype, "--family",
+             spec.family, "--tuning-db", "none", "-o", str(directory)]
     if spec.kind == "bwd":
         if not backward_compiler_available(tool):
             raise NotImplementedError(
                 f"{spec.name}: no backward kernel compiler: attn-compile "
                 f"({tool}) has no --backward flag yet")
         flags.append("--backward")
-        # The family the spec names (sm80 for backward kernels), whatever
-        # attn-compile's default family is.
-        flags += ["--family", spec.family]
     for key in ("batch", "heads_q", "heads_kv", "seq_q", "seq_kv",
                 "head_dim"):
         flags += ["--" + key.replace("_", "-"), str(shape[key])]
@@ -336,6 +355,21 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
     if done.returncode != 0:
         raise CompileError(f"{spec.name}: attn-compile failed:\n"
                            + done.stderr.strip())
+
+
+def _tile_options(tile: str) -> dict:
+    """compiler.compile's arguments for tile ``tile`` ({} for none)."""
+    if not tile:
+        return {}
+    t = parse_tile(tile)
+    options = dict(family=t["family"], block_m=t["block_m"],
+                   block_n=t["block_n"], stages=t["stages"])
+    if t["family"] == "sm90a":
+        from .families import sm90a_schedule_option
+        options["sm90_schedule"] = sm90a_schedule_option(t)
+    else:
+        options["warp_rows"] = t["warp_rows"]
+    return options
 
 
 def backward_compiler_available(tool: Optional[str] = None) -> bool:

@@ -134,7 +134,7 @@ def compile(mlir: Optional[str] = None, *, batch: int = 1, heads_q: int = 1,
             assemble: bool = True, top_left: bool = False,
             window_left: int = -1, window_right: int = -1,
             softcap: float = 0.0, alibi: bool = False,
-            family: str = "sm80") -> Kernel:
+            family: str = "sm80", sm90_schedule: str = "") -> Kernel:
     """Compiles one attention kernel, as ``attn-compile``.
 
     Either from MLIR text holding one ``attn.attention`` (``mlir``), or from
@@ -148,6 +148,9 @@ def compile(mlir: Optional[str] = None, *, batch: int = 1, heads_q: int = 1,
     family: 'sm80' (mma.sync), 'sm90a' (wgmma, Hopper) or 'auto'.
     ``block_m``/``block_n``/``warp_rows`` 0 = the tuning database
     (``tuning_db``; '' = $ATTN_TUNING_DB, 'none' = off), else the heuristic.
+    ``sm90_schedule`` is the sm90a family's consumer schedule, as
+    attn-compile's --sm90-schedule: 'pingpong', 'overlap' or 'serial',
+    optionally '+persistent'; '' = the tuned or heuristic one.
     ``assemble=False`` stops at PTX (no ptxas). Raises CompileError naming
     the bad argument or carrying the compiler's diagnostics.
     """
@@ -155,7 +158,8 @@ def compile(mlir: Optional[str] = None, *, batch: int = 1, heads_q: int = 1,
     common = dict(chip=chip, features=features, opt_level=opt_level,
                   block_m=block_m, block_n=block_n, warp_rows=warp_rows,
                   stages=stages, tuning_db=tuning_db, tuning_gpu=tuning_gpu,
-                  ptxas=ptxas, assemble=assemble, family=family)
+                  ptxas=ptxas, assemble=assemble, family=family,
+                  sm90_schedule=sm90_schedule)
     if mlir is not None:
         if not isinstance(mlir, str):
             raise TypeError("attn.compile: mlir must be MLIR text (str)")

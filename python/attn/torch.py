@@ -49,6 +49,7 @@ from typing import Dict, Optional, Tuple
 import torch
 from torch import Tensor
 
+from . import families as _families
 from . import runtime as _rt
 from . import tuning as _tuning
 from ._errors import CompileError, KernelNotAvailableError
@@ -196,23 +197,31 @@ _launchers_by_spec: Dict[tuple, _Launcher] = {}
 _launchers_lock = threading.Lock()
 _selections: Dict[tuple, "_tuning.Selection"] = {}  # call key -> why
 _devices: Dict[int, Tuple[str, int]] = {}
-# The forward kernel family (set_kernel_family): sm80 (mma.sync), sm90a
-# (wgmma, Hopper; masks and score_mod too) or auto (the compiler's choice by
-# chip).
-_family = os.environ.get("ATTN_KERNEL_FAMILY", "sm80")
+# The kernel family (set_kernel_family), forward and backward: auto (the
+# compiler's choice by chip: sm90a on sm_90a where that family implements
+# the call, else sm80; the default), sm80 (mma.sync) or sm90a (wgmma,
+# Hopper). attn.families resolves it per call.
+_family = _families.default_family()
 
 
 def set_kernel_family(family: str) -> None:
-    """Which kernel family forward calls use from now on: 'sm80' (the
-    default), 'sm90a' (Hopper's wgmma kernels: plain attention and the mask
-    and score_mod variants) or 'auto'; also $ATTN_KERNEL_FAMILY. Backward
-    kernels stay sm80."""
+    """Which kernel family calls use from now on, forward and backward:
+    'auto' (the default: attn-compile's --family default, sm90a on sm_90a
+    where that family implements the call -- forward: f16/bf16, head dims
+    64, 128 or 256, masks and score_mod included; backward: equal head
+    dims 64 or 128 -- else sm80), 'sm80' (mma.sync, every sm_80+ chip) or
+    'sm90a' (Hopper's wgmma kernels); also $ATTN_KERNEL_FAMILY. The tuning
+    database is looked up for the family the call resolves to (for 'auto'
+    on sm_90a, the entry that tuned both families); ``explain`` says which
+    family a call got and why."""
     global _family
-    if family not in ("sm80", "sm90a", "auto"):
-        raise ValueError(f"family must be 'sm80', 'sm90a' or 'auto', got "
-                         f"{family!r}")
-    _family = family
+    _family = _families.check_family(family)
     _forget_choices()
+
+
+def kernel_family() -> str:
+    """The family set_kernel_family / $ATTN_KERNEL_FAMILY asked for."""
+    return _family
 
 
 def _device_info(index: int) -> Tuple[str, int]:
@@ -239,13 +248,13 @@ def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
     if variant.alibi:  # slopes and offset are compiled in
         alibi_heads = int(Hq)
         alibi_offset = 0 if variant.top_left else int(Nk - Nq)
-    # The sm90a/auto families cover the forward kernels with every variant
-    # the op takes (masks, softcap, ALiBi); backward kernels are sm80.
-    family = _family if kind == "fwd" else "sm80"
+    # The family asked for; the selection resolves it (forward: every
+    # variant the op takes has an sm90a kernel; backward: plain and
+    # bottom-right causal, equal head dims 64 or 128).
     spec = KernelSpec(kind, int(D), int(v.shape[3]), _DTYPE_NAMES[q.dtype],
                       bool(causal), None if scale is None else float(scale),
                       chip, variant=vkey, alibi_heads=alibi_heads,
-                      alibi_offset=alibi_offset, family=family)
+                      alibi_offset=alibi_offset, family=_family)
     shape = _tuning.Shape(int(B), int(Hq), int(Hkv), int(Nq), int(Nk))
     return spec, shape
 
@@ -266,15 +275,16 @@ def _select(kind: str, spec: KernelSpec, shape, index: int):
     """The database's tile for a forward call's shape class, else the
     heuristic's (attn.tuning.select); never fails a call."""
     if kind != "fwd":
-        return _tuning.Selection(spec, "heuristic",
-                                 "not looked up: backward kernels are not "
-                                 "tuned")
+        return _tuning.Selection(spec.resolved(), "heuristic",
+                                 f"{_families.resolve_reason(spec)}; not "
+                                 "looked up: backward kernels are not tuned")
     try:
         gpu, sms = _device_info(index)
         return _tuning.select(spec, shape, gpu, sms)
     except Exception as ex:  # a broken database never breaks a call
-        return _tuning.Selection(spec, "heuristic",
-                                 f"lookup failed: {type(ex).__name__}: {ex}")
+        return _tuning.Selection(spec.resolved(), "heuristic",
+                                 f"{_families.resolve_reason(spec)}; lookup "
+                                 f"failed: {type(ex).__name__}: {ex}")
 
 
 def _launcher(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
@@ -766,8 +776,9 @@ def _tune_once(q, k, v, causal, scale, vkey) -> None:
     try:
         spec, shape = _spec_and_shape("fwd", q, k, v, causal, scale, vkey,
                                       _chip(index))
-        if _tuning.untunable(spec):
-            _tune_attempts[key] = "untunable: " + _tuning.untunable(spec)
+        why_not = _tuning.cannot_tune(spec)
+        if why_not:
+            _tune_attempts[key] = "untunable: " + why_not
             return
         if _select("fwd", spec, shape, index).source == "tuning-db":
             _tune_attempts[key] = "already tuned"

@@ -31,9 +31,14 @@ from pathlib import Path
 from typing import Optional, Sequence, Tuple
 
 from ._errors import KernelNotAvailableError
+from . import families as _families
 from .cache import KernelSpec, cache_root, pack_root, tile_name
 
-FAMILY_KEYS = {"sm80": "sm80-mma"}  # families the tuner has a space for
+# The database's name of each family the lookup can use (TuningKey::family).
+FAMILY_KEYS = dict(_families.KEY_NAMES)
+# The family whose tile space tune() builds bundles of (the bindings'
+# write_tune_bundle is the sm80-mma space).
+TUNED_FAMILY = "sm80"
 
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -70,9 +75,11 @@ def sequence_bucket(n: int) -> int:
 class Selection:
     """Which kernel a call uses and why."""
 
-    spec: KernelSpec          # with .tile set when the database chose it
+    # The kernel: its family resolved (attn.families), .tile set when the
+    # database chose it.
+    spec: KernelSpec
     source: str               # "tuning-db" or "heuristic"
-    reason: str               # the lookup's reason (hit key or why not)
+    reason: str               # the family's choice and the lookup's reason
     db: Optional[str] = None
 
     def __str__(self) -> str:
@@ -122,10 +129,15 @@ def lookup_library():
         ctypes.POINTER(ctypes.c_int64), ctypes.c_char_p, ctypes.c_size_t,
         ctypes.c_char_p, ctypes.c_size_t]
     lib.attn_tuning_lookup.restype = ctypes.c_int
-    if lib.attn_tuning_capi_version() != 2:
+    if lib.attn_tuning_capi_version() != 3:
         _lib_error = (f"{found}: C ABI version "
-                      f"{lib.attn_tuning_capi_version()}, expected 2")
+                      f"{lib.attn_tuning_capi_version()}, expected 3 "
+                      "(rebuild the attn_tuning_lookup target)")
         return None
+    lib.attn_tuning_lookup_families.argtypes = [
+        s, s, i64, s, s, s, s, i64, i64, i64, ctypes.c_int, i64, i64,
+        ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+    lib.attn_tuning_lookup_families.restype = ctypes.c_int
     _lib = lib
     return lib
 
@@ -152,12 +164,29 @@ def kernel_compiler_version() -> Optional[str]:
     return None
 
 
+def key_families(spec: KernelSpec) -> Sequence[str]:
+    """The database families a lookup for ``spec`` may take, as
+    attn-compile --family <spec.family> (allowedKernelFamilies): the named
+    family, or for 'auto' both where the sm90a family supports ``spec``
+    (then the key is "auto": an entry that tuned both families)."""
+    if spec.family == "auto":
+        both = not _families.sm90a_forward_supports(spec)
+        return ([FAMILY_KEYS["sm80"], FAMILY_KEYS["sm90a"]] if both
+                else [FAMILY_KEYS["sm80"]])
+    return [FAMILY_KEYS[spec.family]]
+
+
 def lookup(spec: KernelSpec, shape: Shape, gpu: str = "", sms: int = 0,
            db: "Optional[os.PathLike[str]]" = None,
            compiler_version: Optional[str] = None
            ) -> Tuple[Optional[str], str]:
     """(winning tile name or None, reason) for ``spec`` at ``shape`` on
-    ``gpu`` ('' = any), by TuningDatabase::lookup."""
+    ``gpu`` ('' = any), as convert-attn-to-gpu looks a forward kernel up
+    (lookupTunedForwardKernel, through libattn_tuning_lookup): for the
+    families key_families(spec) allows, with both the "auto" entry's
+    winner (either family: "m128n64r32s2" or "wg-m128n176s2-p"), with one
+    that family's entry, else its fastest correct candidate in the entry
+    that tuned both."""
     lib = lookup_library()
     if lib is None:
         return None, f"miss: {_lib_error}"
@@ -165,57 +194,53 @@ def lookup(spec: KernelSpec, shape: Shape, gpu: str = "", sms: int = 0,
     if version is None:
         return None, ("miss: the kernels' compiler version is unknown (no "
                       "compiler bindings, no pack.json)")
-    family = FAMILY_KEYS.get(spec.family)
-    if family is None:
+    if spec.family not in FAMILY_KEYS and spec.family != "auto":
         return None, (f"miss: the tuner has no tile space for the "
                       f"{spec.family} family")
     path = str(db if db is not None else database_path())
     if not os.path.exists(path):
         return None, f"miss: no tuning database at {path}"
-    tile = (ctypes.c_int64 * 4)()
     winner = ctypes.create_string_buffer(256)
     reason = ctypes.create_string_buffer(4096)
-    first = None
-    # The family's own key, then a key tuned over every family ("auto").
-    for key_family in (family, "auto"):
-        hit = lib.attn_tuning_lookup(
-            path.encode(), gpu.encode(), sms, spec.chip.encode(),
-            version.encode(), key_family.encode(), spec.kind.encode(),
-            spec.dtype.encode(), spec.head_dim, spec.value_head_dim,
-            shape.heads_ratio, int(spec.causal), shape.seq_q, shape.seq_kv,
-            tile, winner, len(winner), reason, len(reason))
-        text = reason.value.decode(errors="replace")
-        if hit:
-            name = winner.value.decode()
-            if name != tile_name(*tile):  # another family's tile
-                return None, (f"miss: the database's winner {name} is not "
-                              f"an {family} tile, which this package "
-                              f"builds; {text}")
-            return name, text
-        first = first or text
-    return None, first
+    hit = lib.attn_tuning_lookup_families(
+        path.encode(), gpu.encode(), sms, spec.chip.encode(),
+        version.encode(), ",".join(key_families(spec)).encode(),
+        spec.dtype.encode(), spec.head_dim, spec.value_head_dim,
+        shape.heads_ratio, int(spec.causal), shape.seq_q, shape.seq_kv,
+        winner, len(winner), reason, len(reason))
+    text = reason.value.decode(errors="replace")
+    return (winner.value.decode() if hit else None), text
 
 
 def select(spec: KernelSpec, shape: Shape, gpu: str = "", sms: int = 0,
            db: "Optional[os.PathLike[str]]" = None) -> Selection:
     """The kernel a call with ``shape`` uses: the database's winner for its
-    shape class, else the heuristic (``spec`` without a tile)."""
+    shape class (a tile of either family where ``spec.family`` is 'auto'),
+    else the heuristic (``spec`` without a tile, its family resolved as
+    attn-compile --family resolves it). The reason says which family and
+    why, then what the lookup found."""
     spec = spec.heuristic()
+    family = _families.resolve_reason(spec)
+    heuristic = spec.resolved()
     path = str(db if db is not None else database_path())
     why_not = untunable(spec)
     if why_not:
-        return Selection(spec, "heuristic", f"not looked up: {why_not}", path)
+        return Selection(heuristic, "heuristic",
+                         f"{family}; not looked up: {why_not}", path)
     tile, reason = lookup(spec, shape, gpu, sms, path)
     if tile is None:
-        return Selection(spec, "heuristic", reason, path)
-    return Selection(replace(spec, tile=tile), "tuning-db", reason, path)
+        return Selection(heuristic, "heuristic", f"{family}; {reason}", path)
+    chosen = replace(spec, tile=tile).resolved()
+    if chosen.family != heuristic.family:
+        family += f", the database's {chosen.family} tile instead"
+    return Selection(chosen, "tuning-db", f"{family}; {reason}", path)
 
 
 def untunable(spec: KernelSpec) -> Optional[str]:
     """Why the database cannot hold ``spec`` (None when it can)."""
     if spec.kind != "fwd":
         return "the tuner times forward kernels only"
-    if spec.family not in FAMILY_KEYS:
+    if spec.family not in FAMILY_KEYS and spec.family != "auto":
         return f"the tuner has no tile space for the {spec.family} family"
     variant = spec.variant_info()
     if not variant.plain:
@@ -223,6 +248,22 @@ def untunable(spec: KernelSpec) -> Optional[str]:
                 "variant (only no mask and bottom-right causal)")
     if spec.scale is not None:
         return "the tuning key has no scale (default-scale kernels only)"
+    return None
+
+
+def cannot_tune(spec: KernelSpec) -> Optional[str]:
+    """Why tune() cannot tune ``spec`` (None when it can): untunable, or
+    its lookup key is not the family whose bundles tune() builds."""
+    why = untunable(spec)
+    if why:
+        return why
+    keys = key_families(spec)
+    if keys != [FAMILY_KEYS[TUNED_FAMILY]]:
+        return (f"tuning on first use builds {FAMILY_KEYS[TUNED_FAMILY]} "
+                f"bundles, and family {spec.family} looks up the "
+                f"{_families.tuning_key_family(list(keys))} key here (tune "
+                "both families with attn-compile --tune-bundle and "
+                "attn-tune, or set_kernel_family('sm80'))")
     return None
 
 
@@ -262,7 +303,9 @@ def bundle_candidate(bundle: Path, tile: str) -> Optional[Path]:
         return None
     for c in doc.get("candidates", []):
         if tile_name(c.get("block_m", 0), c.get("block_n", 0),
-                     c.get("warp_rows", 0), c.get("stages", 0)) == tile:
+                     c.get("warp_rows", 0), c.get("stages", 0),
+                     c.get("family", "sm80-mma"), c.get("schedule", ""),
+                     bool(c.get("persistent", False))) == tile:
             return bundle / str(c.get("dir"))
     return None
 
@@ -306,9 +349,10 @@ def bundle_for(spec: KernelSpec, shape: Shape) -> Path:
     else the pack's bundle re-aimed at ``shape``."""
     from . import compiler
     spec = spec.heuristic()
-    why_not = untunable(spec)
+    why_not = cannot_tune(spec)
     if why_not:
         raise TuneError(f"{spec.name} cannot be tuned: {why_not}")
+    spec = spec.resolved()
     label = (f"{spec.name}-b{shape.batch}h{shape.heads_q}g{shape.heads_ratio}"
              f"q{shape.seq_q}kv{shape.seq_kv}")
     out = cache_root() / "bundles" / label

@@ -171,8 +171,20 @@ def test_aot_command_line(compiler, tmp_path):
         timeout=300)
     assert done.returncode == 0, done.stderr
     index = json.loads((out / "pack.json").read_text())
+    # The op's default family, auto: the wgmma kernel on sm_90a.
     assert [e["name"] for e in index["kernels"]] == [
-        "fwd-d64-f16-full-sdefault-sm_90a"]
+        "fwd-d64-f16-full-sdefault-sm_90a-sm90a"]
+    assert index["kernels"][0]["family"] == "sm90a"
+    done = subprocess.run(
+        [sys.executable, "-m", "attn.aot", "build", "--out", str(out),
+         "--head-dims", "64", "--dtypes", "f16", "--masks", "full",
+         "--backward", "off", "--family", "sm80"], cwd=PYTHON_DIR,
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    index = json.loads((out / "pack.json").read_text())
+    assert sorted(e["name"] for e in index["kernels"]) == [
+        "fwd-d64-f16-full-sdefault-sm_90a",
+        "fwd-d64-f16-full-sdefault-sm_90a-sm90a"]
     bad = subprocess.run(
         [sys.executable, "-m", "attn.aot", "build", "--out", str(out),
          "--dtypes", "f32"], cwd=PYTHON_DIR, capture_output=True, text=True)

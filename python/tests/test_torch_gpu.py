@@ -475,13 +475,14 @@ def test_sm90a_family_matches_reference(shape, d, causal, dtype):
         pytest.skip(f"the pack has no {name} (attn.aot build --family sm90a)")
     b, hq, hkv, nq, nk = shape
     q, k, v = inputs(b, hq, hkv, nq, nk, d, dtype)
+    previous = attn_torch.kernel_family()
     attn_torch.set_kernel_family("sm90a")
     try:
         out, lse = attn_torch.attention(q, k, v, causal=causal,
                                         return_lse=True)
         spec_name = attn_torch.explain(q, k, v, causal=causal).spec
     finally:
-        attn_torch.set_kernel_family("sm80")
+        attn_torch.set_kernel_family(previous)
     ref, ref_lse = reference(q, k, v, causal)
     assert spec_name == name, spec_name
     assert rel_err(out, ref) <= 1e-2
@@ -489,6 +490,34 @@ def test_sm90a_family_matches_reference(shape, d, causal, dtype):
     assert torch.equal(torch.isfinite(lse), finite)
     assert (out[~finite[..., None].expand_as(out)] == 0).all()
     assert rel_err(lse[finite], ref_lse[finite]) <= 1e-3
+
+
+def test_default_family_is_the_compilers_choice_by_chip():
+    """With no set_kernel_family and no $ATTN_KERNEL_FAMILY the op asks for
+    'auto': on a Hopper GPU the wgmma kernels, forward and backward, where
+    they implement the call (D 128 here), else sm80; explain says why."""
+    if os.environ.get("ATTN_KERNEL_FAMILY"):
+        pytest.skip("$ATTN_KERNEL_FAMILY overrides the default")
+    assert attn_torch.kernel_family() == "auto"
+    hopper = torch.cuda.get_device_capability()[0] == 9
+    q, k, v = inputs(1, 4, 4, 256, 256, 128, torch.bfloat16, seed=21)
+    for backward in (False, True):
+        try:
+            choice = attn_torch.explain(q, k, v, causal=True,
+                                        backward=backward)
+        except (attn.KernelNotAvailableError, NotImplementedError) as ex:
+            pytest.skip(f"not in the pack: {str(ex)[:100]}")
+        assert choice.spec.endswith("-sm90a") == hopper, choice.spec
+        assert ("family auto chose sm90a" if hopper
+                else "family auto chose sm80") in choice.reason
+    q.requires_grad_(True)
+    out = attn_torch.attention(q, k, v, causal=True)
+    out.float().square().sum().backward()
+    qr = q.detach().clone().requires_grad_(True)
+    ref = reference(qr, k, v, True)[0]
+    ref.float().square().sum().backward()
+    assert rel_err(out, ref) <= 1e-2
+    assert rel_err(q.grad, qr.grad) <= 2e-2
 
 
 # --- tuning on first use -------------------------------------------------------
@@ -500,6 +529,9 @@ def test_tune_on_first_use(tmp_path, monkeypatch):
     winner, and the call and later ones use it (explain says so)."""
     from attn import tuning
     monkeypatch.setenv("ATTN_TUNING_DB", str(tmp_path / "tuning.json"))
+    # Tuning on first use times the sm80 family's space (family auto on
+    # Hopper looks up entries that tuned both families: not this flow).
+    monkeypatch.setattr(attn_torch, "_family", "sm80")
     attn_torch._forget_choices()
     b, hq, hkv, n, d = 2, 8, 8, 2048, 64
     q, k, v = inputs(b, hq, hkv, n, n, d, torch.bfloat16, seed=15)

@@ -6,6 +6,7 @@ bundles in AOT packs re-aimed at a shape, and the whole GPU-host tune flow
 runtime's host-only libcuda stand-in. Timing real kernels needs a GPU:
 python/tests/test_torch_gpu.py::test_tune_on_first_use."""
 
+import dataclasses
 import json
 import os
 import shutil
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from attn import cache, tuning
+from attn import cache, families, tuning
 from attn.cache import KernelCache, KernelSpec
 from attn.tuning import Shape
 from attn.variants import make_variant
@@ -122,10 +123,10 @@ def test_select_uses_the_database_only_where_its_key_fits(lookup_lib,
     sel = tuning.select(CAUSAL, shape, "Test GPU", 8)
     assert sel.source == "tuning-db" and sel.spec.tile == "m64n64r16s2"
     assert "tuning-db" in str(sel) and sel.db == str(db)
-    # No entry: the heuristic, with the reason.
+    # No entry: the heuristic, with the family's and the lookup's reasons.
     sel = tuning.select(SPEC, shape, "Test GPU", 8)
     assert sel.source == "heuristic" and sel.spec.tile == ""
-    assert sel.reason.startswith("miss:")
+    assert sel.reason.startswith("family sm80; miss:")
     # Variants, scales and other families are not in the key.
     top_left = make_variant(causal=True, mask_align="top_left")
     spec = KernelSpec("fwd", 64, 64, "bf16", True, None, variant=top_left.key)
@@ -134,9 +135,179 @@ def test_select_uses_the_database_only_where_its_key_fits(lookup_lib,
     assert "no field for the causal-tl variant" in sel.reason
     sel = tuning.select(KernelSpec("fwd", 64, 64, "bf16", True, 0.5), shape)
     assert "default-scale kernels only" in sel.reason
+    # The sm90a family is looked up under its own key.
     sel = tuning.select(KernelSpec("fwd", 64, 64, "bf16", True, None,
                                    family="sm90a"), shape)
-    assert "no tile space for the sm90a family" in sel.reason
+    assert sel.source == "heuristic" and sel.spec.family == "sm90a"
+    assert "sm_90a sm90a-wgmma compiler=v1" in sel.reason
+
+
+# --- the sm90a family and family auto ----------------------------------------
+
+def sm90a_entry(compiler, *, chip="sm_90a", d=128, q=4096, kv=4096,
+                winner=(128, 176, 2, "pingpong", True)):
+    """An entry that tuned both families (key family "auto", version 2),
+    as attn-tune writes from attn-compile --tune-bundle: an sm90a winner,
+    and correct candidates of both families."""
+    def tile(family, m, n, r, s, schedule=None, persistent=False):
+        t = {"family": family, "block_m": m, "block_n": n, "warp_rows": r,
+             "stages": s}
+        if schedule:
+            t.update(schedule=schedule, persistent=persistent)
+        return t
+    m, n, s, schedule, persistent = winner
+    cands = [
+        dict(tile("sm80-mma", 128, 64, 32, 2), status="ok", time_ms=0.5),
+        dict(tile("sm80-mma", 256, 64, 32, 2), status="ok", time_ms=0.4),
+        dict(tile("sm80-mma", 64, 64, 16, 2), status="wrong", time_ms=0.1),
+        dict(tile("sm90a-wgmma", 128, 160, 16, 2, "overlap"), status="ok",
+             time_ms=0.35),
+        dict(tile("sm90a-wgmma", m, n, 16, s, schedule, persistent),
+             status="ok", time_ms=0.3)]
+    for c in cands:
+        c.update(rel_err=1e-3, heuristic=False)
+    e = entry(compiler, family="auto", d=d, q=q, kv=kv)
+    e["key"]["chip"] = chip
+    e["winner"] = tile("sm90a-wgmma", m, n, 16, s, schedule, persistent)
+    e["candidates"] = cands
+    return e
+
+
+def write_db_v2(path, entries):
+    path.write_text(json.dumps({"format": "attn-tuning-db", "version": 2,
+                                "entries": entries}))
+    return path
+
+
+H200_D128 = KernelSpec("fwd", 128, 128, "bf16", False, None, "sm_90a",
+                       family="auto")
+
+
+def test_sm90a_tile_names_round_trip():
+    for name in ("wg-m128n176s2", "wg-m128n176s2-p", "wg-m192n80s2",
+                 "wg-m128n64s2-nopp", "wg-m128n64s3-p-serial",
+                 "m128n64r32s2", "m64n128r16s3"):
+        fields = families.parse_tile(name)
+        assert families.tile_name(**fields) == name
+        assert cache.tile_name(**fields) == name
+    assert families.parse_tile("wg-m128n176s2-p") == dict(
+        family="sm90a", block_m=128, block_n=176, warp_rows=16, stages=2,
+        schedule="pingpong", persistent=True)
+    assert families.parse_tile("wg-m128n64s2-nopp")["schedule"] == "overlap"
+    assert families.tile_family("m128n64r32s2") == "sm80"
+    # The database's family names work as the family argument too.
+    assert families.tile_name(128, 80, 16, 2, "sm90a-wgmma") == "wg-m128n80s2"
+    assert families.sm90a_schedule_option(
+        families.parse_tile("wg-m128n176s2-p")) == "pingpong+persistent"
+    for bad in ("wg-m128n176", "wg-m128n176s2-x", "wg-m128n176s2-nopp-p",
+                "m128n64s2"):
+        with pytest.raises(ValueError, match=r"tile: expected a name like"):
+            families.parse_tile(bad)
+
+
+def test_sm90a_tile_names_match_lib_tuning(lookup_lib, tmp_path):
+    """TileChoice::name (through the lookup library) and attn.families
+    name every sm90a schedule and grid alike."""
+    for winner in ((128, 176, 2, "pingpong", True),
+                   (192, 80, 2, "pingpong", False),
+                   (128, 64, 2, "overlap", False),
+                   (128, 64, 3, "serial", True)):
+        db = write_db_v2(tmp_path / "db.json", [sm90a_entry("v1",
+                                                            winner=winner)])
+        tile, why = tuning.lookup(H200_D128, Shape(1, 2, 2, 4096, 4096), "",
+                                  0, db, "v1")
+        m, n, s, schedule, persistent = winner
+        assert tile == families.tile_name(m, n, 16, s, "sm90a", schedule,
+                                          persistent), why
+
+
+def test_family_auto_resolves_by_chip():
+    spec = KernelSpec("fwd", 128, 128, "bf16", True, None, "sm_90a",
+                      family="auto")
+    assert spec.resolved().family == "sm90a"
+    assert spec.resolved().name.endswith("-sm_90a-sm90a")
+    assert "family auto chose sm90a" in families.resolve_reason(spec)
+    sm80 = dataclasses.replace(spec, chip="sm_80")
+    assert sm80.resolved().family == "sm80"
+    assert sm80.resolved().name.endswith("-sm_80")
+    assert "needs chip sm_90a" in families.resolve_reason(sm80)
+    # Where the wgmma kernels do not implement the call: sm80 on sm_90a.
+    d96 = dataclasses.replace(spec, head_dim=96, value_head_dim=96)
+    assert d96.resolved().family == "sm80"
+    assert "head dims 64, 128 or 256" in families.resolve_reason(d96)
+    # Backward: the sm90a dkdv kernel takes equal head dims 64 or 128.
+    bwd = dataclasses.replace(spec, kind="bwd")
+    assert bwd.resolved().family == "sm90a"
+    assert dataclasses.replace(bwd, head_dim=256, value_head_dim=256
+                               ).resolved().family == "sm80"
+    assert dataclasses.replace(bwd, chip="sm_80").resolved().family == "sm80"
+    # A named family stays; a tile's family wins.
+    assert dataclasses.replace(spec, family="sm80").resolved().family == "sm80"
+    assert dataclasses.replace(spec, tile="m128n64r32s2").resolved().family \
+        == "sm80"
+    # The lookup keys attn-compile uses for each (allowedKernelFamilies).
+    assert tuning.key_families(spec) == ["sm80-mma", "sm90a-wgmma"]
+    assert tuning.key_families(sm80) == ["sm80-mma"]
+    assert tuning.key_families(dataclasses.replace(spec, family="sm90a")) \
+        == ["sm90a-wgmma"]
+
+
+def test_default_family_is_auto(monkeypatch):
+    monkeypatch.delenv("ATTN_KERNEL_FAMILY", raising=False)
+    assert families.DEFAULT_FAMILY == "auto"
+    assert families.default_family() == "auto"
+    monkeypatch.setenv("ATTN_KERNEL_FAMILY", "sm80")
+    assert families.default_family() == "sm80"
+    monkeypatch.setenv("ATTN_KERNEL_FAMILY", "sm100")
+    with pytest.raises(ValueError, match=r"family must be 'sm80', 'sm90a' "
+                                         r"or 'auto', got 'sm100'"):
+        families.default_family()
+
+
+def test_lookup_hits_an_sm90a_entry(lookup_lib, tmp_path, monkeypatch):
+    """Family auto on sm_90a looks the entry that tuned both families up,
+    as attn-compile --family auto does, and uses its sm90a winner; a named
+    family takes its fastest correct candidate there."""
+    db = write_db_v2(tmp_path / "db.json", [sm90a_entry("v1")])
+    monkeypatch.setenv("ATTN_TUNING_DB", str(db))
+    monkeypatch.setattr(tuning, "kernel_compiler_version", lambda: "v1")
+    shape = Shape(2, 16, 16, 3000, 3000)  # buckets 4096
+    sel = tuning.select(H200_D128, shape, "Test GPU", 8)
+    assert sel.source == "tuning-db", sel.reason
+    assert sel.spec.tile == "wg-m128n176s2-p" and sel.spec.family == "sm90a"
+    assert sel.spec.name.endswith("-sm_90a-sm90a-wg-m128n176s2-p")
+    assert sel.reason.startswith("family auto chose sm90a (chip sm_90a); hit:")
+    assert "sm_90a auto compiler=v1" in sel.reason
+    sel = tuning.select(dataclasses.replace(H200_D128, family="sm90a"), shape)
+    assert (sel.source, sel.spec.tile) == ("tuning-db", "wg-m128n176s2-p")
+    assert "the fastest sm90a-wgmma candidate of" in sel.reason
+    sel = tuning.select(dataclasses.replace(H200_D128, family="sm80"), shape)
+    assert (sel.spec.family, sel.spec.tile) == ("sm80", "m256n64r32s2")
+    assert "the fastest sm80-mma candidate of" in sel.reason
+    # Family auto where the wgmma kernels do not run (another chip): the
+    # sm80-mma key, a miss that says so.
+    sel = tuning.select(dataclasses.replace(H200_D128, chip="sm_80"), shape)
+    assert sel.source == "heuristic" and sel.spec.family == "sm80"
+    assert sel.reason.startswith("family auto chose sm80")
+    assert "sm_80 sm80-mma" in sel.reason
+    # Tuning on first use builds sm80 bundles: not for the auto key.
+    assert "looks up the auto key" in tuning.cannot_tune(H200_D128)
+    assert tuning.cannot_tune(dataclasses.replace(H200_D128,
+                                                  family="sm80")) is None
+
+
+def test_tuned_sm90a_tile_is_compiled_into_the_cache(compiler):
+    spec = dataclasses.replace(H200_D128, family="sm90a",
+                               tile="wg-m128n160s2-p")
+    path = KernelCache().get(spec, compiler.version(), cache.compile_spec)
+    manifest = json.loads((path / "manifest.json").read_text())
+    assert manifest["family"] == "sm90a-wgmma"
+    assert (manifest["tile"]["block_m"], manifest["tile"]["block_n"],
+            manifest["tile"]["stages"]) == (128, 160, 2)
+    assert manifest["entry"].endswith("_m128n160s2_p")  # the persistent grid
+    other = dataclasses.replace(spec, tile="wg-m128n176s2")
+    assert cache.validate_kernel_dir(path, other) == \
+        "manifest tile is wg-m128n160s2, not wg-m128n176s2"
 
 
 def test_tuned_tile_is_compiled_into_the_cache(compiler):

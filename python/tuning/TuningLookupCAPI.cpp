@@ -20,6 +20,28 @@
 using namespace attn::tuning;
 
 namespace {
+TuningKey makeKey(const char *gpu, int64_t sms, const char *chip,
+                  const char *compiler, const char *family,
+                  const char *direction, const char *dtype, int64_t headDim,
+                  int64_t valueHeadDim, int64_t headsRatio, int causal,
+                  int64_t seqQ, int64_t seqKv) {
+  TuningKey key;
+  key.gpu = gpu ? gpu : "";
+  key.sms = sms;
+  key.chip = chip ? chip : "";
+  key.compiler = compiler ? compiler : "";
+  key.family = family ? family : "";
+  key.direction = direction ? direction : "fwd";
+  key.dtype = dtype ? dtype : "";
+  key.headDim = headDim;
+  key.valueHeadDim = valueHeadDim;
+  key.headsRatio = headsRatio;
+  key.causal = causal != 0;
+  key.seqQBucket = sequenceBucket(seqQ);
+  key.seqKvBucket = sequenceBucket(seqKv);
+  return key;
+}
+
 void copyOut(const std::string &text, char *out, size_t size) {
   if (!out || size == 0)
     return;
@@ -34,7 +56,8 @@ void copyOut(const std::string &text, char *out, size_t size) {
 extern "C" {
 
 /// The C ABI version of this library (bump on any signature change).
-ATTN_TUNING_EXPORT int attn_tuning_capi_version(void) { return 2; }
+/// 3: adds attn_tuning_lookup_families.
+ATTN_TUNING_EXPORT int attn_tuning_capi_version(void) { return 3; }
 
 /// The compiler version this build keys entries by (compilerVersion()).
 ATTN_TUNING_EXPORT const char *attn_tuning_compiler_version(void) {
@@ -64,20 +87,9 @@ ATTN_TUNING_EXPORT int attn_tuning_lookup(const char *db, const char *gpu, int64
   std::string path = db ? db : "";
   TuningDatabase database = path.empty() ? TuningDatabase()
                                          : TuningDatabase::load(path, warnings);
-  TuningKey key;
-  key.gpu = gpu ? gpu : "";
-  key.sms = sms;
-  key.chip = chip ? chip : "";
-  key.compiler = compiler ? compiler : "";
-  key.family = family ? family : "";
-  key.direction = direction ? direction : "fwd";
-  key.dtype = dtype ? dtype : "";
-  key.headDim = head_dim;
-  key.valueHeadDim = value_head_dim;
-  key.headsRatio = heads_ratio;
-  key.causal = causal != 0;
-  key.seqQBucket = sequenceBucket(seq_q);
-  key.seqKvBucket = sequenceBucket(seq_kv);
+  TuningKey key = makeKey(gpu, sms, chip, compiler, family, direction, dtype,
+                          head_dim, value_head_dim, heads_ratio, causal,
+                          seq_q, seq_kv);
   LookupResult r = database.lookup(key);
   std::string text;
   for (const std::string &w : warnings)
@@ -93,6 +105,64 @@ ATTN_TUNING_EXPORT int attn_tuning_lookup(const char *db, const char *gpu, int64
     tile[2] = r.entry->winner.warpRows;
     tile[3] = r.entry->winner.stages;
   }
+  return 1;
+}
+
+/// The forward lookup of convert-attn-to-gpu (lookupTunedForwardKernel)
+/// for the kernel families `families` allows, comma-separated
+/// ("sm80-mma", "sm90a-wgmma" or both): with both, the "auto" entry's
+/// winner (either family); with one, that family's entry, else the fastest
+/// correct candidate of that family in the entry that tuned both. On a
+/// hit writes the tile's name (TileChoice::name(), "m128n64r32s2" or
+/// "wg-m128n176s2-p": the name says the family, schedule and grid) into
+/// `winner` and returns 1; on a miss returns 0. `reason` as
+/// attn_tuning_lookup's, the fallback's hit said as attn-compile says it.
+ATTN_TUNING_EXPORT int
+attn_tuning_lookup_families(const char *db, const char *gpu, int64_t sms,
+                            const char *chip, const char *compiler,
+                            const char *families, const char *dtype,
+                            int64_t head_dim, int64_t value_head_dim,
+                            int64_t heads_ratio, int causal, int64_t seq_q,
+                            int64_t seq_kv, char *winner, size_t winner_size,
+                            char *reason, size_t reason_size) {
+  std::vector<std::string> warnings;
+  std::string path = db ? db : "";
+  TuningDatabase database = path.empty() ? TuningDatabase()
+                                         : TuningDatabase::load(path, warnings);
+  std::string list = families ? families : "";
+  bool both = list.find(',') != std::string::npos;
+  std::string keyFamily = both ? std::string(kAutoFamily) : list;
+  auto keyFor = [&](const std::string &family) {
+    return makeKey(gpu, sms, chip, compiler, family.c_str(), "fwd", dtype,
+                   head_dim, value_head_dim, heads_ratio, causal, seq_q,
+                   seq_kv);
+  };
+  const TileChoice *tile = nullptr;
+  LookupResult primary = database.lookup(keyFor(keyFamily));
+  std::string why = primary.reason;
+  if (primary.entry) {
+    tile = &primary.entry->winner;
+  } else if (!both) {
+    LookupResult all = database.lookup(keyFor(kAutoFamily));
+    if (all.entry) {
+      if (const CandidateResult *c = fastestOfFamily(*all.entry, keyFamily)) {
+        tile = &c->tile;
+        why = "hit: the fastest " + keyFamily + " candidate of " +
+              all.entry->key.str();
+      } else {
+        why += "; the entry tuning both families has no correct " +
+               keyFamily + " candidate";
+      }
+    }
+  }
+  std::string text;
+  for (const std::string &w : warnings)
+    text += "warning: " + w + "\n";
+  text += path.empty() ? "miss: no tuning database given" : why;
+  copyOut(text, reason, reason_size);
+  if (!tile)
+    return 0;
+  copyOut(tile->name(), winner, winner_size);
   return 1;
 }
 

@@ -1,0 +1,181 @@
+"""Kernel families for the PyTorch op: which one a call gets, and the
+tile names the tuning database gives each (docs/python.md, docs/tuning.md).
+
+A family is asked for as 'sm80' (mma.sync, every sm_80+ chip), 'sm90a'
+(wgmma/TMA, Hopper) or 'auto', attn-compile's ``--family`` default: sm90a
+on sm_90a where that family implements the call, else sm80. ``resolve``
+turns a KernelSpec's asked family into the one compiled, by the
+compiler's own rules restated here (the GPU host has no compiler to ask):
+
+* forward: ``hopperFamilySupports`` and ``heuristicFamily``
+  (lib/Conversion/AttnToGPU/HopperKernelConfig.cpp, TuningSpace.cpp);
+* backward: ``usesHopperBackward`` / ``hopperBackwardSupports``
+  (lib/Conversion/AttnToGPU/HopperBackwardKernel.cpp).
+
+A kernel directory's manifest names its family, and attn.cache checks it
+against the spec's, so a rule that drifted from the compiler's fails
+loudly instead of running the other family.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Dict, List, Union
+
+FAMILIES = ("sm80", "sm90a", "auto")
+DEFAULT_FAMILY = "auto"
+
+# The database's names of the families (TuningKey::family, TileChoice's
+# family) and of a key whose entry tuned both.
+KEY_NAMES = {"sm80": "sm80-mma", "sm90a": "sm90a-wgmma"}
+AUTO_KEY = "auto"
+FAMILY_OF_KEY = {v: k for k, v in KEY_NAMES.items()}
+
+_SM90A_SCHEDULES = ("pingpong", "overlap", "serial")
+
+
+def check_family(family: str) -> str:
+    if family not in FAMILIES:
+        raise ValueError(f"family must be 'sm80', 'sm90a' or 'auto', got "
+                         f"{family!r}")
+    return family
+
+
+def default_family() -> str:
+    """$ATTN_KERNEL_FAMILY, else 'auto' (the compiler's choice by chip)."""
+    return check_family(os.environ.get("ATTN_KERNEL_FAMILY") or
+                        DEFAULT_FAMILY)
+
+
+def sm90a_forward_supports(spec) -> str:
+    """Why the sm90a forward kernel cannot run ``spec`` ('' when it can):
+    hopperFamilySupports for the op's calls (dense tensors, no bias; every
+    mask and score_mod the op takes is built)."""
+    if spec.chip != "sm_90a":
+        return (f"the sm90a-wgmma family needs chip sm_90a, got "
+                f"'{spec.chip}'")
+    if spec.dtype not in ("f16", "bf16"):
+        return "the sm90a-wgmma family takes f16 or bf16 only"
+    for d in (spec.head_dim, spec.value_head_dim):
+        if d not in (64, 128, 256):
+            return (f"the sm90a-wgmma family takes head dims 64, 128 or 256, "
+                    f"got {d}")
+    return ""
+
+
+def sm90a_backward_supports(spec) -> str:
+    """Why the sm90a backward kernel cannot run ``spec`` ('' when it can):
+    hopperBackwardSupports."""
+    if spec.chip != "sm_90a":
+        return (f"the sm90a backward kernels need chip sm_90a (got "
+                f"{spec.chip})")
+    if spec.dtype not in ("f16", "bf16"):
+        return "the sm90a backward kernels take f16 or bf16 tensors"
+    if spec.head_dim != spec.value_head_dim or spec.head_dim not in (64, 128):
+        return (f"the sm90a backward kernels take equal head dims of 64 or "
+                f"128 (got {spec.head_dim}/{spec.value_head_dim})")
+    return ""
+
+
+def _sm90a_supports(spec) -> str:
+    return (sm90a_forward_supports(spec) if spec.kind == "fwd"
+            else sm90a_backward_supports(spec))
+
+
+def resolve(spec) -> str:
+    """The family ``spec`` compiles to: 'sm80' or 'sm90a' (its own when
+    it names one; for 'auto', sm90a where that family supports it)."""
+    family = check_family(spec.family)
+    if family != "auto":
+        return family
+    return "sm90a" if not _sm90a_supports(spec) else "sm80"
+
+
+def resolve_reason(spec) -> str:
+    """Why ``resolve(spec)`` is what it is, for Selection reasons."""
+    family = resolve(spec)
+    if spec.family != "auto":
+        return f"family {family}"
+    why_not = _sm90a_supports(spec)
+    return ("family auto chose sm90a (chip sm_90a)" if not why_not
+            else f"family auto chose sm80 ({why_not})")
+
+
+def allowed_key_families(spec) -> List[str]:
+    """The database families a forward lookup for ``spec`` may take
+    (allowedKernelFamilies): one named family, or for 'auto' both where
+    the sm90a family supports ``spec``."""
+    family = check_family(spec.family)
+    if family != "auto":
+        return [KEY_NAMES[family]]
+    if not sm90a_forward_supports(spec):
+        return [KEY_NAMES["sm80"], KEY_NAMES["sm90a"]]
+    return [KEY_NAMES["sm80"]]
+
+
+def tuning_key_family(families: List[str]) -> str:
+    """The key's family for those families (tuningKeyFamily)."""
+    return families[0] if len(families) == 1 else AUTO_KEY
+
+
+# --- tile names (TileChoice::name, lib/Tuning/TuningDatabase.cpp) ----------
+
+def tile_name(block_m: int, block_n: int, warp_rows: int, stages: int,
+              family: str = "sm80", schedule: str = "",
+              persistent: bool = False) -> str:
+    """The database's name of a tile: "m128n64r32s2" (sm80-mma);
+    "wg-m128n128s2", then "-p" when persistent and "-nopp" or "-serial"
+    when the schedule is not ping-pong (sm90a-wgmma)."""
+    family = FAMILY_OF_KEY.get(family, family)
+    if family == "sm90a":
+        name = f"wg-m{block_m}n{block_n}s{stages}"
+        if persistent:
+            name += "-p"
+        if schedule == "overlap":
+            name += "-nopp"
+        elif schedule == "serial":
+            name += "-serial"
+        return name
+    return f"m{block_m}n{block_n}r{warp_rows}s{stages}"
+
+
+_SM80_TILE = re.compile(r"m(\d+)n(\d+)r(\d+)s(\d+)")
+_SM90A_TILE = re.compile(r"wg-m(\d+)n(\d+)s(\d+)(-p)?(-nopp|-serial)?")
+
+
+def parse_tile(name: str) -> Dict[str, Union[int, str, bool]]:
+    """The fields of a tile name: family ('sm80' or 'sm90a'), block_m,
+    block_n, warp_rows, stages, and (sm90a) schedule and persistent;
+    ``tile_name(**parse_tile(n)) == n``."""
+    m = _SM80_TILE.fullmatch(name)
+    if m:
+        fields = dict(zip(("block_m", "block_n", "warp_rows", "stages"),
+                          map(int, m.groups())))
+        return dict(family="sm80", schedule="", persistent=False, **fields)
+    m = _SM90A_TILE.fullmatch(name)
+    if m:
+        block_m, block_n, stages = map(int, m.groups()[:3])
+        schedule = {"-nopp": "overlap", "-serial": "serial"}.get(
+            m.group(5), "pingpong")
+        # warp_rows: each consumer warp owns 16 rows (tileChoiceOf).
+        return dict(family="sm90a", block_m=block_m, block_n=block_n,
+                    warp_rows=16, stages=stages, schedule=schedule,
+                    persistent=bool(m.group(4)))
+    raise ValueError(f"tile: expected a name like 'm128n64r32s2' (sm80) or "
+                     f"'wg-m128n176s2-p' (sm90a), got {name!r}")
+
+
+def tile_family(name: str) -> str:
+    """'sm80' or 'sm90a': the family a tile name belongs to."""
+    return str(parse_tile(name)["family"])
+
+
+def sm90a_schedule_option(tile: Dict[str, Union[int, str, bool]]) -> str:
+    """The compiler's sm90-schedule option for a parsed sm90a tile
+    (hopperScheduleOption): "pingpong", "overlap+persistent", ..."""
+    schedule = str(tile["schedule"])
+    if schedule not in _SM90A_SCHEDULES:
+        raise ValueError(f"sm90a schedule must be one of "
+                         f"{', '.join(_SM90A_SCHEDULES)}, got {schedule!r}")
+    return schedule + ("+persistent" if tile["persistent"] else "")
