@@ -21,12 +21,16 @@ The op is ``torch.ops.attn.attention`` (a ``torch.library.custom_op`` with a
 fake implementation, so ``torch.compile(fullgraph=True)`` traces through it)
 and its autograd formula launches attn's backward kernels
 (``torch.ops.attn.attention_backward``). It runs on PyTorch's current CUDA
-stream. Kernels are specialised on head dims, dtype, mask, scale and chip;
-the first use of each compiles one (with the compiler bindings) into the
+stream. The kernel family is 'auto' by default, forward and backward: the
+compiler's choice by chip (Hopper's wgmma kernels on sm_90a where they
+implement the call, else the sm80 mma.sync ones; set_kernel_family or
+$ATTN_KERNEL_FAMILY pins one). Kernels are specialised on family, head
+dims, dtype, mask, scale and chip; the first use of each compiles one (with the compiler bindings) into the
 on-disk cache or takes it from the AOT pack in $ATTN_KERNEL_PACK
 (attn.cache); later calls only launch it. The tile is the tuning
-database's winner for the call's shape class when it has one, else the
-heuristic's (attn.tuning); ``tune=True`` tunes a missing class on first
+database's winner for the call's shape class when it has one (looked up
+as attn-compile looks it up for the family: for 'auto' on sm_90a, either
+family's tile), else the heuristic's (attn.tuning); ``tune=True`` tunes a missing class on first
 use and ``explain`` says which kernel a call uses and why.
 
 Outside torch.compile and autograd, calls skip the dispatcher and launch
