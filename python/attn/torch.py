@@ -303,16 +303,18 @@ def _launcher(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
                 spec, shape = _spec_and_shape(kind, q, k, v, causal, scale,
                                               vkey, _chip(index))
                 launcher, selection = _load(_select(kind, spec, shape, index),
-                                            index, kind == "bwd")
+                                            index, kind == "bwd",
+                                            spec.resolved())
                 _selections[key] = selection
                 _launchers[key] = launcher
     return launcher
 
 
-def _load(selection, index: int, backward: bool):
+def _load(selection, index: int, backward: bool, heuristic: KernelSpec):
     """(loaded kernel, selection) of a selection; a tuned tile that cannot
-    be had (not in the pack, does not compile) falls back to the
-    heuristic, and the selection says so."""
+    be had (not in the pack, does not compile) falls back to
+    ``heuristic`` (the call's spec, its family resolved: a tile of the
+    other family does not change it), and the selection says so."""
     spec = selection.spec
     launcher = _launchers_by_spec.get((spec, index))
     if launcher is None:
@@ -323,10 +325,10 @@ def _load(selection, index: int, backward: bool):
             if not spec.tile:
                 raise
             selection = _tuning.Selection(
-                spec.heuristic(), "heuristic",
+                heuristic, "heuristic",
                 f"the tuned tile {spec.tile} is not available ({ex}); "
                 f"database: {selection.reason}", selection.db)
-            return _load(selection, index, backward)
+            return _load(selection, index, backward, heuristic)
         _launchers_by_spec[(spec, index)] = launcher
     return launcher, selection
 

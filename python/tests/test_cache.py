@@ -1,5 +1,6 @@
 """The kernel cache (attn.cache) and AOT packs (attn.aot)."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -189,3 +190,22 @@ def test_aot_command_line(compiler, tmp_path):
         [sys.executable, "-m", "attn.aot", "build", "--out", str(out),
          "--dtypes", "f32"], cwd=PYTHON_DIR, capture_output=True, text=True)
     assert bad.returncode == 2 and "--dtypes: 'f32'" in bad.stderr
+
+
+def test_backward_family_auto_compiles_the_sm90a_kernel(compiler):
+    """A backward spec of family auto resolves as attn-compile --backward
+    --family auto does: the sm90a dkdv kernel on sm_90a at D 64/128, the
+    sm80 kernels elsewhere; the cache validates the manifest's family."""
+    if not cache.backward_compiler_available():
+        pytest.skip("attn-compile has no --backward")
+    for d, family in ((128, "sm90a"), (32, "sm80")):
+        spec = KernelSpec("bwd", d, d, "bf16", True, None, "sm_90a",
+                          family="auto").resolved()
+        assert spec.family == family
+        path = KernelCache().get(spec, compiler.version(), cache.compile_spec)
+        manifest = json.loads((path / "manifest.json").read_text())
+        assert manifest["direction"] == "backward"
+        assert manifest["family"].startswith(family), manifest["family"]
+    other = dataclasses.replace(spec, family="sm90a")
+    assert "manifest family is 'sm80-mma'" in cache.validate_kernel_dir(
+        path, other)

@@ -132,3 +132,31 @@ def test_compile_traces_variants_without_graph_breaks():
     assert torch.compile(f, backend=counter, fullgraph=True)(q, q, q).shape \
         == (1, 4, 32, 64)
     assert counter.frame_count == 1
+
+
+def test_kernel_family_is_auto_by_default_forward_and_backward():
+    """The op asks for family auto unless $ATTN_KERNEL_FAMILY says
+    otherwise, for the backward too; each call's spec resolves it by chip."""
+    from attn import families
+    assert attn_torch.kernel_family() == families.default_family()
+    previous = attn_torch.kernel_family()
+    q = meta(1, 4, 128, 128)
+    try:
+        attn_torch.set_kernel_family("auto")
+        for kind in ("fwd", "bwd"):
+            spec, _ = attn_torch._spec_and_shape(kind, q, q, q, True, None,
+                                                 "", "sm_90a")
+            assert spec.family == "auto"
+            assert spec.resolved().family == "sm90a"
+            spec, _ = attn_torch._spec_and_shape(kind, q, q, q, True, None,
+                                                 "", "sm_80")
+            assert spec.resolved().family == "sm80"
+        attn_torch.set_kernel_family("sm80")
+        spec, _ = attn_torch._spec_and_shape("bwd", q, q, q, True, None, "",
+                                             "sm_90a")
+        assert spec.resolved().family == "sm80"
+        with pytest.raises(ValueError, match=r"family must be 'sm80', "
+                                             r"'sm90a' or 'auto'"):
+            attn_torch.set_kernel_family("sm100")
+    finally:
+        attn_torch.set_kernel_family(previous)
