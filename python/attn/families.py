@@ -102,20 +102,9 @@ def resolve_reason(spec) -> str:
             else f"family auto chose sm80 ({why_not})")
 
 
-def allowed_key_families(spec) -> List[str]:
-    """The database families a forward lookup for ``spec`` may take
-    (allowedKernelFamilies): one named family, or for 'auto' both where
-    the sm90a family supports ``spec``."""
-    family = check_family(spec.family)
-    if family != "auto":
-        return [KEY_NAMES[family]]
-    if not sm90a_forward_supports(spec):
-        return [KEY_NAMES["sm80"], KEY_NAMES["sm90a"]]
-    return [KEY_NAMES["sm80"]]
-
-
 def tuning_key_family(families: List[str]) -> str:
-    """The key's family for those families (tuningKeyFamily)."""
+    """The key's family for the database families a lookup may take
+    (tuningKeyFamily; attn.tuning.key_families lists them)."""
     return families[0] if len(families) == 1 else AUTO_KEY
 
 
