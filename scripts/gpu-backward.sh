@@ -3,7 +3,8 @@
 # directory under KERNELS (default gpu-bwd/) is checked against the float64
 # host gradients with attn-launch --check over a shape matrix (tails, Nq !=
 # Nk, GQA, batch 2); deterministic kernels must give bit-identical results
-# over 10 reruns; compute-sanitizer memcheck on two; then, with BENCH=1,
+# over 10 reruns; compute-sanitizer memcheck on two (RACECHECK=<ERE>:
+# racecheck and synccheck on the matching kernels); then, with BENCH=1,
 # bench/bench_backward.py against SDPA flash and cuDNN backward. Prints a
 # table last. Builds the MLIR-free runtime into build-gpu/ first.
 set -uo pipefail
@@ -44,12 +45,27 @@ for dir in "${DIRS[@]}"; do
   done
 done
 
+# compute-sanitizer: memcheck on the first and last kernel; RACECHECK=<ERE>
+# adds racecheck (and synccheck) on the kernels whose directory matches.
 if command -v compute-sanitizer >/dev/null && [ "${SANITIZE:-1}" = 1 ]; then
+  sanitize() {
+    local tool="$1" dir="$2"
+    echo "== $tool $(basename "$dir")"
+    timeout 300 compute-sanitizer --tool "$tool" --print-limit 6 "$LAUNCH" "$dir" \
+      --check --batch 1 --heads-q 2 --heads-kv 1 --seq-q 77 --seq-kv 130 \
+      >"$OUT/sanitize-$tool-$(basename "$dir").log" 2>&1
+    tail -2 "$OUT/sanitize-$tool-$(basename "$dir").log"
+  }
   for dir in "${DIRS[@]:0:1}" "${DIRS[@]: -1}"; do
-    echo "== memcheck $(basename "$dir")"
-    timeout 200 compute-sanitizer --tool memcheck --leak-check no "$LAUNCH" "$dir" \
-      --check --batch 1 --heads-q 2 --heads-kv 1 --seq-q 77 --seq-kv 130 2>&1 | tail -2
+    sanitize memcheck "$dir"
   done
+  if [ -n "${RACECHECK:-}" ]; then
+    for dir in "${DIRS[@]}"; do
+      basename "$dir" | grep -Eq "$RACECHECK" || continue
+      sanitize racecheck "$dir"
+      sanitize synccheck "$dir"
+    done
+  fi
 fi
 
 if [ "${BENCH:-1}" = 1 ]; then

@@ -26,7 +26,10 @@
 //    Pipelined (D = 64): step j issues dQ(j − 1) after its own Sᵀ and
 //    dPᵀ, so that the GEMM runs under step j's elementwise work and its
 //    store under dV/dK; otherwise (D = 128, where the extra live
-//    accumulators spill) dQ(j) is issued and stored within step j.
+//    accumulators spill) dQ(j) is issued within step j, before dK(j), and
+//    stored while dK(j) runs.
+// Causal blocks take their tiles longest first within L2-sized sections of
+// heads (HopperBackwardConfig::sectionBytes).
 // Rows past Nq need no mask: TMA zero-fills Q and dO there and their LSE
 // reads as +inf, so P = 0; keys past Nk are zero-filled K and V rows whose
 // dK and dV are never stored.
@@ -50,6 +53,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 using namespace mlir;
@@ -619,6 +623,19 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
     issueDv();
   }
   SmallVector<Value> dsF(regs.end() - dsFrags.size(), regs.end());
+  bool inStepDq = withDq() && !pipelined();
+  SmallVector<Value> dq;
+  auto issueInStepDq = [&] {
+    // Every consumer's dSᵀ rows are in shared memory.
+    namedBarrierSync(kb, kb.i32(kConsumerBarrier), 128 * config.consumers());
+    dq = wgmmaFence(kb, SmallVector<Value>(dqRegs(), kb.f32(0.0)));
+    dq = issueDq(dsTile, dq);
+    wgmmaCommitGroup(kb);
+  };
+  // dQ before dK: dQ is stored while dK still runs.
+  bool dqFirst = inStepDq && config.dqBeforeDk;
+  if (dqFirst)
+    issueInStepDq();
   for (int64_t kk = 0; kk < config.blockM / 16; ++kk)
     dK = wgmmaRS(kb, elt, spec.headDim, ArrayRef(dsF).slice(4 * kk, 4),
                  wgmmaDescriptorAdvance(kb, qDesc, kk * 16 * kPanelRowBytes),
@@ -631,31 +648,35 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
     dqPrev = wgmmaWaitGroup(kb, dvEarly ? 2 : 1, dqPrev);
     ifThen(kb, kb.slt(kb.i32(0), it), [&] { storeDq(dqPrev); });
   }
-  SmallVector<Value> dq;
-  bool inStepDq = withDq() && !pipelined();
-  if (inStepDq) {
-    // Every consumer's dSᵀ rows are in shared memory.
-    namedBarrierSync(kb, kb.i32(kConsumerBarrier), 128 * config.consumers());
-    dq = wgmmaFence(kb, SmallVector<Value>(dqRegs(), kb.f32(0.0)));
-    dq = issueDq(dsTile, dq);
-    wgmmaCommitGroup(kb);
+  if (inStepDq && !dqFirst)
+    issueInStepDq();
+  if (dqFirst) {
+    // dV and dQ are complete, dK is pending: store dQ under it.
+    SmallVector<Value> done(dV);
+    done.append(dq);
+    done.append(pF.begin(), pF.end());
+    done = wgmmaWaitGroup(kb, 1, done);
+    dV.assign(done.begin(), done.begin() + dvRegs);
+    storeDq(ArrayRef(done).slice(dvRegs, dqRegs()));
+    dq.clear();
   }
 
   // Wait for every group; the A fragments stay live until then.
   SmallVector<Value> waited(dK);
   waited.append(dV);
   waited.append(dq);
-  waited.append(pF.begin(), pF.end());
+  if (!dqFirst)
+    waited.append(pF.begin(), pF.end());
   waited.append(dsF.begin(), dsF.end());
   waited = wgmmaWaitGroup(kb, 0, waited);
 
-  // Q, dO, LSE and Δ of this stage are no longer read (one arrival per
-  // warp; the warp barrier orders every lane's LSE/Δ loads before it).
-  asmStatement(kb, {}, "bar.warp.sync -1;", "");
-  ifThen(kb, eq(kb, lane, kb.i32(0)),
-         [&] { mbarrierArrive(kb, barrierAt(emptySlot(), stage)); });
+  // Q, dO, LSE and Δ of this stage are no longer read: every thread
+  // arrives, so that its own LSE/Δ loads are ordered before the release
+  // (one arrival per warp after a warp barrier is not: racecheck reports
+  // the LSE warp's next stores to the stage racing the other lanes' loads).
+  mbarrierArrive(kb, barrierAt(emptySlot(), stage));
 
-  if (inStepDq)
+  if (inStepDq && !dqFirst)
     storeDq(ArrayRef(waited).slice(dkRegs + dvRegs, dqRegs()));
   // Pipelined: every consumer's dSᵀ rows of this step are in shared memory
   // before the next step's dQ reads them.
@@ -785,9 +806,30 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   t = kb.andi(lane, 3);
   Value kvBlock = NVVM::BlockIdXOp::create(b, loc, i32);
   Value bhKv = NVVM::BlockIdYOp::create(b, loc, i32);
+  groupSize = kb.divu(headsQ, headsKv);
+  if (spec.causal && config.sectionBytes > 0) {
+    // Blocks are dispatched in linear order (x fastest; the product fits in
+    // 32 bits for any K that fits in memory): renumber so that each section
+    // of `width` kv heads is taken key block by key block.
+    Value kvBlocks = NVVM::GridDimXOp::create(b, loc, i32);
+    Value heads = NVVM::GridDimYOp::create(b, loc, i32);
+    int64_t rowBytes = (spec.headDim + spec.valueHeadDim) * 2;
+    Value perSection = kb.minsi(
+        kb.maxsi(kb.divu(kb.divu(kb.i32(config.sectionBytes / rowBytes),
+                                 groupSize),
+                         seqQ),
+                 kb.i32(1)),
+        heads);
+    Value linear = kb.add(kb.mul(bhKv, kvBlocks), kvBlock);
+    Value sectionTiles = kb.mul(kvBlocks, perSection);
+    Value first = kb.mul(kb.divu(linear, sectionTiles), perSection);
+    Value width = kb.minsi(kb.sub(heads, first), perSection);
+    Value within = kb.remu(linear, sectionTiles);
+    kvBlock = kb.divu(within, width);
+    bhKv = kb.add(first, kb.remu(within, width));
+  }
   batch = kb.divu(bhKv, headsKv);
   kvHead = kb.remu(bhKv, headsKv);
-  groupSize = kb.divu(headsQ, headsKv);
   kv0 = kb.mul(kvBlock, kb.i32(config.blockN));
 
   BackwardQueryWalk walk = backwardQueryWalk(kb, seqQ, config.blockM, kv0,
@@ -816,13 +858,13 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
 
   // Thread 0 initialises the mbarriers: "full" ones expect the producer's
   // arrival with the TMA bytes and one per lane of the LSE warp, "empty"
-  // ones one arrival per consumer warp.
+  // ones one arrival per consumer thread.
   ifThen(kb, eq(kb, tid, kb.i32(0)), [&] {
     mbarrierInit(kb, barrierAt(kvFullSlot(), Value()), 1);
     for (int64_t s = 0; s < config.stages; ++s) {
       mbarrierInit(kb, barrierAt(fullSlot() + s, Value()), 1 + 32);
       mbarrierInit(kb, barrierAt(emptySlot() + s, Value()),
-                   4 * config.consumers());
+                   128 * config.consumers());
     }
     mbarrierInitFence(kb);
   });
@@ -926,6 +968,11 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec) {
   // memory) and it is 0.94-1.02x the in-step dQ in two runs
   // (docs/perf/2026-12-01-backward-sm90a-v2.md).
   config.pipelineDq = spec.headDim <= 64;
+  // Experiment knobs (docs/perf measures them).
+  if (const char *e = std::getenv("ATTN_SM90_BWD_SECTION_MB"); e && *e)
+    config.sectionBytes = int64_t(std::atoi(e)) << 20;
+  if (const char *e = std::getenv("ATTN_SM90_BWD_DQ_FIRST"); e && *e)
+    config.dqBeforeDk = *e == '1';
   return config;
 }
 

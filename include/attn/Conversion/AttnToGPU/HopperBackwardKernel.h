@@ -38,6 +38,16 @@ struct HopperBackwardConfig {
   /// elementwise work and its reductions under dV/dK (one named barrier
   /// per step); off: dQ(j) after dV/dK of step j, waited in the step.
   bool pipelineDq = true;
+  /// Causal: the order in which thread blocks take their (batch·kv head,
+  /// key block) tiles. 0: head-major, the launch grid's order; otherwise
+  /// longest first within sections of as many kv heads as have Q and dO in
+  /// sectionBytes (at least one): key block 0 of each head of the section,
+  /// the one with the most query blocks, then block 1, ..., so that a
+  /// section's last wave holds short tiles while its Q and dO stay in L2.
+  int64_t sectionBytes = 32 << 20;
+  /// In-step dQ: issue dQ before dK, so that the dQ slice is stored into
+  /// shared memory while dK runs (else dK first, dQ stored after both).
+  bool dqBeforeDk = true;
   std::string source = "heuristic";
 
   int64_t consumers() const { return blockN / 64; }

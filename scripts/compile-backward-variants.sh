@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Compiles the sm90a backward kernels that measure the dkdv kernel's
+# experiment knobs (HopperBackwardConfig: sectionBytes, the causal tile
+# order, $ATTN_SM90_BWD_SECTION_MB; dqBeforeDk, dQ issued and stored under
+# dK, $ATTN_SM90_BWD_DQ_FIRST) into DIR (default gpu-bwd-variants), one
+# directory per kernel for scripts/gpu-backward.sh (checks, racecheck,
+# BENCH=1 timing against SDPA; the bench's "kernel" column is the
+# directory name):
+#   d<D>[c]_<variant>   bf16, D = 64/128, causal or not;
+#   d<D>[c]_det         the deterministic kernels (no dQ tile) with the
+#                       default knobs.
+#
+#   scripts/compile-backward-variants.sh [DIR]
+#
+# Environment: ATTN_COMPILE (default build/bin/attn-compile), VARIANTS
+# (name=KNOB=value[,KNOB=value]; "base=" is the default configuration).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DIR="${1:-$ROOT/gpu-bwd-variants}"
+COMPILE="${ATTN_COMPILE:-$ROOT/build/bin/attn-compile}"
+VARIANTS="${VARIANTS:-base= nosec=ATTN_SM90_BWD_SECTION_MB=0 sec16=ATTN_SM90_BWD_SECTION_MB=16 nodqf=ATTN_SM90_BWD_DQ_FIRST=0}"
+rm -rf "$DIR"
+mkdir -p "$DIR"
+report() { # the dkdv kernel's entry and ptxas report
+  python3 - "$1/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+l = [x for x in m["launches"] if x["role"] == "dkdv"][0]
+print(sys.argv[1].rsplit("/", 2)[-2] + ":", l["entry"], l["ptxas"])
+PY
+}
+for v in $VARIANTS; do
+  name=${v%%=*}; knobs=${v#*=}
+  for d in 64 128; do
+    for causal in "" c; do
+      # The tile order only matters with a causal mask; dQ-first only for
+      # the in-step dQ (D = 128).
+      case "$knobs" in *SECTION*) [ -z "$causal" ] && continue ;; esac
+      case "$knobs" in *DQ_FIRST*) [ "$d" = 64 ] && continue ;; esac
+      out="$DIR/d$d${causal}_$name"
+      env ${knobs//,/ } "$COMPILE" --backward --chip sm_90a --dtype bf16 \
+        --head-dim "$d" ${causal:+--causal} -o "$out" >/dev/null
+      report "$out"
+    done
+  done
+done
+"$COMPILE" --backward --chip sm_90a --dtype bf16 --head-dim 128 --causal \
+  --deterministic -o "$DIR/d128c_det" >/dev/null && report "$DIR/d128c_det"
+"$COMPILE" --backward --chip sm_90a --dtype bf16 --head-dim 64 \
+  --deterministic -o "$DIR/d64_det" >/dev/null && report "$DIR/d64_det"
