@@ -169,6 +169,13 @@ std::string runPipeline(const std::string &text, const std::string &pipeline) {
   return p;
 }
 
+void checkFamily(const char *what, const std::string &family) {
+  if (family != "sm80" && family != "sm90a" && family != "auto")
+    raiseCompileError(std::string(what) +
+                      ": expected 'sm80', 'sm90a' or 'auto', got '" + family +
+                      "'");
+}
+
 mlir::attn::KernelCompileOptions
 makeOptions(const std::string &chip, const std::string &features,
             unsigned optLevel, int64_t blockM, int64_t blockN,
@@ -176,9 +183,7 @@ makeOptions(const std::string &chip, const std::string &features,
             const std::string &tuningGpu, const std::string &ptxas,
             bool assemble, const std::string &family,
             const std::string &sm90Schedule) {
-  if (family != "sm80" && family != "sm90a" && family != "auto")
-    raiseCompileError("family: expected 'sm80', 'sm90a' or 'auto', got '" +
-                      family + "'");
+  checkFamily("family", family);
   mlir::attn::KernelCompileOptions o;
   o.family = family;
   o.sm90Schedule = sm90Schedule;
@@ -343,20 +348,28 @@ PYBIND11_MODULE(_compiler, m) {
       "write_tune_bundle",
       [](const std::string &text, const std::string &dir,
          const std::string &chip, const std::string &ptxas, unsigned optLevel,
-         unsigned jobs, const std::vector<std::string> &only) {
+         unsigned jobs, const std::vector<std::string> &only,
+         const std::string &family, const std::string &defaultFamily) {
+        // The family's space, as attn-compile --tune-bundle --family: auto
+        // tunes both where the chip and the problem allow (the database key
+        // family is then "auto", what attn.tuning looks family auto up by).
+        checkFamily("family", family);
         mlir::attn::KernelCompileOptions options;
         options.chip = chip;
         options.ptxasPath = ptxas;
         options.optLevel = optLevel;
-        // The sm80-mma space: the tiles the Python package builds kernels
-        // of (attn.tuning).
-        options.family = "sm80";
+        options.family = family;
+        mlir::attn::TuneBundleOptions bundle;
+        // The candidate marked "heuristic": what the caller compiles without
+        // a database (the PyTorch op's asked family).
+        bundle.defaultFamily = defaultFamily.empty() ? family : defaultFamily;
+        checkFamily("default_family", bundle.defaultFamily);
         CompileSession session;
         OwningOpRef<ModuleOp> module = session.parse(text);
         std::string log;
         llvm::raw_string_ostream logStream(log);
-        auto summary = mlir::attn::writeTuneBundle(*module, options, dir,
-                                                   jobs, only, logStream);
+        auto summary = mlir::attn::writeTuneBundle(
+            *module, options, dir, jobs, only, logStream, bundle);
         if (!summary)
           session.fail(llvm::toString(summary.takeError()));
         logStream.flush();
@@ -368,8 +381,11 @@ PYBIND11_MODULE(_compiler, m) {
       },
       py::arg("text"), py::arg("dir"), py::arg("chip"), py::arg("ptxas"),
       py::arg("opt_level"), py::arg("jobs"), py::arg("only"),
-      "Writes a tuning bundle (every candidate tile configuration) for "
-      "attn-tune on a GPU host.");
+      py::arg("family") = "sm80", py::arg("default_family") = "",
+      "Writes a tuning bundle (every candidate tile configuration of "
+      "`family`: sm80, sm90a, or auto = both where allowed) for attn-tune "
+      "on a GPU host; `default_family` ('' = `family`) marks the "
+      "heuristic's candidate.");
 
   m.def(
       "attention_module",

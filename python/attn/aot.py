@@ -18,8 +18,10 @@ it (attn.families: on sm_90a the wgmma kernels where that family
 implements the kernel, else sm80). ``--family sm80`` or ``sm90a`` builds
 that family instead (for ``set_kernel_family``). ``--variants`` (and
 ``--alibi-shapes``) adds the mask/score_mod variants, ``--bundles
-NAME,...|all`` sm80-family candidate bundles for tuning on the GPU host
-(attn.tuning). A pack is a folder of kernel directories named after their
+NAME,...|all`` candidate bundles for tuning on the GPU host (attn.tuning)
+of the families ``--family``'s lookup takes: for auto on sm_90a both
+(named ``...-sm_90a-auto``, the entry tuning on first use writes), else
+the one family (sm80's named without a suffix). A pack is a folder of kernel directories named after their
 KernelSpec (attn.cache), ``bundles/<name>/`` and a pack.json index.
 """
 
@@ -89,10 +91,11 @@ def build_bundle(out: "os.PathLike[str]", spec: KernelSpec, log=sys.stdout,
     ``out/bundles/<spec.name>/`` (at the canonical shape; attn.tuning re-aims
     it at the caller's shape on the GPU host)."""
     from . import compiler
-    from .tuning import cannot_tune
+    from .tuning import bundle_spec, cannot_tune
     why = cannot_tune(spec)
     if why:
         raise CompileError(f"--bundles: {spec.name} cannot be tuned: {why}")
+    asked, spec = spec.family, bundle_spec(spec)
     started = time.monotonic()
     final = Path(out) / "bundles" / spec.name
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -105,7 +108,8 @@ def build_bundle(out: "os.PathLike[str]", spec: KernelSpec, log=sys.stdout,
                            head_dim=spec.head_dim,
                            value_head_dim=spec.value_head_dim,
                            dtype=spec.dtype, causal=spec.causal,
-                           scale=spec.scale, chip=spec.chip, jobs=jobs)
+                           scale=spec.scale, chip=spec.chip, jobs=jobs,
+                           family=spec.family, default_family=asked)
     os.rename(tmp, final)
     print(f"  bundles/{spec.name}: {bundle.candidates} candidates, "
           f"{bundle.pruned} pruned ({time.monotonic() - started:.1f} s)",
@@ -195,8 +199,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                             "(OFFSET = Nk - Nq), e.g. 8:0,4:133")
     build.add_argument("--bundles", default="", type=_strs,
                        help="candidate bundles (for tuning on the GPU "
-                            "host) of these forward kernels, by name "
-                            "(fwd-d64-bf16-full-sdefault-sm_90a), or 'all'")
+                            "host) of these forward kernels in --family, "
+                            "by name (fwd-d64-bf16-full-sdefault-sm_90a-auto"
+                            "), or 'all'")
     build.add_argument("--only-bundles", action="store_true",
                        help="build only the --bundles (add them to a pack)")
     build.add_argument("--backward", choices=("auto", "on", "off"),
@@ -247,14 +252,21 @@ def main(argv: Optional[List[str]] = None) -> int:
             head_dims=[d for d in args.head_dims if d <= 128],
             dtypes=args.dtypes, alibi_shapes=alibi, chip=args.chip,
             family=args.family)]
+    # Bundles of the families the op's lookup takes with --family
+    # (attn.tuning.bundle_spec: family auto on sm_90a tunes both, the entry
+    # tuning on first use writes), named by that family.
+    from .tuning import bundle_spec
+
+    def bundle_specs(masks):
+        specs = [dataclasses.replace(s, family=args.family) for s in
+                 default_specs(args.head_dims, args.dtypes, masks, (None,),
+                               args.chip)]
+        return {bundle_spec(s).name: s for s in specs}
+
     if args.bundles == ["all"]:
-        # The sm80 family's bundles: the space tuning on first use times.
-        bundles = default_specs(args.head_dims, args.dtypes, args.masks,
-                                (None,), args.chip)
+        bundles = list(bundle_specs(args.masks).values())
     else:
-        by_name = {s.name: s for s in default_specs(
-            args.head_dims, args.dtypes, ("full", "causal"), (None,),
-            args.chip)}
+        by_name = bundle_specs(("full", "causal"))
         unknown = [n for n in args.bundles if n not in by_name]
         if unknown:
             parser.error(f"--bundles: {', '.join(unknown)} is not a forward "

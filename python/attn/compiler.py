@@ -239,13 +239,20 @@ def tune(mlir: Optional[str] = None, *, out: "str | os.PathLike[str]",
          value_head_dim: Optional[int] = None, dtype: str = "bf16",
          causal: bool = False, scale: Optional[float] = None,
          chip: str = "sm_90a", ptxas: str = "", opt_level: int = 3,
-         jobs: int = 0, only: Sequence[str] = ()) -> TuneBundle:
+         jobs: int = 0, only: Sequence[str] = (), family: str = "sm80",
+         default_family: str = "") -> TuneBundle:
     """Writes a tuning bundle for one problem (as ``attn-compile
-    --tune-bundle``): every tile configuration that passes the static
-    checks and compiles without spilling. Running it needs the GPU tools:
-    ``bundle.run(db)`` (attn-tune) on the GPU host, then compile() with
-    ``tuning_db=db`` picks the winner. ``only`` limits the candidates
-    (e.g. ["m128n64r32s2"]); ``jobs`` 0 = one compile per core."""
+    --tune-bundle --family <family>``): every tile configuration of the
+    family's space that passes the static checks and compiles without
+    spilling. ``family`` 'sm80' (mma.sync), 'sm90a' (wgmma) or 'auto'
+    (both where the chip and the problem allow; the database entry's key
+    family is then "auto", what a family-auto lookup takes).
+    ``default_family`` ('' = ``family``) is the family compile() would be
+    asked for: its choice is the candidate marked "heuristic". Running it
+    needs the GPU tools: ``bundle.run(db)`` (attn-tune) on the GPU host,
+    then compile() with ``tuning_db=db`` picks the winner. ``only`` limits
+    the candidates (e.g. ["m128n64r32s2", "wg-m128n128s2"]); ``jobs`` 0 =
+    one compile per core."""
     if mlir is None:
         mlir = attention_mlir(batch=batch, heads_q=heads_q, heads_kv=heads_kv,
                               seq_q=seq_q, seq_kv=seq_kv, head_dim=head_dim,
@@ -253,6 +260,7 @@ def tune(mlir: Optional[str] = None, *, out: "str | os.PathLike[str]",
                               causal=causal, scale=scale)
     summary = _bindings().write_tune_bundle(
         mlir, str(out), chip=chip, ptxas=ptxas, opt_level=opt_level,
-        jobs=jobs, only=list(only))
+        jobs=jobs, only=list(only), family=family,
+        default_family=default_family)
     return TuneBundle(Path(out), summary["candidates"], summary["pruned"],
                       summary["log"])

@@ -9,8 +9,10 @@ libattn_tuning_lookup.so (ctypes; MLIR-free, so the GPU host has it too) --
 else the compiler's heuristic tile, with the lookup's reason either way.
 
 ``tune(spec, shape, gpu)`` fills the database for a shape: it takes a
-candidate bundle (every tile configuration that passes the static checks
-and compiles without spilling) -- written for the call's shape by the
+candidate bundle of the families the lookup takes (``bundle_spec``: for
+family auto on sm_90a both, so attn-tune writes the "auto" entry the
+lookup hits; every tile configuration that passes the static checks and
+compiles without spilling) -- written for the call's shape by the
 compiler bindings when they are here, else the AOT pack's bundle for the
 kernel's specialisation (``python -m attn.aot build --bundles``) re-aimed
 at the call's shape -- and runs it with attn-tune (tools/attn-tune: the
@@ -36,9 +38,6 @@ from .cache import KernelSpec, cache_root, pack_root, tile_name
 
 # The database's name of each family the lookup can use (TuningKey::family).
 FAMILY_KEYS = dict(_families.KEY_NAMES)
-# The family whose tile space tune() builds bundles of (the bindings'
-# write_tune_bundle is the sm80-mma space).
-TUNED_FAMILY = "sm80"
 
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -252,19 +251,30 @@ def untunable(spec: KernelSpec) -> Optional[str]:
 
 
 def cannot_tune(spec: KernelSpec) -> Optional[str]:
-    """Why tune() cannot tune ``spec`` (None when it can): untunable, or
-    its lookup key is not the family whose bundles tune() builds."""
-    why = untunable(spec)
-    if why:
-        return why
-    keys = key_families(spec)
-    if keys != [FAMILY_KEYS[TUNED_FAMILY]]:
-        return (f"tuning on first use builds {FAMILY_KEYS[TUNED_FAMILY]} "
-                f"bundles, and family {spec.family} looks up the "
-                f"{_families.tuning_key_family(list(keys))} key here (tune "
-                "both families with attn-compile --tune-bundle and "
-                "attn-tune, or set_kernel_family('sm80'))")
-    return None
+    """Why tune() cannot tune ``spec`` (None when it can): the bundles
+    tune() runs are of the families its lookup takes (bundle_spec), so
+    only untunable specs are left out."""
+    return untunable(spec)
+
+
+def bundle_family(spec: KernelSpec) -> str:
+    """The family a candidate bundle for ``spec`` is compiled for
+    (attn-compile --tune-bundle --family): 'auto' where its lookup takes
+    the entry that tuned both families, else the one family it takes. The
+    bundle's key family (bundle.json "family", attn-tune's database entry)
+    is then the lookup's: tuningKeyFamily(allowedKernelFamilies(...))."""
+    key = _families.tuning_key_family(list(key_families(spec)))
+    if key == _families.AUTO_KEY:
+        return "auto"
+    return next(f for f, k in FAMILY_KEYS.items() if k == key)
+
+
+def bundle_spec(spec: KernelSpec) -> KernelSpec:
+    """The specialisation a candidate bundle for ``spec`` (its asked
+    family, not resolved) is named and built by: no tile, bundle_family's
+    family. Family auto off sm_90a and family sm80 share the sm80 bundle."""
+    spec = spec.heuristic()
+    return replace(spec, family=bundle_family(spec))
 
 
 # --- tuning on first use -------------------------------------------------------
@@ -287,12 +297,22 @@ def _find_attn_tune() -> Optional[str]:
 
 
 def pack_bundle(spec: KernelSpec, pack: Optional[Path] = None) -> Optional[Path]:
-    """The AOT pack's candidate bundle for ``spec``'s specialisation."""
+    """The AOT pack's candidate bundle for ``spec``'s specialisation
+    (bundle_spec; ``spec`` with its asked family). For a tuned spec (a
+    tile, its family the tile's), the bundle holding that tile: its
+    family's, else the one that tuned both families (family auto)."""
     pack = pack if pack is not None else pack_root()
     if pack is None:
         return None
-    path = pack / "bundles" / spec.heuristic().name
-    return path if (path / "bundle.json").is_file() else None
+    names = [bundle_spec(spec).name]
+    if spec.tile:
+        names.append(bundle_spec(replace(spec, family="auto")).name)
+    for name in dict.fromkeys(names):
+        path = pack / "bundles" / name
+        if (path / "bundle.json").is_file() and (
+                not spec.tile or bundle_candidate(path, spec.tile)):
+            return path
+    return None
 
 
 def bundle_candidate(bundle: Path, tile: str) -> Optional[Path]:
@@ -344,7 +364,8 @@ def retarget_bundle(bundle: Path, shape: Shape, out: Path) -> Path:
 
 
 def bundle_for(spec: KernelSpec, shape: Shape) -> Path:
-    """A candidate bundle for ``spec`` at ``shape``, under
+    """A candidate bundle for ``spec`` (its asked family: 'auto' tunes
+    both families where its lookup takes both) at ``shape``, under
     <cache>/bundles/: written by the compiler bindings when they are here,
     else the pack's bundle re-aimed at ``shape``."""
     from . import compiler
@@ -352,8 +373,8 @@ def bundle_for(spec: KernelSpec, shape: Shape) -> Path:
     why_not = cannot_tune(spec)
     if why_not:
         raise TuneError(f"{spec.name} cannot be tuned: {why_not}")
-    spec = spec.resolved()
-    label = (f"{spec.name}-b{shape.batch}h{shape.heads_q}g{shape.heads_ratio}"
+    bspec = bundle_spec(spec)
+    label = (f"{bspec.name}-b{shape.batch}h{shape.heads_q}g{shape.heads_ratio}"
              f"q{shape.seq_q}kv{shape.seq_kv}")
     out = cache_root() / "bundles" / label
     if (out / "bundle.json").is_file():
@@ -368,7 +389,8 @@ def bundle_for(spec: KernelSpec, shape: Shape) -> Path:
                           seq_kv=shape.seq_kv, head_dim=spec.head_dim,
                           value_head_dim=spec.value_head_dim,
                           dtype=spec.dtype, causal=variant.causal,
-                          scale=spec.scale, chip=spec.chip)
+                          scale=spec.scale, chip=spec.chip,
+                          family=bspec.family, default_family=spec.family)
             os.rename(tmp, out)
         finally:
             if tmp.exists():
@@ -377,12 +399,13 @@ def bundle_for(spec: KernelSpec, shape: Shape) -> Path:
     bundle = pack_bundle(spec)
     if bundle is None:
         raise KernelNotAvailableError(
-            f"no candidate bundle for {spec.name}: the compiler bindings are "
-            "not here and " + (f"the pack {pack_root()} has no bundles/"
-                               f"{spec.name}/" if pack_root() else
-                               "$ATTN_KERNEL_PACK is not set")
+            f"no candidate bundle for {bspec.name}: the compiler bindings "
+            "are not here and " + (f"the pack {pack_root()} has no bundles/"
+                                   f"{bspec.name}/" if pack_root() else
+                                   "$ATTN_KERNEL_PACK is not set")
             + ". Add one on the compiler host: python -m attn.aot build "
-            f"--out PACK --bundles {spec.name}")
+            f"--out PACK --bundles {bspec.name} --chip {spec.chip} "
+            f"--family {spec.family}")
     return retarget_bundle(bundle, shape, out)
 
 

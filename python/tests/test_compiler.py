@@ -143,3 +143,40 @@ def test_tune_writes_a_bundle(compiler, ptxas, tmp_path):
     assert index["format"] == "attn-tune-bundle"
     assert bundle.command("db.json")[-3:] == ["--db", "db.json",
                                               str(tmp_path / "bundle")]
+    assert index["family"] == "sm80-mma"  # attn.tune's default family
+
+
+def test_tune_bundle_of_family_auto(compiler, ptxas, tmp_path):
+    """family='auto' on sm_90a: both families' candidates and the "auto"
+    key family (attn-compile --tune-bundle --family auto); the heuristic
+    mark follows default_family."""
+    only = ["wg-m128n128s2", "m128n64r16s2"]
+    bundle = attn.tune(out=tmp_path / "auto", head_dim=64, dtype="bf16",
+                       chip="sm_90a", family="auto", only=only, jobs=1,
+                       ptxas=ptxas)
+    index = json.loads((tmp_path / "auto" / "bundle.json").read_text())
+    assert index["family"] == "auto" and index["chip"] == "sm_90a"
+    dirs = {c["dir"]: c for c in index["candidates"]}
+    assert set(only) <= set(dirs) and bundle.candidates == len(dirs)
+    assert dirs["wg-m128n128s2"]["family"] == "sm90a-wgmma"
+    assert all(c["family"] == "sm90a-wgmma" for c in dirs.values()
+               if c["heuristic"])
+    attn.tune(out=tmp_path / "sm80", head_dim=64, dtype="bf16",
+              chip="sm_90a", family="auto", default_family="sm80",
+              only=only, jobs=1, ptxas=ptxas)
+    index = json.loads((tmp_path / "sm80" / "bundle.json").read_text())
+    assert index["family"] == "auto"
+    assert all(c["family"] == "sm80-mma" for c in index["candidates"]
+               if c["heuristic"])
+    # Off sm_90a, auto is the sm80 space and key.
+    attn.tune(out=tmp_path / "a100", head_dim=64, dtype="bf16",
+              chip="sm_80", family="auto", only=["m128n64r16s2"], jobs=1,
+              ptxas=ptxas)
+    index = json.loads((tmp_path / "a100" / "bundle.json").read_text())
+    assert index["family"] == "sm80-mma"
+    with pytest.raises(attn.CompileError, match=r"family: expected 'sm80', "
+                                                r"'sm90a' or 'auto'"):
+        attn.tune(out=tmp_path / "bad", family="sm100", ptxas=ptxas)
+    with pytest.raises(attn.CompileError, match=r"default_family: expected"):
+        attn.tune(out=tmp_path / "bad", family="auto",
+                  default_family="x", ptxas=ptxas)

@@ -522,20 +522,22 @@ def test_default_family_is_the_compilers_choice_by_chip():
 
 # --- tuning on first use -------------------------------------------------------
 
-def test_tune_on_first_use(tmp_path, monkeypatch):
+@pytest.mark.parametrize("family", ["auto", "sm80"])
+def test_tune_on_first_use(tmp_path, monkeypatch, family):
     """attention(..., tune=True) on a shape class the database lacks: the
     candidate bundle (the pack's, re-aimed at the shape, or written by the
     bindings) runs through attn-tune on this GPU, the database gets the
-    winner, and the call and later ones use it (explain says so)."""
+    winner, and the call and later ones use it (explain says so). Family
+    auto on sm_90a tunes both families (the "auto" key its lookup takes),
+    family sm80 the sm80 space."""
     from attn import tuning
     monkeypatch.setenv("ATTN_TUNING_DB", str(tmp_path / "tuning.json"))
-    # Tuning on first use times the sm80 family's space (family auto on
-    # Hopper looks up entries that tuned both families: not this flow).
-    monkeypatch.setattr(attn_torch, "_family", "sm80")
+    monkeypatch.setattr(attn_torch, "_family", family)
     attn_torch._forget_choices()
     b, hq, hkv, n, d = 2, 8, 8, 2048, 64
     q, k, v = inputs(b, hq, hkv, n, n, d, torch.bfloat16, seed=15)
-    spec = attn_torch._spec_and_shape("fwd", q, k, v, True, None, "", "sm_90a")[0]
+    chip = attn_torch._chip(attn_torch._device_index(q))
+    spec = attn_torch._spec_and_shape("fwd", q, k, v, True, None, "", chip)[0]
     if not tuning.pack_bundle(spec) and not attn.compiler_available():
         pytest.skip(f"no candidate bundle for {spec.name} in the pack "
                     "(attn.aot build --bundles)")
@@ -550,6 +552,8 @@ def test_tune_on_first_use(tmp_path, monkeypatch):
     assert after.source == "tuning-db", (str(after),
                                          attn_torch._tune_attempts)
     assert "hit:" in after.reason
+    key = tuning.bundle_family(spec)
+    assert f" {tuning.FAMILY_KEYS.get(key, key)} compiler=" in after.reason
     assert rel_err(out, reference(q, k, v, True)[0]) <= 1e-2
     # A later call of the same bucket uses it too, and is right.
     q2, k2, v2 = inputs(1, 8, 8, 1500, 1500, d, torch.bfloat16, seed=16)
@@ -559,7 +563,8 @@ def test_tune_on_first_use(tmp_path, monkeypatch):
     # Timing: the tuned kernel against the heuristic's, same inputs.
     ms = {}
     for label, kdir in (("tuned", after.kernel_dir),
-                        ("heuristic", str(attn.cache.kernel_dir(spec)))):
+                        ("heuristic",
+                         str(attn.cache.kernel_dir(spec.resolved())))):
         kern = runtime.Kernel(kdir)
         launch, _, _ = kern.prepare(q, k, v)
         for _ in range(5):

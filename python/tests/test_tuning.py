@@ -290,10 +290,54 @@ def test_lookup_hits_an_sm90a_entry(lookup_lib, tmp_path, monkeypatch):
     assert sel.source == "heuristic" and sel.spec.family == "sm80"
     assert sel.reason.startswith("family auto chose sm80")
     assert "sm_80 sm80-mma" in sel.reason
-    # Tuning on first use builds sm80 bundles: not for the auto key.
-    assert "looks up the auto key" in tuning.cannot_tune(H200_D128)
-    assert tuning.cannot_tune(dataclasses.replace(H200_D128,
-                                                  family="sm80")) is None
+    # Tuning on first use builds the bundle of the key the lookup takes.
+    assert tuning.cannot_tune(H200_D128) is None
+    assert tuning.bundle_family(H200_D128) == "auto"
+
+
+def test_bundles_are_of_the_lookups_key_family():
+    """tune()'s bundle is of the families the lookup takes, so attn-tune's
+    entry (keyed by bundle.json's family) is the one the lookup hits:
+    family auto on sm_90a tunes both (key "auto"), elsewhere the one."""
+    def bundle(**kw):
+        spec = dataclasses.replace(H200_D128, **kw)
+        b = tuning.bundle_spec(spec)
+        assert families.tuning_key_family(list(tuning.key_families(spec))) \
+            == tuning.FAMILY_KEYS.get(b.family, "auto")
+        return b.family, b.name
+    assert bundle() == ("auto", "fwd-d128-bf16-full-sdefault-sm_90a-auto")
+    assert bundle(tile="wg-m128n176s2-p")[0] == "auto"  # the asked family
+    assert bundle(family="sm80") == ("sm80",
+                                     "fwd-d128-bf16-full-sdefault-sm_90a")
+    assert bundle(family="sm90a")[0] == "sm90a"
+    # Family auto where the wgmma kernels do not run: the sm80 bundle.
+    assert bundle(chip="sm_80") == ("sm80",
+                                    "fwd-d128-bf16-full-sdefault-sm_80")
+    assert bundle(head_dim=96, value_head_dim=96)[0] == "sm80"
+
+
+def test_pack_bundle_of_a_tuned_tile(tmp_path):
+    """A tuned spec (its family the tile's) finds its candidate in the
+    pack's bundle of its family, else in the one that tuned both."""
+    pack = tmp_path / "pack"
+    auto = pack / "bundles" / tuning.bundle_spec(H200_D128).name
+    auto.mkdir(parents=True)
+    (auto / "bundle.json").write_text(json.dumps({"family": "auto",
+        "candidates": [
+            {"dir": "wg-m128n176s2-p", "family": "sm90a-wgmma",
+             "block_m": 128, "block_n": 176, "warp_rows": 16, "stages": 2,
+             "schedule": "pingpong", "persistent": True},
+            {"dir": "m128n64r32s2", "family": "sm80-mma", "block_m": 128,
+             "block_n": 64, "warp_rows": 32, "stages": 2}]}))
+    for tile in ("wg-m128n176s2-p", "m128n64r32s2"):
+        tuned = dataclasses.replace(H200_D128, tile=tile).resolved()
+        assert tuning.pack_bundle(tuned, pack) == auto
+        assert tuning.bundle_candidate(auto, tile) == auto / tile
+    tuned = dataclasses.replace(H200_D128, tile="wg-m128n64s2").resolved()
+    assert tuning.pack_bundle(tuned, pack) is None  # no such candidate
+    assert tuning.pack_bundle(H200_D128, pack) == auto
+    assert tuning.pack_bundle(dataclasses.replace(H200_D128, family="sm80"),
+                              pack) is None
 
 
 def test_tuned_sm90a_tile_is_compiled_into_the_cache(compiler):
@@ -427,6 +471,10 @@ def test_tune_without_a_bundle_says_how_to_get_one(lookup_lib, tmp_path,
                              r".*python -m attn.aot build --out PACK "
                              r"--bundles fwd-d64-bf16-causal"):
         tuning.bundle_for(CAUSAL, Shape(1, 2, 2, 64, 64))
+    with pytest.raises(KernelNotAvailableError,
+                       match=r"--bundles fwd-d128-bf16-full-sdefault-sm_90a-"
+                             r"auto --chip sm_90a --family auto"):
+        tuning.bundle_for(H200_D128, Shape(1, 2, 2, 64, 64))
     variant = make_variant(window=(8, 0))
     spec = KernelSpec("fwd", 64, 64, "bf16", False, None, variant=variant.key)
     with pytest.raises(tuning.TuneError, match=r"cannot be tuned: the tuning "
@@ -447,13 +495,71 @@ def test_compiler_host_bundle_is_written_for_the_shape(compiler, ptxas,
     assert doc["compiler"] == compiler.version()
     assert len(doc["candidates"]) >= 2
     assert tuning.bundle_for(CAUSAL, shape) == bundle  # reused
+    assert doc["family"] == "sm80-mma"
+    assert all(c["family"] == "sm80-mma" for c in doc["candidates"])
+
+
+def test_compiler_host_auto_bundle_is_what_the_lookup_hits(
+        compiler, ptxas, lookup_lib, tmp_path, monkeypatch):
+    """Family auto on sm_90a (the op's default): tune()'s bundle holds the
+    candidates of both families, its key family is "auto", and the entry
+    attn-tune writes from it (TuningKey::forProblem of bundle.json's chip,
+    family and compiler; faked here, attn-tune needs the GPU) is the one
+    the op's lookup hits, an sm90a winner included."""
+    monkeypatch.setenv("PATH", os.path.dirname(ptxas) + os.pathsep +
+                       os.environ.get("PATH", ""))
+    spec = KernelSpec("fwd", 64, 64, "bf16", True, None, "sm_90a",
+                      family="auto")
+    shape = Shape(1, 4, 2, 300, 700)
+    bundle = tuning.bundle_for(spec, shape)
+    assert bundle.name.startswith("fwd-d64-bf16-causal-sdefault-sm_90a-auto-")
+    doc = json.loads((bundle / "bundle.json").read_text())
+    assert doc["family"] == "auto" and doc["chip"] == "sm_90a"
+    assert " auto " in doc["key"]
+    fams = {c["family"] for c in doc["candidates"]}
+    assert fams == {"sm80-mma", "sm90a-wgmma"}
+    wg = [c for c in doc["candidates"] if c["dir"].startswith("wg-")]
+    assert wg and all((bundle / c["dir"] / "kernel.cubin").is_file()
+                      for c in wg)
+    # The heuristic mark: family auto's own choice, an sm90a tile.
+    heuristic = [c for c in doc["candidates"] if c["heuristic"]]
+    assert [c["family"] for c in heuristic] == ["sm90a-wgmma"]
+    # attn-tune's entry for this bundle, an sm90a winner.
+    winner = next(c for c in wg if c["dir"] == "wg-m128n128s2")
+    e = entry(doc["compiler"], family=doc["family"], mask="causal",
+              q=tuning.sequence_bucket(shape.seq_q),
+              kv=tuning.sequence_bucket(shape.seq_kv),
+              ratio=shape.heads_ratio)
+    e["key"]["chip"] = doc["chip"]
+    e["winner"] = {k: winner[k] for k in ("family", "block_m", "block_n",
+                                          "warp_rows", "stages", "schedule",
+                                          "persistent")}
+    e["candidates"] = [dict(e["winner"], status="ok", time_ms=0.1,
+                            rel_err=1e-3, heuristic=False)]
+    db = write_db_v2(tmp_path / "db.json", [e])
+    monkeypatch.setenv("ATTN_TUNING_DB", str(db))
+    sel = tuning.select(spec, shape, "Test GPU", 8)
+    assert sel.source == "tuning-db", sel.reason
+    assert (sel.spec.tile, sel.spec.family) == ("wg-m128n128s2", "sm90a")
+    assert "sm_90a auto compiler=" in sel.reason
+    # Family sm80 takes only sm80-mma tiles (this entry has none).
+    sel = tuning.select(dataclasses.replace(spec, family="sm80"), shape,
+                        "Test GPU", 8)
+    assert sel.source == "heuristic", sel.reason
 
 
 def test_aot_bundles_argument_errors(capsys):
     from attn import aot
     with pytest.raises(SystemExit):
         aot.main(["build", "--out", "x", "--bundles", "fwd-d63-bf16"])
-    assert "--bundles: fwd-d63-bf16 is not a forward kernel" in \
+    err = capsys.readouterr().err
+    assert "--bundles: fwd-d63-bf16 is not a forward kernel" in err
+    # Bundles are named by the family --family's lookup takes (auto here).
+    assert "(e.g. fwd-d64-f16-full-sdefault-sm_90a-auto)" in err
+    with pytest.raises(SystemExit):
+        aot.main(["build", "--out", "x", "--family", "sm80", "--bundles",
+                  "fwd-d64-bf16-full-sdefault-sm_90a-auto"])
+    assert "(e.g. fwd-d64-f16-full-sdefault-sm_90a)" in \
         capsys.readouterr().err
     with pytest.raises(SystemExit):
         aot.main(["build", "--out", "x", "--alibi-shapes", "8"])
