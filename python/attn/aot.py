@@ -21,8 +21,9 @@ that family instead (for ``set_kernel_family``). ``--variants`` (and
 NAME,...|all`` candidate bundles for tuning on the GPU host (attn.tuning)
 of the families ``--family``'s lookup takes: for auto on sm_90a both
 (named ``...-sm_90a-auto``, the entry tuning on first use writes), else
-the one family (sm80's named without a suffix). A pack is a folder of kernel directories named after their
-KernelSpec (attn.cache), ``bundles/<name>/`` and a pack.json index.
+the one family (sm80's named without a suffix). A pack is a folder of
+kernel directories named after their KernelSpec (attn.cache),
+``bundles/<name>/`` and a pack.json index.
 """
 
 import argparse
