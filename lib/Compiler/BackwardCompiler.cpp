@@ -120,6 +120,8 @@ mlir::attn::compileAttentionGradKernels(ModuleOp module,
   pipeline.family = options.family;
   pipeline.blockM = options.blockM;
   pipeline.blockN = options.blockN;
+  pipeline.stages = options.stages;
+  pipeline.sm90Schedule = options.sm90Schedule;
   PassManager pm(module.getContext());
   buildAttnToGPUKernelsPipeline(pm, pipeline);
   if (failed(pm.run(module)))
@@ -144,6 +146,8 @@ mlir::attn::compileAttentionGradKernels(ModuleOp module,
     out.family = fam.getValue().str();
   if (int64_t stages = getInt(launch, "stages"))
     out.stages = stages;
+  if (auto schedule = launch.getAs<StringAttr>("schedule"))
+    out.schedule = schedule.getValue().str();
   if (auto maps = launch.getAs<ArrayAttr>("tensor_maps"))
     for (auto m : maps.getAsRange<DictionaryAttr>()) {
       CompiledKernel::TensorMapParam p;
@@ -225,6 +229,8 @@ std::string CompiledBackward::manifestJSON() const {
       j.attribute("block_n", blockN);
       j.attribute("warps", threads / 32);
       j.attribute("stages", stages);
+      if (!schedule.empty())
+        j.attribute("schedule", schedule);
       j.attribute("source", tileSource);
       j.attribute("deterministic", deterministic);
     });

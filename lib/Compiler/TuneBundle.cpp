@@ -333,8 +333,14 @@ llvm::Expected<TuneBundleSummary> mlir::attn::writeBackwardTuneBundle(
     return error("no GPU backward kernel for this attention: the backward "
                  "kernels take no mask or a bottom-right causal mask");
   FlashBackwardSpec spec = FlashBackwardSpec::fromOp(op);
-  std::vector<BackwardCandidate> space =
-      enumerateBackwardCandidates(spec, options.chip, options.deterministic);
+  std::vector<std::string> families =
+      allowedBackwardFamilies(spec, options.chip, options.family);
+  if (families.empty())
+    return error("no GPU backward kernel for this attention with family " +
+                 options.family + ": " +
+                 hopperBackwardSupports(spec, options.chip));
+  std::vector<BackwardCandidate> space = enumerateBackwardCandidates(
+      spec, options.chip, options.deterministic, options.family);
   for (const BackwardCandidate &c : space)
     if (c.heuristic && !c.pruned.empty())
       return error("no GPU backward kernel for this attention: " + c.pruned);
@@ -346,7 +352,9 @@ llvm::Expected<TuneBundleSummary> mlir::attn::writeBackwardTuneBundle(
     if (llvm::none_of(space, [&](auto &c) { return c.tile.name() == name; }))
       return error("'" + name +
                    "' is not in the backward tuning space (sm80-mma: block-m "
-                   "32/64, block-n 32/64/128, e.g. m64n128r16s2)");
+                   "32/64, block-n 32/64/128, e.g. m64n128r16s2; "
+                   "sm90a-wgmma: stages 2-4 and a dQ schedule, e.g. "
+                   "wg-m64n128s3-dqpipe)");
   std::vector<BackwardResult> results;
   for (const BackwardCandidate &c : space)
     if (wanted(c) && !c.pruned.empty()) {
@@ -382,6 +390,8 @@ llvm::Expected<TuneBundleSummary> mlir::attn::writeBackwardTuneBundle(
           o.family = t.isSm90a() ? "sm90a" : "sm80";
           o.blockM = t.blockM;
           o.blockN = t.blockN;
+          o.stages = t.isSm90a() ? t.stages : 2;
+          o.sm90Schedule = t.isSm90a() ? t.schedule : "";
           o.warpRows = 0;
           o.tuningDb = "none";
           o.assemble = true;
@@ -479,7 +489,6 @@ llvm::Expected<TuneBundleSummary> mlir::attn::writeBackwardTuneBundle(
     log << "  forward: " << fwd->entry << " (makes O and the LSE)\n";
   }
 
-  std::vector<std::string> families = allowedBackwardFamilies(options.chip);
   ::attn::tuning::TuningKey key = ::attn::tuning::TuningKey::forProblem(
       problem, options.chip, tuningKeyFamily(families),
       ::attn::tuning::compilerVersion());
@@ -495,8 +504,10 @@ llvm::Expected<TuneBundleSummary> mlir::attn::writeBackwardTuneBundle(
     j.attribute("block_n", c.tile.blockN);
     j.attribute("warp_rows", c.tile.warpRows);
     j.attribute("stages", c.tile.stages);
+    if (!c.tile.schedule.empty())
+      j.attribute("schedule", c.tile.schedule);
     j.attribute("heuristic", c.heuristic);
-    j.attribute("family_heuristic", c.heuristic);
+    j.attribute("family_heuristic", c.familyHeuristic);
   };
   j.object([&] {
     j.attribute("format", kTuneBundleFormat);

@@ -90,6 +90,15 @@ std::string TileChoice::name() const {
       os << "-nopp";
     else if (schedule == "serial")
       os << "-serial";
+    // The backward dkdv kernel's dQ schedules.
+    else if (schedule == "dq-pipelined")
+      os << "-dqpipe";
+    else if (schedule == "dq-first")
+      os << "-dqfirst";
+    else if (schedule == "dk-first")
+      os << "-dkfirst";
+    else if (schedule == "deterministic")
+      os << "-det";
     return os.str();
   }
   os << "m" << blockM << "n" << blockN << "r" << warpRows << "s" << stages;
@@ -202,9 +211,17 @@ struct Reader {
       t.schedule = string(obj, "schedule", where);
     if (obj.get("persistent"))
       t.persistent = boolean(obj, "persistent", where);
-    if (error.empty() && t.isSm90a() && t.schedule != "pingpong" &&
-        t.schedule != "overlap" && t.schedule != "serial")
-      error = where + ".schedule: expected pingpong, overlap or serial, got '" +
+    static const char *schedules[] = {
+        "pingpong",     "overlap",  "serial",   // forward consumers
+        "dq-pipelined", "dq-first", "dk-first", // backward dQ
+        "deterministic"};
+    if (error.empty() && t.isSm90a() &&
+        std::find(std::begin(schedules), std::end(schedules), t.schedule) ==
+            std::end(schedules))
+      error = where +
+              ".schedule: expected pingpong, overlap or serial (forward), "
+              "dq-pipelined, dq-first, dk-first or deterministic (backward), "
+              "got '" +
               t.schedule + "'";
     return t;
   }

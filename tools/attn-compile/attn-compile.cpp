@@ -66,7 +66,9 @@ static cl::opt<int64_t> warpRows("warp-rows",
                                  cl::desc("Query rows per warp: 16 or 32; "
                                           "0 = heuristic"),
                                  cl::init(0), cl::cat(category));
-static cl::opt<int64_t> stages("stages", cl::desc("K/V ring depth"),
+static cl::opt<int64_t> stages("stages",
+                               cl::desc("K/V ring depth (with --backward "
+                                        "and sm90a: the Q/dO ring's)"),
                                cl::init(2), cl::cat(category));
 static cl::opt<std::string> family("family",
                                    cl::desc("Kernel family: auto (sm90a on "
@@ -78,7 +80,8 @@ static cl::opt<std::string> sm90Schedule(
     "sm90-schedule",
     cl::desc("sm90a-wgmma consumer schedule: pingpong, overlap (no "
              "ping-pong) or serial, optionally +persistent (persistent "
-             "query blocks); default: the tuned or heuristic one"),
+             "query blocks); with --backward the dQ schedule: dq-pipelined, "
+             "dq-first or dk-first; default: the tuned or heuristic one"),
     cl::init(""), cl::cat(category));
 static cl::opt<std::string> ptxas("ptxas",
                                   cl::desc("ptxas to use (default: "
@@ -144,14 +147,17 @@ static int fail(const llvm::Twine &msg) {
 }
 
 /// The backward tile from the tuning database (docs/tuning.md) unless
-/// --block-m/--block-n are given: sets them in `options` on a hit. Returns
-/// why (the key that hit, or why nothing did); `hit` says which.
+/// --block-m/--block-n/--stages/--sm90-schedule are given: sets the tile,
+/// its family and (sm90a-wgmma) stages and dQ schedule in `options` on a
+/// hit. Returns why (the key that hit, or why nothing did); `hit` says
+/// which.
 static std::string
 lookupBackwardTile(mlir::ModuleOp module,
                    mlir::attn::KernelCompileOptions &options, bool &hit) {
   hit = false;
-  if (options.blockM || options.blockN)
-    return "block-m/block-n given";
+  if (options.blockM || options.blockN || stages.getNumOccurrences() ||
+      !options.sm90Schedule.empty())
+    return "block-m/block-n/stages/sm90-schedule given";
   std::string path = mlir::attn::resolveTuningDatabasePath(options.tuningDb);
   if (path.empty())
     return "no tuning database (tuning-db, $ATTN_TUNING_DB)";
@@ -174,7 +180,14 @@ lookupBackwardTile(mlir::ModuleOp module,
   if (tuned.config) {
     options.blockM = tuned.config->blockM;
     options.blockN = tuned.config->blockN;
-    options.family = "sm80"; // the tuned tile's family (sm80-mma)
+    options.family = "sm80"; // the tuned tile's family
+    hit = true;
+  } else if (tuned.hopper) {
+    options.blockM = tuned.hopper->blockM;
+    options.blockN = tuned.hopper->blockN;
+    options.stages = tuned.hopper->stages;
+    options.sm90Schedule = mlir::attn::hopperBackwardSchedule(*tuned.hopper);
+    options.family = "sm90a";
     hit = true;
   }
   return "tuning database '" + path + "': " + tuned.reason;

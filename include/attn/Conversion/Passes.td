@@ -57,8 +57,9 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "(mma.sync/cp.async) or sm90a (wgmma/TMA, warp-specialised)">,
     Option<"sm90Schedule", "sm90-schedule", "std::string", "\"\"",
            "sm90a-wgmma consumer schedule: pingpong, overlap (intra-"
-           "warpgroup only) or serial; empty = the family's choice (a tuned "
-           "entry's, else the heuristic's)">,
+           "warpgroup only) or serial; for the backward dkdv kernel "
+           "dq-pipelined, dq-first or dk-first; empty = the family's choice "
+           "(a tuned entry's, else the heuristic's)">,
     Option<"tuningDb", "tuning-db", "std::string", "\"\"",
            "Tuning database to look each shape up in before the heuristic "
            "(docs/tuning.md); empty = $ATTN_TUNING_DB, 'none' = no lookup. "

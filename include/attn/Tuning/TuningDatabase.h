@@ -83,8 +83,9 @@ struct TileChoice {
   /// The kernel family; "" = the key's (version 1 entries).
   std::string family;
   /// sm90a-wgmma consumer schedule: "pingpong" (two consumers taking
-  /// turns), "overlap" (intra-warpgroup overlap only) or "serial"; "" for
-  /// sm80-mma.
+  /// turns), "overlap" (intra-warpgroup overlap only) or "serial"; the
+  /// backward dkdv kernel's dQ schedule: "dq-pipelined", "dq-first",
+  /// "dk-first" or "deterministic" (no dQ); "" for sm80-mma.
   std::string schedule;
   /// sm90a-wgmma: each thread block walks several query blocks.
   bool persistent = false;
@@ -93,7 +94,8 @@ struct TileChoice {
   /// "m128n64r32s2" (sm80-mma; backward tiles have warp_rows 16: 16 keys
   /// per warp); "wg-m128n128s2", then "-p" when
   /// persistent and "-nopp" or "-serial" when the schedule is not
-  /// ping-pong (sm90a-wgmma).
+  /// ping-pong (sm90a-wgmma); backward "wg-m64n128s2" and "-dqpipe",
+  /// "-dqfirst", "-dkfirst" or "-det".
   std::string name() const;
   bool operator==(const TileChoice &o) const {
     return blockM == o.blockM && blockN == o.blockN &&

@@ -22,7 +22,14 @@ LogicalResult mlir::attn::convertAttentionGradOps(ModuleOp module,
                                                   bool deterministic,
                                                   int64_t blockM,
                                                   int64_t blockN,
-                                                  StringRef family) {
+                                                  StringRef family,
+                                                  int64_t stages,
+                                                  StringRef sm90Schedule) {
+  // The forward kernels' schedules (the same option) leave the backward's.
+  bool backwardSchedule = !sm90Schedule.empty() &&
+                          !sm90Schedule.starts_with("pingpong") &&
+                          !sm90Schedule.starts_with("overlap") &&
+                          !sm90Schedule.starts_with("serial");
   SmallVector<AttentionGradOp> ops;
   module.walk([&](AttentionGradOp op) { ops.push_back(op); });
   OpBuilder b(module.getContext());
@@ -61,12 +68,22 @@ LogicalResult mlir::attn::convertAttentionGradOps(ModuleOp module,
     int64_t dkdvThreads = config.threads();
     int64_t dkdvSmem = flashBackwardSharedMemoryBytes(spec, config);
     if (hopper) {
-      if (blockM || blockN)
-        hopperConfig.source = "option";
+      HopperBackwardConfig heuristic = hopperConfig;
       if (blockM)
         hopperConfig.blockM = blockM;
       if (blockN)
         hopperConfig.blockN = blockN;
+      if (stages)
+        hopperConfig.stages = stages;
+      if (backwardSchedule)
+        if (std::string why =
+                applyHopperBackwardSchedule(hopperConfig, sm90Schedule);
+            !why.empty())
+          return op.emitOpError() << "cannot be compiled for the GPU: " << why;
+      if (blockM || blockN || hopperConfig.stages != heuristic.stages ||
+          hopperBackwardSchedule(hopperConfig) !=
+              hopperBackwardSchedule(heuristic))
+        hopperConfig.source = "option";
       if (std::string why = validateHopperBackward(spec, hopperConfig);
           !why.empty())
         return op.emitOpError() << "cannot be compiled for the GPU: " << why;
@@ -145,6 +162,10 @@ LogicalResult mlir::attn::convertAttentionGradOps(ModuleOp module,
                                                   : "sm80-mma")),
             b.getNamedAttr("stages", b.getI64IntegerAttr(
                                          hopper ? hopperConfig.stages : 2)),
+            b.getNamedAttr("schedule",
+                           b.getStringAttr(hopper ? hopperBackwardSchedule(
+                                                        hopperConfig)
+                                                  : "")),
             b.getNamedAttr("tensor_maps", b.getArrayAttr(maps)),
             b.getNamedAttr("launches", b.getArrayAttr(launches)),
         }));

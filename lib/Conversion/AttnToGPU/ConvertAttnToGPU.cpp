@@ -163,7 +163,8 @@ struct ConvertAttnToGPUPass
     }
     if (hasGrads &&
         failed(convertAttentionGradOps(module, kernels, chip, deterministic,
-                                       blockM, blockN, family)))
+                                       blockM, blockN, family, stages,
+                                       sm90Schedule)))
       return signalPassFailure();
   }
 

@@ -956,7 +956,34 @@ mlir::attn::hopperBackwardKernelName(const FlashBackwardSpec &spec,
          (spec.causal ? "_causal" : "") + "_dkdv_n" +
          std::to_string(config.blockN) + "m" + std::to_string(config.blockM) +
          "s" + std::to_string(config.stages) +
-         (config.deterministic ? "_det" : config.pipelineDq ? "" : "_sdq");
+         (config.deterministic  ? "_det"
+          : config.pipelineDq   ? ""
+          : config.dqBeforeDk   ? "_sdq"
+                                : "_dkf");
+}
+
+std::string
+mlir::attn::hopperBackwardSchedule(const HopperBackwardConfig &config) {
+  if (config.deterministic)
+    return "deterministic";
+  if (config.pipelineDq)
+    return "dq-pipelined";
+  return config.dqBeforeDk ? "dq-first" : "dk-first";
+}
+
+std::string
+mlir::attn::applyHopperBackwardSchedule(HopperBackwardConfig &config,
+                                        StringRef schedule) {
+  if (schedule.empty() || schedule == "deterministic")
+    return "";
+  if (schedule != "dq-pipelined" && schedule != "dq-first" &&
+      schedule != "dk-first")
+    return "sm90-schedule of the sm90a backward kernel must be "
+           "dq-pipelined, dq-first or dk-first (got '" +
+           schedule.str() + "')";
+  config.pipelineDq = schedule == "dq-pipelined";
+  config.dqBeforeDk = schedule == "dq-first";
+  return "";
 }
 
 HopperBackwardConfig

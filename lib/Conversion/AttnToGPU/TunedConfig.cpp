@@ -147,11 +147,11 @@ TunedBackwardLookup mlir::attn::lookupTunedBackwardKernel(
     result.reason = "miss: the GPU backward kernels take f16 or bf16";
     return result;
   }
-  if (usesHopperBackward(spec, chip, family)) {
-    result.reason = "not looked up: family " + family.str() +
-                    " compiles the sm90a-wgmma backward here, which has no "
-                    "tuning space (the database's backward tiles are "
-                    "sm80-mma)";
+  std::vector<std::string> families =
+      allowedBackwardFamilies(spec, chip, family);
+  if (families.empty()) {
+    result.reason = "miss: family " + family.str() +
+                    " has no backward kernel for this attention";
     return result;
   }
   ::attn::AttentionProblem p;
@@ -164,32 +164,71 @@ TunedBackwardLookup mlir::attn::lookupTunedBackwardKernel(
   p.dtype = spec.elementType.isBF16() ? ::attn::DType::bf16
                                       : ::attn::DType::f16;
   p.causal = spec.causal;
-  std::vector<std::string> families = allowedBackwardFamilies(chip);
-  TuningKey key = TuningKey::forProblem(p, chip.str(),
-                                        tuningKeyFamily(families),
-                                        compilerVersion());
-  key.direction = "bwd";
-  key.deterministic = deterministic;
-  key.gpu = gpu.str();
-  LookupResult hit = db.lookup(key);
+  auto keyFor = [&](const std::string &keyFamily) {
+    TuningKey key =
+        TuningKey::forProblem(p, chip.str(), keyFamily, compilerVersion());
+    key.direction = "bwd";
+    key.deterministic = deterministic;
+    key.gpu = gpu.str();
+    return key;
+  };
+  const TileChoice *tile = nullptr;
+  std::string how;
+  LookupResult hit = db.lookup(keyFor(tuningKeyFamily(families)));
   result.reason = hit.reason;
-  if (!hit.entry)
-    return result;
-  const TileChoice &t = hit.entry->winner;
-  FlashBackwardConfig c = chooseFlashBackwardConfig(spec, chip);
-  c.deterministic = deterministic;
-  c.blockM = t.blockM;
-  c.blockN = t.blockN;
-  c.source = "tuning-db";
-  std::string why = t.family == kFlashKernelFamily
-                        ? validateFlashBackward(spec, c, chip)
-                        : "no " + t.family + " backward kernels";
-  if (!why.empty()) {
-    result.reason = "miss: the database's " + t.name() + " for " +
-                    hit.reason.substr(5) + " is invalid here (" + why + ")";
-    return result;
+  if (hit.entry) {
+    tile = &hit.entry->winner;
+    how = hit.reason;
+  } else if (families.size() == 1) {
+    // A family fixed by the caller (or the only one here): its fastest
+    // correct candidate in an entry that tuned both families.
+    LookupResult both = db.lookup(keyFor(kAutoFamily));
+    if (both.entry) {
+      if (const CandidateResult *c =
+              fastestOfFamily(*both.entry, families.front())) {
+        tile = &c->tile;
+        how = "hit: the fastest " + families.front() + " candidate of " +
+              both.entry->key.str();
+      } else {
+        result.reason += "; the entry tuning both families has no correct " +
+                         families.front() + " candidate";
+      }
+    }
   }
-  result.config = c;
-  result.reason = hit.reason + " -> " + t.name();
+  if (!tile)
+    return result;
+
+  const TileChoice &t = *tile;
+  std::string why;
+  if (t.family == kHopperBackwardFamily) {
+    HopperBackwardConfig c = chooseHopperBackwardConfig(spec);
+    c.deterministic = deterministic;
+    c.blockM = t.blockM;
+    c.blockN = t.blockN;
+    c.stages = t.stages;
+    c.source = "tuning-db";
+    why = hopperBackwardSupports(spec, chip);
+    if (why.empty())
+      why = applyHopperBackwardSchedule(c, t.schedule);
+    if (why.empty())
+      why = validateHopperBackward(spec, c);
+    if (why.empty())
+      result.hopper = c;
+  } else if (t.family == kFlashKernelFamily || t.family.empty()) {
+    FlashBackwardConfig c = chooseFlashBackwardConfig(spec, chip);
+    c.deterministic = deterministic;
+    c.blockM = t.blockM;
+    c.blockN = t.blockN;
+    c.source = "tuning-db";
+    why = validateFlashBackward(spec, c, chip);
+    if (why.empty())
+      result.config = c;
+  } else {
+    why = "no " + t.family + " backward kernels";
+  }
+  result.reason = why.empty() ? how + " -> " + t.name()
+                              : "miss: the database's " + t.name() +
+                                    " for " + how.substr(5) +
+                                    " is invalid here (" + why + ")";
   return result;
 }

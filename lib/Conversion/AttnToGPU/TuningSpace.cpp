@@ -224,45 +224,112 @@ std::vector<ForwardCandidate> mlir::attn::enumerateForwardCandidates(
   return out;
 }
 
-std::vector<std::string> mlir::attn::allowedBackwardFamilies(StringRef chip) {
-  // The sm80-mma backward kernels run on every sm_80+ chip. A Hopper
-  // backward family joins here (with its own enumerator below) once it can
-  // be selected.
-  (void)chip;
+std::vector<std::string>
+mlir::attn::allowedBackwardFamilies(const FlashBackwardSpec &spec,
+                                    StringRef chip, StringRef familyOption) {
+  // The sm80-mma backward kernels run on every sm_80+ chip; the
+  // sm90a-wgmma dkdv kernel where it implements the attention.
+  bool hopper = hopperBackwardSupports(spec, chip).empty();
+  if (familyOption == "sm80")
+    return {kFlashKernelFamily};
+  if (familyOption == "sm90a")
+    return hopper ? std::vector<std::string>{kHopperBackwardFamily}
+                  : std::vector<std::string>{};
+  if (hopper)
+    return {kFlashKernelFamily, kHopperBackwardFamily};
   return {kFlashKernelFamily};
+}
+
+TileChoice mlir::attn::tileChoiceOf(const HopperBackwardConfig &c) {
+  // warp_rows: each consumer warp owns 16 of its warpgroup's 64 keys.
+  TileChoice t{c.blockM, c.blockN, 16, c.stages};
+  t.family = kHopperBackwardFamily;
+  t.schedule = hopperBackwardSchedule(c);
+  return t;
+}
+
+/// The sm80-mma backward space: the heuristic, then block-m {32, 64} x
+/// block-n {32, 64, 128}.
+static void addFlashBackwardCandidates(const FlashBackwardSpec &spec,
+                                       StringRef chip, bool deterministic,
+                                       std::vector<BackwardCandidate> &out) {
+  FlashBackwardConfig heuristic = chooseFlashBackwardConfig(spec, chip);
+  heuristic.deterministic = deterministic;
+  std::vector<FlashBackwardConfig> space = {heuristic};
+  for (int64_t n : {32, 64, 128})
+    for (int64_t m : {32, 64}) {
+      FlashBackwardConfig c = heuristic;
+      c.blockN = n;
+      c.blockM = m;
+      space.push_back(c);
+    }
+  for (const FlashBackwardConfig &c : space) {
+    BackwardCandidate bc;
+    // warp_rows: 16 keys per warp of the dkdv kernel.
+    bc.tile = {c.blockM, c.blockN, 16, 2};
+    bc.tile.family = kFlashKernelFamily;
+    if (llvm::any_of(out, [&](const BackwardCandidate &o) {
+          return o.tile == bc.tile;
+        }))
+      continue;
+    bc.familyHeuristic =
+        c.blockM == heuristic.blockM && c.blockN == heuristic.blockN;
+    bc.pruned = validateFlashBackward(spec, c, chip);
+    out.push_back(bc);
+  }
+}
+
+/// The sm90a-wgmma backward space: the heuristic, then stages {2, 3, 4} x
+/// the dQ schedules (the deterministic kernel has no dQ to schedule).
+static void addHopperBackwardCandidates(const FlashBackwardSpec &spec,
+                                        bool deterministic,
+                                        std::vector<BackwardCandidate> &out) {
+  HopperBackwardConfig heuristic = chooseHopperBackwardConfig(spec);
+  heuristic.deterministic = deterministic;
+  std::vector<HopperBackwardConfig> space = {heuristic};
+  std::vector<StringRef> schedules = {"dq-pipelined", "dq-first", "dk-first"};
+  if (deterministic)
+    schedules = {""};
+  for (int64_t stages : {2, 3, 4})
+    for (StringRef schedule : schedules) {
+      HopperBackwardConfig c = heuristic;
+      c.stages = stages;
+      (void)applyHopperBackwardSchedule(c, schedule);
+      space.push_back(c);
+    }
+  TileChoice heuristicTile = tileChoiceOf(heuristic);
+  for (const HopperBackwardConfig &c : space) {
+    BackwardCandidate bc;
+    bc.tile = tileChoiceOf(c);
+    if (llvm::any_of(out, [&](const BackwardCandidate &o) {
+          return o.tile == bc.tile;
+        }))
+      continue;
+    bc.familyHeuristic = bc.tile == heuristicTile;
+    bc.pruned = validateHopperBackward(spec, c);
+    out.push_back(bc);
+  }
 }
 
 std::vector<BackwardCandidate>
 mlir::attn::enumerateBackwardCandidates(const FlashBackwardSpec &spec,
-                                        StringRef chip, bool deterministic) {
+                                        StringRef chip, bool deterministic,
+                                        StringRef familyOption) {
+  // What attn-compile --backward compiles without a tile: the sm90a kernel
+  // where usesHopperBackward says so.
+  std::string defaultFamily = usesHopperBackward(spec, chip, familyOption)
+                                  ? kHopperBackwardFamily
+                                  : kFlashKernelFamily;
   std::vector<BackwardCandidate> out;
-  for (const std::string &family : allowedBackwardFamilies(chip)) {
-    if (family != kFlashKernelFamily)
-      continue;
-    FlashBackwardConfig heuristic = chooseFlashBackwardConfig(spec, chip);
-    heuristic.deterministic = deterministic;
-    std::vector<FlashBackwardConfig> space = {heuristic};
-    for (int64_t n : {32, 64, 128})
-      for (int64_t m : {32, 64}) {
-        FlashBackwardConfig c = heuristic;
-        c.blockN = n;
-        c.blockM = m;
-        space.push_back(c);
-      }
-    for (const FlashBackwardConfig &c : space) {
-      BackwardCandidate bc;
-      // warp_rows: 16 keys per warp of the dkdv kernel.
-      bc.tile = {c.blockM, c.blockN, 16, 2};
-      bc.tile.family = kFlashKernelFamily;
-      if (llvm::any_of(out, [&](const BackwardCandidate &o) {
-            return o.tile == bc.tile;
-          }))
-        continue;
-      bc.heuristic = c.blockM == heuristic.blockM &&
-                     c.blockN == heuristic.blockN;
-      bc.pruned = validateFlashBackward(spec, c, chip);
-      out.push_back(bc);
-    }
+  for (const std::string &family :
+       allowedBackwardFamilies(spec, chip, familyOption)) {
+    size_t first = out.size();
+    if (family == kFlashKernelFamily)
+      addFlashBackwardCandidates(spec, chip, deterministic, out);
+    else
+      addHopperBackwardCandidates(spec, deterministic, out);
+    for (size_t i = first; i < out.size(); ++i)
+      out[i].heuristic = out[i].familyHeuristic && family == defaultFamily;
   }
   return out;
 }

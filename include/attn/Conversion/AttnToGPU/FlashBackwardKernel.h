@@ -104,12 +104,16 @@ void emitFlashBackwardKernels(OpBuilder &builder, gpu::GPUModuleOp module,
 /// `blockN` (0 = the heuristic's) override the dkdv kernel's tile. `family`
 /// sm80 keeps the sm80 dkdv kernel, sm90a takes the Hopper one
 /// (HopperBackwardKernel.h; a diagnostic where it cannot), auto the Hopper
-/// one where it can.
+/// one where it can. `stages` (0 = the heuristic's) and `sm90Schedule`
+/// (dq-pipelined, dq-first or dk-first; "" or a forward schedule = the
+/// heuristic's) configure the Hopper dkdv kernel.
 LogicalResult convertAttentionGradOps(ModuleOp module,
                                       gpu::GPUModuleOp kernels,
                                       StringRef chip, bool deterministic,
                                       int64_t blockM = 0, int64_t blockN = 0,
-                                      StringRef family = "sm80");
+                                      StringRef family = "sm80",
+                                      int64_t stages = 0,
+                                      StringRef sm90Schedule = "");
 
 } // namespace mlir::attn
 

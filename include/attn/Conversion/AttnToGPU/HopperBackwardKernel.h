@@ -74,12 +74,22 @@ bool usesHopperBackward(const FlashBackwardSpec &spec, StringRef chip,
                         StringRef family);
 /// The heuristic's configuration: pipelined dQ at D = 64, in-step at 128.
 HopperBackwardConfig chooseHopperBackwardConfig(const FlashBackwardSpec &spec);
+/// The dQ schedule of `config` as the tuning database and the
+/// sm90-schedule option name it: "dq-pipelined" (dQ(j − 1) under step j),
+/// "dq-first" (in-step, dQ issued before dK and stored under it) or
+/// "dk-first" (in-step, dQ after dK); "deterministic" without a dQ.
+std::string hopperBackwardSchedule(const HopperBackwardConfig &config);
+/// Sets `config`'s dQ schedule from its name ("" leaves it); returns why
+/// the name is not one ("" when it is).
+std::string applyHopperBackwardSchedule(HopperBackwardConfig &config,
+                                        StringRef schedule);
 /// Why `config` cannot implement `spec` ("" when it can); names the option.
 std::string validateHopperBackward(const FlashBackwardSpec &spec,
                                    const HopperBackwardConfig &config);
 int64_t hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
                                         const HopperBackwardConfig &config);
-/// attn_bwd_sm90_d<D>_<dtype>[_causal]_dkdv_n<N>m<M>s<S>[_det|_sdq].
+/// attn_bwd_sm90_d<D>_<dtype>[_causal]_dkdv_n<N>m<M>s<S>[_det|_sdq|_dkf]
+/// (no suffix: the pipelined dQ; _sdq: dQ first; _dkf: dK first).
 std::string hopperBackwardKernelName(const FlashBackwardSpec &spec,
                                      const HopperBackwardConfig &config);
 SmallVector<HopperBackwardTensorMap>

@@ -14,6 +14,7 @@
 
 #include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
+#include "attn/Conversion/AttnToGPU/HopperBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/HopperKernel.h"
 #include "attn/Tuning/TuningDatabase.h"
 
@@ -61,29 +62,39 @@ enumerateForwardCandidates(const FlashKernelSpec &spec, StringRef chip,
                            StringRef defaultFamilyOption);
 
 /// One point of the backward tuning space (attn.attention_grad's kernels).
-/// The tile's family names the kernel family; block_m / block_n are the
-/// dkdv kernel's (query rows per step, keys per block), warp_rows 16 (keys
-/// per warp). `deterministic` is not a knob: it is part of the key.
+/// The tile's family names the dkdv kernel's family; block_m / block_n are
+/// the dkdv kernel's (query rows per step, keys per block), warp_rows 16
+/// (keys per warp); sm90a-wgmma tiles add the Q/dO ring depth (stages) and
+/// the dQ schedule. `deterministic` is not a knob: it is part of the key.
 struct BackwardCandidate {
   ::attn::tuning::TileChoice tile;
   bool heuristic = false; // what attn-compile --backward picks without one
+  bool familyHeuristic = false; // its family's heuristic
   std::string pruned;     // why the static checks reject it; "" = kept
 };
 
-/// The families the backward kernels have for `chip` (sm80-mma so far;
-/// a Hopper backward family adds its own candidates here).
-std::vector<std::string> allowedBackwardFamilies(StringRef chip);
+/// The dkdv kernel families that `familyOption` (sm80, sm90a or auto)
+/// allows for `spec` on `chip`: sm80-mma, and sm90a-wgmma where it
+/// implements the attention (hopperBackwardSupports). sm90a alone where
+/// the Hopper kernel cannot is empty (the compiler diagnoses it).
+std::vector<std::string>
+allowedBackwardFamilies(const FlashBackwardSpec &spec, StringRef chip,
+                        StringRef familyOption);
 
 /// Every backward candidate for `spec` on `chip` with dQ `deterministic`
-/// or not: sm80-mma block-m {32, 64} x block-n {32, 64, 128}, the
-/// heuristic's first; pruned by validateFlashBackward.
+/// or not, over the families `familyOption` allows: sm80-mma block-m
+/// {32, 64} x block-n {32, 64, 128} (validateFlashBackward prunes);
+/// sm90a-wgmma stages {2, 3, 4} x dQ schedule {dq-pipelined, dq-first,
+/// dk-first} (one schedule when deterministic; validateHopperBackward
+/// prunes by shared memory). Each family's heuristic first.
 std::vector<BackwardCandidate>
 enumerateBackwardCandidates(const FlashBackwardSpec &spec, StringRef chip,
-                            bool deterministic);
+                            bool deterministic, StringRef familyOption);
 
 /// The tile description of a configuration.
 ::attn::tuning::TileChoice tileChoiceOf(const FlashKernelConfig &config);
 ::attn::tuning::TileChoice tileChoiceOf(const HopperKernelConfig &config);
+::attn::tuning::TileChoice tileChoiceOf(const HopperBackwardConfig &config);
 
 /// Sets `config`'s schedule switches and grid from a schedule option:
 /// "pingpong", "overlap" or "serial", optionally followed by "+persistent"
@@ -116,13 +127,13 @@ struct TunedForwardLookup {
 /// A database lookup for the backward kernels of `op` (direction "bwd",
 /// keyed by `deterministic` too): the tile and why, or none and why.
 struct TunedBackwardLookup {
-  std::optional<FlashBackwardConfig> config; // source "tuning-db"
+  std::optional<FlashBackwardConfig> config;    // sm80-mma, "tuning-db"
+  std::optional<HopperBackwardConfig> hopper;   // sm90a-wgmma, "tuning-db"
   std::string reason;
 };
-/// `family` is the requested one (sm80, sm90a or auto): the database holds
-/// sm80-mma backward tiles only, so where the sm90a-wgmma dkdv kernel is
-/// the one compiled (sm90a, or auto where it implements the attention) it
-/// is not looked up: an sm80 tile there would replace the faster kernel.
+/// `family` is the requested one (sm80, sm90a or auto), which decides the
+/// key's family (allowedBackwardFamilies); a family fixed by the caller
+/// also takes its fastest candidate of an entry that tuned both.
 TunedBackwardLookup
 lookupTunedBackwardKernel(AttentionGradOp op, StringRef chip,
                           StringRef family, bool deterministic,
