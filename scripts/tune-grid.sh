@@ -16,7 +16,7 @@
 # the same tokens and heads) becomes bwd-d<D>-<mask> bundles, and with
 # DETERMINISTIC=1 also bwd-det-d<D>-<mask> (deterministic dQ).
 # Environment: JOBS (attn-compile -j), FAMILY (default: auto, both
-# families), DIMS (default "64 128 256"), MASKS (default "none causal"),
+# families), DIMS (default "64 128 256"; "" = no forward bundles), MASKS (default "none causal"),
 # BWD_DIMS (default "64 128"; "" = no backward bundles), DETERMINISTIC.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,7 +28,7 @@ rm -rf "$WORK" "$OUT"
 mkdir -p "$WORK" "$OUT"
 FAMILY_FLAG=()
 [ -n "${FAMILY:-}" ] && FAMILY_FLAG=(--family "$FAMILY")
-for d in ${DIMS:-64 128 256}; do
+for d in ${DIMS-64 128 256}; do
   h=$((2048 / d))
   for mask in ${MASKS:-none causal}; do
     name="d$d-$mask"
