@@ -16,8 +16,9 @@
 # the same tokens and heads) becomes bwd-d<D>-<mask> bundles, and with
 # DETERMINISTIC=1 also bwd-det-d<D>-<mask> (deterministic dQ).
 # Environment: JOBS (attn-compile -j), FAMILY (default: auto, both
-# families), DIMS (default "64 128 256"; "" = no forward bundles), MASKS (default "none causal"),
-# BWD_DIMS (default "64 128"; "" = no backward bundles), DETERMINISTIC.
+# families), DIMS (default "64 128 256"; "" = no forward bundles), MASKS
+# (default "none causal"), BWD_DIMS (default "64 128"; "" = no backward
+# bundles), DETERMINISTIC.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
