@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Callable, Dict, Optional
 
 from ._errors import CompileError, KernelNotAvailableError
-from .families import FAMILY_OF_KEY, parse_tile, tile_name, tile_family
+from .families import (FAMILY_OF_KEY, backward_tile_options, parse_tile,
+                       tile_name, tile_family)
 
 PACK_FORMAT = "attn-kernel-pack/1"
 MANIFEST_FORMAT = "attn-kernel/1"
@@ -107,21 +108,28 @@ class KernelSpec:
 def manifest_tile_name(manifest: dict) -> str:
     """The tile name of a kernel directory's manifest: its family's name
     (attn.families.tile_name) from block_m, block_n, warp_rows and
-    stages. The manifest does not record an sm90a tile's schedule or grid:
-    those parts of the name are the tile's own, not checked."""
+    stages. A forward manifest does not record an sm90a tile's schedule or
+    grid: those parts of the name are the tile's own, not checked. A
+    backward manifest records the sm90a dQ schedule; its warps own 16
+    keys each (the database's warp_rows)."""
     tile = manifest.get("tile") or {}
+    backward = manifest.get("direction") == "backward"
     fields = [tile.get("block_m", 0), tile.get("block_n", 0),
-              tile.get("warp_rows", 0), tile.get("stages", 0)]
+              16 if backward else tile.get("warp_rows", 0),
+              tile.get("stages", 0)]
     family = FAMILY_OF_KEY.get(str(manifest.get("family", "sm80-mma")),
                                "sm80")
-    return tile_name(*fields, family=family)
+    schedule = str(tile.get("schedule", "")) if backward else ""
+    return tile_name(*fields, family=family, schedule=schedule)
 
 
 def _tile_matches(manifest: dict, tile: str) -> Optional[str]:
     """Why the manifest is not tile ``tile``'s kernel (None when it is)."""
     want = parse_tile(tile)
     got = manifest_tile_name(manifest)
-    if want["family"] == "sm90a":  # schedule and grid are not recorded
+    if want["family"] == "sm90a" and \
+            manifest.get("direction") != "backward":
+        # A forward manifest records neither schedule nor grid.
         want = dict(want, schedule="", persistent=False)
     if got != tile_name(**want):
         return f"manifest tile is {got}, not {tile}"
@@ -300,7 +308,9 @@ def find_in_pack(spec: KernelSpec, pack: Optional[Path] = None) -> Optional[Path
 
 def compile_spec(spec: KernelSpec, directory: Path) -> None:
     """Compiles ``spec`` into ``directory`` with the compiler: the bindings
-    for forward kernels, ``attn-compile --backward`` for backward ones."""
+    for forward kernels, ``attn-compile --backward`` for backward ones (a
+    tuned tile: its --block-m/--block-n, and sm90a's --stages and dQ
+    --sm90-schedule, attn.families.backward_tile_options)."""
     from . import compiler
     shape = dict(batch=1, heads_q=16, heads_kv=16, seq_q=CANONICAL_SEQ,
                  seq_kv=CANONICAL_SEQ, head_dim=spec.head_dim,
@@ -323,25 +333,32 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
         compiler.compile(chip=spec.chip, **options, **fields,
                          **shape).write(directory)
         return
-    if not variant.plain or spec.tile:
+    if not variant.plain or (spec.tile and spec.kind == "fwd"):
         raise KernelNotAvailableError(
             f"{spec.name}: only the compiler bindings build mask/score_mod "
-            "variants and tuned tiles (attn-compile is used for plain "
-            "kernels only)")
+            "variants and tuned forward tiles (attn-compile is used for "
+            "plain kernels only)")
     tool = compiler._find_tool("attn-compile", "ATTN_COMPILE")
     if tool is None:
         raise KernelNotAvailableError(
             f"{spec.name}: neither the compiler bindings nor attn-compile "
             "($ATTN_COMPILE, $ATTN_BUILD_DIR/bin, PATH) are available")
-    # The family the spec names, whatever attn-compile's default family is.
+    # The family the spec names (a tuned tile's own), whatever
+    # attn-compile's default family is.
+    family = tile_family(spec.tile) if spec.tile else spec.family
     flags = ["--chip", spec.chip, "--dtype", spec.dtype, "--family",
-             spec.family, "--tuning-db", "none", "-o", str(directory)]
+             family, "--tuning-db", "none", "-o", str(directory)]
     if spec.kind == "bwd":
         if not backward_compiler_available(tool):
             raise NotImplementedError(
                 f"{spec.name}: no backward kernel compiler: attn-compile "
                 f"({tool}) has no --backward flag yet")
         flags.append("--backward")
+        if spec.tile:  # a tuned tile: its family's knobs, as a hit sets them
+            try:
+                flags += backward_tile_options(parse_tile(spec.tile))
+            except ValueError as ex:
+                raise KernelNotAvailableError(f"{spec.name}: {ex}") from ex
     for key in ("batch", "heads_q", "heads_kv", "seq_q", "seq_kv",
                 "head_dim"):
         flags += ["--" + key.replace("_", "-"), str(shape[key])]

@@ -33,6 +33,12 @@ AUTO_KEY = "auto"
 FAMILY_OF_KEY = {v: k for k, v in KEY_NAMES.items()}
 
 _SM90A_SCHEDULES = ("pingpong", "overlap", "serial")
+# The sm90a backward (dkdv) kernel's dQ schedules and their tile-name
+# suffixes (TileChoice::name); "deterministic" has no dQ in the kernel.
+_SM90A_BACKWARD_SUFFIXES = {"dq-pipelined": "-dqpipe", "dq-first": "-dqfirst",
+                            "dk-first": "-dkfirst", "deterministic": "-det"}
+_SM90A_BACKWARD_SCHEDULES = {v: k for k, v in
+                             _SM90A_BACKWARD_SUFFIXES.items()}
 
 
 def check_family(family: str) -> str:
@@ -115,7 +121,9 @@ def tile_name(block_m: int, block_n: int, warp_rows: int, stages: int,
               persistent: bool = False) -> str:
     """The database's name of a tile: "m128n64r32s2" (sm80-mma);
     "wg-m128n128s2", then "-p" when persistent and "-nopp" or "-serial"
-    when the schedule is not ping-pong (sm90a-wgmma)."""
+    when the schedule is not ping-pong (sm90a-wgmma); the sm90a backward
+    kernel's dQ schedules "-dqpipe", "-dqfirst", "-dkfirst" or "-det"
+    ("wg-m64n128s3-dqfirst")."""
     family = FAMILY_OF_KEY.get(family, family)
     if family == "sm90a":
         name = f"wg-m{block_m}n{block_n}s{stages}"
@@ -125,17 +133,22 @@ def tile_name(block_m: int, block_n: int, warp_rows: int, stages: int,
             name += "-nopp"
         elif schedule == "serial":
             name += "-serial"
+        else:
+            name += _SM90A_BACKWARD_SUFFIXES.get(schedule, "")
         return name
     return f"m{block_m}n{block_n}r{warp_rows}s{stages}"
 
 
 _SM80_TILE = re.compile(r"m(\d+)n(\d+)r(\d+)s(\d+)")
-_SM90A_TILE = re.compile(r"wg-m(\d+)n(\d+)s(\d+)(-p)?(-nopp|-serial)?")
+_SM90A_TILE = re.compile(r"wg-m(\d+)n(\d+)s(\d+)(-p)?"
+                         r"(-nopp|-serial|-dqpipe|-dqfirst|-dkfirst|-det)?")
 
 
 def parse_tile(name: str) -> Dict[str, Union[int, str, bool]]:
     """The fields of a tile name: family ('sm80' or 'sm90a'), block_m,
-    block_n, warp_rows, stages, and (sm90a) schedule and persistent;
+    block_n, warp_rows, stages, and (sm90a) schedule (forward: pingpong,
+    overlap, serial; backward: dq-pipelined, dq-first, dk-first,
+    deterministic) and persistent;
     ``tile_name(**parse_tile(n)) == n``."""
     m = _SM80_TILE.fullmatch(name)
     if m:
@@ -145,14 +158,15 @@ def parse_tile(name: str) -> Dict[str, Union[int, str, bool]]:
     m = _SM90A_TILE.fullmatch(name)
     if m:
         block_m, block_n, stages = map(int, m.groups()[:3])
-        schedule = {"-nopp": "overlap", "-serial": "serial"}.get(
-            m.group(5), "pingpong")
+        schedule = {"-nopp": "overlap", "-serial": "serial",
+                    **_SM90A_BACKWARD_SCHEDULES}.get(m.group(5), "pingpong")
         # warp_rows: each consumer warp owns 16 rows (tileChoiceOf).
         return dict(family="sm90a", block_m=block_m, block_n=block_n,
                     warp_rows=16, stages=stages, schedule=schedule,
                     persistent=bool(m.group(4)))
-    raise ValueError(f"tile: expected a name like 'm128n64r32s2' (sm80) or "
-                     f"'wg-m128n176s2-p' (sm90a), got {name!r}")
+    raise ValueError(f"tile: expected a name like 'm128n64r32s2' (sm80), "
+                     f"'wg-m128n176s2-p' (sm90a) or 'wg-m64n128s3-dqfirst' "
+                     f"(sm90a backward), got {name!r}")
 
 
 def tile_family(name: str) -> str:
@@ -168,3 +182,31 @@ def sm90a_schedule_option(tile: Dict[str, Union[int, str, bool]]) -> str:
         raise ValueError(f"sm90a schedule must be one of "
                          f"{', '.join(_SM90A_SCHEDULES)}, got {schedule!r}")
     return schedule + ("+persistent" if tile["persistent"] else "")
+
+
+def is_backward_schedule(schedule: str) -> bool:
+    """Whether ``schedule`` is one of the sm90a backward kernel's."""
+    return schedule in _SM90A_BACKWARD_SUFFIXES
+
+
+def backward_tile_options(tile: Dict[str, Union[int, str, bool]]) -> List[str]:
+    """attn-compile --backward's flags for a parsed backward tile (the
+    ones lookupBackwardTile sets from a hit; --family is the tile's):
+    sm80 --block-m/--block-n;
+    sm90a --block-m/--block-n (64/128), --stages and --sm90-schedule (the
+    dQ schedule). A deterministic tile is refused: the op's backward
+    accumulates dQ atomically, so its key never holds one."""
+    flags = ["--block-m", str(tile["block_m"]), "--block-n",
+             str(tile["block_n"])]
+    if tile["family"] != "sm90a":
+        return flags
+    schedule = str(tile["schedule"])
+    if schedule == "deterministic":
+        raise ValueError("a deterministic backward tile (-det) is not one the "
+                         "op's backward (atomic dQ) uses")
+    if schedule not in _SM90A_BACKWARD_SUFFIXES:
+        raise ValueError(f"the sm90a backward kernel's dQ schedule must be "
+                         f"dq-pipelined, dq-first or dk-first, got "
+                         f"{schedule!r}")
+    return flags + ["--stages", str(tile["stages"]), "--sm90-schedule",
+                    schedule]

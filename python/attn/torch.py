@@ -276,15 +276,13 @@ def _launcher_key(kind, q, k, v, causal, scale, vkey, index) -> tuple:
 
 
 def _select(kind: str, spec: KernelSpec, shape, index: int):
-    """The database's tile for a forward call's shape class, else the
-    heuristic's (attn.tuning.select); never fails a call."""
-    if kind != "fwd":
-        return _tuning.Selection(spec.resolved(), "heuristic",
-                                 f"{_families.resolve_reason(spec)}; not "
-                                 "looked up: backward kernels are not tuned")
+    """The database's tile for a call's shape class, else the heuristic's
+    (attn.tuning.select), forward and backward; never fails a call. The
+    backward kernels accumulate dQ atomically (compile_spec passes no
+    --deterministic), so their key is the non-deterministic one."""
     try:
         gpu, sms = _device_info(index)
-        return _tuning.select(spec, shape, gpu, sms)
+        return _tuning.select(spec, shape, gpu, sms, deterministic=False)
     except Exception as ex:  # a broken database never breaks a call
         return _tuning.Selection(spec.resolved(), "heuristic",
                                  f"{_families.resolve_reason(spec)}; lookup "

@@ -128,15 +128,20 @@ def lookup_library():
         ctypes.POINTER(ctypes.c_int64), ctypes.c_char_p, ctypes.c_size_t,
         ctypes.c_char_p, ctypes.c_size_t]
     lib.attn_tuning_lookup.restype = ctypes.c_int
-    if lib.attn_tuning_capi_version() != 3:
+    if lib.attn_tuning_capi_version() != 4:
         _lib_error = (f"{found}: C ABI version "
-                      f"{lib.attn_tuning_capi_version()}, expected 3 "
+                      f"{lib.attn_tuning_capi_version()}, expected 4 "
                       "(rebuild the attn_tuning_lookup target)")
         return None
     lib.attn_tuning_lookup_families.argtypes = [
         s, s, i64, s, s, s, s, i64, i64, i64, ctypes.c_int, i64, i64,
         ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
     lib.attn_tuning_lookup_families.restype = ctypes.c_int
+    lib.attn_tuning_lookup_kernel.argtypes = [
+        s, s, i64, s, s, s, s, ctypes.c_int, s, i64, i64, i64, ctypes.c_int,
+        i64, i64, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+        ctypes.c_size_t]
+    lib.attn_tuning_lookup_kernel.restype = ctypes.c_int
     _lib = lib
     return lib
 
@@ -165,27 +170,36 @@ def kernel_compiler_version() -> Optional[str]:
 
 def key_families(spec: KernelSpec) -> Sequence[str]:
     """The database families a lookup for ``spec`` may take, as
-    attn-compile --family <spec.family> (allowedKernelFamilies): the named
-    family, or for 'auto' both where the sm90a family supports ``spec``
-    (then the key is "auto": an entry that tuned both families)."""
+    attn-compile --family <spec.family> (forward: allowedKernelFamilies;
+    backward: allowedBackwardFamilies): the named family, or for 'auto'
+    both where the sm90a family supports ``spec`` (then the key is
+    "auto": an entry that tuned both families). Backward, 'sm90a' where
+    the sm90a dkdv kernel does not implement ``spec``: none."""
+    sm90a = (_families.sm90a_forward_supports(spec) if spec.kind == "fwd"
+             else _families.sm90a_backward_supports(spec))
     if spec.family == "auto":
-        both = not _families.sm90a_forward_supports(spec)
-        return ([FAMILY_KEYS["sm80"], FAMILY_KEYS["sm90a"]] if both
+        return ([FAMILY_KEYS["sm80"], FAMILY_KEYS["sm90a"]] if not sm90a
                 else [FAMILY_KEYS["sm80"]])
+    if spec.kind == "bwd" and spec.family == "sm90a" and sm90a:
+        return []
     return [FAMILY_KEYS[spec.family]]
 
 
 def lookup(spec: KernelSpec, shape: Shape, gpu: str = "", sms: int = 0,
            db: "Optional[os.PathLike[str]]" = None,
-           compiler_version: Optional[str] = None
-           ) -> Tuple[Optional[str], str]:
+           compiler_version: Optional[str] = None,
+           deterministic: bool = False) -> Tuple[Optional[str], str]:
     """(winning tile name or None, reason) for ``spec`` at ``shape`` on
-    ``gpu`` ('' = any), as convert-attn-to-gpu looks a forward kernel up
-    (lookupTunedForwardKernel, through libattn_tuning_lookup): for the
-    families key_families(spec) allows, with both the "auto" entry's
-    winner (either family: "m128n64r32s2" or "wg-m128n176s2-p"), with one
-    that family's entry, else its fastest correct candidate in the entry
-    that tuned both."""
+    ``gpu`` ('' = any), as the compiler looks a kernel up (through
+    libattn_tuning_lookup): forward as convert-attn-to-gpu
+    (lookupTunedForwardKernel), backward as attn-compile --backward
+    (lookupTunedBackwardKernel: direction "bwd", ``deterministic`` the dQ
+    mode's key; the op's backward is not deterministic). For the families
+    key_families(spec) allows, with both the "auto" entry's winner
+    (either family: "m128n64r32s2", "wg-m128n176s2-p",
+    "wg-m64n128s3-dqfirst"), with one that family's entry, else its
+    fastest correct candidate in the entry that tuned both. The tile is
+    not checked against the kernel's limits here (compiling it does)."""
     lib = lookup_library()
     if lib is None:
         return None, f"miss: {_lib_error}"
@@ -196,28 +210,37 @@ def lookup(spec: KernelSpec, shape: Shape, gpu: str = "", sms: int = 0,
     if spec.family not in FAMILY_KEYS and spec.family != "auto":
         return None, (f"miss: the tuner has no tile space for the "
                       f"{spec.family} family")
+    if spec.kind == "bwd" and spec.dtype not in ("f16", "bf16"):
+        return None, "miss: the GPU backward kernels take f16 or bf16"
+    allowed = key_families(spec)
+    if not allowed:
+        return None, (f"miss: family {spec.family} has no backward kernel "
+                      "for this attention")
     path = str(db if db is not None else database_path())
     if not os.path.exists(path):
         return None, f"miss: no tuning database at {path}"
     winner = ctypes.create_string_buffer(256)
     reason = ctypes.create_string_buffer(4096)
-    hit = lib.attn_tuning_lookup_families(
+    hit = lib.attn_tuning_lookup_kernel(
         path.encode(), gpu.encode(), sms, spec.chip.encode(),
-        version.encode(), ",".join(key_families(spec)).encode(),
-        spec.dtype.encode(), spec.head_dim, spec.value_head_dim,
-        shape.heads_ratio, int(spec.causal), shape.seq_q, shape.seq_kv,
-        winner, len(winner), reason, len(reason))
+        version.encode(), ",".join(allowed).encode(), spec.kind.encode(),
+        int(deterministic), spec.dtype.encode(), spec.head_dim,
+        spec.value_head_dim, shape.heads_ratio, int(spec.causal),
+        shape.seq_q, shape.seq_kv, winner, len(winner), reason, len(reason))
     text = reason.value.decode(errors="replace")
     return (winner.value.decode() if hit else None), text
 
 
 def select(spec: KernelSpec, shape: Shape, gpu: str = "", sms: int = 0,
-           db: "Optional[os.PathLike[str]]" = None) -> Selection:
+           db: "Optional[os.PathLike[str]]" = None,
+           deterministic: bool = False) -> Selection:
     """The kernel a call with ``shape`` uses: the database's winner for its
     shape class (a tile of either family where ``spec.family`` is 'auto'),
     else the heuristic (``spec`` without a tile, its family resolved as
-    attn-compile --family resolves it). The reason says which family and
-    why, then what the lookup found."""
+    attn-compile --family resolves it). Backward specs are looked up as
+    attn-compile --backward does (atomic dQ: the op's backward). The
+    reason says which family and why, then what the lookup found and, on
+    a hit, the tile ("-> wg-m64n128s3-dqfirst", as attn-compile says)."""
     spec = spec.heuristic()
     family = _families.resolve_reason(spec)
     heuristic = spec.resolved()
@@ -226,19 +249,20 @@ def select(spec: KernelSpec, shape: Shape, gpu: str = "", sms: int = 0,
     if why_not:
         return Selection(heuristic, "heuristic",
                          f"{family}; not looked up: {why_not}", path)
-    tile, reason = lookup(spec, shape, gpu, sms, path)
+    tile, reason = lookup(spec, shape, gpu, sms, path,
+                          deterministic=deterministic)
     if tile is None:
         return Selection(heuristic, "heuristic", f"{family}; {reason}", path)
     chosen = replace(spec, tile=tile).resolved()
     if chosen.family != heuristic.family:
         family += f", the database's {chosen.family} tile instead"
-    return Selection(chosen, "tuning-db", f"{family}; {reason}", path)
+    return Selection(chosen, "tuning-db", f"{family}; {reason} -> {tile}",
+                     path)
 
 
 def untunable(spec: KernelSpec) -> Optional[str]:
-    """Why the database cannot hold ``spec`` (None when it can)."""
-    if spec.kind != "fwd":
-        return "the tuner times forward kernels only"
+    """Why the database cannot hold ``spec`` (None when it can): forward
+    and backward kernels of the plain variants at the default scale."""
     if spec.family not in FAMILY_KEYS and spec.family != "auto":
         return f"the tuner has no tile space for the {spec.family} family"
     variant = spec.variant_info()
@@ -253,7 +277,12 @@ def untunable(spec: KernelSpec) -> Optional[str]:
 def cannot_tune(spec: KernelSpec) -> Optional[str]:
     """Why tune() cannot tune ``spec`` (None when it can): the bundles
     tune() runs are of the families its lookup takes (bundle_spec), so
-    only untunable specs are left out."""
+    only untunable specs are left out, and backward kernels (tune them
+    with attn-compile --backward --tune-bundle and attn-tune,
+    docs/tuning.md; the op then looks them up)."""
+    if spec.kind != "fwd":
+        return ("tuning on first use times forward kernels only (backward: "
+                "attn-compile --backward --tune-bundle, then attn-tune)")
     return untunable(spec)
 
 
@@ -302,7 +331,7 @@ def pack_bundle(spec: KernelSpec, pack: Optional[Path] = None) -> Optional[Path]
     tile, its family the tile's), the bundle holding that tile: its
     family's, else the one that tuned both families (family auto)."""
     pack = pack if pack is not None else pack_root()
-    if pack is None:
+    if pack is None or spec.kind != "fwd":  # packs bundle forward kernels
         return None
     names = [bundle_spec(spec).name]
     if spec.tile:

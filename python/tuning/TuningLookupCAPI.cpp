@@ -24,7 +24,7 @@ TuningKey makeKey(const char *gpu, int64_t sms, const char *chip,
                   const char *compiler, const char *family,
                   const char *direction, const char *dtype, int64_t headDim,
                   int64_t valueHeadDim, int64_t headsRatio, int causal,
-                  int64_t seqQ, int64_t seqKv) {
+                  int64_t seqQ, int64_t seqKv, bool deterministic = false) {
   TuningKey key;
   key.gpu = gpu ? gpu : "";
   key.sms = sms;
@@ -37,6 +37,7 @@ TuningKey makeKey(const char *gpu, int64_t sms, const char *chip,
   key.valueHeadDim = valueHeadDim;
   key.headsRatio = headsRatio;
   key.causal = causal != 0;
+  key.deterministic = deterministic;
   key.seqQBucket = sequenceBucket(seqQ);
   key.seqKvBucket = sequenceBucket(seqKv);
   return key;
@@ -57,7 +58,8 @@ extern "C" {
 
 /// The C ABI version of this library (bump on any signature change).
 /// 3: adds attn_tuning_lookup_families.
-ATTN_TUNING_EXPORT int attn_tuning_capi_version(void) { return 3; }
+/// 4: adds attn_tuning_lookup_kernel (direction "bwd" and deterministic).
+ATTN_TUNING_EXPORT int attn_tuning_capi_version(void) { return 4; }
 
 /// The compiler version this build keys entries by (compilerVersion()).
 ATTN_TUNING_EXPORT const char *attn_tuning_compiler_version(void) {
@@ -108,23 +110,29 @@ ATTN_TUNING_EXPORT int attn_tuning_lookup(const char *db, const char *gpu, int64
   return 1;
 }
 
-/// The forward lookup of convert-attn-to-gpu (lookupTunedForwardKernel)
-/// for the kernel families `families` allows, comma-separated
-/// ("sm80-mma", "sm90a-wgmma" or both): with both, the "auto" entry's
-/// winner (either family); with one, that family's entry, else the fastest
-/// correct candidate of that family in the entry that tuned both. On a
-/// hit writes the tile's name (TileChoice::name(), "m128n64r32s2" or
-/// "wg-m128n176s2-p": the name says the family, schedule and grid) into
-/// `winner` and returns 1; on a miss returns 0. `reason` as
+/// The lookup of a kernel for the kernel families `families` allows,
+/// comma-separated ("sm80-mma", "sm90a-wgmma" or both), as the compiler
+/// does it: `direction` "fwd" as convert-attn-to-gpu
+/// (lookupTunedForwardKernel), "bwd" as attn-compile --backward
+/// (lookupTunedBackwardKernel; `deterministic` picks the dQ mode's key).
+/// With both families, the "auto" entry's winner (either family); with
+/// one, that family's entry, else the fastest correct candidate of that
+/// family in the entry that tuned both. On a hit writes the tile's name
+/// (TileChoice::name(): "m128n64r32s2", "wg-m128n176s2-p",
+/// "wg-m64n128s3-dqfirst": the name says the family, schedule and grid)
+/// into `winner` and returns 1; on a miss returns 0. `reason` as
 /// attn_tuning_lookup's, the fallback's hit said as attn-compile says it.
+/// The tile is not checked against the kernel's limits (that needs the
+/// compiler): compiling it does.
 ATTN_TUNING_EXPORT int
-attn_tuning_lookup_families(const char *db, const char *gpu, int64_t sms,
-                            const char *chip, const char *compiler,
-                            const char *families, const char *dtype,
-                            int64_t head_dim, int64_t value_head_dim,
-                            int64_t heads_ratio, int causal, int64_t seq_q,
-                            int64_t seq_kv, char *winner, size_t winner_size,
-                            char *reason, size_t reason_size) {
+attn_tuning_lookup_kernel(const char *db, const char *gpu, int64_t sms,
+                          const char *chip, const char *compiler,
+                          const char *families, const char *direction,
+                          int deterministic, const char *dtype,
+                          int64_t head_dim, int64_t value_head_dim,
+                          int64_t heads_ratio, int causal, int64_t seq_q,
+                          int64_t seq_kv, char *winner, size_t winner_size,
+                          char *reason, size_t reason_size) {
   std::vector<std::string> warnings;
   std::string path = db ? db : "";
   TuningDatabase database = path.empty() ? TuningDatabase()
@@ -132,10 +140,11 @@ attn_tuning_lookup_families(const char *db, const char *gpu, int64_t sms,
   std::string list = families ? families : "";
   bool both = list.find(',') != std::string::npos;
   std::string keyFamily = both ? std::string(kAutoFamily) : list;
+  const char *dir = direction && *direction ? direction : "fwd";
   auto keyFor = [&](const std::string &family) {
-    return makeKey(gpu, sms, chip, compiler, family.c_str(), "fwd", dtype,
+    return makeKey(gpu, sms, chip, compiler, family.c_str(), dir, dtype,
                    head_dim, value_head_dim, heads_ratio, causal, seq_q,
-                   seq_kv);
+                   seq_kv, deterministic != 0);
   };
   const TileChoice *tile = nullptr;
   LookupResult primary = database.lookup(keyFor(keyFamily));
@@ -164,6 +173,22 @@ attn_tuning_lookup_families(const char *db, const char *gpu, int64_t sms,
     return 0;
   copyOut(tile->name(), winner, winner_size);
   return 1;
+}
+
+/// attn_tuning_lookup_kernel for forward kernels (kept for version 3's
+/// callers).
+ATTN_TUNING_EXPORT int
+attn_tuning_lookup_families(const char *db, const char *gpu, int64_t sms,
+                            const char *chip, const char *compiler,
+                            const char *families, const char *dtype,
+                            int64_t head_dim, int64_t value_head_dim,
+                            int64_t heads_ratio, int causal, int64_t seq_q,
+                            int64_t seq_kv, char *winner, size_t winner_size,
+                            char *reason, size_t reason_size) {
+  return attn_tuning_lookup_kernel(db, gpu, sms, chip, compiler, families,
+                                   "fwd", 0, dtype, head_dim, value_head_dim,
+                                   heads_ratio, causal, seq_q, seq_kv, winner,
+                                   winner_size, reason, reason_size);
 }
 
 } // extern "C"
