@@ -417,14 +417,24 @@ def kernel_dir(spec: KernelSpec) -> Path:
             from . import compiler
             if not compiler.available():
                 pack = pack_root()
+                if spec.tile and spec.kind == "bwd":
+                    # Packs hold the heuristic's backward kernels only.
+                    hint = ("packs hold the heuristic's backward kernels, "
+                            "not tuned tiles: the heuristic's runs")
+                elif spec.tile:
+                    hint = ("a tuned tile comes from the pack's candidate "
+                            "bundle: python -m attn.aot build --out DIR "
+                            "--bundles ... on the compiler host")
+                else:
+                    hint = ("Build a pack on the compiler host: python -m "
+                            "attn.aot build --out DIR (docs/python.md)")
                 raise KernelNotAvailableError(
                     f"no {spec.name} kernel: the compiler bindings "
                     "(attn._compiler, which need MLIR) are not available "
                     "here, and " + (
                         f"the kernel pack {pack} has no valid {spec.name}/"
                         if pack else "$ATTN_KERNEL_PACK is not set")
-                    + ". Build a pack on the compiler host: python -m "
-                    "attn.aot build --out DIR (docs/python.md)")
+                    + ". " + hint)
             path = KernelCache().get(spec, compiler.version(), compile_spec)
         _resolved[spec] = path
     return path

@@ -28,10 +28,12 @@ $ATTN_KERNEL_FAMILY pins one). Kernels are specialised on family, head
 dims, dtype, mask, scale and chip; the first use of each compiles one (with the compiler bindings) into the
 on-disk cache or takes it from the AOT pack in $ATTN_KERNEL_PACK
 (attn.cache); later calls only launch it. The tile is the tuning
-database's winner for the call's shape class when it has one (looked up
-as attn-compile looks it up for the family: for 'auto' on sm_90a, either
-family's tile), else the heuristic's (attn.tuning); ``tune=True`` tunes a missing class on first
-use and ``explain`` says which kernel a call uses and why.
+database's winner for the call's shape class when it has one, forward
+and backward (looked up as attn-compile, and attn-compile --backward,
+look it up for the family: for 'auto' on sm_90a, either family's tile),
+else the heuristic's (attn.tuning); ``tune=True`` tunes a missing
+forward class on first use and ``explain`` says which kernel a call uses
+and why.
 
 Outside torch.compile and autograd, calls skip the dispatcher and launch
 directly (same checks, same kernels); a repeated call (same shapes,

@@ -1,14 +1,17 @@
 """Per-shape kernel choice for the PyTorch op: the tuning database and
 tuning on first use (docs/python.md, docs/tuning.md). No PyTorch needed.
 
-``select(spec, shape, gpu)`` says which kernel a call uses: the database's
-winner for the call's shape class (GPU, compiler version, dtype, head dims,
-heads ratio, mask, sequence-length buckets) when there is one -- looked up
+``select(spec, shape, gpu)`` says which kernel a call uses, forward or
+backward: the database's winner for the call's shape class (GPU, compiler
+version, direction, dQ mode, dtype, head dims, heads ratio, mask,
+sequence-length buckets) when there is one -- looked up
 by lib/Tuning's own ``TuningDatabase::lookup`` through
 libattn_tuning_lookup.so (ctypes; MLIR-free, so the GPU host has it too) --
 else the compiler's heuristic tile, with the lookup's reason either way.
 
-``tune(spec, shape, gpu)`` fills the database for a shape: it takes a
+``tune(spec, shape, gpu)`` fills the database for a forward shape (the
+backward's is tuned with attn-compile --backward --tune-bundle and
+attn-tune, docs/tuning.md): it takes a
 candidate bundle of the families the lookup takes (``bundle_spec``: for
 family auto on sm_90a both, so attn-tune writes the "auto" entry the
 lookup hits; every tile configuration that passes the static checks and

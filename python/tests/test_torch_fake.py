@@ -160,3 +160,44 @@ def test_kernel_family_is_auto_by_default_forward_and_backward():
             attn_torch.set_kernel_family("sm100")
     finally:
         attn_torch.set_kernel_family(previous)
+
+
+def test_backward_calls_look_the_database_up(tmp_path, monkeypatch):
+    """A backward call's selection is the database's (the non-deterministic
+    key: the op's dQ is atomic); a tuned backward tile the pack lacks
+    falls back to the heuristic's kernel, and the selection says why."""
+    from pathlib import Path
+    from attn import compiler, tuning
+    from attn.cache import KernelSpec, kernel_dir
+    seen = {}
+
+    def fake_select(spec, shape, gpu, sms, deterministic=None):
+        seen["deterministic"] = deterministic
+        tuned = KernelSpec("bwd", 64, 64, "bf16", True, None, "sm_90a",
+                           family="sm90a", tile="wg-m64n128s3-dqfirst")
+        return tuning.Selection(tuned, "tuning-db", "hit: ... -> "
+                                "wg-m64n128s3-dqfirst", "db.json")
+
+    class FakeLauncher:
+        def __init__(self, spec, index, backward):
+            assert backward
+            if spec.tile:
+                kernel_dir(spec)  # raises: not in the pack
+            self.spec = spec
+
+    monkeypatch.setattr(tuning, "select", fake_select)
+    monkeypatch.setattr(attn_torch, "_device_info", lambda i: ("GPU", 8))
+    monkeypatch.setattr(attn_torch, "_Launcher", FakeLauncher)
+    monkeypatch.setattr(attn_torch, "_launchers_by_spec", {})
+    monkeypatch.setattr(compiler, "available", lambda: False)
+    monkeypatch.setenv("ATTN_KERNEL_PACK", str(Path(tmp_path)))
+    spec = KernelSpec("bwd", 64, 64, "bf16", True, None, "sm_90a",
+                      family="auto")
+    sel = attn_torch._select("bwd", spec, tuning.Shape(1, 2, 2, 64, 64), 0)
+    assert sel.source == "tuning-db" and seen["deterministic"] is False
+    launcher, sel = attn_torch._load(sel, 0, True, spec.resolved())
+    assert launcher.spec == spec.resolved() and sel.source == "heuristic"
+    assert sel.reason.startswith("the tuned tile wg-m64n128s3-dqfirst is not "
+                                 "available (no bwd-d64-bf16-causal-")
+    assert "packs hold the heuristic's backward kernels" in sel.reason
+    assert sel.reason.endswith("database: hit: ... -> wg-m64n128s3-dqfirst")

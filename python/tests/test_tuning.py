@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from attn import cache, families, tuning
+from attn import _errors as attn_errors, cache, families, tuning
 from attn.cache import KernelCache, KernelSpec
 from attn.tuning import Shape
 from attn.variants import make_variant
@@ -565,3 +565,207 @@ def test_aot_bundles_argument_errors(capsys):
         aot.main(["build", "--out", "x", "--alibi-shapes", "8"])
     assert "--alibi-shapes: expected HEADS:OFFSET pairs" in \
         capsys.readouterr().err
+
+
+# --- backward kernels -----------------------------------------------------------
+
+# attn-compile --backward's lookup tests' database (test/Tuning/
+# lookup-backward.test): an "auto" entry (sm90a winner wg-m64n128s3-dqfirst,
+# sm80 candidates too), sm80-mma entries (atomic and deterministic dQ), and
+# an sm80 entry whose tile the kernel cannot take (block-m 48).
+BWD_DB = REPO / "test" / "Tuning" / "Inputs" / "lookup-db-bwd.json"
+BWD = KernelSpec("bwd", 64, 64, "bf16", True, None, "sm_90a", family="auto")
+BWD_SHAPE = Shape(4, 2, 2, 1000, 1000)  # buckets 1024
+
+
+def test_backward_tile_names_round_trip():
+    for name in ("wg-m64n128s3-dqfirst", "wg-m64n128s2-dqpipe",
+                 "wg-m64n128s4-dkfirst", "wg-m64n128s2-det", "m32n64r16s2"):
+        fields = families.parse_tile(name)
+        assert families.tile_name(**fields) == name
+        assert cache.tile_name(**fields) == name
+    assert families.parse_tile("wg-m64n128s3-dqfirst") == dict(
+        family="sm90a", block_m=64, block_n=128, warp_rows=16, stages=3,
+        schedule="dq-first", persistent=False)
+    assert families.parse_tile("wg-m64n128s2-det")["schedule"] == \
+        "deterministic"
+    # attn-compile --backward's flags for each (lookupBackwardTile's).
+    assert families.backward_tile_options(families.parse_tile(
+        "wg-m64n128s3-dkfirst")) == ["--block-m", "64", "--block-n", "128",
+                                     "--stages", "3", "--sm90-schedule",
+                                     "dk-first"]
+    assert families.backward_tile_options(families.parse_tile(
+        "m32n64r16s2")) == ["--block-m", "32", "--block-n", "64"]
+    with pytest.raises(ValueError, match=r"deterministic backward tile"):
+        families.backward_tile_options(families.parse_tile(
+            "wg-m64n128s2-det"))
+    with pytest.raises(ValueError, match=r"tile: expected a name like"):
+        families.parse_tile("wg-m64n128s3-dqlast")
+
+
+def test_backward_tile_names_match_lib_tuning(lookup_lib, tmp_path):
+    """TileChoice::name (through the lookup library) and attn.families
+    name every sm90a backward dQ schedule alike."""
+    for stages, schedule, deterministic in ((2, "dq-pipelined", False),
+                                            (3, "dq-first", False),
+                                            (4, "dk-first", False),
+                                            (3, "deterministic", True)):
+        e = json.loads(BWD_DB.read_text())["entries"][0]
+        e["key"]["deterministic"] = deterministic
+        e["winner"].update(stages=stages, schedule=schedule)
+        db = write_db_v2(tmp_path / "db.json", [e])
+        tile, why = tuning.lookup(BWD, BWD_SHAPE, "", 0, db, "test-compiler",
+                                  deterministic=deterministic)
+        assert tile == families.tile_name(64, 128, 16, stages, "sm90a",
+                                          schedule), why
+
+
+def test_backward_lookup_hits_and_misses(lookup_lib, monkeypatch):
+    """Backward calls are looked up as attn-compile --backward does:
+    direction bwd, the dQ mode's key (the op's: not deterministic); family
+    auto on sm_90a the entry that tuned both (its sm90a winner), a named
+    family its own key, else its fastest candidate in the "auto" entry."""
+    monkeypatch.setattr(tuning, "kernel_compiler_version",
+                        lambda: "test-compiler")
+
+    def select(spec=BWD, shape=BWD_SHAPE, deterministic=False):
+        return tuning.select(spec, shape, "Test GPU", 8, BWD_DB,
+                             deterministic=deterministic)
+    sel = select()
+    assert sel.source == "tuning-db", sel.reason
+    assert (sel.spec.tile, sel.spec.family) == ("wg-m64n128s3-dqfirst",
+                                                "sm90a")
+    assert sel.spec.name == ("bwd-d64-bf16-causal-sdefault-sm_90a-sm90a-"
+                             "wg-m64n128s3-dqfirst")
+    assert sel.reason == (
+        "family auto chose sm90a (chip sm_90a); hit: Test GPU (8 SMs): bwd "
+        "bf16 d64 g1 causal q1024 kv1024 sm_90a auto compiler=test-compiler "
+        "-> wg-m64n128s3-dqfirst")
+    # Family sm80: its own key's winner, not the auto entry's.
+    sel = select(dataclasses.replace(BWD, family="sm80"))
+    assert (sel.source, sel.spec.tile, sel.spec.family) == (
+        "tuning-db", "m32n64r16s2", "sm80")
+    assert "sm_90a sm80-mma compiler=test-compiler -> m32n64r16s2" in \
+        sel.reason
+    # Family sm90a: no key of its own; the auto entry's fastest sm90a tile.
+    sel = select(dataclasses.replace(BWD, family="sm90a"))
+    assert sel.spec.tile == "wg-m64n128s3-dqfirst"
+    assert "hit: the fastest sm90a-wgmma candidate of Test GPU" in sel.reason
+    # Deterministic dQ is its own key.
+    sel = select(dataclasses.replace(BWD, family="sm80"), deterministic=True)
+    assert sel.spec.tile == "m64n64r16s2"
+    assert "causal deterministic q1024" in sel.reason
+    # Misses: the heuristic (family resolved), the lookup's reason.
+    sel = select(dataclasses.replace(BWD, causal=False))
+    assert (sel.source, sel.spec.tile, sel.spec.family) == (
+        "heuristic", "", "sm90a")
+    assert sel.reason == (
+        "family auto chose sm90a (chip sm_90a); miss: no entry for bwd bf16 "
+        "d64 g1 nomask q1024 kv1024 sm_90a auto compiler=test-compiler")
+    sel = select(shape=Shape(4, 2, 2, 3000, 3000))
+    assert "miss: no entry for sequence buckets q4096 kv4096" in sel.reason
+    sel = select(deterministic=True)  # no deterministic auto entry
+    assert sel.source == "heuristic" and "deterministic" in sel.reason
+    sel = select(dataclasses.replace(BWD, family="sm90a", head_dim=32,
+                                     value_head_dim=32))
+    assert sel.reason.endswith(
+        "miss: family sm90a has no backward kernel for this attention")
+    # Forward calls never take a backward entry.
+    sel = select(dataclasses.replace(BWD, kind="fwd", family="sm80"))
+    assert sel.source == "heuristic" and "no entry for fwd" in sel.reason
+    # Family auto off sm_90a: the sm80-mma key.
+    sel = select(dataclasses.replace(BWD, chip="sm_80"))
+    assert sel.source == "heuristic" and "sm_80 sm80-mma" in sel.reason
+    # Backward specs are tunable keys, but tuning on first use is forward.
+    assert tuning.untunable(BWD) is None
+    assert "forward kernels only" in tuning.cannot_tune(BWD)
+
+
+def _explain_backward(tool, args, db):
+    """attn-compile --backward --explain's reason and manifest tile."""
+    import subprocess
+    done = subprocess.run(
+        [str(tool), "--backward", "--tuning-db", str(db), "--emit",
+         "manifest", "--no-cubin", "--explain"] + args,
+        env=dict(os.environ, ATTN_COMPILER_VERSION="test-compiler"),
+        capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    why = next(line for line in done.stderr.splitlines()
+               if line.startswith("attn-compile: why: "))
+    return why.split("': ", 1)[1], json.loads(done.stdout)["tile"]
+
+
+@pytest.mark.parametrize("family, causal, seq, deterministic", [
+    ("auto", True, 1000, False), ("sm80", True, 1000, False),
+    ("sm90a", True, 1000, False), ("sm80", True, 1000, True),
+    ("auto", False, 1000, False), ("sm80", True, 3000, False)])
+def test_backward_lookup_agrees_with_attn_compile(lookup_lib, family, causal,
+                                                  seq, deterministic):
+    """The Python lookup and attn-compile --backward's (the same database,
+    key and fallback) give the same reason and the same tile."""
+    tool = lookup_lib / "bin" / "attn-compile"
+    if not tool.is_file():
+        pytest.skip("attn-compile not built")
+    args = ["--family", family, "--head-dim", "64", "--heads-q", "2",
+            "--seq-q", str(seq), "--dtype", "bf16"]
+    args += ["--causal"] * causal + ["--deterministic"] * deterministic
+    why, tile = _explain_backward(tool, args, BWD_DB)
+    spec = dataclasses.replace(BWD, family=family, causal=causal)
+    shape = Shape(1, 2, 2, seq, seq)
+    got, reason = tuning.lookup(spec, shape, "", 0, BWD_DB, "test-compiler",
+                                deterministic=deterministic)
+    if got is None:
+        assert why == reason and tile["source"] == "heuristic"
+        return
+    assert why == f"{reason} -> {got}" and tile["source"] == "tuning-db"
+    want = families.parse_tile(got)
+    assert (tile["block_m"], tile["block_n"], tile["stages"]) == (
+        want["block_m"], want["block_n"], want["stages"])
+    if want["family"] == "sm90a":
+        assert tile["schedule"] == want["schedule"]
+
+
+def test_tuned_backward_tiles_are_compiled_into_the_cache(compiler):
+    """A tuned backward tile is compiled with attn-compile --backward's
+    tile flags; the cache checks the manifest's tile (and dQ schedule)."""
+    if not cache.backward_compiler_available():
+        pytest.skip("attn-compile has no --backward")
+    spec = dataclasses.replace(BWD, tile="wg-m64n128s4-dkfirst").resolved()
+    path = KernelCache().get(spec, compiler.version(), cache.compile_spec)
+    manifest = json.loads((path / "manifest.json").read_text())
+    assert manifest["family"] == "sm90a-wgmma"
+    assert (manifest["tile"]["stages"], manifest["tile"]["schedule"]) == (
+        4, "dk-first")
+    assert manifest["tile"]["deterministic"] is False
+    assert cache.manifest_tile_name(manifest) == "wg-m64n128s4-dkfirst"
+    other = dataclasses.replace(spec, tile="wg-m64n128s4-dqfirst")
+    assert cache.validate_kernel_dir(path, other) == \
+        "manifest tile is wg-m64n128s4-dkfirst, not wg-m64n128s4-dqfirst"
+    sm80 = dataclasses.replace(BWD, tile="m32n64r16s2").resolved()
+    path = KernelCache().get(sm80, compiler.version(), cache.compile_spec)
+    tile = json.loads((path / "manifest.json").read_text())["tile"]
+    assert (tile["block_m"], tile["block_n"]) == (32, 64)
+    # A tile the kernel cannot take fails to compile (the op then runs the
+    # heuristic's kernel and says why).
+    bad = dataclasses.replace(BWD, tile="m48n64r16s2").resolved()
+    with pytest.raises(attn_errors.CompileError,
+                       match=r"block-m of the backward kernel must be 32 "
+                             r"or 64 \(got 48\)"):
+        KernelCache().get(bad, compiler.version(), cache.compile_spec)
+
+
+def test_tuned_backward_tile_not_in_the_pack(tmp_path, monkeypatch):
+    """On the GPU host a tuned backward tile the pack lacks is not
+    available, with a reason naming it (the op falls back to the
+    heuristic's kernel, which the pack has)."""
+    from attn import compiler
+    monkeypatch.setattr(compiler, "available", lambda: False)
+    monkeypatch.setenv("ATTN_KERNEL_PACK", str(tmp_path))
+    spec = dataclasses.replace(BWD, tile="wg-m64n128s3-dqfirst").resolved()
+    assert tuning.pack_bundle(spec, tmp_path) is None
+    with pytest.raises(attn_errors.KernelNotAvailableError,
+                       match=r"no bwd-d64-bf16-causal-sdefault-sm_90a-sm90a-"
+                             r"wg-m64n128s3-dqfirst kernel: .* has no valid "
+                             r".*packs hold the heuristic's backward kernels, "
+                             r"not tuned tiles"):
+        cache.kernel_dir(spec)
