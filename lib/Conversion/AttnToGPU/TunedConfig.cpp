@@ -13,6 +13,8 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Tuning/TuningDatabase.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <cstdlib>
 #include <optional>
 
@@ -59,6 +61,48 @@ tuningProblemOf(AttentionOp op, const FlashKernelSpec &spec,
   return p;
 }
 
+/// The database's tile for `families` (key family tuningKeyFamily), or
+/// for the one family a caller fixed the fastest correct candidate of an
+/// entry that tuned both; sets `how` it was found. Null when none, with
+/// `reason` saying why.
+static const ::attn::tuning::TileChoice *findTunedTile(
+    const ::attn::tuning::TuningDatabase &db,
+    const std::vector<std::string> &families,
+    llvm::function_ref<::attn::tuning::TuningKey(const std::string &)> keyFor,
+    std::string &reason, std::string &how) {
+  using namespace ::attn::tuning;
+  LookupResult primary = db.lookup(keyFor(tuningKeyFamily(families)));
+  reason = primary.reason;
+  if (primary.entry) {
+    how = primary.reason;
+    return &primary.entry->winner;
+  }
+  if (families.size() != 1)
+    return nullptr;
+  LookupResult both = db.lookup(keyFor(kAutoFamily));
+  if (!both.entry)
+    return nullptr;
+  if (const CandidateResult *c = fastestOfFamily(*both.entry,
+                                                 families.front())) {
+    how = "hit: the fastest " + families.front() + " candidate of " +
+          both.entry->key.str();
+    return &c->tile;
+  }
+  reason += "; the entry tuning both families has no correct " +
+            families.front() + " candidate";
+  return nullptr;
+}
+
+/// What a lookup that found `tile` (`how`) says: the tile, or why it is
+/// invalid here.
+static std::string tunedTileReason(const std::string &how,
+                                   const ::attn::tuning::TileChoice &tile,
+                                   const std::string &why) {
+  return why.empty() ? how + " -> " + tile.name()
+                     : "miss: the database's " + tile.name() + " for " +
+                           how.substr(5) + " is invalid here (" + why + ")";
+}
+
 TunedForwardLookup mlir::attn::lookupTunedForwardKernel(
     AttentionOp op, const FlashKernelSpec &spec, StringRef chip,
     StringRef familyOption, const ::attn::tuning::TuningDatabase &db,
@@ -79,30 +123,9 @@ TunedForwardLookup mlir::attn::lookupTunedForwardKernel(
     return key;
   };
 
-  // The tile to use and how it was found.
-  const TileChoice *tile = nullptr;
   std::string how;
-  LookupResult primary = db.lookup(keyFor(tuningKeyFamily(families)));
-  result.reason = primary.reason;
-  if (primary.entry) {
-    tile = &primary.entry->winner;
-    how = primary.reason;
-  } else if (families.size() == 1) {
-    // A family fixed by the caller: its fastest correct candidate in an
-    // entry that tuned both families.
-    LookupResult both = db.lookup(keyFor(kAutoFamily));
-    if (both.entry) {
-      if (const CandidateResult *c = fastestOfFamily(*both.entry,
-                                                     families.front())) {
-        tile = &c->tile;
-        how = "hit: the fastest " + families.front() + " candidate of " +
-              both.entry->key.str();
-      } else {
-        result.reason += "; the entry tuning both families has no correct " +
-                         families.front() + " candidate";
-      }
-    }
-  }
+  const TileChoice *tile = findTunedTile(db, families, keyFor,
+                                         result.reason, how);
   if (!tile)
     return result;
 
@@ -122,10 +145,7 @@ TunedForwardLookup mlir::attn::lookupTunedForwardKernel(
     if (why.empty())
       result.flash = c;
   }
-  result.reason = why.empty() ? how + " -> " + tile->name()
-                              : "miss: the database's " + tile->name() +
-                                    " for " + how.substr(5) +
-                                    " is invalid here (" + why + ")";
+  result.reason = tunedTileReason(how, *tile, why);
   return result;
 }
 
@@ -172,29 +192,9 @@ TunedBackwardLookup mlir::attn::lookupTunedBackwardKernel(
     key.gpu = gpu.str();
     return key;
   };
-  const TileChoice *tile = nullptr;
   std::string how;
-  LookupResult hit = db.lookup(keyFor(tuningKeyFamily(families)));
-  result.reason = hit.reason;
-  if (hit.entry) {
-    tile = &hit.entry->winner;
-    how = hit.reason;
-  } else if (families.size() == 1) {
-    // A family fixed by the caller (or the only one here): its fastest
-    // correct candidate in an entry that tuned both families.
-    LookupResult both = db.lookup(keyFor(kAutoFamily));
-    if (both.entry) {
-      if (const CandidateResult *c =
-              fastestOfFamily(*both.entry, families.front())) {
-        tile = &c->tile;
-        how = "hit: the fastest " + families.front() + " candidate of " +
-              both.entry->key.str();
-      } else {
-        result.reason += "; the entry tuning both families has no correct " +
-                         families.front() + " candidate";
-      }
-    }
-  }
+  const TileChoice *tile = findTunedTile(db, families, keyFor,
+                                         result.reason, how);
   if (!tile)
     return result;
 
@@ -226,9 +226,6 @@ TunedBackwardLookup mlir::attn::lookupTunedBackwardKernel(
   } else {
     why = "no " + t.family + " backward kernels";
   }
-  result.reason = why.empty() ? how + " -> " + t.name()
-                              : "miss: the database's " + t.name() +
-                                    " for " + how.substr(5) +
-                                    " is invalid here (" + why + ")";
+  result.reason = tunedTileReason(how, t, why);
   return result;
 }
