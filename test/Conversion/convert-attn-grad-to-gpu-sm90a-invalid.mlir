@@ -2,12 +2,27 @@
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a chip=sm_80" --split-input-file 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a block-n=64" --split-input-file 2>&1 | FileCheck %s --check-prefix=BLOCKN
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a block-m=32" --split-input-file 2>&1 | FileCheck %s --check-prefix=BLOCKM
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a stages=5" --split-input-file 2>&1 | FileCheck %s --check-prefix=STAGES
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a sm90-schedule=zigzag" --split-input-file 2>&1 | FileCheck %s --check-prefix=SCHED
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm80 sm90-schedule=dk-first" --split-input-file 2>&1 | FileCheck %s --check-prefix=SCHED80
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=auto chip=sm_80 stages=3" --split-input-file 2>&1 | FileCheck %s --check-prefix=STAGES80
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a stages=3 sm90-schedule=dk-first" --split-input-file 2>&1 | FileCheck %s --check-prefix=KNOBS
 // RUN: attn-opt %s --convert-attn-to-gpu="family=auto chip=sm_80" --split-input-file | FileCheck %s --check-prefix=AUTO80
 // RUN: attn-opt %s --convert-attn-to-gpu="family=auto" --split-input-file | FileCheck %s --check-prefix=AUTO90
 
 // CHIP: cannot be compiled with family=sm90a: the sm90a backward kernels need chip sm_90a (got sm_80)
 // BLOCKN: cannot be compiled for the GPU: block-n of the sm90a backward kernel must be 128, two consumer warpgroups of 64 keys (got 64)
 // BLOCKM: cannot be compiled for the GPU: block-m of the sm90a backward kernel must be 64 (got 32)
+// STAGES: cannot be compiled for the GPU: stages of the sm90a backward kernel must be 2 to 4 (got 5)
+// SCHED: cannot be compiled for the GPU: sm90-schedule of the sm90a backward kernel must be dq-pipelined, dq-first or dk-first (got 'zigzag')
+// SCHED80: cannot be compiled for the GPU: sm90-schedule dk-first configures the sm90a-wgmma backward kernel, and family sm80 compiles the sm80-mma one here
+// STAGES80: cannot be compiled for the GPU: stages 3 configures the sm90a-wgmma backward kernel, and family auto compiles the sm80-mma one here (the sm90a backward kernels need chip sm_90a (got sm_80))
+// The ring depth and the dQ schedule: the kernel's name and the launch
+// (the head-dim-32 split below fails with family=sm90a).
+// KNOBS: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_dkdv_n128m64s3_dkf
+// KNOBS-SAME: schedule = "dk-first"
+// KNOBS-SAME: source = "option"
+// KNOBS-SAME: stages = 3 : i64
 // family=auto: the sm80 dkdv kernel where the Hopper one cannot run, the
 // Hopper one on sm_90a.
 // AUTO80: family = "sm80-mma"

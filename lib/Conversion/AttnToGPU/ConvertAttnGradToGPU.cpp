@@ -63,6 +63,15 @@ LogicalResult mlir::attn::convertAttentionGradOps(ModuleOp module,
       return op.emitOpError()
              << "cannot be compiled with family=sm90a: " << hopperMissing;
     bool hopper = usesHopperBackward(spec, chip, family);
+    // The ring depth and dQ schedule are the sm90a dkdv kernel's knobs.
+    if (!hopper && (backwardSchedule || (stages && stages != 2)))
+      return op.emitOpError()
+             << "cannot be compiled for the GPU: "
+             << (backwardSchedule ? "sm90-schedule " + sm90Schedule.str()
+                                  : "stages " + std::to_string(stages))
+             << " configures the sm90a-wgmma backward kernel, and family "
+             << family << " compiles the sm80-mma one here"
+             << (hopperMissing.empty() ? "" : " (" + hopperMissing + ")");
     HopperBackwardConfig hopperConfig = chooseHopperBackwardConfig(spec);
     hopperConfig.deterministic = deterministic;
     int64_t dkdvThreads = config.threads();
