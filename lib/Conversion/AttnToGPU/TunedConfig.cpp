@@ -30,18 +30,13 @@ std::string mlir::attn::resolveTuningDatabasePath(StringRef option) {
   return env && std::string(env) != "none" ? env : "";
 }
 
-/// The database key's problem for `op`, or none (with `missReason` set)
-/// when the op's shape cannot be keyed: the database holds static
-/// [B, H, N, D] shapes only.
+/// The database key's problem of an attention with query and key types
+/// `q`, `k`, or none (with `missReason` set) when its shape cannot be
+/// keyed: the database holds static [B, H, N, D] shapes only.
 static std::optional<::attn::AttentionProblem>
-tuningProblemOf(AttentionOp op, const FlashKernelSpec &spec,
+staticProblemOf(RankedTensorType q, RankedTensorType k, int64_t headDim,
+                int64_t valueHeadDim, Type elementType, bool causal,
                 std::string &missReason) {
-  if (spec.varlen) {
-    missReason = "miss: variable-length (cu_seqlens) kernels are not "
-                 "keyed in the database";
-    return std::nullopt;
-  }
-  RankedTensorType q = op.getQueryType(), k = op.getKeyType();
   if (q.isDynamicDim(2) || k.isDynamicDim(2) || q.isDynamicDim(1) ||
       k.isDynamicDim(1)) {
     missReason = "miss: dynamic sequence length or head count (the "
@@ -53,12 +48,26 @@ tuningProblemOf(AttentionOp op, const FlashKernelSpec &spec,
   p.headsKv = k.getDimSize(1);
   p.seqQ = q.getDimSize(2);
   p.seqKv = k.getDimSize(2);
-  p.headDim = spec.headDim;
-  p.valueHeadDim = spec.valueHeadDim;
-  p.dtype = spec.elementType.isBF16() ? ::attn::DType::bf16
-                                      : ::attn::DType::f16;
-  p.causal = spec.causal;
+  p.headDim = headDim;
+  p.valueHeadDim = valueHeadDim;
+  p.dtype = elementType.isBF16() ? ::attn::DType::bf16 : ::attn::DType::f16;
+  p.causal = causal;
   return p;
+}
+
+/// The database key's problem for `op` (staticProblemOf); variable-length
+/// kernels are not keyed.
+static std::optional<::attn::AttentionProblem>
+tuningProblemOf(AttentionOp op, const FlashKernelSpec &spec,
+                std::string &missReason) {
+  if (spec.varlen) {
+    missReason = "miss: variable-length (cu_seqlens) kernels are not "
+                 "keyed in the database";
+    return std::nullopt;
+  }
+  return staticProblemOf(op.getQueryType(), op.getKeyType(), spec.headDim,
+                         spec.valueHeadDim, spec.elementType, spec.causal,
+                         missReason);
 }
 
 /// The database's tile for `families` (key family tuningKeyFamily), or
@@ -154,19 +163,17 @@ TunedBackwardLookup mlir::attn::lookupTunedBackwardKernel(
     const ::attn::tuning::TuningDatabase &db, StringRef gpu) {
   using namespace ::attn::tuning;
   TunedBackwardLookup result;
-  RankedTensorType q = op.getQueryType(), k = op.getKeyType();
-  if (q.isDynamicDim(2) || k.isDynamicDim(2) || q.isDynamicDim(1) ||
-      k.isDynamicDim(1)) {
-    result.reason = "miss: dynamic sequence length or head count (the "
-                    "database is keyed by static shapes)";
-    return result;
-  }
   FlashBackwardSpec spec = FlashBackwardSpec::fromOp(op);
   if (!spec.elementType ||
       !(spec.elementType.isF16() || spec.elementType.isBF16())) {
     result.reason = "miss: the GPU backward kernels take f16 or bf16";
     return result;
   }
+  std::optional<::attn::AttentionProblem> problem = staticProblemOf(
+      op.getQueryType(), op.getKeyType(), spec.headDim, spec.valueHeadDim,
+      spec.elementType, spec.causal, result.reason);
+  if (!problem)
+    return result;
   std::vector<std::string> families =
       allowedBackwardFamilies(spec, chip, family);
   if (families.empty()) {
@@ -174,16 +181,7 @@ TunedBackwardLookup mlir::attn::lookupTunedBackwardKernel(
                     " has no backward kernel for this attention";
     return result;
   }
-  ::attn::AttentionProblem p;
-  p.headsQ = q.getDimSize(1);
-  p.headsKv = k.getDimSize(1);
-  p.seqQ = q.getDimSize(2);
-  p.seqKv = k.getDimSize(2);
-  p.headDim = spec.headDim;
-  p.valueHeadDim = spec.valueHeadDim;
-  p.dtype = spec.elementType.isBF16() ? ::attn::DType::bf16
-                                      : ::attn::DType::f16;
-  p.causal = spec.causal;
+  const ::attn::AttentionProblem &p = *problem;
   auto keyFor = [&](const std::string &keyFamily) {
     TuningKey key =
         TuningKey::forProblem(p, chip.str(), keyFamily, compilerVersion());
