@@ -242,7 +242,11 @@ mlir::attn::allowedBackwardFamilies(const FlashBackwardSpec &spec,
 
 TileChoice mlir::attn::tileChoiceOf(const HopperBackwardConfig &c) {
   // warp_rows: each consumer warp owns 16 of its warpgroup's 64 keys.
-  TileChoice t{c.blockM, c.blockN, 16, c.stages};
+  TileChoice t;
+  t.blockM = c.blockM;
+  t.blockN = c.blockN;
+  t.warpRows = 16;
+  t.stages = c.stages;
   t.family = kHopperBackwardFamily;
   t.schedule = hopperBackwardSchedule(c);
   return t;
@@ -266,7 +270,10 @@ static void addFlashBackwardCandidates(const FlashBackwardSpec &spec,
   for (const FlashBackwardConfig &c : space) {
     BackwardCandidate bc;
     // warp_rows: 16 keys per warp of the dkdv kernel.
-    bc.tile = {c.blockM, c.blockN, 16, 2};
+    bc.tile.blockM = c.blockM;
+    bc.tile.blockN = c.blockN;
+    bc.tile.warpRows = 16;
+    bc.tile.stages = 2;
     bc.tile.family = kFlashKernelFamily;
     if (llvm::any_of(out, [&](const BackwardCandidate &o) {
           return o.tile == bc.tile;
