@@ -11,6 +11,7 @@
 
 #include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/HopperBackwardKernel.h"
+#include "attn/Conversion/AttnToGPU/TuningSpace.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 using namespace mlir;
@@ -25,11 +26,12 @@ LogicalResult mlir::attn::convertAttentionGradOps(ModuleOp module,
                                                   StringRef family,
                                                   int64_t stages,
                                                   StringRef sm90Schedule) {
-  // The forward kernels' schedules (the same option) leave the backward's.
-  bool backwardSchedule = !sm90Schedule.empty() &&
-                          !sm90Schedule.starts_with("pingpong") &&
-                          !sm90Schedule.starts_with("overlap") &&
-                          !sm90Schedule.starts_with("serial");
+  // The forward kernels' schedules (the same option, as
+  // applyHopperSchedule reads them) leave the backward's.
+  HopperKernelConfig forwardScratch;
+  bool backwardSchedule =
+      !sm90Schedule.empty() &&
+      !applyHopperSchedule(forwardScratch, sm90Schedule).empty();
   SmallVector<AttentionGradOp> ops;
   module.walk([&](AttentionGradOp op) { ops.push_back(op); });
   OpBuilder b(module.getContext());
