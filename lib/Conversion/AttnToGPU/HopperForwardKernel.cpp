@@ -95,8 +95,12 @@ private:
   Value stageOf(Value block);
   Value stageTile(Value ring, int64_t tileBytes, Value stage);
   void forEachQueryBlock(llvm::function_ref<void(Value visit)> body);
-  /// The query head `h` of this batch: kvHead and the O and LSE bases.
+  /// The query head `h` of this batch and its kvHead.
   void setHead(Value h);
+  /// This head's O or LSE base, computed where the epilogue stores: kept
+  /// live across the key loop, the 64-bit bases cost the consumers the
+  /// registers that make D = 256, block-n 80 spill.
+  Value headBase(Value ptr, Type eltTy, std::array<Value, 2> stride);
   void emitProducer();
   void emitConsumer();
   Value parityOf(Value block);
@@ -127,7 +131,7 @@ private:
   const HopperKernelConfig &config;
   Type elt;
 
-  Value qMap, kMap, vMap, oPtr, lsePtr;
+  Value qMap, kMap, vMap;
   Value oArg, lseArg, headsQ, headsKv;
   std::array<Value, 2> oBatchHeadStride, lseBatchHeadStride;
   Value seqQ, seqKv, oRowStride;
@@ -251,14 +255,13 @@ void HopperForwardEmitter::emitProducer() {
 void HopperForwardEmitter::setHead(Value h) {
   head = h;
   kvHead = kb.divu(h, kb.divu(headsQ, headsKv));
-  auto base = [&](Value ptr, Type eltTy, std::array<Value, 2> stride) {
-    Value off = kb.add(kb.mul(kb.zext64(batch), stride[0]),
-                       kb.mul(kb.zext64(h), stride[1]));
-    return kb.gep(ptr, eltTy, off);
-  };
-  oPtr = base(oArg, elt, oBatchHeadStride);
-  lsePtr = spec.withLse ? base(lseArg, b.getF32Type(), lseBatchHeadStride)
-                        : lseArg;
+}
+
+Value HopperForwardEmitter::headBase(Value ptr, Type eltTy,
+                                     std::array<Value, 2> stride) {
+  Value off = kb.add(kb.mul(kb.zext64(batch), stride[0]),
+                     kb.mul(kb.zext64(head), stride[1]));
+  return kb.gep(ptr, eltTy, off);
 }
 
 /// Runs `body` for each query block this thread block owns, with the head,
@@ -576,6 +579,10 @@ HopperForwardEmitter::emitOverlappedBlock(Value block, const State &in,
 /// Normalise and write this thread's O elements straight from registers
 /// (4-byte pairs), and LSE from one thread per row.
 void HopperForwardEmitter::emitEpilogue(const State &state) {
+  Value oPtr = headBase(oArg, elt, oBatchHeadStride);
+  Value lsePtr = spec.withLse
+                     ? headBase(lseArg, b.getF32Type(), lseBatchHeadStride)
+                     : lseArg;
   Value zero = kb.f32(0.0);
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
   for (int h = 0; h < 2; ++h) {

@@ -138,17 +138,27 @@ hopperCandidates(const FlashKernelSpec &spec) {
   std::vector<int64_t> twoConsumerNs =
       wide ? std::vector<int64_t>{32, 48, 64, 80, 96}
            : std::vector<int64_t>{64, 96, 128, 160, 176, 192, 224};
+  // A third stage only paid where the tiles are small at D = 128 (H200:
+  // docs/perf/2026-11-29-sm90a-v1-tiles.md); at D = 64 every stage is
+  // small and the short key blocks of long sequences may want it.
+  bool narrow = d <= 64;
   for (int64_t n : twoConsumerNs)
     for (int64_t stages : {2, 3})
-      // A third stage only pays where the tiles are small (measured on
-      // the H200: docs/perf/2026-11-29-sm90a-v1-tiles.md).
-      if (stages == 2 || n <= (wide ? 96 : 128))
+      if (stages == 2 || narrow || n <= (wide ? 96 : 128))
         add(128, n, stages, "pingpong");
   // Three consumers (160 registers each): the short Q·Kᵀ of D = 64 hides
   // the softmax of the other two; at D = 128 only block-n <= 80 fits.
   if (!wide)
     for (int64_t n : {64, 80, 96, 128})
-      add(192, n, 2, "pingpong");
+      for (int64_t stages : {2, 3})
+        if (stages == 2 || narrow)
+          add(192, n, stages, "pingpong");
+  // Without ping-pong the two consumers' GEMMs contend, and at D = 256
+  // that won on long sequences (H200, tuning v5/v6: 1.04-1.09x at N = 8192
+  // and 16384): the wider key blocks too.
+  if (wide)
+    for (int64_t n : {64, 80})
+      add(128, n, 2, "overlap");
   // One consumer: more blocks per SM for short sequences, no ping-pong.
   int64_t oneConsumerN = wide ? 64 : 128;
   for (int64_t stages : {2, 3})
