@@ -97,9 +97,7 @@ private:
   void forEachQueryBlock(llvm::function_ref<void(Value visit)> body);
   /// The query head `h` of this batch and its kvHead.
   void setHead(Value h);
-  /// This head's O or LSE base, computed where the epilogue stores: kept
-  /// live across the key loop, the 64-bit bases cost the consumers the
-  /// registers that make D = 256, block-n 80 spill.
+  /// This head's O or LSE base.
   Value headBase(Value ptr, Type eltTy, std::array<Value, 2> stride);
   void emitProducer();
   void emitConsumer();
@@ -132,6 +130,9 @@ private:
   Type elt;
 
   Value qMap, kMap, vMap;
+  // O and LSE bases of the head, where setHead computes them (else null:
+  // the epilogue does).
+  Value oBase, lseBase;
   Value oArg, lseArg, headsQ, headsKv;
   std::array<Value, 2> oBatchHeadStride, lseBatchHeadStride;
   Value seqQ, seqKv, oRowStride;
@@ -255,6 +256,20 @@ void HopperForwardEmitter::emitProducer() {
 void HopperForwardEmitter::setHead(Value h) {
   head = h;
   kvHead = kb.divu(h, kb.divu(headsQ, headsKv));
+  // Where the O and LSE bases are computed decides which tiles ptxas fits
+  // in 240 registers, and measurably nothing else (H200, 2026-12-01):
+  // computed in the epilogue, D = 256 block-n 80 and D = 128 block-n 192
+  // fit without a mask (kept live across the key loop they spill 24 bytes)
+  // and D = 256 runs 1% faster; on the length-major (causal) grid the
+  // early bases keep D = 128 block-n 192 from spilling and D = 256 2-3%
+  // faster.
+  oBase = lseBase = Value();
+  if (hopperLengthMajorTiles(spec)) {
+    oBase = headBase(oArg, elt, oBatchHeadStride);
+    lseBase = spec.withLse
+                  ? headBase(lseArg, b.getF32Type(), lseBatchHeadStride)
+                  : lseArg;
+  }
 }
 
 Value HopperForwardEmitter::headBase(Value ptr, Type eltTy,
@@ -579,8 +594,9 @@ HopperForwardEmitter::emitOverlappedBlock(Value block, const State &in,
 /// Normalise and write this thread's O elements straight from registers
 /// (4-byte pairs), and LSE from one thread per row.
 void HopperForwardEmitter::emitEpilogue(const State &state) {
-  Value oPtr = headBase(oArg, elt, oBatchHeadStride);
-  Value lsePtr = spec.withLse
+  Value oPtr = oBase ? oBase : headBase(oArg, elt, oBatchHeadStride);
+  Value lsePtr = lseBase ? lseBase
+                 : spec.withLse
                      ? headBase(lseArg, b.getF32Type(), lseBatchHeadStride)
                      : lseArg;
   Value zero = kb.f32(0.0);

@@ -164,11 +164,11 @@ hopperCandidates(const FlashKernelSpec &spec) {
   for (int64_t stages : {2, 3})
     add(64, oneConsumerN, stages, "overlap");
   // The persistent grid (the next query block's loads under this one's
-  // epilogue) where the tiles are large enough for it to matter.
+  // epilogue), for every two- or three-consumer ping-pong tile: the short
+  // key blocks matter for short causal sequences.
   std::vector<HopperKernelConfig> persistent = {heuristic};
   for (const HopperKernelConfig &c : space)
-    if (c.consumers() >= 2 && c.stages == 2 && c.pingPong &&
-        c.blockN >= (wide ? 64 : 128))
+    if (c.consumers() >= 2 && c.stages == 2 && c.pingPong && c.blockN >= 64)
       persistent.push_back(c);
   for (HopperKernelConfig c : persistent) {
     c.persistent = true;
