@@ -15,13 +15,17 @@ is compared with cuDNN's (rel_err, a sanity check only: the float64 checks
 are attn-launch --check's). Writes schedules.csv and prints, per (D, mask),
 the TFLOP/s table and each set's geometric mean of ours/cuDNN; choice.txt
 names the set with the best geometric mean per (D, mask) (--baseline sets
-are timed, never chosen).
+are timed, never chosen). A kernel folder named ..._n<N> (what
+bench/tuned_kernels.py writes: the tuner's winner for that N) is timed at
+N only, so a set of tuned winners runs against the heuristic's kernels
+interleaved.
 """
 
 import argparse
 import csv
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -51,17 +55,22 @@ def main():
     baseline = set(args.baseline.split(","))
     seqs = [int(s) for s in args.seqs.split(",") if s]
 
-    groups = {}  # (D, causal) -> [(set, Kernel)]
+    groups = {}  # (D, causal) -> [(set, Kernel, N or None)]
     for man in sorted(Path(args.sets).glob("*/*/manifest.json")):
         kern = Kernel(man.parent)
         key = (kern.head_dim, kern.causal)
-        groups.setdefault(key, []).append((man.parent.parent.name, kern))
+        only = re.search(r"_n(\d+)$", man.parent.name)
+        groups.setdefault(key, []).append(
+            (man.parent.parent.name, kern, int(only[1]) if only else None))
 
     rows, choice = [], []
-    for (d, causal), kerns in sorted(groups.items()):
-        print(f"== D={d} causal={causal}: " + ", ".join(s for s, _ in kerns),
-              flush=True)
+    for (d, causal), group in sorted(groups.items()):
+        names = list(dict.fromkeys(s for s, _, _ in group))
+        print(f"== D={d} causal={causal}: " + ", ".join(names), flush=True)
         for n in seqs:
+            kerns = [(s, k) for s, k, only in group if only in (None, n)]
+            if not kerns:
+                continue
             b, h = max(16384 // n, 1), 2048 // d
             flops = 4.0 * b * h * n * n * d / (2 if causal else 1)
             gen = torch.Generator(device="cuda").manual_seed(0)
@@ -105,7 +114,7 @@ def main():
             del q, k, v, want
             torch.cuda.empty_cache()
         best = None
-        for name, _ in kerns:
+        for name in names:
             rs = [r for r in rows if r["set"] == name and r["D"] == d and
                   r["causal"] == causal]
             ok = all(r["rel_err_vs_cudnn"] < 2e-2 for r in rs)
