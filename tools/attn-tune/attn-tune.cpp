@@ -64,8 +64,10 @@ const char *kUsage =
     "                    heuristics' choices (default 3)\n"
     "  --reps N          timed launches per finalist, over --rounds\n"
     "                    interleaved rounds; the median counts (default 20)\n"
-    "  --rounds N        rounds the finalists' launches are split into\n"
-    "                    (default 2)\n"
+    "  --rounds N        rounds the finalists' launches are split into,\n"
+    "                    each starting one finalist later (default 10:\n"
+    "                    in 2 rounds the H200's clock swings put 5-10%\n"
+    "                    between equal kernels)\n"
     "  --check-rows N    reference rows checked per candidate (default 256)\n"
     "  --skip NAMES      candidates not to run (comma-separated tile names,\n"
     "                    e.g. wg-m64n128s3); they are recorded as failed\n"
@@ -86,7 +88,7 @@ struct Options {
   std::string db, table, results;
   std::vector<std::string> inputs;
   int64_t warmup = 1, reps = 20, checkRows = 256, screenReps = 5,
-          finalists = 3, rounds = 2;
+          finalists = 3, rounds = 10;
   uint64_t seed = 0;
   bool show = false, merge = false, skipTuned = false;
   std::vector<std::string> skip;
@@ -825,8 +827,11 @@ int main(int argc, char **argv) {
           finals.push_back(i);
       std::vector<std::vector<float>> finalSamples(b.candidates.size());
       int64_t perRound = std::max<int64_t>(1, o.reps / o.rounds);
+      // Each round starts one finalist later, so that no candidate is
+      // always timed first or last in a round.
       for (int64_t r = 0; r < o.rounds; ++r)
-        for (size_t i : finals) {
+        for (size_t j = 0; j < finals.size(); ++j) {
+          size_t i = finals[(j + r) % finals.size()];
           CandidateResult &cr = entry.candidates[i];
           if (cr.status != "ok")
             continue;
