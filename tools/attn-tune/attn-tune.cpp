@@ -826,10 +826,12 @@ int main(int argc, char **argv) {
             b.candidates[i].heuristic || b.candidates[i].familyHeuristic)
           finals.push_back(i);
       std::vector<std::vector<float>> finalSamples(b.candidates.size());
-      int64_t perRound = std::max<int64_t>(1, o.reps / o.rounds);
+      // No more rounds than launches: --reps 4 times four launches.
+      int64_t rounds = std::min(o.rounds, o.reps);
+      int64_t perRound = std::max<int64_t>(1, o.reps / rounds);
       // Each round starts one finalist later, so that no candidate is
       // always timed first or last in a round.
-      for (int64_t r = 0; r < o.rounds; ++r)
+      for (int64_t r = 0; r < rounds; ++r)
         for (size_t j = 0; j < finals.size(); ++j) {
           size_t i = finals[(j + r) % finals.size()];
           CandidateResult &cr = entry.candidates[i];
@@ -846,7 +848,7 @@ int main(int argc, char **argv) {
           cr.timeMs = median(finalSamples[i]);
           cr.note = "final: median of " +
                     std::to_string(finalSamples[i].size()) + " in " +
-                    std::to_string(o.rounds) + " rounds";
+                    std::to_string(rounds) + " rounds";
         }
       }
       // The winner must give the same output twice on the same inputs (a
