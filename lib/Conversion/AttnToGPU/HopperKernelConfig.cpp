@@ -86,6 +86,7 @@ HopperKernelConfig
 mlir::attn::chooseHopperKernelConfig(const FlashKernelSpec &spec) {
   HopperKernelConfig config;
   config.source = "heuristic";
+  bool persistentFits = true;
   int64_t d = std::max(spec.headDim, spec.valueHeadDim);
   // Per consumer thread: S takes blockN / 2 registers, O Dv / 2, P
   // blockN / 4 (hopperConsumerRegisterNeed).
@@ -111,6 +112,8 @@ mlir::attn::chooseHopperKernelConfig(const FlashKernelSpec &spec) {
     config.blockM = 128;
     config.blockN = spec.scoreMod ? 64 : 80;
     config.stages = 2;
+    // The persistent grid's 232 registers spill block-n 80.
+    persistentFits = config.blockN == 64;
   }
   // Without a mask every tile costs the same: the persistent grid's static
   // walk balances, and it loads the next tile under this one's epilogue
@@ -125,7 +128,7 @@ mlir::attn::chooseHopperKernelConfig(const FlashKernelSpec &spec) {
   // consumers) the length-major persistent walk wins at N <= 2048 (188 vs
   // 166, 260 vs 241, 355 vs 337 TFLOP/s at N = 512/1024/2048) and is the
   // same grid from 4096 on.
-  config.persistent = spec.band.isNone() && config.blockN != 80;
+  config.persistent = spec.band.isNone() && persistentFits;
   if (d <= 64 && hopperLengthMajorTiles(spec))
     config.persistent = true;
   // Experiment knobs (docs/performance.md measures them).

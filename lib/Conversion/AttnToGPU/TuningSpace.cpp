@@ -153,9 +153,9 @@ hopperCandidates(const FlashKernelSpec &spec) {
       for (int64_t stages : {2, 3})
         if (stages == 2 || narrow)
           add(192, n, stages, "pingpong");
-  // Without ping-pong the two consumers' GEMMs contend, and at D = 256
-  // that won on long sequences (H200, tuning v5/v6: 1.04-1.09x at N = 8192
-  // and 16384): the wider key blocks too.
+  // Without ping-pong the two consumers' GEMMs contend, which at D = 256
+  // wins on some long sequences (H200, tuning v9: block-n 80 without
+  // ping-pong 0-1.5% ahead of it with, from N = 4096).
   if (wide)
     for (int64_t n : {64, 80})
       add(128, n, 2, "overlap");
