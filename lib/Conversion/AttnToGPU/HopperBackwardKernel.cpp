@@ -990,12 +990,12 @@ HopperBackwardConfig
 mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec) {
   HopperBackwardConfig config;
   // The pipelined dQ is 1.05-1.1x faster at D = 64 (H200,
-  // docs/perf/2026-11-29-backward-sm90a.md); at D = 128 its 32 extra live
+  // bench/results/2026-11-29-backward-sm90a.md); at D = 128 its 32 extra live
   // accumulators still make ptxas spill (4-64 bytes with LSE/Δ in shared
   // memory) and it is 0.94-1.02x the in-step dQ in two runs
-  // (docs/perf/2026-12-01-backward-sm90a-v2.md).
+  // (bench/results/2026-12-01-backward-sm90a-v2.md).
   config.pipelineDq = spec.headDim <= 64;
-  // Experiment knobs (docs/perf measures them).
+  // Experiment knobs (bench/results measures them).
   if (const char *e = std::getenv("ATTN_SM90_BWD_SECTION_MB"); e && *e)
     config.sectionBytes = int64_t(std::atoi(e)) << 20;
   if (const char *e = std::getenv("ATTN_SM90_BWD_DQ_FIRST"); e && *e)

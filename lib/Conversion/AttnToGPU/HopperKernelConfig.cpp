@@ -104,7 +104,7 @@ mlir::attn::chooseHopperKernelConfig(const FlashKernelSpec &spec) {
   } else {
     // Block-n 80 (two stages fill the 227 KiB) on the plain grid, where
     // the 240 registers hold it; against block-n 64 (H200, tuning v9,
-    // docs/perf/2026-12-01-tuning-h200-v9.md) 0.97x at N = 512,
+    // bench/results/2026-12-01-tuning-h200-v9.md) 0.97x at N = 512,
     // 1.03-1.06x at 1024-2048 and 1.08-1.17x from 4096 without a mask
     // (against the persistent grid), 0.98x at 512 and 1.02-1.09x above
     // with a causal one. A score_mod's registers make block-n 80 spill
@@ -117,14 +117,14 @@ mlir::attn::chooseHopperKernelConfig(const FlashKernelSpec &spec) {
   }
   // Without a mask every tile costs the same: the persistent grid's static
   // walk balances, and it loads the next tile under this one's epilogue
-  // (H200, docs/perf/2026-11-29-sm90a-v4.md: +8 to +14% at N <= 1024 for
+  // (H200, bench/results/2026-11-29-sm90a-v4.md: +8 to +14% at N <= 1024 for
   // D 64/128, +4 to +6% at D 256 with block-n 64, which block-n 80 on the
   // plain grid outruns from N = 1024; hopperKernelGrid gives long sequences
   // one block per tile). With a mask the tiles' lengths differ: the hardware's
   // dynamic dispatch of one block per tile, longest first across heads
   // (hopperLengthMajorTiles), wins at D 128/256 (the persistent walk,
   // even length-major, is 0.94-0.95x cuDNN in geomean there against
-  // 0.98-1.04x; docs/perf/2026-12-01-causal-walk.md). At D = 64 (three
+  // 0.98-1.04x; bench/results/2026-12-01-causal-walk.md). At D = 64 (three
   // consumers) the length-major persistent walk wins at N <= 2048 (188 vs
   // 166, 260 vs 241, 355 vs 337 TFLOP/s at N = 512/1024/2048) and is the
   // same grid from 4096 on.
@@ -282,7 +282,7 @@ mlir::attn::hopperKernelGrid(const FlashKernelSpec &spec,
   // rows on, one block per tile: the tiles are long enough that loading
   // the next one under the epilogue no longer pays, and the hardware's
   // dynamic dispatch evens out the last wave (H200: the walk was 1-4%
-  // slower there at D 128, docs/perf/2026-11-29-sm90a-v4.md).
+  // slower there at D 128, bench/results/2026-11-29-sm90a-v4.md).
   std::string tiles = queryBlocks + " * heads_q";
   return {"max(1, min(" + tiles + ", max(floor(num_sms / batch), " + tiles +
               " * floor(seq_q / 4096))))",

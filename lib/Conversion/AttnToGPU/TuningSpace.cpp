@@ -139,7 +139,7 @@ hopperCandidates(const FlashKernelSpec &spec) {
       wide ? std::vector<int64_t>{32, 48, 64, 80, 96}
            : std::vector<int64_t>{64, 96, 128, 160, 176, 192, 224};
   // A third stage only paid where the tiles are small at D = 128 (H200:
-  // docs/perf/2026-11-29-sm90a-v1-tiles.md); at D = 64 every stage is
+  // bench/results/2026-11-29-sm90a-v1-tiles.md); at D = 64 every stage is
   // small and the short key blocks of long sequences may want it.
   bool narrow = d <= 64;
   for (int64_t n : twoConsumerNs)
