@@ -312,10 +312,11 @@ def bundle_spec(spec: KernelSpec) -> KernelSpec:
 # --- tuning on first use -------------------------------------------------------
 
 def _find_attn_tune() -> Optional[str]:
-    """attn-tune: $ATTN_TUNE, next to the runtime library, in
-    $ATTN_BUILD_DIR/bin or this checkout's build*/bin, then PATH."""
-    if os.environ.get("ATTN_TUNE"):
-        return os.environ["ATTN_TUNE"]
+    """attn-tune: $ATTN_TUNE_BIN, next to the runtime library, in
+    $ATTN_BUILD_DIR/bin or this checkout's build*/bin, then PATH. (Not
+    $ATTN_TUNE: that is the switch, ATTN_TUNE=1 tunes on first use.)"""
+    if os.environ.get("ATTN_TUNE_BIN"):
+        return os.environ["ATTN_TUNE_BIN"]
     dirs = []
     if os.environ.get("ATTN_RUNTIME_LIB"):
         dirs.append(Path(os.environ["ATTN_RUNTIME_LIB"]).parents[1] / "bin")
@@ -451,7 +452,7 @@ def tune_command(bundle: Path, db: "os.PathLike[str]", reps: int = 10,
     """The attn-tune command that runs ``bundle`` into ``db``."""
     tool = _find_attn_tune()
     if tool is None:
-        raise TuneError("attn-tune not found ($ATTN_TUNE, next to "
+        raise TuneError("attn-tune not found ($ATTN_TUNE_BIN, next to "
                         "libattn_runtime.so, $ATTN_BUILD_DIR/bin, PATH): build "
                         "it (ninja attn-tune; the MLIR-free build has it)")
     return [tool, "--db", str(db), "--reps", str(reps), "--warmup",

@@ -433,7 +433,7 @@ def test_gpu_host_tune_flow_through_the_fake_driver(lookup_lib, tmp_path,
     monkeypatch.setitem(tuning.FAMILY_KEYS, "sm80", "naive-test")
     pack = fake_pack(tmp_path, FAKE_SPEC)
     monkeypatch.setenv("ATTN_KERNEL_PACK", str(pack))
-    monkeypatch.setenv("ATTN_TUNE", str(tool))
+    monkeypatch.setenv("ATTN_TUNE_BIN", str(tool))
     monkeypatch.setenv("ATTN_LIBCUDA", str(fake))
     monkeypatch.delenv("ATTN_TUNING_DB", raising=False)
     shape = Shape(2, 4, 4, 200, 150)
