@@ -38,6 +38,12 @@ const std::vector<ChipInfo> &supportedChips();
 /// The chip named exactly `name`, or nullptr.
 const ChipInfo *lookupChip(const std::string &name);
 
+/// Whether `name` is a supported chip the sm90a-wgmma family runs on.
+inline bool chipHasWgmma(const std::string &name) {
+  const ChipInfo *chip = lookupChip(name);
+  return chip && chip->wgmma;
+}
+
 /// "sm_80, sm_86, ..." for messages.
 std::string supportedChipNames();
 
