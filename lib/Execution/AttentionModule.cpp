@@ -239,3 +239,57 @@ mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
   func::ReturnOp::create(b, loc);
   return module;
 }
+
+OwningOpRef<ModuleOp>
+mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
+                                         const ::attn::AttentionProblem &p) {
+  ctx.loadDialect<AttnDialect, func::FuncDialect,
+                  bufferization::BufferizationDialect>();
+  OpBuilder b(&ctx);
+  Location loc = b.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+
+  Type elt = elementType(b, p.dtype);
+  SmallVector<int64_t> qShape = {p.batch, p.headsQ, p.seqQ, p.headDim};
+  SmallVector<int64_t> kShape = {p.batch, p.headsKv, p.seqKv, p.headDim};
+  SmallVector<int64_t> vShape = {p.batch, p.headsKv, p.seqKv, p.vDim()};
+  SmallVector<int64_t> oShape = {p.batch, p.headsQ, p.seqQ, p.vDim()};
+  SmallVector<int64_t> lseShape = {p.batch, p.headsQ, p.seqQ};
+  SmallVector<Type> argTypes = {
+      MemRefType::get(qShape, elt), MemRefType::get(kShape, elt),
+      MemRefType::get(vShape, elt), MemRefType::get(oShape, elt),
+      MemRefType::get(oShape, elt), MemRefType::get(lseShape, b.getF32Type()),
+      MemRefType::get(qShape, elt), MemRefType::get(kShape, elt),
+      MemRefType::get(vShape, elt)};
+  auto func = func::FuncOp::create(b, loc, kHostAttentionGradEntry,
+                                   b.getFunctionType(argTypes, {}));
+  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  Block *body = func.addEntryBlock();
+  b.setInsertionPointToStart(body);
+
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < 6; ++i) {
+    Value m = body->getArgument(i);
+    auto mt = cast<MemRefType>(m.getType());
+    inputs.push_back(bufferization::ToTensorOp::create(
+        b, loc, RankedTensorType::get(mt.getShape(), mt.getElementType()), m,
+        /*restrict=*/true, /*writable=*/false));
+  }
+  auto [mask, window] = maskOf(b, p);
+  FloatAttr scale =
+      p.scale ? b.getF32FloatAttr(static_cast<float>(*p.scale)) : FloatAttr();
+  SmallVector<Type> gradTypes = {RankedTensorType::get(qShape, elt),
+                                 RankedTensorType::get(kShape, elt),
+                                 RankedTensorType::get(vShape, elt)};
+  auto grad = AttentionGradOp::create(
+      b, loc, gradTypes, inputs[0], inputs[1], inputs[2], inputs[3], inputs[4],
+      inputs[5], MaskKindAttr::get(b.getContext(), mask), window, scale);
+  for (auto [i, r] : llvm::enumerate(grad.getResults())) {
+    auto store = bufferization::MaterializeInDestinationOp::create(
+        b, loc, r, body->getArgument(6 + i));
+    store.setWritable(true);
+  }
+  func::ReturnOp::create(b, loc);
+  return module;
+}

@@ -7,7 +7,6 @@
 #include "attn/Execution/CPUExecutor.h"
 #include "attn/Execution/AttentionModule.h"
 
-#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -19,26 +18,13 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-namespace {
-/// A dense row-major memref descriptor over `data` with `shape`.
-template <int N>
-StridedMemRefType<char, N> describe(void *data, ArrayRef<int64_t> shape) {
-  StridedMemRefType<char, N> d;
-  d.basePtr = d.data = static_cast<char *>(data);
-  d.offset = 0;
-  int64_t stride = 1;
-  for (int i = N - 1; i >= 0; --i) {
-    d.sizes[i] = shape[i];
-    d.strides[i] = stride;
-    stride *= shape[i];
-  }
-  return d;
-}
-} // namespace
+HostModule::HostModule(std::unique_ptr<ExecutionEngine> engine)
+    : engine(std::move(engine)) {}
 
-llvm::Expected<double> mlir::attn::runOnHost(ModuleOp module,
-                                             const ::attn::AttentionProblem &p,
-                                             HostTensors &t) {
+HostModule::~HostModule() = default;
+
+llvm::Expected<std::unique_ptr<HostModule>>
+HostModule::compile(ModuleOp module) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   registerBuiltinDialectTranslation(*module.getContext());
@@ -56,93 +42,111 @@ llvm::Expected<double> mlir::attn::runOnHost(ModuleOp module,
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
     return engine.takeError();
+  return std::unique_ptr<HostModule>(new HostModule(std::move(*engine)));
+}
 
-  auto q = describe<4>(t.q.data(), {p.batch, p.headsQ, p.seqQ, p.headDim});
-  auto k = describe<4>(t.k.data(), {p.batch, p.headsKv, p.seqKv, p.headDim});
-  auto v = describe<4>(t.v.data(), {p.batch, p.headsKv, p.seqKv, p.vDim()});
-  auto o = describe<4>(t.out.data(), {p.batch, p.headsQ, p.seqQ, p.vDim()});
-  auto lse = describe<3>(t.lse.data(), {p.batch, p.headsQ, p.seqQ});
-  auto bias = describe<4>(t.bias.data(),
-                          {p.biasBatch(), p.biasHeads(), p.seqQ, p.seqKv});
-  // Variable length: packed [T, H, D], LSE [H, T], i32 cu_seqlens.
-  int64_t tq = p.totalQ(), tk = p.totalKv();
-  auto q3 = describe<3>(t.q.data(), {tq, p.headsQ, p.headDim});
-  auto k3 = describe<3>(t.k.data(), {tk, p.headsKv, p.headDim});
-  auto v3 = describe<3>(t.v.data(), {tk, p.headsKv, p.vDim()});
-  auto o3 = describe<3>(t.out.data(), {tq, p.headsQ, p.vDim()});
-  auto lse2 = describe<2>(t.lse.data(), {p.headsQ, tq});
-  std::vector<int32_t> cuQ = p.cuSeqlens(true), cuKv = p.cuSeqlens(false);
-  auto cuQd = describe<1>(cuQ.data(), {p.batch + 1});
-  auto cuKvd = describe<1>(cuKv.data(), {p.batch + 1});
-  bool varlen = p.isVarlen();
+llvm::Expected<double> HostModule::call(StringRef entry,
+                                        ArrayRef<HostBuffer> args) const {
+  // A dense row-major memref descriptor, laid out as StridedMemRefType<T,
+  // N>: allocated and aligned pointer, offset, N sizes, N strides, all
+  // 8-byte fields.
+  static_assert(sizeof(void *) == sizeof(int64_t), "64-bit hosts only");
+  SmallVector<SmallVector<int64_t, 11>> descriptors;
+  for (const HostBuffer &b : args) {
+    size_t rank = b.shape.size();
+    SmallVector<int64_t, 11> &d = descriptors.emplace_back(3 + 2 * rank);
+    d[0] = d[1] = reinterpret_cast<intptr_t>(b.data);
+    int64_t stride = 1;
+    for (size_t i = rank; i-- > 0;) {
+      d[3 + i] = b.shape[i];
+      d[3 + rank + i] = stride;
+      stride *= b.shape[i];
+    }
+  }
   // The C interface takes a pointer to each descriptor; invokePacked takes
   // a pointer to each argument.
-  SmallVector<void *> descriptors;
-  if (varlen)
-    descriptors = {&q3, &k3, &v3};
-  else
-    descriptors = {&q, &k, &v};
-  if (p.bias)
-    descriptors.push_back(&bias);
-  if (varlen)
-    descriptors.append({&cuQd, &cuKvd});
-  descriptors.push_back(varlen ? static_cast<void *>(&o3) : &o);
-  if (p.withLse)
-    descriptors.push_back(varlen ? static_cast<void *>(&lse2) : &lse);
-  SmallVector<void *> args;
-  for (void *&d : descriptors)
-    args.push_back(&d);
+  SmallVector<void *> pointers, packed;
+  for (SmallVector<int64_t, 11> &d : descriptors)
+    pointers.push_back(d.data());
+  for (void *&p : pointers)
+    packed.push_back(&p);
 
   auto start = std::chrono::steady_clock::now();
-  if (llvm::Error err = (*engine)->invokePacked(
-          std::string("_mlir_ciface_") + kAttentionEntry, args))
+  if (llvm::Error err =
+          engine->invokePacked(("_mlir_ciface_" + entry).str(), packed))
     return std::move(err);
   auto stop = std::chrono::steady_clock::now();
   return std::chrono::duration<double>(stop - start).count();
+}
+
+SmallVector<HostBuffer>
+mlir::attn::forwardArguments(const ::attn::AttentionProblem &p, void *q,
+                             void *k, void *v, void *bias, int32_t *cuQ,
+                             int32_t *cuKv, void *out, float *lse) {
+  SmallVector<HostBuffer> args;
+  if (p.isVarlen()) { // packed [T, H, D], LSE [H, T]
+    int64_t tq = p.totalQ(), tk = p.totalKv();
+    args = {{q, {tq, p.headsQ, p.headDim}},
+            {k, {tk, p.headsKv, p.headDim}},
+            {v, {tk, p.headsKv, p.vDim()}}};
+  } else {
+    args = {{q, {p.batch, p.headsQ, p.seqQ, p.headDim}},
+            {k, {p.batch, p.headsKv, p.seqKv, p.headDim}},
+            {v, {p.batch, p.headsKv, p.seqKv, p.vDim()}}};
+  }
+  if (p.bias)
+    args.push_back({bias, {p.biasBatch(), p.biasHeads(), p.seqQ, p.seqKv}});
+  if (p.isVarlen()) {
+    args.push_back({cuQ, {p.batch + 1}});
+    args.push_back({cuKv, {p.batch + 1}});
+    args.push_back({out, {p.totalQ(), p.headsQ, p.vDim()}});
+    if (p.withLse)
+      args.push_back({lse, {p.headsQ, p.totalQ()}});
+  } else {
+    args.push_back({out, {p.batch, p.headsQ, p.seqQ, p.vDim()}});
+    if (p.withLse)
+      args.push_back({lse, {p.batch, p.headsQ, p.seqQ}});
+  }
+  return args;
+}
+
+SmallVector<HostBuffer>
+mlir::attn::gradArguments(const ::attn::AttentionProblem &p, void *q, void *k,
+                          void *v, void *out, void *dout, float *lse, void *dq,
+                          void *dk, void *dv) {
+  SmallVector<int64_t, 4> qs = {p.batch, p.headsQ, p.seqQ, p.headDim};
+  SmallVector<int64_t, 4> ks = {p.batch, p.headsKv, p.seqKv, p.headDim};
+  SmallVector<int64_t, 4> vs = {p.batch, p.headsKv, p.seqKv, p.vDim()};
+  SmallVector<int64_t, 4> os = {p.batch, p.headsQ, p.seqQ, p.vDim()};
+  return {{q, qs},   {k, ks},    {v, vs},
+          {out, os}, {dout, os}, {lse, {p.batch, p.headsQ, p.seqQ}},
+          {dq, qs},  {dk, ks},   {dv, vs}};
+}
+
+llvm::Expected<double> mlir::attn::runOnHost(ModuleOp module,
+                                             const ::attn::AttentionProblem &p,
+                                             HostTensors &t) {
+  auto compiled = HostModule::compile(module);
+  if (!compiled)
+    return compiled.takeError();
+  std::vector<int32_t> cuQ = p.cuSeqlens(true), cuKv = p.cuSeqlens(false);
+  return (*compiled)->call(
+      kAttentionEntry,
+      forwardArguments(p, t.q.data(), t.k.data(), t.v.data(), t.bias.data(),
+                       cuQ.data(), cuKv.data(), t.out.data(), t.lse.data()));
 }
 
 llvm::Expected<double>
 mlir::attn::runBackwardOnHost(ModuleOp module,
                               const ::attn::AttentionProblem &p,
                               BackwardHostTensors &t) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  registerBuiltinDialectTranslation(*module.getContext());
-  registerLLVMDialectTranslation(*module.getContext());
-
-  ExecutionEngineOptions options;
-  SmallVector<StringRef> libs = {ATTN_MLIR_C_RUNNER_UTILS};
-  options.sharedLibPaths = libs;
-  // `transformer` is a function_ref: the std::function it calls must
-  // outlive ExecutionEngine::create (a temporary dangled; found by ASan).
-  std::function<llvm::Error(llvm::Module *)> transformer =
-      makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, nullptr);
-  options.transformer = transformer;
-  auto engine = ExecutionEngine::create(module, options);
-  if (!engine)
-    return engine.takeError();
-
-  SmallVector<int64_t> qs = {p.batch, p.headsQ, p.seqQ, p.headDim};
-  SmallVector<int64_t> ks = {p.batch, p.headsKv, p.seqKv, p.headDim};
-  SmallVector<int64_t> vs = {p.batch, p.headsKv, p.seqKv, p.vDim()};
-  SmallVector<int64_t> os = {p.batch, p.headsQ, p.seqQ, p.vDim()};
-  StridedMemRefType<char, 4> d4[] = {
-      describe<4>(t.q.data(), qs),    describe<4>(t.k.data(), ks),
-      describe<4>(t.v.data(), vs),    describe<4>(t.dout.data(), os),
-      describe<4>(t.out.data(), os),  describe<4>(t.dq.data(), qs),
-      describe<4>(t.dk.data(), ks),   describe<4>(t.dv.data(), vs)};
-  auto lse = describe<3>(t.lse.data(), {p.batch, p.headsQ, p.seqQ});
-  // Argument order: q, k, v, dout, out, lse, dq, dk, dv.
-  void *ptrs[] = {&d4[0], &d4[1], &d4[2], &d4[3], &d4[4],
-                  &lse,   &d4[5], &d4[6], &d4[7]};
-  SmallVector<void *> args;
-  for (void *&ptr : ptrs)
-    args.push_back(&ptr);
-
-  auto start = std::chrono::steady_clock::now();
-  if (llvm::Error err = (*engine)->invokePacked(
-          std::string("_mlir_ciface_") + kAttentionBackwardEntry, args))
-    return std::move(err);
-  auto stop = std::chrono::steady_clock::now();
-  return std::chrono::duration<double>(stop - start).count();
+  auto compiled = HostModule::compile(module);
+  if (!compiled)
+    return compiled.takeError();
+  // Argument order: q, k, v, dout, out, lse, dq, dk, dv (the forward
+  // writes out and lse).
+  SmallVector<HostBuffer> args = gradArguments(
+      p, t.q.data(), t.k.data(), t.v.data(), t.dout.data(), t.out.data(),
+      t.lse.data(), t.dq.data(), t.dk.data(), t.dv.data());
+  return (*compiled)->call(kAttentionBackwardEntry, args);
 }

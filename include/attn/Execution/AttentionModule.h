@@ -48,6 +48,19 @@ OwningOpRef<ModuleOp>
 buildAttentionBackwardModule(MLIRContext &ctx,
                              const ::attn::AttentionProblem &p);
 
+/// Name of the entry function of modules built by
+/// buildHostAttentionGradModule.
+inline constexpr const char *kHostAttentionGradEntry = "attention_grad";
+
+/// Builds `func.func @attention_grad(%q, %k, %v, %o, %do, %lse, %dq, %dk,
+/// %dv)` on memrefs (the first six read, the rest written): one
+/// attn.attention_grad of the dense problem `p` (its mask and window; no
+/// score modification) from the given O and LSE, which need not be this
+/// block's own (context parallelism passes the final ones).
+OwningOpRef<ModuleOp>
+buildHostAttentionGradModule(MLIRContext &ctx,
+                             const ::attn::AttentionProblem &p);
+
 } // namespace mlir::attn
 
 #endif // ATTN_EXECUTION_ATTENTIONMODULE_H
