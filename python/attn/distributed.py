@@ -23,8 +23,11 @@ same work at every step (attn.cp_schedule). load_balance=False expects the
 plain layout (rank r holds chunk r).
 
 simulate_ring runs exactly the same per-step schedule for W simulated ranks
-in one process (no torch.distributed), with a pluggable block function:
-attn's kernels on CUDA tensors, a float64 reference on CPU tensors.
+in one process (no torch.distributed), with a pluggable block function.
+The block functions default to attn.torch.attention and its backward: the
+GPU kernels on CUDA tensors, the compiler's CPU path on CPU tensors (so the
+gloo backend runs attn's CPU code), and a float64 reference for float64
+tensors.
 """
 
 from typing import Callable, List, Optional, Sequence, Tuple
@@ -96,7 +99,11 @@ def kernel_block_backward(grad_out, q, k, v, out, lse, causal, scale):
 
 
 def _default_fns(t: Tensor) -> Tuple[BlockFn, BlockBwdFn]:
-    if t.is_cuda:
+    """attn's kernels: the GPU ones for CUDA tensors, the compiler's CPU
+    path (attn.cpu) for CPU tensors of its dtypes; the float64 reference
+    for float64, which no kernel takes."""
+    from . import cpu
+    if t.is_cuda or (t.device.type == "cpu" and t.dtype in cpu.DTYPES):
         return kernel_block_forward, kernel_block_backward
     return reference_block_attention, reference_block_backward
 
@@ -315,8 +322,9 @@ def context_parallel_attention(q: Tensor, k: Tensor, v: Tensor, group=None, *,
     Returns this rank's rows of the output [B, Hq, N_local, Dv] (and the
     float32 LSE, float64 for float64 inputs, with return_lse). Differentiable
     in q, k, v. The block
-    functions default to attn's kernels for CUDA tensors (float64 reference
-    on CPU tensors, e.g. with the gloo backend)."""
+    functions default to attn's kernels: the GPU ones for CUDA tensors, the
+    CPU path for float32/bfloat16/float16 CPU tensors (e.g. with the gloo
+    backend), the float64 reference for float64."""
     if mode not in ("ring", "allgather"):
         raise ValueError(f"{_WHAT}: mode must be 'ring' or 'allgather', got "
                          f"{mode!r}")
@@ -432,8 +440,8 @@ def simulate_ring(q: Tensor, k: Tensor, v: Tensor, world_size: int,
     is unsharded. backward="ring" differentiates with the reverse-ring
     schedule and block_bwd_fn (as the distributed backward does);
     backward="autograd" lets autograd differentiate through block_fn and the
-    merges instead. Block functions default to attn's kernels for CUDA
-    tensors and the float64 reference for CPU tensors."""
+    merges instead. Block functions default as in
+    context_parallel_attention."""
     if world_size < 1:
         raise ValueError(f"{_WHAT}: world_size must be >= 1, got {world_size}")
     if backward not in ("ring", "autograd"):

@@ -5,8 +5,11 @@
     out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 q [B, Hq, Nq, D], k [B, Hkv, Nk, D], v [B, Hkv, Nk, Dv] (PyTorch's layout),
-float16 or bfloat16, on one CUDA device; Hq a multiple of Hkv (grouped-query
-attention through the head counts, no repeat_interleave needed). Strides are
+float16 or bfloat16, on one CUDA device -- or CPU tensors (float32 too),
+which run the compiler's own CPU path (attn.cpu: the tiled algorithm,
+JIT-compiled once per problem, forward and backward); Hq a multiple of Hkv
+(grouped-query attention through the head counts, no repeat_interleave
+needed). On CUDA, strides are
 free except that the last dimension must be contiguous, the other strides
 positive multiples of 8 elements and the data 16-byte aligned (the kernels
 move 16 bytes at a time); a tensor that breaks this (a transposed last dim,
@@ -55,6 +58,7 @@ from typing import Dict, Optional, Tuple
 import torch
 from torch import Tensor
 
+from . import cpu as _cpu
 from . import families as _families
 from . import runtime as _rt
 from . import tuning as _tuning
@@ -90,7 +94,9 @@ def _check_shapes(q: Tensor, k: Tensor, v: Tensor, what: str = _OP) -> None:
         if t.dim() != 4:
             raise ValueError(f"{what}: {name} must be 4-D [B, H, N, D], got "
                              f"shape {tuple(t.shape)}")
-    if q.dtype not in _DTYPE_NAMES:
+    if q.device.type == "cpu":
+        _cpu.check_dtype(q, what)
+    elif q.dtype not in _DTYPE_NAMES:
         raise TypeError(f"{what}: q is {q.dtype}; attn's kernels take "
                         "torch.float16 or torch.bfloat16")
     for name, t in (("k", k), ("v", v)):
@@ -115,6 +121,18 @@ def _check_shapes(q: Tensor, k: Tensor, v: Tensor, what: str = _OP) -> None:
         raise ValueError(f"{what}: q has {Hq} heads and k/v {Hkv}: heads_q "
                          "must be a multiple of heads_kv (grouped-query "
                          "attention)")
+
+
+def _kernel_scale(scale: Optional[float], head_dim: int) -> Optional[float]:
+    """The scale a kernel is specialised on: None (the default, 1/sqrt(D))
+    also for a scale within a few ulps of 1/sqrt(D) -- callers compute it
+    their own way (Hugging Face passes 0.08838834764831845 for D = 128, one
+    ulp from 1/math.sqrt(128)), which must not build a second kernel with
+    the same float32 scale."""
+    if scale is None or head_dim <= 0:
+        return scale
+    default = 1.0 / math.sqrt(head_dim)
+    return None if abs(scale - default) <= 4 * math.ulp(default) else scale
 
 
 def _check_cuda(tensors, what: str = _OP) -> None:
@@ -250,6 +268,7 @@ def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
     variant = parse_variant(causal, vkey)
     B, Hq, Nq, D = q.shape
     Hkv, Nk = k.shape[1], k.shape[2]
+    scale = _kernel_scale(scale, int(D))
     alibi_heads = alibi_offset = 0
     if variant.alibi:  # slopes and offset are compiled in
         alibi_heads = int(Hq)
@@ -270,6 +289,7 @@ def _launcher_key(kind, q, k, v, causal, scale, vkey, index) -> tuple:
     database, the heads ratio and sequence buckets (ALiBi: Hq, Nk - Nq)."""
     Hq, Nq = q.shape[1], q.shape[2]
     Hkv, Nk = k.shape[1], k.shape[2]
+    scale = _kernel_scale(scale, int(q.shape[3]))
     return (kind, q.shape[3], v.shape[3], q.dtype, causal, scale, vkey, index,
             _family,
             Hq // max(1, Hkv), _tuning.sequence_bucket(Nq),
@@ -367,11 +387,14 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, causal: bool,
     return out, lse
 
 
-def _check_backward_variant(causal: bool, vkey: str) -> None:
-    """Gradients of a variant the backward kernels lack raise, naming it
-    (never wrong numbers)."""
+def _check_backward_variant(causal: bool, vkey: str, cpu: bool = False
+                            ) -> None:
+    """Gradients of a variant the backward kernels (the CPU path's, with
+    ``cpu``) lack raise, naming it (never wrong numbers)."""
     if vkey:
-        why = parse_variant(causal, vkey).backward_unsupported()
+        variant = parse_variant(causal, vkey)
+        why = (_cpu.backward_unsupported(variant) if cpu
+               else variant.backward_unsupported())
         if why:
             raise NotImplementedError(f"{_OP} backward: {why}")
 
@@ -438,6 +461,14 @@ def _attention_op(q, k, v, causal, scale, variant=""):
     return _forward(q, k, v, causal, scale, variant)
 
 
+@_attention_op.register_kernel("cpu")
+def _attention_cpu(q, k, v, causal, scale, variant=""):
+    # The compiler's own CPU path (attn.cpu): JIT-compiled once per problem.
+    _check_shapes(q, k, v)
+    return _cpu.forward(q, k, v, _kernel_scale(scale, q.shape[3]),
+                        parse_variant(causal, variant))
+
+
 @_attention_op.register_fake
 def _attention_fake(q, k, v, causal, scale, variant=""):
     _check_shapes(q, k, v)
@@ -456,6 +487,15 @@ def _attention_fake(q, k, v, causal, scale, variant=""):
 def _attention_backward_op(grad_out, q, k, v, out, lse, causal, scale,
                            variant=""):
     return _backward(grad_out, q, k, v, out, lse, causal, scale, variant)
+
+
+@_attention_backward_op.register_kernel("cpu")
+def _attention_backward_cpu(grad_out, q, k, v, out, lse, causal, scale,
+                            variant=""):
+    _check_shapes(q, k, v)
+    return _cpu.backward(grad_out, q, k, v, out, lse,
+                         _kernel_scale(scale, q.shape[3]),
+                         parse_variant(causal, variant))
 
 
 @_attention_backward_op.register_fake
@@ -478,8 +518,8 @@ def _setup_context(ctx, inputs, output):
 def _autograd_backward(ctx, grad_out, grad_lse):
     # The LSE output is not differentiated (its gradient is dropped): it is
     # returned for inspection and for the backward kernels.
-    _check_backward_variant(ctx.causal, ctx.variant)
     q, k, v, out, lse = ctx.saved_tensors
+    _check_backward_variant(ctx.causal, ctx.variant, q.device.type == "cpu")
     dq, dk, dv = torch.ops.attn.attention_backward(
         grad_out, q, k, v, out, lse, ctx.causal, ctx.scale, ctx.variant)
     return (dq, dk, dv) + (None,) * (ctx.num_inputs - 3)
@@ -611,10 +651,12 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
 
     Args:
       q: [B, Hq, Nq, D]; k: [B, Hkv, Nk, D]; v: [B, Hkv, Nk, Dv]; float16 or
-        bfloat16 CUDA tensors, Hq a multiple of Hkv.
+        bfloat16 CUDA tensors, or float32/bfloat16/float16 CPU tensors (the
+        compiler's CPU path), Hq a multiple of Hkv.
       causal: causal mask, aligned as ``mask_align`` says.
       scale: softmax scale, default 1/sqrt(D) (compiled into the kernel:
-        each distinct value is its own kernel).
+        each distinct value is its own kernel; one within a few ulps of
+        1/sqrt(D) is the default's).
       return_lse: also return the row log-sum-exp (float32 [B, Hq, Nq],
         natural log, -inf for fully masked rows); it is not differentiated.
       mask_align: "bottom_right" (FlashAttention: row i aligned with key
@@ -703,7 +745,7 @@ class KernelChoice:
     kernel_dir: str
     entry: str
     tile: dict
-    source: str      # "tuning-db" or "heuristic"
+    source: str      # "tuning-db", "heuristic" or "cpu"
     reason: str
 
     def __str__(self) -> str:
@@ -723,10 +765,12 @@ def explain(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
     backward kernel with ``backward=True``): loads it as a call would."""
     causal, vkey = _variant_key(causal, mask_align, window, softcap, alibi)
     _check_shapes(q, k, v, "attn.torch.explain")
-    _check_cuda((("q", q), ("k", k), ("v", v)), "attn.torch.explain")
     if scale is not None:
         _check_scale(scale)
         scale = float(scale)
+    if q.device.type == "cpu":
+        return _explain_cpu(q, causal, scale, vkey, backward)
+    _check_cuda((("q", q), ("k", k), ("v", v)), "attn.torch.explain")
     if backward:
         _check_backward_variant(causal, vkey)
     kind = "bwd" if backward else "fwd"
@@ -737,6 +781,25 @@ def explain(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
     return KernelChoice(launcher.spec.name, launcher.kernel.dir,
                         manifest.get("entry", ""), manifest.get("tile", {}),
                         sel.source, sel.reason)
+
+
+def _explain_cpu(q: Tensor, causal: bool, scale: Optional[float], vkey: str,
+                 backward: bool) -> KernelChoice:
+    """What a call on CPU tensors runs: the compiler's CPU path (no tile
+    database, no kernel directory: one JIT-compiled module per problem)."""
+    variant = parse_variant(causal, vkey)
+    if backward:
+        _check_backward_variant(causal, vkey, cpu=True)
+    scale = _kernel_scale(scale, q.shape[3])
+    kind = "bwd" if backward else "fwd"
+    spec = (f"cpu-{kind}-d{q.shape[3]}-{_cpu.dtype_name(q.dtype)}-"
+            f"{variant.name}" + ("" if scale is None else f"-s{scale:g}"))
+    return KernelChoice(spec, "", "attention_grad" if backward else
+                        "attention", {}, "cpu",
+                        "CPU tensors run the compiler's CPU path (attn-c "
+                        "Execution: the tiled algorithm, JIT-compiled once "
+                        "per problem); the tuning database is for GPU "
+                        "kernels")
 
 
 def tune(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,

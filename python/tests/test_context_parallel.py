@@ -1,7 +1,8 @@
-"""Context-parallel (ring) attention: the zig-zag schedule (no torch, runs
-in CI), the LSE merge and the simulated ring on CPU in float64 (need
-PyTorch; skipped visibly without it), and the simulated ring with attn's
-kernels on one GPU (skipped visibly without CUDA)."""
+"""Context-parallel (ring) attention: the zig-zag schedule, the LSE merge
+and the simulated ring on CPU in float64, real torch.distributed ranks on
+the CPU (gloo; float64 reference blocks and attn's own CPU path), and the
+simulated ring with attn's kernels on one GPU (skipped visibly without
+CUDA)."""
 
 import itertools
 import math
@@ -309,3 +310,64 @@ def test_gloo_ranks_equal_full_attention(world, mode, causal, load_balance):
                                  results), nprocs=world, join=True)
     assert sorted(results.keys()) == list(range(world))
     assert max(results.values()) < 1e-10, dict(results)
+
+
+# --- real ranks on the CPU: gloo, attn's CPU path as the block function -----
+
+def _attn_gloo_worker(rank, world, port, causal, mode, results):
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import torch
+    import torch.distributed as dist
+    import attn.torch as attn_torch
+    from attn import cpu
+    from attn.distributed import context_parallel_attention, shard_sequence
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
+                            rank=rank, world_size=world)
+    try:
+        g = torch.Generator().manual_seed(0)
+        n = 2 * world * 24  # chunks of 24 rows: not a multiple of a tile
+        q = torch.randn(1, 4, n, 32, generator=g)
+        k = torch.randn(1, 2, n, 32, generator=g)
+        v = torch.randn(1, 2, n, 32, generator=g)
+        grad = torch.randn(1, 4, n, 32, generator=g)
+        # Single-process attn.torch.attention on the whole sequence.
+        full = [t.clone().requires_grad_() for t in (q, k, v)]
+        ref = attn_torch.attention(*full, causal=causal)
+        want = torch.autograd.grad(ref, full, grad)
+        sh = lambda t: shard_sequence(t, world, rank)  # noqa: E731
+        loc = [sh(t).requires_grad_() for t in (q, k, v)]
+        before = cpu.compiled_modules()
+        out = context_parallel_attention(*loc, causal=causal, mode=mode)
+        got = torch.autograd.grad(out, loc, sh(grad))
+        errs = {"out": _rel_err(out, sh(ref))}
+        for name, a, b in zip(("dq", "dk", "dv"), got, want):
+            errs[name] = _rel_err(a, sh(b))
+        # The blocks ran the CPU path (no float64 reference stand-in).
+        errs["compiled"] = cpu.compiled_modules() - before
+        results[rank] = errs
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("world, mode, causal", [
+    (2, "ring", True), (2, "allgather", False), (4, "ring", True)])
+def test_gloo_ranks_with_attn_cpu_kernels(world, mode, causal):
+    """context_parallel_attention over real gloo ranks with attn's own CPU
+    path on float32 shards (zig-zag), forward and backward, against
+    attn.torch.attention on the whole sequence in one process."""
+    torch = _torch()
+    import socket
+    import torch.multiprocessing as mp
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    results = mp.Manager().dict()
+    mp.spawn(_attn_gloo_worker, args=(world, port, causal, mode, results),
+             nprocs=world, join=True)
+    assert sorted(results.keys()) == list(range(world))
+    for rank, errs in results.items():
+        assert errs.pop("compiled") > 0, rank
+        # float32 throughout: only the merges' rounding differs.
+        assert max(errs.values()) <= 1e-5, (rank, errs)

@@ -6,6 +6,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 
 import attn.torch as attn_torch  # noqa: E402
+from attn import KernelNotAvailableError  # noqa: E402
 
 
 def meta(*shape, dtype=torch.bfloat16):
@@ -69,10 +70,14 @@ def test_errors_name_the_tensor(make, message):
         attn_torch.attention(*make())
 
 
-def test_cpu_tensors_are_rejected():
+def test_cpu_tensors_without_the_cpu_library_say_what_to_build(monkeypatch):
+    from attn import cpu
+    monkeypatch.setattr(cpu, "_lib", None)
+    monkeypatch.setattr(cpu, "library_candidates", lambda: [])
     x = torch.zeros(1, 2, 16, 64, dtype=torch.bfloat16)
-    with pytest.raises(ValueError, match=r"q is on cpu; attn's kernels run "
-                                         r"on CUDA tensors"):
+    with pytest.raises(KernelNotAvailableError,
+                       match=r"CPU tensors need the compiler's CPU path, "
+                             r"libattn-c.so \(build the AttnCAPI target"):
         attn_torch.attention(x, x, x)
 
 

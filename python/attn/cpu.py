@@ -1,0 +1,203 @@
+"""attn.torch.attention on CPU tensors: the compiler's own CPU path.
+
+The forward and backward run attn.attention / attn.attention_grad through
+the tiled FlashAttention pipeline and LLVM's JIT, in libattn-c.so's
+attn-c/Execution.h (attnCPUAttentionForward / attnCPUAttentionBackward):
+the same compiler that makes the GPU kernels, lowered for the host, so
+this is a real fallback rather than a reference. The library compiles one
+module per problem (shapes, dtype, mask, scale, variant) on its first call
+and keeps it for the process; compiled_modules() counts them.
+
+float32, bfloat16 and float16; every variant of the forward (causal and
+window masks in either alignment, softcap, ALiBi); the backward takes the
+masks but no score modification (attn.attention_grad has none).
+"""
+
+import ctypes
+import math
+import os
+from pathlib import Path
+from typing import Optional, Tuple
+
+import torch
+from torch import Tensor
+
+from ._errors import KernelNotAvailableError
+from .variants import Variant
+
+_OP = "attn.torch.attention"
+_DTYPES = {torch.float16: 0, torch.bfloat16: 1, torch.float32: 2}
+DTYPES = tuple(_DTYPES)
+_LIB_NAME = "libattn-c.so"
+_REPO = Path(__file__).resolve().parents[2]
+
+
+class _Problem(ctypes.Structure):
+    """AttnCPUProblem (attn-c/Execution.h), field for field."""
+    _fields_ = [("batch", ctypes.c_int64), ("headsQ", ctypes.c_int64),
+                ("headsKv", ctypes.c_int64), ("seqQ", ctypes.c_int64),
+                ("seqKv", ctypes.c_int64), ("headDim", ctypes.c_int64),
+                ("valueHeadDim", ctypes.c_int64), ("dtype", ctypes.c_int32),
+                ("causal", ctypes.c_bool), ("topLeft", ctypes.c_bool),
+                ("windowLeft", ctypes.c_int64), ("windowRight", ctypes.c_int64),
+                ("hasScale", ctypes.c_bool), ("scale", ctypes.c_double),
+                ("softcap", ctypes.c_double), ("alibi", ctypes.c_bool)]
+
+
+def library_candidates():
+    """Where _library looks, in order: the package's folder (an installed
+    package), $ATTN_BUILD_DIR/lib, this checkout's build*/lib."""
+    here = Path(__file__).resolve().parent
+    dirs = [here, here / "_lib"]
+    if os.environ.get("ATTN_BUILD_DIR"):
+        dirs.append(Path(os.environ["ATTN_BUILD_DIR"]) / "lib")
+    dirs += sorted(_REPO.glob("build*/lib"))
+    return [d / _LIB_NAME for d in dirs]
+
+
+_lib = None
+
+
+def _library() -> ctypes.CDLL:
+    """libattn-c.so with the CPU entry points, loaded once."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    tried = []
+    for path in library_candidates():
+        if not path.is_file():
+            continue
+        lib = ctypes.CDLL(str(path))
+        if not hasattr(lib, "attnCPUAttentionForward"):
+            tried.append(f"{path} (no attnCPUAttentionForward: rebuild it)")
+            continue
+        ptr, prob = ctypes.c_void_p, ctypes.POINTER(_Problem)
+        fwd = lib.attnCPUAttentionForward
+        fwd.argtypes = [prob] + [ptr] * 5
+        fwd.restype = ctypes.c_char_p
+        bwd = lib.attnCPUAttentionBackward
+        bwd.argtypes = [prob] + [ptr] * 9
+        bwd.restype = ctypes.c_char_p
+        lib.attnCPUCompiledModules.restype = ctypes.c_int64
+        lib.attnCPUClearCache.restype = None
+        _lib = lib
+        return lib
+    where = ", ".join(tried) or ", ".join(
+        str(p) for p in library_candidates())
+    raise KernelNotAvailableError(
+        f"{_OP}: CPU tensors need the compiler's CPU path, {_LIB_NAME} "
+        f"(build the AttnCAPI target; set ATTN_BUILD_DIR); looked in {where}")
+
+
+def available() -> bool:
+    try:
+        _library()
+        return True
+    except (KernelNotAvailableError, OSError):
+        return False
+
+
+def compiled_modules() -> int:
+    """How many CPU modules this process has compiled (a repeated problem
+    compiles none)."""
+    return int(_library().attnCPUCompiledModules())
+
+
+def clear_cache() -> None:
+    """Drops the compiled CPU modules."""
+    _library().attnCPUClearCache()
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return ("f16", "bf16", "f32")[_DTYPES[dtype]]
+
+
+def check_dtype(q: Tensor, what: str = _OP) -> None:
+    if q.dtype not in _DTYPES:
+        raise TypeError(f"{what}: q is {q.dtype}; on the CPU attn takes "
+                        "torch.float32, torch.bfloat16 or torch.float16")
+
+
+def backward_unsupported(variant: Variant) -> Optional[str]:
+    """Why the CPU backward cannot differentiate ``variant`` (None when it
+    can: every mask, no score modification)."""
+    what = []
+    if variant.softcap:
+        what.append(f"softcap={variant.softcap:g}")
+    if variant.alibi:
+        what.append("alibi=True")
+    if not what:
+        return None
+    return (", ".join(what) + ": the CPU backward (attn.attention_grad) "
+            "takes masks only, no score modification")
+
+
+def _problem(q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
+             variant: Variant) -> _Problem:
+    B, Hq, Nq, D = q.shape
+    f = variant.problem_fields()
+    return _Problem(
+        batch=B, headsQ=Hq, headsKv=k.shape[1], seqQ=Nq, seqKv=k.shape[2],
+        headDim=D, valueHeadDim=v.shape[3], dtype=_DTYPES[q.dtype],
+        causal=f["causal"], topLeft=f["top_left"],
+        windowLeft=f["window_left"], windowRight=f["window_right"],
+        hasScale=scale is not None,
+        scale=0.0 if scale is None else float(scale),
+        softcap=float(f["softcap"]), alibi=bool(f["alibi"]))
+
+
+def _check(err: Optional[bytes]) -> None:
+    if err is not None:
+        raise RuntimeError(f"{_OP}: {err.decode(errors='replace')}")
+
+
+def _dense(t: Tensor) -> Tensor:
+    return t if t.is_contiguous() else t.contiguous()
+
+
+def forward(q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
+            variant: Variant) -> Tuple[Tensor, Tensor]:
+    """(out, lse) of one attention on CPU tensors; shapes already checked."""
+    check_dtype(q)
+    q, k, v = _dense(q), _dense(k), _dense(v)
+    B, Hq, Nq, _ = q.shape
+    Nk, Dv = k.shape[2], v.shape[3]
+    out = torch.empty((B, Hq, Nq, Dv), dtype=q.dtype)
+    lse = torch.empty((B, Hq, Nq), dtype=torch.float32)
+    if out.numel() == 0:
+        return out, lse
+    if q.shape[3] == 0:
+        raise ValueError(f"{_OP}: q and k have head dim 0")
+    if Nk == 0:  # no key at all: every row is fully masked
+        out.zero_()
+        lse.fill_(-math.inf)
+        return out, lse
+    p = _problem(q, k, v, scale, variant)
+    _check(_library().attnCPUAttentionForward(
+        ctypes.byref(p), q.data_ptr(), k.data_ptr(), v.data_ptr(),
+        out.data_ptr(), lse.data_ptr()))
+    return out, lse
+
+
+def backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
+             lse: Tensor, scale: Optional[float],
+             variant: Variant) -> Tuple[Tensor, Tensor, Tensor]:
+    """dq, dk, dv on CPU tensors from the given out and lse."""
+    check_dtype(q)
+    why = backward_unsupported(variant)
+    if why:
+        raise NotImplementedError(f"{_OP} backward: {why}")
+    dt = q.dtype
+    q, k, v = _dense(q), _dense(k), _dense(v)
+    grad_out, out = _dense(grad_out.to(dt)), _dense(out.to(dt))
+    lse = _dense(lse.to(torch.float32))
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    if q.shape[2] == 0 or k.shape[2] == 0 or q.numel() == 0 or \
+            v.shape[3] == 0:
+        return dq.zero_(), dk.zero_(), dv.zero_()
+    p = _problem(q, k, v, scale, variant)
+    _check(_library().attnCPUAttentionBackward(
+        ctypes.byref(p), q.data_ptr(), k.data_ptr(), v.data_ptr(),
+        out.data_ptr(), grad_out.data_ptr(), lse.data_ptr(), dq.data_ptr(),
+        dk.data_ptr(), dv.data_ptr()))
+    return dq, dk, dv

@@ -1,0 +1,298 @@
+"""attn.torch.attention on CPU tensors: the compiler's own CPU path
+(attn.cpu, libattn-c.so's attn-c/Execution.h) against PyTorch's SDPA and a
+float64 reference, forward and backward, through autograd and
+torch.compile(fullgraph=True); the per-problem module cache, the kernel
+key's scale and the tuning switches as a CPU call meets them."""
+
+import math
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+
+import attn.torch as attn_torch  # noqa: E402
+from attn import cpu as attn_cpu  # noqa: E402
+from attn import tuning  # noqa: E402
+from attn.variants import make_variant  # noqa: E402
+
+F = torch.nn.functional
+
+
+@pytest.fixture(autouse=True)
+def _cpu_path():
+    if not attn_cpu.available():
+        pytest.fail("libattn-c.so with the CPU entry points is not built "
+                    "(ninja AttnCAPI): " + str(attn_cpu.library_candidates()))
+
+
+def qkv(b, hq, hkv, nq, nk, d, dtype=torch.float32, dv=None, seed=0,
+        grad=False):
+    g = torch.Generator().manual_seed(seed)
+    mk = lambda h, n, e: torch.randn(  # noqa: E731
+        b, h, n, e, generator=g).to(dtype).requires_grad_(grad)
+    return mk(hq, nq, d), mk(hkv, nk, d), mk(hkv, nk, dv or d)
+
+
+def sdpa(q, k, v, causal=False, scale=None):
+    """SDPA in float32 with K/V heads repeated for GQA (SDPA's is_causal is
+    top-left aligned)."""
+    group = q.shape[1] // k.shape[1]
+    k, v = (t.repeat_interleave(group, dim=1) for t in (k, v))
+    return F.scaled_dot_product_attention(q.float(), k.float(), v.float(),
+                                          is_causal=causal, scale=scale)
+
+
+def reference(q, k, v, variant, scale=None):
+    """float64 (out, lse) with attn's semantics for every variant: softcap
+    or ALiBi on the scaled score, then the mask band; rows that see no key
+    give out 0, lse -inf. Differentiable."""
+    q, k, v = q.double(), k.double(), v.double()
+    nq, nk, hq = q.shape[2], k.shape[2], q.shape[1]
+    group = hq // k.shape[1]
+    k, v = (t.repeat_interleave(group, dim=1) for t in (k, v))
+    scale = q.shape[3] ** -0.5 if scale is None else scale
+    s = q @ k.transpose(-1, -2) * scale
+    offset = 0 if variant.top_left else nk - nq
+    i = torch.arange(nq).view(nq, 1)
+    j = torch.arange(nk).view(1, nk)
+    if variant.softcap:
+        s = variant.softcap * torch.tanh(s / variant.softcap)
+    if variant.alibi:
+        slopes = torch.tensor([2.0 ** (-8.0 * (h + 1) / hq)
+                               for h in range(hq)], dtype=torch.float64)
+        s = s - slopes.view(hq, 1, 1) * (i + offset - j).abs()
+    keep = torch.ones(nq, nk, dtype=torch.bool)
+    if variant.left >= 0:
+        keep &= j >= i + offset - variant.left
+    if variant.right >= 0:
+        keep &= j <= i + offset + variant.right
+    s = s.masked_fill(~keep, -math.inf)
+    lse = torch.logsumexp(s, dim=-1)
+    seen = torch.isfinite(lse).unsqueeze(-1)
+    p = torch.where(seen, torch.exp(s - torch.where(seen, lse.unsqueeze(-1),
+                                                    torch.zeros(()))), 0.0)
+    return p @ v, lse
+
+
+def rel_err(a, b):
+    a, b = a.double(), b.double()
+    return ((a - b).norm() / b.norm().clamp_min(1e-30)).item()
+
+
+# float32 is the exact path; the 16-bit types round P and the output.
+TOL = {torch.float32: 2e-6, torch.bfloat16: 1e-2, torch.float16: 2e-3}
+
+
+# --- forward and backward against SDPA --------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16,
+                                   torch.float16])
+@pytest.mark.parametrize("b, hq, hkv, nq, nk, d, causal", [
+    (2, 4, 4, 77, 77, 64, False),    # not a multiple of any tile
+    (1, 8, 2, 130, 130, 64, True),   # GQA, causal (Nq == Nk: SDPA's too)
+    (2, 4, 1, 45, 161, 32, False),   # MQA, Nq != Nk
+])
+def test_forward_backward_match_sdpa(dtype, b, hq, hkv, nq, nk, d, causal):
+    q, k, v = qkv(b, hq, hkv, nq, nk, d, dtype, grad=True)
+    out, lse = attn_torch.attention(q, k, v, causal=causal, return_lse=True)
+    assert out.dtype == dtype and out.device.type == "cpu"
+    assert lse.dtype == torch.float32 and lse.shape == (b, hq, nq)
+    q32, k32, v32 = (t.detach().float().requires_grad_() for t in (q, k, v))
+    want = sdpa(q32, k32, v32, causal)
+    assert rel_err(out, want) <= TOL[dtype]
+    _, want_lse = reference(q, k, v, make_variant(causal))
+    assert torch.allclose(lse.double(), want_lse, atol=1e-4, rtol=1e-4)
+
+    g = torch.randn_like(want)
+    got = torch.autograd.grad(out, (q, k, v), g.to(dtype))
+    wanted = torch.autograd.grad(want, (q32, k32, v32), g)
+    for name, a, w in zip(("dq", "dk", "dv"), got, wanted):
+        assert a.dtype == dtype and a.shape == w.shape
+        # (dK/dV sum a group's heads in float32 inside the module.)
+        assert rel_err(a, w) <= 3 * TOL[dtype], name
+
+
+def test_causal_nq_ne_nk_is_bottom_right_and_top_left_is_sdpa():
+    q, k, v = qkv(1, 2, 2, 40, 100, 64)
+    # top_left: SDPA's is_causal for any Nq, Nk.
+    got = attn_torch.attention(q, k, v, causal=True, mask_align="top_left")
+    assert rel_err(got, sdpa(q, k, v, causal=True)) <= 2e-6
+    # bottom_right (the default): row i sees keys j <= i + Nk - Nq.
+    got = attn_torch.attention(q, k, v, causal=True)
+    want, _ = reference(q, k, v, make_variant(True))
+    assert rel_err(got, want) <= 2e-6
+
+
+def test_rows_that_see_no_key_give_zero_and_minus_inf():
+    # Bottom-right causal with Nq > Nk: the first Nq - Nk rows see nothing.
+    q, k, v = qkv(1, 2, 1, 50, 20, 64, grad=True)
+    out, lse = attn_torch.attention(q, k, v, causal=True, return_lse=True)
+    assert torch.equal(out[:, :, :30], torch.zeros_like(out[:, :, :30]))
+    assert torch.isneginf(lse[:, :, :30]).all()
+    want, _ = reference(q, k, v, make_variant(True))
+    assert rel_err(out, want) <= 2e-6
+    grads = torch.autograd.grad(out.sum(), (q, k, v))
+    assert all(torch.isfinite(g).all() for g in grads)
+
+
+def test_empty_and_strided_inputs():
+    q, k, v = qkv(1, 2, 2, 16, 0, 64)
+    out, lse = attn_torch.attention(q, k, v, return_lse=True)
+    assert torch.equal(out, torch.zeros_like(out)) and torch.isneginf(lse).all()
+    q, k, v = qkv(1, 2, 2, 0, 16, 64)
+    assert attn_torch.attention(q, k, v).shape == (1, 2, 0, 64)
+    # A transposed layout ([B, N, H, D] storage) is copied, not misread.
+    q, k, v = (t.transpose(1, 2).contiguous().transpose(1, 2)
+               for t in qkv(2, 4, 2, 33, 47, 64))
+    assert not q.is_contiguous()
+    assert rel_err(attn_torch.attention(q, k, v), sdpa(q, k, v)) <= 2e-6
+
+
+# --- the variants -----------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs", [
+    dict(window=(16, 8)),
+    dict(causal=True, window=(24, -1), mask_align="top_left"),
+    dict(softcap=5.0),
+    dict(causal=True, alibi=True),
+], ids=["window", "window-causal-tl", "softcap", "alibi"])
+def test_variants_forward(kwargs):
+    q, k, v = qkv(1, 4, 2, 70, 90, 64, seed=3)
+    got, lse = attn_torch.attention(q, k, v, return_lse=True, **kwargs)
+    want, want_lse = reference(q, k, v, make_variant(**kwargs))
+    assert rel_err(got, want) <= 5e-6
+    finite = torch.isfinite(want_lse)
+    assert torch.equal(torch.isfinite(lse), finite)
+    assert torch.allclose(lse.double()[finite], want_lse[finite], atol=1e-4)
+
+
+def test_window_backward_matches_reference():
+    kwargs = dict(window=(16, 8), mask_align="top_left")
+    q, k, v = qkv(1, 4, 2, 70, 90, 64, seed=4, grad=True)
+    got = attn_torch.attention(q, k, v, **kwargs)
+    want, _ = reference(q, k, v, make_variant(**kwargs))
+    g = torch.randn_like(want)
+    for name, a, w in zip("qkv", torch.autograd.grad(got, (q, k, v), g.float()),
+                          torch.autograd.grad(want, (q, k, v), g)):
+        assert rel_err(a, w) <= 1e-5, name
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    (dict(softcap=5.0), r"softcap=5"), (dict(alibi=True), r"alibi=True")])
+def test_backward_of_a_score_mod_names_it(kwargs, named):
+    q, k, v = qkv(1, 2, 2, 16, 16, 64, grad=True)
+    out = attn_torch.attention(q, k, v, **kwargs)
+    with pytest.raises(NotImplementedError, match=named):
+        out.sum().backward()
+
+
+def test_errors_name_the_argument():
+    q, k, v = qkv(1, 2, 2, 8, 8, 64)
+    with pytest.raises(TypeError, match=r"q is torch.float64; on the CPU"):
+        attn_torch.attention(q.double(), k.double(), v.double())
+    with pytest.raises(TypeError, match=r"k is torch.bfloat16 but q is"):
+        attn_torch.attention(q, k.bfloat16(), v)
+    with pytest.raises(ValueError, match=r"q has 2 heads and k/v 3"):
+        attn_torch.attention(q, *qkv(1, 3, 3, 8, 8, 64)[1:])
+    with pytest.raises(ValueError, match=r"scale must be a finite"):
+        attn_torch.attention(q, k, v, scale=float("nan"))
+    with pytest.raises(RuntimeError, match=r"scale must be positive"):
+        attn_torch.attention(q, k, v, scale=-1.0)
+    with pytest.raises(ValueError, match=r"window: left must be >= 0"):
+        attn_torch.attention(q, k, v, window=(-3, 0))
+
+
+# --- torch.compile and the op's registration --------------------------------
+
+def test_opcheck():
+    """Schema, fake kernel, autograd registration and AOT dispatch of the
+    op with CPU tensors (torch.library.opcheck)."""
+    q, k, v = qkv(1, 2, 1, 20, 30, 32, grad=True)
+    torch.library.opcheck(torch.ops.attn.attention.default,
+                          (q, k, v, True, None, ""))
+
+
+def test_torch_compile_fullgraph_forward_and_backward():
+    q, k, v = qkv(1, 4, 2, 48, 48, 64, grad=True)
+
+    def f(q, k, v):
+        return attn_torch.attention(q, k, v, causal=True).sin().sum()
+
+    compiled = torch.compile(f, fullgraph=True)
+    got = torch.autograd.grad(compiled(q, k, v), (q, k, v))
+    want = torch.autograd.grad(f(q, k, v), (q, k, v))
+    for a, w in zip(got, want):
+        assert rel_err(a, w) <= 1e-5
+
+
+# --- the module cache, the scale key, tuning on a CPU call ------------------
+
+def test_a_repeated_problem_compiles_nothing():
+    q, k, v = qkv(1, 2, 2, 24, 40, 64, seed=7)
+    before = attn_cpu.compiled_modules()
+    first = attn_torch.attention(q, k, v)
+    assert attn_cpu.compiled_modules() == before + 1
+    for _ in range(3):
+        assert torch.equal(attn_torch.attention(q, k, v), first)
+    assert attn_cpu.compiled_modules() == before + 1
+    # Another mask is another module.
+    attn_torch.attention(q, k, v, causal=True)
+    assert attn_cpu.compiled_modules() == before + 2
+
+
+def test_an_explicit_default_scale_is_the_default_kernel():
+    """Hugging Face passes scale=0.08838834764831845 for D=128, one ulp
+    from 1/math.sqrt(128): the same kernel, not a second one."""
+    hf = 0.08838834764831845
+    assert hf != 1 / math.sqrt(128) and abs(hf - 128 ** -0.5) < 1e-16
+    q, k, v = qkv(1, 2, 2, 16, 16, 128, seed=8, dtype=torch.bfloat16)
+    # The GPU kernel's specialisation (KernelSpec) and the call key.
+    spec, _ = attn_torch._spec_and_shape("fwd", q, k, v, False, hf, "",
+                                         "sm_90a")
+    assert spec.scale is None
+    assert spec == attn_torch._spec_and_shape("fwd", q, k, v, False, None,
+                                              "", "sm_90a")[0]
+    assert attn_torch._launcher_key("fwd", q, k, v, False, hf, "", 0) == \
+        attn_torch._launcher_key("fwd", q, k, v, False, None, "", 0)
+    # A scale that differs is its own kernel.
+    assert attn_torch._spec_and_shape("fwd", q, k, v, False, 0.09, "",
+                                      "sm_90a")[0].scale == 0.09
+    # The CPU path: one module for both.
+    before = attn_cpu.compiled_modules()
+    default = attn_torch.attention(q, k, v)
+    assert torch.equal(attn_torch.attention(q, k, v, scale=hf), default)
+    assert attn_cpu.compiled_modules() == before + 1
+
+
+def test_attn_tune_1_is_not_the_attn_tune_binary(monkeypatch):
+    """ATTN_TUNE=1 switches tuning on first use on; the attn-tune binary is
+    found elsewhere ($ATTN_TUNE_BIN, the build tree, PATH)."""
+    monkeypatch.setenv("ATTN_TUNE", "1")
+    monkeypatch.delenv("ATTN_TUNE_BIN", raising=False)
+    assert tuning._find_attn_tune() != "1"
+    monkeypatch.setenv("ATTN_TUNE_BIN", "/opt/attn/bin/attn-tune")
+    assert tuning._find_attn_tune() == "/opt/attn/bin/attn-tune"
+
+
+def test_tune_on_a_cpu_call_runs_the_cpu_path(monkeypatch):
+    q, k, v = qkv(1, 2, 2, 16, 16, 64, seed=9)
+    monkeypatch.setattr(attn_torch, "_TUNE_FROM_ENV", True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "tuning failed" warning
+        out = attn_torch.attention(q, k, v, tune=True)
+        assert rel_err(out, sdpa(q, k, v)) <= 2e-6
+        assert rel_err(attn_torch.attention(q, k, v), out) == 0
+
+
+def test_explain_a_cpu_call():
+    q, k, v = qkv(1, 2, 2, 16, 16, 64, dtype=torch.bfloat16)
+    choice = attn_torch.explain(q, k, v, causal=True)
+    assert choice.source == "cpu" and choice.spec == "cpu-fwd-d64-bf16-causal"
+    assert "CPU path" in choice.reason
+    assert attn_torch.explain(q, k, v, scale=0.125).spec == \
+        "cpu-fwd-d64-bf16-full"  # 1/sqrt(64): the default
+    assert attn_torch.explain(q, k, v, window=(4, 4),
+                              backward=True).entry == "attention_grad"
+    with pytest.raises(NotImplementedError, match="softcap=3"):
+        attn_torch.explain(q, k, v, softcap=3.0, backward=True)
