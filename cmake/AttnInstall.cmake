@@ -12,7 +12,7 @@ include(CMakePackageConfigHelpers)
 include(GNUInstallDirs)
 include(${CMAKE_CURRENT_LIST_DIR}/AddAttn.cmake)
 
-set(ATTN_PACKAGE_VERSION 0.1.0)
+set(ATTN_PACKAGE_VERSION ${PROJECT_VERSION})
 set(ATTN_INSTALL_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/AttnCompiler)
 
 # Headers and .td files, from the source tree.

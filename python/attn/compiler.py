@@ -1,59 +1,105 @@
 """attn's compiler from Python: compile, opt and tune (needs MLIR).
 
-These wrap the pybind11 module ``attn._compiler`` (python/CMakeLists.txt),
-which calls the same C++ builders as attn-compile and attn-opt. On a host
-without MLIR (the GPU host) the module is absent: ``available()`` says so,
-and the PyTorch op uses an ahead-of-time kernel pack instead (attn.aot).
+These call the compiler's C API (attn-c/Compiler.h: JSON in, JSON out)
+through ctypes, in the wheel's self-contained libattn_compiler.so or a
+build tree's libattn-c.so (attn._native says where); it runs the same C++
+builders as attn-compile and attn-opt, without holding the GIL. Where the
+library is absent (a GPU host with only the runtime) ``available()`` says
+so, and the PyTorch op uses an ahead-of-time kernel pack instead (attn.aot).
 """
 
 from __future__ import annotations
 
+import base64
+import ctypes
 import json
+import operator
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
+from . import _native
 from ._errors import CompileError
 
-_compiler = None
-_import_error: Optional[BaseException] = None
+# attn-c/Compiler.h's ATTN_COMPILER_CAPI_VERSION this module speaks.
+CAPI_VERSION = 1
+
+# Its functions (attnCompiler<name>): char *(const char *request).
+_FUNCTIONS = ("Version", "Opt", "AttentionModule", "Compile",
+              "CompileBackward", "WriteKernel", "TuneBundle")
+
+_lib = None
+_lib_error: Optional[str] = None
 
 
-def _bindings():
-    """The attn._compiler module, imported on first use."""
-    global _compiler, _import_error
-    if _compiler is None and _import_error is None:
-        try:
-            from . import _compiler as module  # type: ignore[attr-defined]
-            _compiler = module
-        except ImportError as ex:
-            _import_error = ex
-    if _compiler is None:
+def _library():
+    """The compiler library, loaded on first use."""
+    global _lib, _lib_error
+    if _lib is None and _lib_error is None:
+        path = _native.compiler_library()
+        if path is None:
+            _lib_error = (
+                "not found (looked for " + ", ".join(
+                    str(p) for p in _native.candidates(
+                        **_native.COMPILER_LIB)) + ")")
+        else:
+            try:
+                lib = ctypes.CDLL(str(path))
+                lib.attnCompilerCAPIVersion.restype = ctypes.c_int
+                got = lib.attnCompilerCAPIVersion()
+                if got != CAPI_VERSION:
+                    raise OSError(f"C API version {got}, expected "
+                                  f"{CAPI_VERSION}")
+                lib.attnFreeString.argtypes = [ctypes.c_void_p]
+                lib.attnFreeString.restype = None
+                for name in _FUNCTIONS:
+                    fn = getattr(lib, "attnCompiler" + name)
+                    fn.argtypes = [ctypes.c_char_p]
+                    fn.restype = ctypes.c_void_p
+                _lib = lib
+            except (OSError, AttributeError) as ex:
+                _lib_error = f"{path}: {ex}"
+    if _lib is None:
         raise CompileError(
-            "the attn compiler bindings (attn._compiler) are not available: "
-            f"{_import_error}. Build them with the compiler "
-            "(ninja AttnPythonCompiler; needs pybind11-dev and python3-dev) "
-            "and point $ATTN_BUILD_DIR at that build, or use an AOT kernel "
-            "pack (docs/python.md)")
-    return _compiler
+            f"the attn compiler library is not available: {_lib_error}. "
+            "Install the attn wheel, or build it (ninja AttnCAPI) and point "
+            "$ATTN_BUILD_DIR at that build, or use an AOT kernel pack "
+            "(docs/python.md)")
+    return _lib
+
+
+def _call(function: str, request: Dict[str, Any]) -> Dict[str, Any]:
+    """Calls attnCompiler<function> with the JSON request; raises
+    CompileError with the result's "error"."""
+    lib = _library()
+    result = getattr(lib, "attnCompiler" + function)(
+        json.dumps(request).encode())
+    if not result:
+        raise MemoryError(f"attnCompiler{function}: no result")
+    try:
+        reply = json.loads(ctypes.string_at(result).decode())
+    finally:
+        lib.attnFreeString(result)
+    if "error" in reply:
+        raise CompileError(reply["error"])
+    return reply
 
 
 def available() -> bool:
-    """Whether the compiler bindings can be imported here."""
+    """Whether the compiler library can be loaded here."""
     try:
-        _bindings()
+        _library()
         return True
     except CompileError:
         return False
 
 
 def version() -> str:
-    """The compiler version (``git describe`` at build time, or
+    """The compiler version (the release, pyproject.toml; or
     $ATTN_COMPILER_VERSION) that kernels and tuning entries are keyed by."""
-    return _bindings().version()
+    return _call("Version", {})["version"]
 
 
 def opt(mlir: str, pipeline: str) -> str:
@@ -68,7 +114,7 @@ def opt(mlir: str, pipeline: str) -> str:
     """
     if not isinstance(mlir, str) or not isinstance(pipeline, str):
         raise TypeError("attn.opt(mlir_text: str, pipeline: str)")
-    return _bindings().opt(mlir, pipeline)
+    return _call("Opt", {"mlir": mlir, "pipeline": pipeline})["mlir"]
 
 
 @dataclass
@@ -81,7 +127,8 @@ class Kernel:
     cubin: bytes
     manifest: Dict[str, Any]
     ptxas_log: str = ""
-    _compiled: Any = field(default=None, repr=False)
+    # manifest.json as the compiler wrote it (what write() writes).
+    _manifest_text: str = field(default="", repr=False)
 
     @property
     def problem(self) -> Dict[str, Any]:
@@ -102,16 +149,19 @@ class Kernel:
         folder is what attn-launch, attn.runtime.Kernel and the runtime's
         C ABI load."""
         path = Path(directory)
-        path.mkdir(parents=True, exist_ok=True)
-        self._compiled.write(str(path))
+        _call("WriteKernel", {
+            "dir": str(path), "ptx": self.ptx,
+            "cubin": base64.b64encode(self.cubin).decode(),
+            "manifest": self._manifest_text or json.dumps(self.manifest)})
         return path
 
 
-def _wrap(compiled) -> Kernel:
-    return Kernel(entry=compiled.entry, ptx=compiled.ptx,
-                  cubin=compiled.cubin,
-                  manifest=json.loads(compiled.manifest_json()),
-                  ptxas_log=compiled.ptxas_log, _compiled=compiled)
+def _kernel(reply: Dict[str, Any]) -> Kernel:
+    return Kernel(entry=reply["entry"], ptx=reply["ptx"],
+                  cubin=base64.b64decode(reply["cubin"]),
+                  manifest=json.loads(reply["manifest"]),
+                  ptxas_log=reply["ptxas_log"],
+                  _manifest_text=reply["manifest"])
 
 
 def _check_dtype(dtype: str) -> str:
@@ -134,7 +184,7 @@ def compile(mlir: Optional[str] = None, *, batch: int = 1, heads_q: int = 1,
             assemble: bool = True, top_left: bool = False,
             window_left: int = -1, window_right: int = -1,
             softcap: float = 0.0, alibi: bool = False,
-            family: str = "sm80", sm90_schedule: str = "") -> Kernel:
+            family: str = "auto", sm90_schedule: str = "") -> Kernel:
     """Compiles one attention kernel, as ``attn-compile``.
 
     Either from MLIR text holding one ``attn.attention`` (``mlir``), or from
@@ -145,7 +195,8 @@ def compile(mlir: Optional[str] = None, *, batch: int = 1, heads_q: int = 1,
     1/sqrt(head_dim)), a sliding window ``window_left``/``window_right``
     (-1 = unbounded), ``softcap`` (0 = none) or ``alibi`` (docs/variants.md;
     the same rules as attn-compile's flags). ``family`` is the kernel
-    family: 'sm80' (mma.sync), 'sm90a' (wgmma, Hopper) or 'auto'.
+    family: 'auto' (the default: sm90a on sm_90a where it implements the
+    attention, else sm80), 'sm80' (mma.sync) or 'sm90a' (wgmma, Hopper).
     ``block_m``/``block_n``/``warp_rows`` 0 = the tuning database
     (``tuning_db``; '' = $ATTN_TUNING_DB, 'none' = off), else the heuristic.
     ``sm90_schedule`` is the sm90a family's consumer schedule, as
@@ -154,25 +205,46 @@ def compile(mlir: Optional[str] = None, *, batch: int = 1, heads_q: int = 1,
     ``assemble=False`` stops at PTX (no ptxas). Raises CompileError naming
     the bad argument or carrying the compiler's diagnostics.
     """
-    b = _bindings()
-    common = dict(chip=chip, features=features, opt_level=opt_level,
-                  block_m=block_m, block_n=block_n, warp_rows=warp_rows,
-                  stages=stages, tuning_db=tuning_db, tuning_gpu=tuning_gpu,
-                  ptxas=ptxas, assemble=assemble, family=family,
-                  sm90_schedule=sm90_schedule)
+    options = dict(chip=chip, features=features, opt_level=opt_level,
+                   block_m=block_m, block_n=block_n, warp_rows=warp_rows,
+                   stages=stages, tuning_db=tuning_db,
+                   tuning_gpu=tuning_gpu, ptxas=ptxas,
+                   assemble=bool(assemble), family=family,
+                   sm90_schedule=sm90_schedule)
     if mlir is not None:
         if not isinstance(mlir, str):
             raise TypeError("attn.compile: mlir must be MLIR text (str)")
-        return _wrap(b.compile_mlir(mlir, **common))
-    return _wrap(b.compile_problem(
-        batch=batch, heads_q=heads_q,
-        heads_kv=heads_q if heads_kv is None else heads_kv, seq_q=seq_q,
-        seq_kv=seq_q if seq_kv is None else seq_kv, head_dim=head_dim,
-        value_head_dim=value_head_dim or 0, dtype=_check_dtype(dtype),
-        causal=bool(causal), scale=scale, with_lse=with_lse,
-        top_left=bool(top_left), window_left=window_left,
-        window_right=window_right, softcap=float(softcap), alibi=bool(alibi),
-        **common))
+        return _kernel(_call("Compile", dict(options, mlir=mlir)))
+    return _kernel(_call("Compile", dict(options, **_problem(
+        "attn.compile", batch=batch, heads_q=heads_q, heads_kv=heads_kv,
+        seq_q=seq_q, seq_kv=seq_kv, head_dim=head_dim,
+        value_head_dim=value_head_dim, dtype=dtype, causal=causal,
+        scale=scale, with_lse=with_lse, top_left=top_left,
+        window_left=window_left, window_right=window_right, softcap=softcap,
+        alibi=alibi))))
+
+
+def _problem(caller: str, *, heads_kv, seq_kv, value_head_dim, dtype,
+             scale, softcap, **fields) -> Dict[str, Any]:
+    """The request's problem fields (attn-c/Compiler.h), defaults filled
+    in; a non-integer count or size is a TypeError naming it."""
+    problem = dict(fields, heads_kv=fields["heads_q"] if heads_kv is None
+                   else heads_kv,
+                   seq_kv=fields["seq_q"] if seq_kv is None else seq_kv,
+                   value_head_dim=value_head_dim or 0)
+    for key in ("batch", "heads_q", "heads_kv", "seq_q", "seq_kv",
+                "head_dim", "value_head_dim", "window_left",
+                "window_right"):
+        try:
+            problem[key] = operator.index(problem[key])
+        except TypeError:
+            raise TypeError(f"{caller}: {key} must be an integer, got "
+                            f"{problem[key]!r}") from None
+    for key in ("causal", "with_lse", "top_left", "alibi"):
+        problem[key] = bool(problem[key])
+    problem.update(dtype=_check_dtype(dtype), softcap=float(softcap),
+                   scale=None if scale is None else float(scale))
+    return problem
 
 
 def attention_mlir(*, batch: int = 1, heads_q: int = 1,
@@ -185,30 +257,47 @@ def attention_mlir(*, batch: int = 1, heads_q: int = 1,
                    softcap: float = 0.0, alibi: bool = False) -> str:
     """The MLIR text (a func holding one attn.attention) that compile()
     builds for these arguments: a starting point for opt()."""
-    return _bindings().attention_module(
-        batch=batch, heads_q=heads_q,
-        heads_kv=heads_q if heads_kv is None else heads_kv, seq_q=seq_q,
-        seq_kv=seq_q if seq_kv is None else seq_kv, head_dim=head_dim,
-        value_head_dim=value_head_dim or 0, dtype=_check_dtype(dtype),
-        causal=bool(causal), scale=scale, with_lse=with_lse,
-        top_left=bool(top_left), window_left=window_left,
-        window_right=window_right, softcap=float(softcap), alibi=bool(alibi))
+    return _call("AttentionModule", _problem(
+        "attn.attention_mlir", batch=batch, heads_q=heads_q,
+        heads_kv=heads_kv, seq_q=seq_q, seq_kv=seq_kv, head_dim=head_dim,
+        value_head_dim=value_head_dim, dtype=dtype, causal=causal,
+        scale=scale, with_lse=with_lse, top_left=top_left,
+        window_left=window_left, window_right=window_right, softcap=softcap,
+        alibi=alibi))["mlir"]
+
+
+def compile_backward(*, out: "str | os.PathLike[str]", batch: int = 1,
+                     heads_q: int = 1, heads_kv: Optional[int] = None,
+                     seq_q: int = 128, seq_kv: Optional[int] = None,
+                     head_dim: int = 64,
+                     value_head_dim: Optional[int] = None,
+                     dtype: str = "bf16", causal: bool = False,
+                     scale: Optional[float] = None, chip: str = "sm_90a",
+                     opt_level: int = 3, block_m: int = 0, block_n: int = 0,
+                     stages: int = 2, family: str = "auto",
+                     sm90_schedule: str = "", deterministic: bool = False,
+                     ptxas: str = "", assemble: bool = True) -> Path:
+    """Compiles the backward kernels (dQ, dK, dV) of a problem into the
+    kernel directory ``out``, as ``attn-compile --backward --tuning-db
+    none``: the tile is ``block_m``/``block_n``/``stages`` (and sm90a's dQ
+    ``sm90_schedule``) or the heuristic's; ``deterministic`` computes dQ
+    without atomics. Returns ``out``."""
+    _call("CompileBackward", dict(_problem(
+        "attn.compile_backward", batch=batch, heads_q=heads_q,
+        heads_kv=heads_kv, seq_q=seq_q, seq_kv=seq_kv, head_dim=head_dim,
+        value_head_dim=value_head_dim, dtype=dtype, causal=causal,
+        scale=scale, with_lse=True, top_left=False, window_left=-1,
+        window_right=-1, softcap=0.0, alibi=False),
+        dir=str(out), chip=chip, opt_level=opt_level, block_m=block_m,
+        block_n=block_n, stages=stages, family=family,
+        sm90_schedule=sm90_schedule, deterministic=bool(deterministic),
+        ptxas=ptxas, assemble=bool(assemble)))
+    return Path(out)
 
 
 def _find_tool(name: str, env: str) -> Optional[str]:
-    """A tool of this repository's build ($<env>, $ATTN_BUILD_DIR/bin, the
-    build folder the bindings came from, then PATH)."""
-    if os.environ.get(env):
-        return os.environ[env]
-    dirs = []
-    if os.environ.get("ATTN_BUILD_DIR"):
-        dirs.append(Path(os.environ["ATTN_BUILD_DIR"]) / "bin")
-    if _compiler is not None and getattr(_compiler, "__file__", None):
-        dirs.append(Path(_compiler.__file__).resolve().parents[2] / "bin")
-    for d in dirs:
-        if (d / name).is_file():
-            return str(d / name)
-    return shutil.which(name)
+    """A tool of attn's: $<env>, the wheel's, a build tree's, or PATH's."""
+    return _native.find_tool(name, env)
 
 
 @dataclass
@@ -224,7 +313,7 @@ class TuneBundle:
     def command(self, db: str) -> list:
         """The attn-tune command that runs the bundle on a GPU host and
         records the fastest correct candidate in ``db``."""
-        return [_find_tool("attn-tune", "ATTN_TUNE") or "attn-tune",
+        return [_find_tool("attn-tune", "ATTN_TUNE_BIN") or "attn-tune",
                 "--db", db, str(self.directory)]
 
     def run(self, db: str) -> subprocess.CompletedProcess:
@@ -239,14 +328,14 @@ def tune(mlir: Optional[str] = None, *, out: "str | os.PathLike[str]",
          value_head_dim: Optional[int] = None, dtype: str = "bf16",
          causal: bool = False, scale: Optional[float] = None,
          chip: str = "sm_90a", ptxas: str = "", opt_level: int = 3,
-         jobs: int = 0, only: Sequence[str] = (), family: str = "sm80",
+         jobs: int = 0, only: Sequence[str] = (), family: str = "auto",
          default_family: str = "") -> TuneBundle:
     """Writes a tuning bundle for one problem (as ``attn-compile
     --tune-bundle --family <family>``): every tile configuration of the
     family's space that passes the static checks and compiles without
-    spilling. ``family`` 'sm80' (mma.sync), 'sm90a' (wgmma) or 'auto'
-    (both where the chip and the problem allow; the database entry's key
-    family is then "auto", what a family-auto lookup takes).
+    spilling. ``family`` 'auto' (the default: both where the chip and the
+    problem allow; the database entry's key family is then "auto", what a
+    family-auto lookup takes), 'sm80' (mma.sync) or 'sm90a' (wgmma).
     ``default_family`` ('' = ``family``) is the family compile() would be
     asked for: its choice is the candidate marked "heuristic". Running it
     needs the GPU tools: ``bundle.run(db)`` (attn-tune) on the GPU host,
@@ -258,9 +347,11 @@ def tune(mlir: Optional[str] = None, *, out: "str | os.PathLike[str]",
                               seq_q=seq_q, seq_kv=seq_kv, head_dim=head_dim,
                               value_head_dim=value_head_dim, dtype=dtype,
                               causal=causal, scale=scale)
-    summary = _bindings().write_tune_bundle(
-        mlir, str(out), chip=chip, ptxas=ptxas, opt_level=opt_level,
+    if not isinstance(mlir, str):
+        raise TypeError("attn.tune: mlir must be MLIR text (str)")
+    summary = _call("TuneBundle", dict(
+        mlir=mlir, dir=str(out), chip=chip, ptxas=ptxas, opt_level=opt_level,
         jobs=jobs, only=list(only), family=family,
-        default_family=default_family)
+        default_family=default_family))
     return TuneBundle(Path(out), summary["candidates"], summary["pruned"],
                       summary["log"])

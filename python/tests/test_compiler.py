@@ -1,5 +1,7 @@
-"""attn.compile / attn.opt / attn.tune through the pybind11 bindings."""
+"""attn.compile / attn.opt / attn.tune through the compiler's C API
+(attn-c/Compiler.h, JSON in and out, over ctypes)."""
 
+import ctypes
 import json
 
 import pytest
@@ -7,6 +9,8 @@ import pytest
 from conftest import problem_mlir
 
 import attn
+from attn import cache, compiler as attn_compiler
+from attn.cache import KernelSpec
 
 BAD_RANK = """func.func @f(%q: tensor<4x128x64xf32>, %k: tensor<1x4x128x64xf32>,
              %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf32> {
@@ -53,6 +57,68 @@ def test_compile_assembles_cubin_and_writes_directory(compiler, ptxas,
     assert json.loads((out / "manifest.json").read_text()) == k.manifest
     assert (out / "kernel.ptx").read_text() == k.ptx
     assert (out / "kernel.cubin").read_bytes() == k.cubin
+
+
+def test_family_defaults_to_auto(compiler, tmp_path):
+    """attn.compile and attn.tune default to family auto, as attn-compile,
+    the PyTorch op and attn.aot do: sm90a on sm_90a where it implements the
+    attention, else sm80."""
+    hopper = attn.compile(head_dim=128, chip="sm_90a", assemble=False)
+    assert hopper.manifest["family"] == "sm90a-wgmma"
+    ampere = attn.compile(head_dim=128, chip="sm_80", assemble=False)
+    assert ampere.manifest["family"] == "sm80-mma"
+    text = attn.attention_mlir(head_dim=128)
+    assert attn.compile(text, assemble=False).manifest["family"] == \
+        "sm90a-wgmma"
+
+
+def test_ptx_only_kernel_directory(compiler, tmp_path):
+    """Without ptxas (assemble=False, or no CUDA toolkit) a kernel is PTX
+    only: the manifest names no cubin, the directory is a valid cache entry
+    and the runtime hands the PTX to the driver's JIT."""
+    k = attn.compile(head_dim=64, dtype="bf16", family="sm80",
+                     assemble=False)
+    out = k.write(tmp_path / "ptx-only")
+    assert sorted(p.name for p in out.iterdir()) == ["kernel.ptx",
+                                                     "manifest.json"]
+    assert "cubin" not in json.loads((out / "manifest.json").read_text())
+    spec = KernelSpec("fwd", 64, 64, "bf16", False, None, "sm_90a")
+    assert cache.validate_kernel_dir(out, spec) is None
+
+
+def test_compile_backward_writes_a_directory(compiler, tmp_path):
+    out = attn.compile_backward(out=tmp_path / "bwd", head_dim=64,
+                                dtype="bf16", family="sm80", assemble=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["direction"] == "backward"
+    assert (out / "kernel.ptx").read_text().count(".entry ") >= 2
+    with pytest.raises(attn.CompileError, match="head"):
+        attn.compile_backward(out=tmp_path / "bad", head_dim=0)
+
+
+def test_c_api_errors_are_results(compiler):
+    """Every failure of the C API is an {"error": ...} result naming the
+    field at fault, never an abort."""
+    with pytest.raises(attn.CompileError, match="'head_dim' must be an "
+                                                "integer"):
+        attn_compiler._call("Compile", {"head_dim": "64"})
+    with pytest.raises(attn.CompileError, match="'only' must be a list"):
+        attn_compiler._call("TuneBundle", {"mlir": "", "dir": "x",
+                                           "only": "m64n64r16s2"})
+    with pytest.raises(attn.CompileError, match="'dir'.*is required"):
+        attn_compiler._call("WriteKernel", {"ptx": ""})
+    lib = attn_compiler._library()
+    for request in (b"not json", b"[1, 2]"):
+        result = lib.attnCompilerOpt(request)
+        try:
+            reply = json.loads(ctypes.string_at(result).decode())
+        finally:
+            lib.attnFreeString(result)
+        assert reply["error"].startswith(("the request is not JSON",
+                                          "the request must be a JSON "
+                                          "object"))
+    with pytest.raises(TypeError, match="heads_q must be an integer"):
+        attn.compile(heads_q=2.5, assemble=False)
 
 
 def test_compile_from_mlir_text(compiler):
@@ -143,7 +209,7 @@ def test_tune_writes_a_bundle(compiler, ptxas, tmp_path):
     assert index["format"] == "attn-tune-bundle"
     assert bundle.command("db.json")[-3:] == ["--db", "db.json",
                                               str(tmp_path / "bundle")]
-    assert index["family"] == "sm80-mma"  # attn.tune's default family
+    assert index["family"] == "auto"  # attn.tune's default family
 
 
 def test_tune_bundle_of_family_auto(compiler, ptxas, tmp_path):
