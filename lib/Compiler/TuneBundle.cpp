@@ -40,9 +40,24 @@ struct Candidate {
 };
 } // namespace
 
+std::string mlir::attn::checkTuneShape(const ::attn::AttentionProblem &problem,
+                                       const TuneShape &shape) {
+  ::attn::AttentionProblem p = problem;
+  p.batch = shape.batch;
+  p.seqQ = shape.seqQ;
+  p.seqKv = shape.seqKv ? shape.seqKv : shape.seqQ;
+  std::string why = p.validate();
+  if (why.empty())
+    return "";
+  return "tune shape " + std::to_string(p.batch) + "x" +
+         std::to_string(p.seqQ) + "x" + std::to_string(p.seqKv) + ": " + why;
+}
+
 /// The problem's own launch shape first, then `bundle.shapes` (heads, head
-/// dims, dtype and mask stay the problem's).
-static std::vector<TuneShape>
+/// dims, dtype and mask stay the problem's). Fails on a shape that is not a
+/// valid problem with the rest of `problem` (attn-tune would divide by the
+/// wrapped-around sizes).
+static llvm::Expected<std::vector<TuneShape>>
 launchShapes(const ::attn::AttentionProblem &problem,
              const TuneBundleOptions &bundle) {
   std::vector<TuneShape> shapes = {
@@ -51,8 +66,8 @@ launchShapes(const ::attn::AttentionProblem &problem,
     TuneShape t = sh;
     if (!t.seqKv)
       t.seqKv = t.seqQ;
-    if (t.batch <= 0 || t.seqQ <= 0 || t.seqKv <= 0)
-      continue; // attn-compile --tune-shapes rejects these
+    if (std::string why = checkTuneShape(problem, t); !why.empty())
+      return error(why);
     if (llvm::none_of(shapes, [&](const TuneShape &o) {
           return o.batch == t.batch && o.seqQ == t.seqQ && o.seqKv == t.seqKv;
         }))
@@ -267,7 +282,9 @@ mlir::attn::writeTuneBundle(ModuleOp module,
   };
   ::attn::tuning::TuningKey key = ::attn::tuning::TuningKey::forProblem(
       problem, options.chip, keyFamily, ::attn::tuning::compilerVersion());
-  std::vector<TuneShape> shapes = launchShapes(problem, bundle);
+  llvm::Expected<std::vector<TuneShape>> shapes = launchShapes(problem, bundle);
+  if (!shapes)
+    return shapes.takeError();
   j.object([&] {
     j.attribute("format", kTuneBundleFormat);
     j.attribute("version", kTuneBundleVersion);
@@ -277,7 +294,7 @@ mlir::attn::writeTuneBundle(ModuleOp module,
     j.attribute("family", keyFamily);
     j.attribute("key", key.shapeString());
     writeProblem(j, problem);
-    writeShapes(j, shapes);
+    writeShapes(j, *shapes);
     j.attributeArray("candidates", [&] {
       for (const Candidate &c : results)
         if (!c.dir.empty())
@@ -494,7 +511,9 @@ llvm::Expected<TuneBundleSummary> mlir::attn::writeBackwardTuneBundle(
       ::attn::tuning::compilerVersion());
   key.direction = "bwd";
   key.deterministic = options.deterministic;
-  std::vector<TuneShape> shapes = launchShapes(problem, bundle);
+  llvm::Expected<std::vector<TuneShape>> shapes = launchShapes(problem, bundle);
+  if (!shapes)
+    return shapes.takeError();
   std::string out;
   llvm::raw_string_ostream os(out);
   llvm::json::OStream j(os, 2);
@@ -519,7 +538,7 @@ llvm::Expected<TuneBundleSummary> mlir::attn::writeBackwardTuneBundle(
     j.attribute("family", key.family);
     j.attribute("key", key.shapeString());
     writeProblem(j, problem);
-    writeShapes(j, shapes);
+    writeShapes(j, *shapes);
     j.attribute("forward", "forward");
     j.attributeArray("candidates", [&] {
       for (const BackwardResult &c : results)

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Support/Chip.h"
+#include "attn/Support/OptionLimits.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -94,6 +96,21 @@ struct AttnCompileKernelsPass
       return signalPassFailure();
     }
 
+    // LLVM's NVPTX back end aborts on a processor it does not know or an
+    // intrinsic the chip lacks: only the table's chips get that far.
+    const ::attn::ChipInfo *info = ::attn::lookupChip(chip);
+    if (!info) {
+      module.emitError() << ::attn::checkChip("attn-compile-kernels: chip",
+                                              chip);
+      return signalPassFailure();
+    }
+    if (std::string why = ::attn::checkRange("attn-compile-kernels: O",
+                                             optLevel, 0, ::attn::kMaxOptLevel);
+        !why.empty()) {
+      module.emitError() << why;
+      return signalPassFailure();
+    }
+
     OpPassManager lowering(gpu::GPUModuleOp::getOperationName());
     buildKernelLowering(lowering);
     if (failed(runPipeline(lowering, kernels)))
@@ -108,16 +125,8 @@ struct AttnCompileKernelsPass
     OpPassManager finish(ModuleOp::getOperationName());
     GpuNVVMAttachTargetOptions target;
     target.chip = chip;
-    target.features = features;
-    // The backward kernels' vector reductions (red.global.add.v2.f32) need
-    // PTX ISA 8.1; LLVM defaults to 8.0 for sm_90a. Older chips keep
-    // LLVM's default.
-    unsigned sm = 0;
-    if (target.features.empty() && StringRef(chip).starts_with("sm_") &&
-        !StringRef(chip).drop_front(3).take_while(llvm::isDigit).getAsInteger(
-            10, sm) &&
-        sm >= 90)
-      target.features = "+ptx81";
+    // The chip's PTX ISA unless the caller gives features (ChipInfo).
+    target.features = ::attn::chipPtxFeatures(*info, features);
     target.optLevel = optLevel;
     finish.addPass(createGpuNVVMAttachTarget(target));
     if (serialise) {

@@ -169,6 +169,9 @@ std::string AttentionProblem::validate() const {
     os << "--window-left and --window-right must be >= 0, or -1 for "
           "unbounded (got "
        << windowLeft << ", " << windowRight << ")";
+  // keyRange adds the window to a row index: keep it within i32 as well.
+  fitsI32("window-left", windowLeft);
+  fitsI32("window-right", windowRight);
   if (os.tellp() == 0 && causal && windowRight > 0)
     os << "--causal bounds the window's right side at 0: --window-right "
        << windowRight << " contradicts it";
@@ -184,15 +187,21 @@ std::string AttentionProblem::validate() const {
        << seqLensQ.size() << " and " << seqLensKv.size() << ")";
   if (os.tellp() == 0 && isVarlen()) {
     int64_t maxQ = 1, maxKv = 1, total = 0;
-    for (size_t s = 0; s < seqLensQ.size(); ++s) {
-      if ((seqLensQ[s] < 0 || seqLensKv[s] < 0) && os.tellp() == 0)
+    bool overflow = false;
+    for (size_t s = 0; s < seqLensQ.size() && os.tellp() == 0; ++s) {
+      if (seqLensQ[s] < 0 || seqLensKv[s] < 0)
         os << "--seq-lens-q/--seq-lens-kv: sequence " << s
            << " has a negative length";
       maxQ = std::max(maxQ, seqLensQ[s]);
       maxKv = std::max(maxKv, seqLensKv[s]);
-      total += std::max(seqLensQ[s], seqLensKv[s]);
+      // Checked: the lengths come from a file or a caller, and seqQ/seqKv
+      // (checked above) need not be their maximum yet. LLVM-free, so the
+      // compiler builtin rather than llvm::checkedAdd.
+      overflow =
+          overflow || __builtin_add_overflow(
+                          total, std::max(seqLensQ[s], seqLensKv[s]), &total);
     }
-    if (os.tellp() == 0 && total > INT32_MAX)
+    if (os.tellp() == 0 && (overflow || total > INT32_MAX))
       os << "--seq-lens-q/--seq-lens-kv: the packed tokens overflow the "
             "int32 cu_seqlens";
     if (os.tellp() == 0 &&

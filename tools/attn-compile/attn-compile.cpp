@@ -17,6 +17,10 @@
 #include "attn/Execution/AttentionModule.h"
 #include "attn/Execution/ProblemFlags.h"
 #include "attn/InitAll.h"
+#include "attn/Support/Chip.h"
+#include "attn/Support/LargeStack.h"
+#include "attn/Support/OptionLimits.h"
+#include "attn/Support/ToolCommandLine.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -141,6 +145,9 @@ static cl::opt<unsigned>
     jobs("j", cl::desc("Candidates compiled at once (default: one per core)"),
          cl::init(0), cl::cat(category));
 
+/// -j beyond this only exhausts the machine's threads.
+static constexpr int64_t kMaxJobs = 1024;
+
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "attn-compile: error: " << msg << "\n";
   return 2;
@@ -243,12 +250,25 @@ static int compileBackward(mlir::ModuleOp module,
   return 0;
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
+static int compileMain(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "attn-compile: FlashAttention kernels (PTX, "
-                              "cubin, launch manifest) for given shapes\n");
+  ::attn::parseToolCommandLine(argc, argv, "attn-compile",
+                               "attn-compile: FlashAttention kernels (PTX, "
+                               "cubin, launch manifest) for given shapes\n",
+                               /*errorStatus=*/2);
+  const std::string heuristic = " (0 = the heuristic)";
+  for (const std::string &why :
+       {::attn::checkChip("--chip", chip),
+        ::attn::checkRange("--block-m", blockM, 0, ::attn::kMaxBlockSize,
+                           heuristic),
+        ::attn::checkRange("--block-n", blockN, 0, ::attn::kMaxBlockSize,
+                           heuristic),
+        ::attn::checkRange("--warp-rows", warpRows, 0, ::attn::kMaxWarpRows,
+                           heuristic),
+        ::attn::checkRange("--opt-level", optLevel, 0, ::attn::kMaxOptLevel),
+        ::attn::checkRange("-j", jobs, 0, kMaxJobs, " (0 = one per core)")})
+    if (!why.empty())
+      return fail(why);
   static const char *stagesKnown[] = {"", "mlir", "llvm", "ptx", "cubin",
                                       "manifest"};
   if (!llvm::is_contained(stagesKnown, emit.getValue()))
@@ -278,11 +298,15 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   mlir::attn::registerAllDialects(registry);
   MLIRContext ctx(registry);
+  // An error names the op and its file:line; MLIR's "see current operation"
+  // note would add a dump of the op out of context (<<UNKNOWN SSA VALUE>>).
+  ctx.printOpOnDiagnostic(false);
   llvm::InitializeAllTargets();
   llvm::InitializeAllTargetMCs();
   llvm::InitializeAllAsmPrinters();
 
   OwningOpRef<ModuleOp> module;
+  std::optional<::attn::AttentionProblem> flagProblem; // without an input
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &ctx);
   if (!inputFile.empty()) {
@@ -300,6 +324,7 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(problem.takeError()));
     if (problem->dtype == ::attn::DType::f32)
       return fail("--dtype f32 has no GPU kernel: use f16 or bf16");
+    flagProblem = *problem;
     if (backward && (problem->isVarlen() || problem->bias))
       return fail("--backward does not support variable length "
                   "(--seq-lens-q) or --bias: attn.attention_grad has no "
@@ -343,6 +368,16 @@ int main(int argc, char **argv) {
     if (bad)
       return fail("--tune-shapes expects BATCHxSEQ or BATCHxSEQ_QxSEQ_KV "
                   "with positive numbers, got '" + s + "'");
+    if (llvm::any_of(slots, [](int64_t *v) { return *v > INT32_MAX; }))
+      return fail("--tune-shapes: batch and sequence lengths must be at most "
+                  "2147483647 (the kernels take them as i32), got '" +
+                  s + "'");
+    // Shape flags: the whole problem is known, so check each shape now
+    // rather than after compiling every candidate (writeTuneBundle does).
+    if (flagProblem)
+      if (std::string why = mlir::attn::checkTuneShape(*flagProblem, shape);
+          !why.empty())
+        return fail("--tune-shapes: " + why);
     bundle.shapes.push_back(shape);
   }
   std::vector<std::string> only(tuneOnly.begin(), tuneOnly.end());
@@ -439,4 +474,10 @@ int main(int argc, char **argv) {
   out->os() << text;
   out->keep();
   return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  // Deeply nested input must be a diagnostic, not a stack overflow.
+  return ::attn::runOnLargeStack([&] { return compileMain(argc, argv); });
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/InitAll.h"
+#include "attn/Support/LargeStack.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -17,6 +18,9 @@ int main(int argc, char **argv) {
   mlir::attn::registerAllDialects(registry);
   mlir::attn::registerAllPasses();
   mlir::attn::registerDebugOptions();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "attn optimizer driver\n", registry));
+  // Deeply nested input must be a diagnostic, not a stack overflow.
+  return attn::runOnLargeStack([&] {
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, "attn optimizer driver\n", registry));
+  });
 }

@@ -18,10 +18,13 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runtime/BackwardRun.h"
 #include "attn/Runtime/KernelRun.h"
+#include "attn/Support/Chip.h"
 #include "attn/Support/HiddenKeyLeaks.h"
 #include "attn/Support/HostReference.h"
 #include "attn/Support/JsonNumber.h"
+#include "attn/Support/OptionLimits.h"
 #include "attn/Support/SpecialValues.h"
+#include "attn/Support/ToolCommandLine.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -102,6 +105,9 @@ static cl::list<std::string>
              cl::cat(category));
 
 using ::attn::jsonNumber;
+
+/// --reps beyond this is a hang, not a measurement.
+static constexpr int64_t kMaxReps = 100000;
 
 namespace {
 int fail(const std::string &msg) {
@@ -227,11 +233,10 @@ struct TemporaryKernelDir {
 static int runBackwardOnGPU(const ::attn::AttentionProblem &p) {
   if (p.dtype == ::attn::DType::f32)
     return fail("--dtype f32 has no GPU kernel: use f16 or bf16");
-  if (reps < 0)
-    return fail("--reps must be >= 0");
   DialectRegistry registry;
   mlir::attn::registerAllDialects(registry);
   MLIRContext ctx(registry);
+  ctx.printOpOnDiagnostic(false); // no out-of-context op dump in errors
   OwningOpRef<ModuleOp> module = mlir::attn::buildAttentionGradModule(ctx, p);
   mlir::attn::KernelCompileOptions options;
   options.chip = chip;
@@ -277,11 +282,10 @@ static int runOnGPU(const ::attn::AttentionProblem &p) {
                 "is the tiled algorithm");
   if (p.dtype == ::attn::DType::f32)
     return fail("--dtype f32 has no GPU kernel: use f16 or bf16");
-  if (reps < 0 || checkRows < 0)
-    return fail("--reps and --check-rows must be >= 0");
   DialectRegistry registry;
   mlir::attn::registerAllDialects(registry);
   MLIRContext ctx(registry);
+  ctx.printOpOnDiagnostic(false); // no out-of-context op dump in errors
   OwningOpRef<ModuleOp> module = mlir::attn::buildAttentionModule(ctx, p);
   mlir::attn::KernelCompileOptions options;
   options.chip = chip;
@@ -323,6 +327,7 @@ static int runBackwardOnCPU(const ::attn::AttentionProblem &p) {
   DialectRegistry registry;
   mlir::attn::registerAllDialects(registry);
   MLIRContext ctx(registry);
+  ctx.printOpOnDiagnostic(false); // no out-of-context op dump in errors
   OwningOpRef<ModuleOp> module =
       mlir::attn::buildAttentionBackwardModule(ctx, p);
   if (failed(module->verify()))
@@ -405,9 +410,24 @@ static int runBackwardOnCPU(const ::attn::AttentionProblem &p) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "attn-run: run one attention and check it "
-                              "against a float64 reference\n");
+  ::attn::parseToolCommandLine(argc, argv, "attn-run",
+                               "attn-run: run one attention and check it "
+                               "against a float64 reference\n",
+                               /*errorStatus=*/2);
+  const std::string heuristic = " (0 = the heuristic)";
+  for (const std::string &why :
+       {::attn::checkChip("--chip", chip),
+        ::attn::checkRange("--block-m", blockM, 0, ::attn::kMaxBlockSize,
+                           heuristic),
+        ::attn::checkRange("--block-n", blockN, 0, ::attn::kMaxBlockSize,
+                           heuristic),
+        ::attn::checkRange("--warp-rows", warpRows, 0, ::attn::kMaxWarpRows,
+                           heuristic),
+        ::attn::checkRange("--reps", reps, 0, kMaxReps, " (0 = no timing)"),
+        ::attn::checkRange("--check-rows", checkRows, 0, INT32_MAX,
+                           " (0 = all when cheap, else a sample)")})
+    if (!why.empty())
+      return fail(why);
 
   llvm::Expected<::attn::AttentionProblem> parsed = problemFlags.get();
   if (!parsed)
@@ -445,6 +465,7 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   mlir::attn::registerAllDialects(registry);
   MLIRContext ctx(registry);
+  ctx.printOpOnDiagnostic(false); // no out-of-context op dump in errors
   OwningOpRef<ModuleOp> module = mlir::attn::buildAttentionModule(ctx, p);
   if (failed(module->verify()))
     return fail("the generated attention does not verify");

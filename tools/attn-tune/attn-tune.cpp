@@ -229,6 +229,13 @@ Expected<Bundle> readBundle(const std::string &dir) {
       if (p.batch <= 0 || p.seqQ <= 0 || p.seqKv <= 0)
         return Status::error(dir + "/bundle.json: a shape needs a positive "
                                    "batch, seq_q and seq_kv");
+      // A hand-made or stale bundle: sizes the runtime's arithmetic (and
+      // the kernels' i32) cannot hold.
+      if (std::string why = p.validate(); !why.empty())
+        return Status::error(dir + "/bundle.json: shape " +
+                             std::to_string(p.batch) + "x" +
+                             std::to_string(p.seqQ) + "x" +
+                             std::to_string(p.seqKv) + " is invalid: " + why);
       b.shapes.push_back(p);
     }
   if (b.shapes.empty())

@@ -37,6 +37,12 @@ struct TuneShape {
   int64_t batch = 0, seqQ = 0, seqKv = 0; // seqKv 0 = seqQ
 };
 
+/// "" when `problem` at `shape`'s batch and lengths is a valid problem
+/// (AttentionProblem::validate); else why, naming the shape. attn-tune
+/// would otherwise run it with wrapped-around sizes.
+std::string checkTuneShape(const ::attn::AttentionProblem &problem,
+                           const TuneShape &shape);
+
 struct TuneBundleOptions {
   /// attn-compile's --family when not given: the candidate it would pick
   /// without a database is marked "heuristic".

@@ -4,7 +4,9 @@
 //
 // The tools' flags and the passes' options take 64-bit sizes; beyond these
 // bounds no kernel or CPU tiling exists, and the size arithmetic after them
-// (tile bytes, allocations) would overflow. MLIR-free.
+// (tile bytes, allocations) would overflow. (Stages need no bound here:
+// each kernel family checks its ring depth before any arithmetic.)
+// MLIR-free.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,8 +23,6 @@ namespace attn {
 inline constexpr int64_t kMaxBlockSize = 1024;
 /// Query rows per warp: 16 or 32 (0 = the heuristic).
 inline constexpr int64_t kMaxWarpRows = 32;
-/// The K/V (backward: Q/dO) shared-memory ring; no family takes more.
-inline constexpr int64_t kMinStages = 2, kMaxStages = 8;
 /// Shared memory per block that attn-tile's heuristic may plan for (1 GiB,
 /// far above any chip's).
 inline constexpr int64_t kMaxSharedMemoryBytes = int64_t(1) << 30;
@@ -33,12 +33,6 @@ inline constexpr int64_t kMaxOptLevel = 3;
 /// `note` saying what a special value means (e.g. " (0 = the heuristic)").
 std::string checkRange(const std::string &name, int64_t v, int64_t lo,
                        int64_t hi, const std::string &note = "");
-
-/// The tile flags of attn-run and attn-compile, or the same options of
-/// convert-attn-to-gpu / attn-to-ptx: `prefix` is "--" for flags, "" for
-/// options. "" when every value is in range.
-std::string checkTileOptions(const std::string &prefix, int64_t blockM,
-                             int64_t blockN, int64_t warpRows, int64_t stages);
 
 } // namespace attn
 

@@ -6,6 +6,7 @@
 
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Support/Chip.h"
 
 #include "ScoreModEmitter.h"
 
@@ -55,17 +56,8 @@ int64_t mlir::attn::flashKernelSharedMemoryBytes(
 }
 
 int64_t mlir::attn::sharedMemoryPerBlock(StringRef chip) {
-  int sm = 0;
-  StringRef digits = chip.drop_front(3).take_while(llvm::isDigit);
-  if (!chip.starts_with("sm_") || digits.getAsInteger(10, sm))
-    return 0;
-  if (sm >= 90)
-    return 227 * 1024;
-  if (sm == 80 || sm == 87)
-    return 163 * 1024;
-  if (sm >= 86)
-    return 99 * 1024;
-  return 0; // older chips have no m16n8k16 bf16 mma / cp.async
+  const ::attn::ChipInfo *info = ::attn::lookupChip(chip.str());
+  return info ? info->sharedMemoryPerBlock : 0;
 }
 
 FlashKernelConfig mlir::attn::chooseFlashKernelConfig(

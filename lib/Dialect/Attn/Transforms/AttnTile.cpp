@@ -9,9 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MaskBlocks.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
-#include "MaskBlocks.h"
+#include "attn/Support/OptionLimits.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -347,6 +348,16 @@ struct AttnTilePass : mlir::attn::impl::AttnTileBase<AttnTilePass> {
       getOperation()->emitError()
           << "attn-tile: shared-memory-bytes must be positive (got " << smem
           << ")";
+      return signalPassFailure();
+    }
+    // Beyond these the tiles' sizes overflow or cannot be allocated.
+    if (bm > ::attn::kMaxBlockSize || bn > ::attn::kMaxBlockSize ||
+        smem > ::attn::kMaxSharedMemoryBytes) {
+      getOperation()->emitError()
+          << "attn-tile: block-m and block-n must be at most "
+          << ::attn::kMaxBlockSize << " and shared-memory-bytes at most "
+          << ::attn::kMaxSharedMemoryBytes << " (got block-m=" << bm
+          << ", block-n=" << bn << ", shared-memory-bytes=" << smem << ")";
       return signalPassFailure();
     }
     // Configs differ per op (head dim, dtype), so tile op by op.

@@ -1,0 +1,61 @@
+//===- LargeStack.h - run IR work on a thread with a large stack -*- C++
+//-*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// MLIR's parser, printer and walks recurse once per nesting level (regions,
+// types such as tuple<tuple<...>>), so deeply nested input overflows an
+// 8 MiB main-thread stack and kills the process. The entry points that read
+// user IR (attn-opt, attn-compile, the Python bindings) parse and compile on
+// a thread with kLargeStackBytes instead. Header-only over llvm::thread,
+// for code built against LLVM; the rest of lib/Support stays LLVM-free.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_SUPPORT_LARGESTACK_H
+#define ATTN_SUPPORT_LARGESTACK_H
+
+#include "llvm/Support/thread.h"
+
+#include <exception>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+namespace attn {
+
+/// 1 GiB of address space, committed only as deep as the input goes:
+/// enough for nesting some 100000 levels deep (test/Hostile measures it).
+inline constexpr unsigned kLargeStackBytes = 1u << 30;
+
+/// Runs `fn` on a thread with a kLargeStackBytes stack and returns what it
+/// returns; an exception it throws is rethrown in the caller's thread.
+template <typename Fn> auto runOnLargeStack(Fn &&fn) -> decltype(fn()) {
+  using Result = decltype(fn());
+  std::conditional_t<std::is_void_v<Result>, bool, std::optional<Result>>
+      result{};
+  std::exception_ptr error;
+  llvm::thread worker(std::optional<unsigned>(kLargeStackBytes), [&] {
+#if __cpp_exceptions
+    try {
+#endif
+      if constexpr (std::is_void_v<Result>)
+        fn();
+      else
+        result.emplace(fn());
+#if __cpp_exceptions
+    } catch (...) {
+      error = std::current_exception();
+    }
+#endif
+  });
+  worker.join();
+  if (error)
+    std::rethrow_exception(error);
+  if constexpr (!std::is_void_v<Result>)
+    return std::move(*result);
+}
+
+} // namespace attn
+
+#endif // ATTN_SUPPORT_LARGESTACK_H
