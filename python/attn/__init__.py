@@ -1,7 +1,8 @@
 """attn: an MLIR compiler for exact attention (FlashAttention) on NVIDIA GPUs.
 
-* ``attn.compile``, ``attn.opt``, ``attn.tune``: the compiler (needs the
-  ``attn._compiler`` bindings, i.e. MLIR; see docs/python.md);
+* ``attn.compile``, ``attn.opt``, ``attn.tune``: the compiler (its C API
+  in the wheel's libattn_compiler.so or a build's libattn-c.so; see
+  docs/python.md);
 * ``attn.torch.attention``: a PyTorch op (``torch.ops.attn.attention``)
   running attn's kernels, compiled on first use and cached on disk, or
   taken from an ahead-of-time kernel pack on a host without MLIR;
@@ -9,33 +10,31 @@
 * ``python -m attn.aot build --out DIR``: build a kernel pack.
 """
 
-import os as _os
-from pathlib import Path as _Path
-
-
-def _add_build_tree():
-    """Lets ``attn._compiler`` come from a CMake build tree: the module is
-    built into <build>/python/attn/. $ATTN_BUILD_DIR names the build; else
-    the newest module under this repository's build*/ folders is used."""
-    env = _os.environ.get("ATTN_BUILD_DIR")
-    repo = _Path(__file__).resolve().parents[2]
-    if env:
-        candidates = [_Path(env) / "python" / "attn"]
-    else:
-        candidates = sorted(repo.glob("build*/python/attn"))
-    found = [(max(m.stat().st_mtime for m in d.glob("_compiler*.so")), d)
-             for d in candidates if any(d.glob("_compiler*.so"))]
-    if found:
-        __path__.append(str(max(found)[1]))
-
-
-_add_build_tree()
-
-from ._errors import CompileError, KernelNotAvailableError  # noqa: E402
-from .compiler import (Kernel, TuneBundle, attention_mlir,  # noqa: E402
+from ._errors import CompileError, KernelNotAvailableError
+from .compiler import (Kernel, TuneBundle, attention_mlir, compile_backward,
                        available as compiler_available, compile, opt, tune,
                        version)
 
-__all__ = ["CompileError", "KernelNotAvailableError", "Kernel", "TuneBundle",
-           "attention_mlir", "compiler_available", "compile", "opt", "tune",
-           "version"]
+
+def _version() -> str:
+    """The release version: pyproject.toml's in a source checkout
+    (<repo>/python/attn), else the installed distribution's (the wheel's
+    METADATA, written from pyproject.toml)."""
+    import re
+    from pathlib import Path
+    here = Path(__file__).resolve().parent
+    pyproject = here.parents[1] / "pyproject.toml"
+    if here.parent.name == "python" and pyproject.is_file():
+        found = re.search(r'^version = "([^"]+)"$', pyproject.read_text(),
+                          re.M)
+        if found:
+            return found.group(1)
+    from importlib.metadata import version as installed
+    return installed("attn")
+
+
+__version__ = _version()
+
+__all__ = ["__version__", "CompileError", "KernelNotAvailableError",
+           "Kernel", "TuneBundle", "attention_mlir", "compile_backward",
+           "compiler_available", "compile", "opt", "tune", "version"]
