@@ -1,7 +1,8 @@
 """Shared set-up for the attn package's tests.
 
 The package is imported from this checkout (python/). The compiler tests
-need attn._compiler: $ATTN_BUILD_DIR names the build that has it; with
+need the compiler's C API library (libattn-c.so, target AttnCAPI):
+$ATTN_BUILD_DIR names the build that has it; with
 ATTN_REQUIRE_COMPILER=1 (scripts/test.sh) its absence is a failure, not a
 skip. Every test gets its own kernel cache ($ATTN_CACHE_DIR) and no pack.
 """
@@ -31,7 +32,7 @@ def _isolated_cache(tmp_path, monkeypatch):
 def _require_compiler():
     if attn.compiler_available():
         return
-    why = ("attn._compiler not importable; build AttnPythonCompiler and set "
+    why = ("the compiler library is not available; build AttnCAPI and set "
            "ATTN_BUILD_DIR")
     if os.environ.get("ATTN_REQUIRE_COMPILER") == "1":
         pytest.fail(why)
@@ -40,8 +41,8 @@ def _require_compiler():
 
 @pytest.fixture
 def compiler():
-    """The compiler bindings (skip, or fail under ATTN_REQUIRE_COMPILER=1,
-    when they are not built)."""
+    """The compiler (skip, or fail under ATTN_REQUIRE_COMPILER=1, when its
+    library is not built)."""
     _require_compiler()
     return attn
 
