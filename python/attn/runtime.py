@@ -18,11 +18,15 @@ import json
 import os
 from pathlib import Path
 
+from ._native import PACKAGE_LIB
+
 ABI_VERSION = 1
 
 _REPO = Path(__file__).resolve().parents[2]
-_SEARCH = [_REPO / d / "lib" / "libattn_runtime.so"
-           for d in ("build-gpu", "build", "build-rt")]
+# The wheel's copy first (attn._native), then the build trees'.
+_SEARCH = [PACKAGE_LIB / "libattn_runtime.so"] + [
+    _REPO / d / "lib" / "libattn_runtime.so"
+    for d in ("build-gpu", "build", "build-rt")]
 
 
 class AttnRuntimeError(RuntimeError):
