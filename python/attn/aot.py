@@ -1,6 +1,7 @@
 """Ahead-of-time kernel packs for hosts without MLIR (the GPU host).
 
-On the compiler host (MLIR, the attn._compiler bindings or attn-compile):
+On the compiler host (the attn wheel, or a build with the compiler's C API
+library or attn-compile):
 
     python -m attn.aot build --out attn-pack            # the default set
     python -m attn.aot build --out attn-pack --head-dims 64,128 --dtypes bf16
