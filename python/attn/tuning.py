@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Tuple
 
 from ._errors import KernelNotAvailableError
+from ._native import PACKAGE_LIB
 from . import families as _families
 from .cache import KernelSpec, cache_root, pack_root, tile_name
 
@@ -99,7 +100,7 @@ def _candidate_libs():
     name = "libattn_tuning_lookup.so"
     if os.environ.get("ATTN_TUNING_LIB"):
         return [Path(os.environ["ATTN_TUNING_LIB"])]
-    dirs = []
+    dirs = [PACKAGE_LIB]  # the wheel's (attn._native)
     if os.environ.get("ATTN_RUNTIME_LIB"):
         dirs.append(Path(os.environ["ATTN_RUNTIME_LIB"]).parent)
     if os.environ.get("ATTN_BUILD_DIR"):
@@ -317,7 +318,7 @@ def _find_attn_tune() -> Optional[str]:
     $ATTN_TUNE: that is the switch, ATTN_TUNE=1 tunes on first use.)"""
     if os.environ.get("ATTN_TUNE_BIN"):
         return os.environ["ATTN_TUNE_BIN"]
-    dirs = []
+    dirs = [PACKAGE_LIB]  # the wheel's (attn._native)
     if os.environ.get("ATTN_RUNTIME_LIB"):
         dirs.append(Path(os.environ["ATTN_RUNTIME_LIB"]).parents[1] / "bin")
     if os.environ.get("ATTN_BUILD_DIR"):
