@@ -32,7 +32,7 @@ inline constexpr int64_t kDatabaseVersion = 2;
 inline constexpr const char *kDatabaseFormat = "attn-tuning-db";
 
 /// The compiler version entries are keyed by: $ATTN_COMPILER_VERSION when
-/// set, else `git describe --always --dirty` baked in at build time.
+/// set, else the release version (pyproject.toml) baked in at build time.
 std::string compilerVersion();
 
 /// The sequence-length bucket of `n`: the smallest power of two >= n (>= 1).
