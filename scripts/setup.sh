@@ -9,7 +9,7 @@ LLVM_PREFIX=/usr/lib/llvm-22
 
 PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
           cmake ninja-build g++ python3 zlib1g-dev libzstd-dev
-          pybind11-dev python3-dev python3-pytest)
+          python3-pytest)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
