@@ -101,7 +101,7 @@ bool backwardValue(const BackwardArgs &a, const std::string &name,
     const char *name;
     int64_t value;
   };
-  for (Int i : {Int{"batch", a.batch}, {"seq_q", a.seqQ},
+  for (Int i : {Int{"seq_q", a.seqQ},
                 {"seq_kv", a.seqKv}, {"heads_q", a.headsQ},
                 {"heads_kv", a.headsKv}, {"lse_stride_b", a.lseStride[0]},
                 {"lse_stride_h", a.lseStride[1]}})

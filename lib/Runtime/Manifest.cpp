@@ -12,24 +12,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 using namespace attn::runtime;
-
-const char *attn::runtime::paramTypeName(ParamType t) {
-  switch (t) {
-  case ParamType::Ptr:
-    return "ptr";
-  case ParamType::I32:
-    return "i32";
-  case ParamType::I64:
-    return "i64";
-  case ParamType::TensorMap:
-    return "tensormap";
-  }
-  return "?";
-}
 
 //===----------------------------------------------------------------------===//
 // Grid formulas
@@ -292,32 +276,6 @@ Expected<int64_t> GridExpr::evaluate(const GridVars &vars) const {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The ABI's parameters (docs/kernel-abi.md) and whether each is a pointer.
-struct AbiParam {
-  const char *name;
-  bool pointer;
-};
-const AbiParam kAbiParams[] = {
-    {"q", true},           {"k", true},            {"v", true},
-    {"o", true},           {"lse", true},          {"batch", false},
-    {"seq_q", false},      {"seq_kv", false},      {"heads_q", false},
-    {"heads_kv", false},   {"q_stride_b", false},  {"q_stride_h", false},
-    {"q_stride_n", false}, {"k_stride_b", false},  {"k_stride_h", false},
-    {"k_stride_n", false}, {"v_stride_b", false},  {"v_stride_h", false},
-    {"v_stride_n", false}, {"o_stride_b", false},  {"o_stride_h", false},
-    {"o_stride_n", false}, {"lse_stride_b", false}, {"lse_stride_h", false},
-    // The backward kernels' (docs/kernel-abi.md, "Backward").
-    {"do", true},          {"dq", true},           {"dk", true},
-    {"dv", true},          {"workspace", true},    {"do_stride_b", false},
-    {"do_stride_h", false}, {"do_stride_n", false}, {"dq_stride_b", false},
-    {"dq_stride_h", false}, {"dq_stride_n", false}, {"dk_stride_b", false},
-    {"dk_stride_h", false}, {"dk_stride_n", false}, {"dv_stride_b", false},
-    {"dv_stride_h", false}, {"dv_stride_n", false},
-    // Forward variants (docs/kernel-abi.md, "Variants").
-    {"bias", true},        {"bias_stride_b", false}, {"bias_stride_h", false},
-    {"bias_stride_n", false}, {"cu_seqlens_q", true}, {"cu_seqlens_kv", true},
-};
-
 /// Typed access to manifest fields; the first error sticks and names the
 /// field by its dotted path.
 class FieldReader {
@@ -405,18 +363,13 @@ public:
   }
 };
 
-/// A "tensormap" parameter: the tensor it describes, its box and swizzle.
+/// A "tensormap" parameter: the tensor it describes (checked against the
+/// ABI by the caller), its box and swizzle.
 bool readTensorMapParam(FieldReader &r, const JsonValue &pv,
                         const std::string &pre, KernelParam &kp) {
   if (!r.getString(pv, pre, "tensor", kp.tensor) ||
       !r.getInt(pv, pre, "swizzle", kp.swizzle))
     return false;
-  if (kp.tensor != "q" && kp.tensor != "k" && kp.tensor != "v" &&
-      kp.tensor != "o" && kp.tensor != "do") {
-    r.status = Status::error("field '" + pre + "tensor': expected q, k, v, "
-                             "o or do, got '" + kp.tensor + "'");
-    return false;
-  }
   if (kp.swizzle != 0 && kp.swizzle != 32 && kp.swizzle != 64 &&
       kp.swizzle != 128) {
     r.status = Status::error("field '" + pre + "swizzle': expected 0, 32, 64 "
@@ -579,14 +532,29 @@ Expected<KernelManifest> attn::runtime::parseManifest(const std::string &text) {
 
   r.getInt(root, "", "dynamic_shared_memory", m.dynamicSharedMemory, true, 0);
 
+  // The kernel fills its arguments in this order: it must be exactly the
+  // ABI's (a reordered or short list would launch with permuted ones).
+  KernelAbi abi;
+  abi.backward = m.direction == "backward";
+  abi.bias = m.problem.bias;
+  abi.varlen = m.problem.isVarlen();
+  abi.tensorMaps = m.family == kTensorMapFamily;
+  const std::vector<AbiParam> want = abi.params();
+  auto abiError = [&](const std::string &field, const std::string &what) {
+    r.status =
+        Status::error("field '" + field + "': " + what + " (the " +
+                      abi.describe() + " takes " + std::to_string(want.size()) +
+                      " parameters, docs/kernel-abi.md)");
+  };
   if (const JsonValue *ps = r.field(root, "", "params", true)) {
     if (!ps->isArray())
       r.typeError("params", "an array", *ps);
     for (size_t i = 0; r.status && i < ps->asArray().size(); ++i) {
       const JsonValue &pv = ps->asArray()[i];
-      std::string pre = "params[" + std::to_string(i) + "].";
+      std::string at = "params[" + std::to_string(i) + "]";
+      std::string pre = at + ".";
       if (!pv.isObject()) {
-        r.typeError("params[" + std::to_string(i) + "]", "an object", pv);
+        r.typeError(at, "an object", pv);
         break;
       }
       KernelParam kp;
@@ -600,44 +568,43 @@ Expected<KernelManifest> attn::runtime::parseManifest(const std::string &text) {
         kp.type = ParamType::I32;
       else if (type == "i64")
         kp.type = ParamType::I64;
-      else if (type == "tensormap") {
+      else if (type == "tensormap")
         kp.type = ParamType::TensorMap;
-        if (!readTensorMapParam(r, pv, pre, kp))
-          break;
-        m.params.push_back(kp);
-        continue;
-      } else {
+      else {
         r.status = Status::error("field '" + pre + "type': expected ptr, i32, "
                                  "i64 or tensormap, got '" + type + "'");
         break;
       }
-      const AbiParam *abi = nullptr;
-      for (const AbiParam &a : kAbiParams)
-        if (kp.name == a.name)
-          abi = &a;
-      if (!abi) {
-        r.status = Status::error("field '" + pre + "name': '" + kp.name +
-                                 "' is not a parameter of the kernel ABI "
-                                 "(docs/kernel-abi.md)");
+      if (kp.type == ParamType::TensorMap &&
+          !readTensorMapParam(r, pv, pre, kp))
+        break;
+      if (i >= want.size()) {
+        abiError(at, "'" + kp.name + "' is one parameter too many");
         break;
       }
-      if (abi->pointer != (kp.type == ParamType::Ptr)) {
-        r.status = Status::error("field '" + pre + "type': '" + kp.name +
-                                 "' must be " +
-                                 (abi->pointer ? "ptr" : "i32 or i64") +
-                                 ", got '" + type + "'");
+      const AbiParam &w = want[i];
+      if (kp.name != w.name) {
+        abiError(pre + "name",
+                 "expected '" + w.name + "', got '" + kp.name + "'");
         break;
       }
-      for (const KernelParam &seen : m.params)
-        if (seen.name == kp.name) {
-          r.status = Status::error("field '" + pre + "name': '" + kp.name +
-                                   "' appears twice");
-          break;
-        }
+      if (kp.type != w.type) {
+        abiError(pre + "type", "'" + kp.name + "' must be " +
+                                   paramTypeName(w.type) + ", got '" + type +
+                                   "'");
+        break;
+      }
+      if (kp.tensor != w.tensor) {
+        abiError(pre + "tensor", "'" + kp.name + "' describes " + w.tensor +
+                                     ", got '" + kp.tensor + "'");
+        break;
+      }
       m.params.push_back(kp);
     }
-    if (r.status && m.params.empty())
-      r.status = Status::error("field 'params': must not be empty");
+    if (r.status && m.params.size() < want.size())
+      abiError("params", "missing '" + want[m.params.size()].name +
+                             "' (parameter " + std::to_string(m.params.size()) +
+                             ")");
   }
 
   // Backward: the kernels to launch, in order, all with `params`.
@@ -689,17 +656,6 @@ Expected<KernelManifest> attn::runtime::parseManifest(const std::string &text) {
   if (!r.status)
     return r.status;
   return m;
-}
-
-Expected<std::string> attn::runtime::readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status::error("cannot read " + path);
-  std::ostringstream os;
-  os << in.rdbuf();
-  if (in.bad())
-    return Status::error("error while reading " + path);
-  return os.str();
 }
 
 Expected<KernelManifest> attn::runtime::readManifest(const std::string &dir) {

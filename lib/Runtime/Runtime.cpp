@@ -59,7 +59,6 @@ bool abiValue(const LaunchArgs &a, const std::string &name, uint64_t &out) {
       {"v", a.v},
       {"o", a.o},
       {"lse", a.lse},
-      {"batch", static_cast<uint64_t>(a.batch)},
       {"seq_q", static_cast<uint64_t>(a.seqQ)},
       {"seq_kv", static_cast<uint64_t>(a.seqKv)},
       {"heads_q", static_cast<uint64_t>(a.headsQ)},

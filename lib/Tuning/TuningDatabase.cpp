@@ -6,6 +6,7 @@
 
 #include "attn/Tuning/TuningDatabase.h"
 #include "attn/Runtime/Json.h"
+#include "attn/Runtime/ReadFile.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -14,7 +15,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <sstream>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -337,17 +337,16 @@ Expected<TuningDatabase> TuningDatabase::parse(const std::string &text) {
 
 TuningDatabase TuningDatabase::load(const std::string &path,
                                     std::vector<std::string> &warnings) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (errno != ENOENT)
-      warnings.push_back("tuning database '" + path +
-                         "' ignored: cannot read it: " +
-                         std::strerror(errno));
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT)
+    return {};
+  Expected<std::string> text = runtime::readFile(path);
+  if (!text) {
+    warnings.push_back("tuning database '" + path +
+                       "' ignored: " + text.message());
     return {};
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  Expected<TuningDatabase> db = parse(text.str());
+  Expected<TuningDatabase> db = parse(*text);
   if (!db) {
     warnings.push_back("tuning database '" + path + "' ignored: " +
                        db.message());
@@ -502,11 +501,84 @@ LookupResult TuningDatabase::lookup(const TuningKey &want) const {
 // Atomic update
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// Where `path` leads: its last symbolic link followed (relative targets
+/// from the link's directory) until a name that is not a link, which need
+/// not exist yet. Writing there keeps a symlinked database a symlink.
+Expected<std::string> resolveLinks(const std::string &path) {
+  std::string at = path;
+  int why = ELOOP;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st;
+    if (::lstat(at.c_str(), &st) != 0 || !S_ISLNK(st.st_mode))
+      return at;
+    std::string target(static_cast<size_t>(st.st_size) + 256, '\0');
+    ssize_t n = ::readlink(at.c_str(), target.data(), target.size());
+    if (n < 0) {
+      why = errno;
+      break;
+    }
+    target.resize(static_cast<size_t>(n));
+    size_t slash = at.rfind('/');
+    if (target.empty() || target[0] == '/' || slash == std::string::npos)
+      at = target;
+    else
+      at = at.substr(0, slash + 1) + target;
+  }
+  return Status::error("cannot resolve the symbolic link '" + path +
+                       "': " + std::strerror(why));
+}
+
+/// The first of `<path>.bad`, `<path>.bad.1`, ... that does not exist:
+/// every database set aside is kept. Called under the lock.
+std::string freeBadName(const std::string &path) {
+  std::string name = path + ".bad";
+  struct stat st;
+  for (int i = 1; ::lstat(name.c_str(), &st) == 0; ++i)
+    name = path + ".bad." + std::to_string(i);
+  return name;
+}
+
+Status renameFile(const std::string &from, const std::string &to) {
+  if (std::rename(from.c_str(), to.c_str()) == 0)
+    return Status::success();
+  return Status::error("cannot rename '" + from + "' to '" + to +
+                       "': " + std::strerror(errno));
+}
+
+/// Creates a new temporary file next to `path` (O_EXCL | O_NOFOLLOW: a
+/// name planted there, as a link or a file, is never written through).
+Expected<int> createTemp(const std::string &path, std::string &tmp) {
+  for (int attempt = 0;; ++attempt) {
+    tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+          std::to_string(attempt);
+    int fd = ::open(tmp.c_str(),
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0)
+      return fd;
+    if (errno != EEXIST || attempt == 99)
+      return Status::error("cannot create '" + tmp +
+                           "': " + std::strerror(errno));
+  }
+}
+} // namespace
+
 Status attn::tuning::updateDatabase(const std::string &path,
                                     const std::vector<TuningEntry> &add,
                                     std::vector<std::string> &warnings) {
-  std::string lockPath = path + ".lock";
-  int lock = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  Expected<std::string> resolved = resolveLinks(path);
+  if (!resolved)
+    return resolved.status();
+  const std::string file = *resolved; // written in place of `path`
+  struct stat st;
+  if (::stat(file.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return Status::error("tuning database '" + file + "' is " +
+                         runtime::fileKindName(st.st_mode) +
+                         ", not a regular file: not written");
+
+  std::string lockPath = file + ".lock";
+  int lock =
+      ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (lock < 0)
     return Status::error("cannot open lock file '" + lockPath +
                          "': " + std::strerror(errno));
@@ -524,33 +596,34 @@ Status attn::tuning::updateDatabase(const std::string &path,
 
   // Read and merge under the lock: a concurrent writer's entries survive.
   TuningDatabase db;
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (in) {
-      std::stringstream text;
-      text << in.rdbuf();
-      in.close();
-      Expected<TuningDatabase> old = TuningDatabase::parse(text.str());
-      if (old) {
-        db = old.take();
-      } else {
-        std::string bad = path + ".bad";
-        (void)std::rename(path.c_str(), bad.c_str());
-        warnings.push_back("tuning database '" + path + "' ignored: " +
-                           old.message() + "; moved it to '" + bad +
-                           "' and started a new one");
-      }
+  bool existed = ::stat(file.c_str(), &st) == 0;
+  if (existed) {
+    Expected<std::string> text = runtime::readFile(file);
+    if (!text) // not a regular file, too large, unreadable: leave it be
+      return Status::error("tuning database not written: " + text.message());
+    Expected<TuningDatabase> old = TuningDatabase::parse(*text);
+    if (old) {
+      db = old.take();
+    } else {
+      std::string bad = freeBadName(file);
+      if (Status s = renameFile(file, bad); !s)
+        return s;
+      warnings.push_back("tuning database '" + file +
+                         "' ignored: " + old.message() + "; moved it to '" +
+                         bad + "' and started a new one");
     }
   }
   for (const TuningEntry &e : add)
     db.put(e);
 
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::string tmp;
+  Expected<int> created = createTemp(file, tmp);
+  if (!created)
+    return created.status();
+  int fd = *created;
+  if (existed) // keep the database's permissions
+    (void)::fchmod(fd, st.st_mode & 07777);
   std::string text = db.toJson();
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return Status::error("cannot write '" + tmp + "': " +
-                         std::strerror(errno));
   size_t done = 0;
   while (done < text.size()) {
     ssize_t n = ::write(fd, text.data() + done, text.size() - done);
@@ -569,11 +642,8 @@ Status attn::tuning::updateDatabase(const std::string &path,
     (void)::unlink(tmp.c_str());
     return Status::error("cannot flush '" + tmp + "': " + why);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
+  Status renamed = renameFile(tmp, file);
+  if (!renamed)
     (void)::unlink(tmp.c_str());
-    return Status::error("cannot rename '" + tmp + "' to '" + path +
-                         "': " + why);
-  }
-  return Status::success();
+  return renamed;
 }

@@ -218,6 +218,10 @@ void manifestMissingField() {
 }
 
 void manifestWrongType() {
+  EXPECT_ERROR(parseManifest(goodManifest(
+                   "\"entry\": \"attn_fwd_d128_bf16_causal_m128n64w8\"",
+                   "\"entry\": \"\"")),
+               "field 'entry': must not be empty");
   EXPECT_ERROR(parseManifest(goodManifest("\"threads\": 256",
                                           "\"threads\": \"256\"")),
                "field 'threads': expected an integer, got a string");
@@ -231,9 +235,10 @@ void manifestWrongType() {
   EXPECT_ERROR(parseManifest(goodManifest("\"params\": [",
                                           "\"params\": 3, \"old\": [")),
                "field 'params': expected an array, got a number");
-  EXPECT_ERROR(parseManifest(goodManifest("\"params\": [",
-                                          "\"params\": [], \"old\": [")),
-               "field 'params': must not be empty");
+  EXPECT_ERROR(parseManifest(
+                   goodManifest("\"params\": [", "\"params\": [], \"old\": [")),
+               "field 'params': missing 'q' (parameter 0) (the forward "
+               "kernel takes 23 parameters, docs/kernel-abi.md)");
   EXPECT_ERROR(parseManifest("[1, 2]"), "expected a JSON object, got an array");
   EXPECT_ERROR(parseManifest(goodManifest("\"dtype\": \"bf16\"", "\"dtype\": \"fp8\"")),
                "field 'problem.dtype': expected f16, bf16 or f32, got 'fp8'");
@@ -249,45 +254,127 @@ void manifestWrongType() {
   EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
                                           "{\"name\":\"seq_q\",\"type\":\"u32\"}")),
                "field 'params[5].type': expected ptr, i32, i64 or tensormap, got 'u32'");
-  EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
-                                          "{\"name\":\"seq_q\",\"type\":\"ptr\"}")),
-               "'seq_q' must be i32 or i64");
+  EXPECT_ERROR(
+      parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
+                                 "{\"name\":\"seq_q\",\"type\":\"ptr\"}")),
+      "field 'params[5].type': 'seq_q' must be i32, got 'ptr'");
   EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"q\",\"type\":\"ptr\"}",
                                           "{\"name\":\"q\",\"type\":\"i64\"}")),
-               "'q' must be ptr");
-  EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
-                                          "{\"name\":\"window\",\"type\":\"i32\"}")),
-               "'window' is not a parameter of the kernel ABI");
-  EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
-                                          "{\"name\":\"q\",\"type\":\"ptr\"}")),
-               "'q' appears twice");
+               "field 'params[0].type': 'q' must be ptr, got 'i64'");
+  EXPECT_ERROR(
+      parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
+                                 "{\"name\":\"window\",\"type\":\"i32\"}")),
+      "field 'params[5].name': expected 'seq_q', got 'window'");
+  EXPECT_ERROR(
+      parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
+                                 "{\"name\":\"q\",\"type\":\"ptr\"}")),
+      "field 'params[5].name': expected 'seq_q', got 'q'");
   EXPECT_ERROR(parseManifest(goodManifest("\"batch * heads_q\"",
                                           "\"batch * heads\"")),
                "field 'grid.y': unknown name 'heads'");
 }
 
-/// sm90a-wgmma kernels take TMA descriptors the runtime encodes.
-const char *kTensorMapParam =
-    R"({"name":"k_tmap","type":"tensormap","tensor":"k","box":[64,128],"swizzle":128})";
+/// The parameters, in order, must be the kernel ABI's (KernelAbi.h): the
+/// runtime fills them in the manifest's order, so a reordered, short or
+/// mistyped list would launch the kernel with permuted arguments.
+void manifestParamsAreTheAbi() {
+  const std::string last = R"({"name":"lse_stride_h","type":"i64"})";
+  const std::string first = R"({"name":"q","type":"ptr"},)";
+  // Reversed and short: the first mismatch is named.
+  Expected<JsonValue> all = parseJson(allParams());
+  EXPECT(all.ok());
+  if (!all.ok())
+    return;
+  auto withParams = [&](std::vector<JsonValue> ps) {
+    std::string list = "[";
+    for (const JsonValue &p : ps)
+      list += std::string(list.size() > 1 ? "," : "") +
+              "{\"name\":" + jsonQuote(p.get("name")->asString()) +
+              ",\"type\":" + jsonQuote(p.get("type")->asString()) + "}";
+    std::string m = goodManifest();
+    m.replace(m.find(allParams()), allParams().size(), list + "]");
+    return parseManifest(m);
+  };
+  std::vector<JsonValue> ps = all->asArray();
+  std::reverse(ps.begin(), ps.end());
+  EXPECT_ERROR(withParams(ps), "field 'params[0].name': expected 'q', got "
+                               "'lse_stride_h' (the forward kernel takes 23 "
+                               "parameters, docs/kernel-abi.md)");
+  ps = all->asArray();
+  ps.pop_back();
+  EXPECT_ERROR(withParams(ps),
+               "field 'params': missing 'lse_stride_h' (parameter 22)");
+  EXPECT_ERROR(parseManifest(goodManifest(first, "")),
+               "field 'params[0].name': expected 'q', got 'k'");
+  EXPECT_ERROR(
+      parseManifest(
+          goodManifest(last, last + R"(,{"name":"bias","type":"ptr"})")),
+      "field 'params[23]': 'bias' is one parameter too many (the forward "
+      "kernel takes 23");
+  EXPECT_ERROR(
+      parseManifest(goodManifest(R"({"name":"q_stride_b","type":"i64"})",
+                                 R"({"name":"q_stride_b","type":"i32"})")),
+      "field 'params[9].type': 'q_stride_b' must be i64, got 'i32'");
+  // The variants' parameters follow from the problem.
+  EXPECT_ERROR(
+      parseManifest(goodManifest("\"with_lse\": true",
+                                 "\"with_lse\": true, \"bias\": \"bh\"")),
+      "field 'params': missing 'bias' (parameter 23) (the forward "
+      "kernel with a bias takes 27 parameters");
+  std::string biasParams = R"(,{"name":"bias","type":"ptr"},
+      {"name":"bias_stride_b","type":"i64"},{"name":"bias_stride_h","type":"i64"},
+      {"name":"bias_stride_n","type":"i64"})";
+  std::string withBias = goodManifest(last, last + biasParams);
+  withBias.replace(withBias.find("\"with_lse\""), 10,
+                   "\"bias\": \"bh\", \"with_lse\"");
+  Expected<KernelManifest> bias = parseManifest(withBias);
+  EXPECT(bias.ok() && bias->params.size() == 27);
+  // A backward manifest takes the backward kernels' 40.
+  EXPECT_ERROR(
+      parseManifest(goodManifest("\"family\"", R"("direction": "backward",
+      "launches": [{"role": "dkdv", "entry": "e", "threads": 64, "grid":
+      {"x": "1", "y": "1", "z": "1"}, "dynamic_shared_memory": 0}],
+      "family")")),
+      "field 'params[4].name': expected 'do', got 'lse' (the backward "
+      "kernel takes 40 parameters");
+}
+
+/// sm90a-wgmma kernels take TMA descriptors the runtime encodes: q, k, v
+/// after the 23 (KernelAbi.h).
+std::string tensorMapParam(const char *tensor, int rows = 128) {
+  return std::string(R"({"name":")") + tensor +
+         R"(_tmap","type":"tensormap","tensor":")" + tensor +
+         R"(","box":[64,)" + std::to_string(rows) + R"(],"swizzle":128})";
+}
+
+std::string sm90aManifest(const std::string &maps) {
+  std::string last = R"({"name":"lse_stride_h","type":"i64"})";
+  std::string m = goodManifest(last, last + maps);
+  m.replace(m.find("sm80-mma"), 8, "sm90a-wgmma");
+  return m;
+}
+
+std::string sm90aMaps() {
+  return "," + tensorMapParam("q") + "," + tensorMapParam("k") + "," +
+         tensorMapParam("v");
+}
 
 void manifestTensorMap() {
-  std::string last = R"({"name":"lse_stride_h","type":"i64"})";
-  Expected<KernelManifest> m = parseManifest(
-      goodManifest(last, last + "," + kTensorMapParam));
-  EXPECT(m.ok() && m->params.size() == 24);
-  if (m.ok() && m->params.size() == 24) {
-    const KernelParam &p = m->params.back();
+  Expected<KernelManifest> m = parseManifest(sm90aManifest(sm90aMaps()));
+  EXPECT(m.ok() && m->params.size() == 26);
+  if (m.ok() && m->params.size() == 26) {
+    const KernelParam &p = m->params[24];
     EXPECT(p.type == ParamType::TensorMap && p.tensor == "k" &&
            p.boxCols == 64 && p.boxRows == 128 && p.swizzle == 128);
     EXPECT(std::string(paramTypeName(p.type)) == "tensormap");
   }
   auto variant = [&](const std::string &from, const std::string &to) {
-    std::string param = kTensorMapParam;
-    param.replace(param.find(from), from.size(), to);
-    return parseManifest(goodManifest(last, last + "," + param));
+    std::string maps = sm90aMaps();
+    maps.replace(maps.find(from), from.size(), to);
+    return parseManifest(sm90aManifest(maps));
   };
-  EXPECT_ERROR(variant("\"tensor\":\"k\"", "\"tensor\":\"x\""),
-               "field 'params[23].tensor': expected q, k, v, o or do, got 'x'");
+  EXPECT_ERROR(variant("\"tensor\":\"q\"", "\"tensor\":\"x\""),
+               "field 'params[23].tensor': 'q_tmap' describes q, got 'x'");
   EXPECT_ERROR(variant("\"swizzle\":128", "\"swizzle\":96"),
                "field 'params[23].swizzle': expected 0, 32, 64 or 128, got 96");
   EXPECT_ERROR(variant("[64,128]", "[64]"),
@@ -297,6 +384,18 @@ void manifestTensorMap() {
                "field 'params[23].box': expected [columns, rows]");
   EXPECT_ERROR(variant(",\"swizzle\":128", ""),
                "missing required field 'params[23].swizzle'");
+  // The family's maps are part of its ABI: none, or out of order, is an
+  // error; an sm80-mma kernel takes none.
+  EXPECT_ERROR(parseManifest(sm90aManifest("")),
+               "field 'params': missing 'q_tmap' (parameter 23) (the forward "
+               "sm90a-wgmma kernel takes 26 parameters");
+  EXPECT_ERROR(parseManifest(sm90aManifest("," + tensorMapParam("k") + "," +
+                                           tensorMapParam("q") + "," +
+                                           tensorMapParam("v"))),
+               "field 'params[23].name': expected 'q_tmap', got 'k_tmap'");
+  std::string last = R"({"name":"lse_stride_h","type":"i64"})";
+  EXPECT_ERROR(parseManifest(goodManifest(last, last + sm90aMaps())),
+               "field 'params[23]': 'q_tmap' is one parameter too many");
 }
 
 void manifestFormat() {
@@ -793,13 +892,11 @@ void noDriver() {
   EXPECT_ERROR(Kernel::load(dir), "loading " + std::string(dir) +
                                       ": no CUDA driver: cannot load");
   // A tensor map needs the driver to encode it.
-  std::string last = R"({"name":"lse_stride_h","type":"i64"})";
-  Expected<KernelManifest> m = parseManifest(
-      goodManifest(last, last + "," + kTensorMapParam));
+  Expected<KernelManifest> m = parseManifest(sm90aManifest(sm90aMaps()));
   EXPECT(m.ok());
   if (m.ok())
     EXPECT_ERROR(packParams(*m, someArgs(*m)),
-                 "tensormap parameter 'k_tmap': no CUDA driver");
+                 "tensormap parameter 'q_tmap': no CUDA driver");
   std::remove(path.c_str());
   rmdir(dir);
 }
@@ -849,6 +946,7 @@ const Test kTests[] = {
     {"manifest", "wrong-type", manifestWrongType},
     {"manifest", "format-version", manifestFormat},
     {"manifest", "tensormap", manifestTensorMap},
+    {"manifest", "abi", manifestParamsAreTheAbi},
     {"manifest", "file", manifestFile},
     {"grid", "formula", gridFormula},
     {"grid", "launch-geometry", launchGeometry},

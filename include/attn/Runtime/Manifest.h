@@ -10,6 +10,8 @@
 #ifndef ATTN_RUNTIME_MANIFEST_H
 #define ATTN_RUNTIME_MANIFEST_H
 
+#include "attn/Runtime/KernelAbi.h"
+#include "attn/Runtime/ReadFile.h"
 #include "attn/Runtime/Status.h"
 #include "attn/Support/AttentionProblem.h"
 
@@ -23,9 +25,6 @@ namespace attn::runtime {
 
 /// The manifest format this runtime reads.
 inline constexpr const char *kManifestFormat = "attn-kernel/1";
-
-enum class ParamType { Ptr, I32, I64, TensorMap };
-const char *paramTypeName(ParamType t);
 
 struct KernelParam {
   std::string name;
@@ -111,9 +110,6 @@ Expected<KernelManifest> parseManifest(const std::string &text);
 
 /// Reads `<dir>/manifest.json`; errors start with the file's path.
 Expected<KernelManifest> readManifest(const std::string &dir);
-
-/// Reads a whole file; the error names the path.
-Expected<std::string> readFile(const std::string &path);
 
 } // namespace attn::runtime
 

@@ -141,8 +141,10 @@ struct LookupResult {
 class TuningDatabase {
 public:
   /// Reads `path`. A missing file gives an empty database and no warning;
-  /// an unreadable, corrupt or other-version file an empty database and a
-  /// warning in `warnings` naming the path and the fault.
+  /// an unreadable, corrupt or other-version file, or one that is not a
+  /// regular file of at most kMaxInputFileBytes (a FIFO, /dev/zero), an
+  /// empty database and a warning in `warnings` naming the path and the
+  /// fault.
   static TuningDatabase load(const std::string &path,
                              std::vector<std::string> &warnings);
   /// Parses a whole file; the error says what is wrong.
@@ -162,10 +164,15 @@ private:
 };
 
 /// Merges `add` into the database at `path` under an exclusive lock on
-/// `<path>.lock`: read, merge, write `<path>.tmp.<pid>`, fsync, rename. Two
-/// writers at once both land; a crash mid-write leaves the old file. A
-/// corrupt or other-version file is moved to `<path>.bad` (with a warning)
-/// and replaced.
+/// `<file>.lock`: read, merge, write a new `<file>.tmp.<pid>.<n>` (O_EXCL |
+/// O_NOFOLLOW: never through a planted link), fsync, rename over `<file>`.
+/// `<file>` is `path` with its symbolic links followed, so a symlinked
+/// database stays a link and its target is updated. Two writers at once
+/// both land; a crash mid-write leaves the old file. A corrupt or
+/// other-version file is moved to the first free `<file>.bad`,
+/// `<file>.bad.1`, ... (with a warning) and replaced; one that is not a
+/// regular file or is too large to read (ReadFile.h) is an error and left
+/// alone.
 Status updateDatabase(const std::string &path,
                       const std::vector<TuningEntry> &add,
                       std::vector<std::string> &warnings);

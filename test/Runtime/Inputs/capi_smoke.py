@@ -126,7 +126,7 @@ man["launches"] = [{"role": "dkdv", "entry": man["entry"], "threads": 64,
 names = ["q", "k", "v", "o", "do", "lse", "dq", "dk", "dv", "workspace"]
 man["params"] = [{"name": n, "type": "ptr"} for n in names] + [
     {"name": n, "type": "i32"}
-    for n in ("batch", "seq_q", "seq_kv", "heads_q", "heads_kv")] + [
+    for n in ("seq_q", "seq_kv", "heads_q", "heads_kv")] + [
     {"name": f"{t}_stride_{d}", "type": "i64"}
     for t in ("q", "k", "v", "o", "do", "dq", "dk", "dv") for d in "bhn"] + [
     {"name": "lse_stride_b", "type": "i64"}, {"name": "lse_stride_h", "type": "i64"}]

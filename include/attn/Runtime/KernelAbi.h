@@ -1,0 +1,55 @@
+//===- KernelAbi.h - the generated kernels' parameter lists -----*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+// The one definition of the parameters a generated kernel takes, in order
+// (docs/kernel-abi.md). The compiler writes a manifest's "params" from it
+// (lib/Compiler); the runtime refuses a manifest whose "params" differ
+// (lib/Runtime/Manifest.cpp), since it fills the kernel's arguments in the
+// manifest's order: a reordered or short list would launch the kernel with
+// permuted arguments. MLIR-free.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_KERNELABI_H
+#define ATTN_RUNTIME_KERNELABI_H
+
+#include <string>
+#include <vector>
+
+namespace attn::runtime {
+
+enum class ParamType { Ptr, I32, I64, TensorMap };
+/// "ptr", "i32", "i64" or "tensormap" (the manifest's spelling).
+const char *paramTypeName(ParamType t);
+
+struct AbiParam {
+  std::string name;
+  ParamType type;
+  /// TensorMap only: the tensor the TMA descriptor describes.
+  std::string tensor;
+};
+
+/// The family whose kernels take TMA descriptors (the manifest's "family").
+inline constexpr const char *kTensorMapFamily = "sm90a-wgmma";
+
+/// Which kernel: the manifest's direction, its problem's variants and
+/// whether its family (sm90a-wgmma) takes TMA descriptors.
+struct KernelAbi {
+  bool backward = false;
+  bool bias = false;       // forward: problem.bias
+  bool varlen = false;     // forward: problem.seq_lens_q
+  bool tensorMaps = false; // family kTensorMapFamily
+
+  /// Forward: q, k, v, o, lse; seq_q, seq_kv, heads_q, heads_kv; the
+  /// q/k/v/o strides and lse_stride_b/h (23), then bias and its 3 strides,
+  /// then cu_seqlens_q/kv, then q_tmap, k_tmap, v_tmap. Backward: the 40
+  /// of docs/kernel-abi.md, then q_tmap, k_tmap, v_tmap, do_tmap.
+  std::vector<AbiParam> params() const;
+  /// "forward kernel with a bias", "backward sm90a-wgmma kernel", ...
+  std::string describe() const;
+};
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_KERNELABI_H
