@@ -13,7 +13,8 @@
 using namespace mlir::attn;
 namespace cl = llvm::cl;
 
-ProblemFlags::ProblemFlags(cl::OptionCategory &category)
+ProblemFlags::ProblemFlags(cl::OptionCategory &category,
+                           ::attn::DType defaultDType)
     : batch("batch", cl::desc("Batch size"), cl::init(1), cl::cat(category)),
       headsQ("heads-q", cl::desc("Query heads"), cl::init(1),
              cl::cat(category)),
@@ -29,7 +30,7 @@ ProblemFlags::ProblemFlags(cl::OptionCategory &category)
                    cl::desc("Head dim of V and O; 0 = --head-dim"),
                    cl::init(0), cl::cat(category)),
       dtype("dtype", cl::desc("Element type: f16, bf16 or f32"),
-            cl::init("f32"), cl::cat(category)),
+            cl::init(::attn::dtypeName(defaultDType)), cl::cat(category)),
       causal("causal",
              cl::desc("Causal mask (bottom-right aligned, as FlashAttention; "
                       "--top-left for torch's is_causal)"),

@@ -37,7 +37,8 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("attn-compile options");
-static mlir::attn::ProblemFlags problemFlags(category);
+// (GPU kernels only: --dtype defaults to bf16, as no kernel takes f32.)
+static mlir::attn::ProblemFlags problemFlags(category, ::attn::DType::bf16);
 static cl::opt<std::string>
     inputFile(cl::Positional,
               cl::desc("[input.mlir with one attn.attention; default: build "

@@ -21,7 +21,10 @@ namespace mlir::attn {
 /// tool's option category. Construct one as a static object.
 class ProblemFlags {
 public:
-  explicit ProblemFlags(llvm::cl::OptionCategory &category);
+  /// `defaultDType` is --dtype's default: f32 for the CPU tools, bf16 for
+  /// those that only make GPU kernels (no GPU kernel takes f32).
+  explicit ProblemFlags(llvm::cl::OptionCategory &category,
+                        ::attn::DType defaultDType = ::attn::DType::f32);
 
   /// The problem the flags describe, or a message naming the flag at fault.
   llvm::Expected<::attn::AttentionProblem> get() const;
