@@ -263,37 +263,11 @@ std::string CompiledBackward::manifestJSON() const {
             ptxasObject(*l.ptxas);
         });
     });
-    j.attributeArray("params", [&] {
-      auto param = [&](StringRef name, const char *type) {
-        j.object([&] {
-          j.attribute("name", name);
-          j.attribute("type", type);
-        });
-      };
-      for (const char *n :
-           {"q", "k", "v", "o", "do", "lse", "dq", "dk", "dv", "workspace"})
-        param(n, "ptr");
-      for (const char *n : {"seq_q", "seq_kv", "heads_q", "heads_kv"})
-        param(n, "i32");
-      for (const char *t : {"q", "k", "v", "o", "do", "dq", "dk", "dv"})
-        for (const char *d : {"b", "h", "n"})
-          param(std::string(t) + "_stride_" + d, "i64");
-      param("lse_stride_b", "i64");
-      param("lse_stride_h", "i64");
-      // sm90a-wgmma dkdv: 128-byte TMA descriptors the runtime encodes
-      // (the other launches declare fewer parameters and ignore them).
-      for (const CompiledKernel::TensorMapParam &m : tensorMaps)
-        j.object([&] {
-          j.attribute("name", m.name);
-          j.attribute("type", "tensormap");
-          j.attribute("tensor", m.tensor);
-          j.attributeArray("box", [&] {
-            j.value(m.boxCols);
-            j.value(m.boxRows);
-          });
-          j.attribute("swizzle", 128);
-        });
-    });
+    ::attn::runtime::KernelAbi abi;
+    abi.backward = true;
+    // sm90a-wgmma dkdv: its tensor maps (the other launches declare fewer
+    // parameters and ignore them).
+    writeManifestParams(j, abi, tensorMaps);
     if (main().ptxas)
       ptxasObject(*main().ptxas);
   });

@@ -327,47 +327,10 @@ std::string CompiledKernel::manifestJSON() const {
       j.attribute("z", "1");
     });
     j.attribute("dynamic_shared_memory", dynamicSharedMemory);
-    j.attributeArray("params", [&] {
-      auto param = [&](const char *name, const char *type) {
-        j.object([&] {
-          j.attribute("name", name);
-          j.attribute("type", type);
-        });
-      };
-      for (const char *n : {"q", "k", "v", "o", "lse"})
-        param(n, "ptr");
-      for (const char *n : {"seq_q", "seq_kv", "heads_q", "heads_kv"})
-        param(n, "i32");
-      for (const char *n :
-           {"q_stride_b", "q_stride_h", "q_stride_n", "k_stride_b",
-            "k_stride_h", "k_stride_n", "v_stride_b", "v_stride_h",
-            "v_stride_n", "o_stride_b", "o_stride_h", "o_stride_n",
-            "lse_stride_b", "lse_stride_h"})
-        param(n, "i64");
-      // Variants' operands (sm80 family), after the 23 plain ones.
-      if (problem.bias) {
-        param("bias", "ptr");
-        for (const char *n : {"bias_stride_b", "bias_stride_h",
-                              "bias_stride_n"})
-          param(n, "i64");
-      }
-      if (problem.isVarlen()) {
-        param("cu_seqlens_q", "ptr");
-        param("cu_seqlens_kv", "ptr");
-      }
-      // sm90a-wgmma: 128-byte TMA descriptors the runtime encodes.
-      for (const TensorMapParam &m : tensorMaps)
-        j.object([&] {
-          j.attribute("name", m.name);
-          j.attribute("type", "tensormap");
-          j.attribute("tensor", m.tensor);
-          j.attributeArray("box", [&] {
-            j.value(m.boxCols);
-            j.value(m.boxRows);
-          });
-          j.attribute("swizzle", 128);
-        });
-    });
+    ::attn::runtime::KernelAbi abi;
+    abi.bias = problem.bias;
+    abi.varlen = problem.isVarlen();
+    writeManifestParams(j, abi, tensorMaps);
     if (ptxas) {
       j.attributeObject("ptxas", [&] {
         j.attribute("registers", ptxas->registers);

@@ -56,3 +56,28 @@ void mlir::attn::writeManifestHeader(llvm::json::OStream &j,
   if (hasCubin)
     j.attribute("cubin", "kernel.cubin");
 }
+
+void mlir::attn::writeManifestParams(
+    llvm::json::OStream &j, ::attn::runtime::KernelAbi abi,
+    llvm::ArrayRef<CompiledKernel::TensorMapParam> maps) {
+  abi.tensorMaps = false;
+  j.attributeArray("params", [&] {
+    for (const ::attn::runtime::AbiParam &p : abi.params())
+      j.object([&] {
+        j.attribute("name", p.name);
+        j.attribute("type", ::attn::runtime::paramTypeName(p.type));
+      });
+    // 128-byte TMA descriptors the runtime encodes.
+    for (const CompiledKernel::TensorMapParam &m : maps)
+      j.object([&] {
+        j.attribute("name", m.name);
+        j.attribute("type", "tensormap");
+        j.attribute("tensor", m.tensor);
+        j.attributeArray("box", [&] {
+          j.value(m.boxCols);
+          j.value(m.boxRows);
+        });
+        j.attribute("swizzle", 128);
+      });
+  });
+}

@@ -11,6 +11,8 @@
 #ifndef ATTN_LIB_COMPILER_MANIFESTJSON_H
 #define ATTN_LIB_COMPILER_MANIFESTJSON_H
 
+#include "attn/Compiler/KernelCompiler.h"
+#include "attn/Runtime/KernelAbi.h"
 #include "attn/Support/AttentionProblem.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -35,6 +37,12 @@ void writeProblemShape(llvm::json::OStream &j,
 void writeManifestHeader(llvm::json::OStream &j, llvm::StringRef direction,
                          llvm::StringRef entry, llvm::StringRef family,
                          llvm::StringRef chip, bool hasCubin);
+
+/// A manifest's "params": the kernel ABI's (attn/Runtime/KernelAbi.h, which
+/// the runtime checks them against) up to the TMA descriptors, then the
+/// kernel's own descriptors `maps`, as convert-attn-to-gpu made them.
+void writeManifestParams(llvm::json::OStream &j, ::attn::runtime::KernelAbi abi,
+                         llvm::ArrayRef<CompiledKernel::TensorMapParam> maps);
 
 } // namespace mlir::attn
 
