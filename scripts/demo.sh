@@ -58,11 +58,20 @@ echo
 echo "-- manifest.json (parameter list elided; see docs/kernel-abi.md)"
 python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); m["params"]="[%d parameters]" % len(m["params"]); print(json.dumps(m, indent=2))' "$KERNEL/manifest.json"
 echo
-echo "-- kernel.ptx: $(wc -l <"$KERNEL/kernel.ptx") lines; the instructions that do the work:"
-for insn in cp.async.cg.shared.global ldmatrix.sync.aligned.m8n8.x4.shared \
-            ldmatrix.sync.aligned.m8n8.x4.trans mma.sync.aligned.m16n8k16 \
-            shfl.sync.bfly ex2.approx.ftz.f32; do
-  printf '   %6d x %s\n' "$(grep -c "$insn" "$KERNEL/kernel.ptx")" "$insn"
+# The instructions that do the work, for the family attn-compile chose
+# (the manifest says which): Hopper's TMA/mbarrier/wgmma kernels or the
+# sm80 cp.async/ldmatrix/mma.sync ones.
+family="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("family", "sm80-mma"))' "$KERNEL/manifest.json")"
+case "$family" in
+  sm90a*) INSNS=(cp.async.bulk.tensor mbarrier.try_wait wgmma.mma_async
+                 wgmma.commit_group setmaxnreg shfl.sync.bfly ex2.approx) ;;
+  *) INSNS=(cp.async.cg.shared.global ldmatrix.sync.aligned.m8n8.x4.shared
+            ldmatrix.sync.aligned.m8n8.x4.trans mma.sync.aligned.m16n8k16
+            shfl.sync.bfly ex2.approx.ftz.f32) ;;
+esac
+echo "-- kernel.ptx ($family): $(wc -l <"$KERNEL/kernel.ptx") lines; the instructions that do the work:"
+for insn in "${INSNS[@]}"; do
+  printf '   %6d x %s\n' "$(grep -c "$insn" "$KERNEL/kernel.ptx" || true)" "$insn"
 done
 echo "(PTX, cubin and manifest in ${KERNEL#"$ROOT"/}; run them on a GPU host with"
 echo " attn-launch, see docs/runtime.md)"

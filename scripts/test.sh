@@ -9,6 +9,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"
+VENV="${ATTN_VENV:-$ROOT/.venv}"  # as scripts/setup.sh
 
 bash "$ROOT/scripts/setup.sh"
 
@@ -88,18 +89,19 @@ suite_diagnostics() {
   fi
 }
 
-# The attn Python package (python/tests, pytest): the pybind11 bindings
-# and attn-compile are built first; the interpreter is the one CMake built
-# the bindings for. Tests that need PyTorch or a GPU skip visibly.
+# The attn Python package (python/tests, pytest) with the venv's
+# interpreter (scripts/setup.sh installs PyTorch and pytest there): the
+# libraries and tools the package loads are built first (libattn-c.so for
+# the compiler and the op's CPU path). Only tests that need a GPU skip, and
+# each says so.
 suite_python() {
-  local log rc=0 py n what
+  local log rc=0 n what targets
   log="$(mktemp)"
-  py="$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' "$BUILD/CMakeCache.txt")"
+  targets=(AttnCAPI attn-compile attn-tune attn_tuning_lookup attn-fake-cuda)
   {
-    ninja -C "$BUILD" AttnPythonCompiler attn-compile attn-tune \
-      attn_tuning_lookup attn-fake-cuda &&
+    ninja -C "$BUILD" "${targets[@]}" &&
       ATTN_BUILD_DIR="$BUILD" ATTN_REQUIRE_COMPILER=1 \
-        "${py:-/usr/bin/python3}" -m pytest -ra -q -p no:cacheprovider \
+        "$VENV/bin/python" -m pytest -ra -q -p no:cacheprovider \
         "$ROOT/python/tests" 2>&1 | tee "$log"
   } || rc=$?
   # pytest's last line: "N passed, N skipped, N failed in 9.9s".
