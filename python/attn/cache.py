@@ -10,8 +10,10 @@ key. ``kernel_dir(spec)`` finds its directory:
 2. in the cache, $ATTN_CACHE_DIR or ~/.cache/attn: one folder per spec and
    compiler version, written atomically (compiled into a temporary folder,
    then renamed), so concurrent processes never see half a kernel and a
-   second process reuses the first one's; an entry that fails validation
-   (corrupt manifest, missing PTX, wrong key) is moved aside and rebuilt;
+   second process reuses the first one's; key.json records the key, the
+   entry's name and the sha256 of each of its files, and an entry that
+   fails validation (a file changed, added or removed, corrupt manifest,
+   wrong key, renamed entry) is moved aside and rebuilt;
 3. else compiled into the cache with the compiler bindings.
 """
 
@@ -22,6 +24,7 @@ import json
 import math
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -136,6 +139,28 @@ def _tile_matches(manifest: dict, tile: str) -> Optional[str]:
     return None
 
 
+# The largest file read (lib/Runtime's kMaxInputFileBytes, ReadFile.h).
+MAX_FILE_BYTES = 64 << 20
+
+
+def read_bounded(path: Path) -> bytes:
+    """The contents of regular file ``path`` of at most MAX_FILE_BYTES;
+    OSError naming the path otherwise (a FIFO is not waited on, /dev/zero
+    not read to exhaustion)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path}: not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise OSError(f"{path}: more than {MAX_FILE_BYTES >> 20} MiB")
+        return data
+    finally:
+        os.close(fd)
+
+
 def cache_root() -> Path:
     """$ATTN_CACHE_DIR, else $XDG_CACHE_HOME/attn, else ~/.cache/attn."""
     if os.environ.get("ATTN_CACHE_DIR"):
@@ -148,7 +173,7 @@ def validate_kernel_dir(path: Path, spec: KernelSpec) -> Optional[str]:
     """Why ``path`` is not a usable kernel directory for ``spec`` (None
     when it is)."""
     try:
-        manifest = json.loads((path / "manifest.json").read_text())
+        manifest = json.loads(read_bounded(path / "manifest.json"))
     except (OSError, ValueError) as ex:
         return f"manifest.json unreadable: {ex}"
     if not isinstance(manifest, dict) or \
@@ -193,14 +218,34 @@ def validate_kernel_dir(path: Path, spec: KernelSpec) -> Optional[str]:
         return f"manifest problem.scale is {scale!r}, not {spec.effective_scale()}"
     if manifest.get("chip") != spec.chip:
         return f"manifest chip is {manifest.get('chip')!r}, not {spec.chip!r}"
-    ptx = path / manifest.get("ptx", "kernel.ptx")
-    if not ptx.is_file() or ptx.stat().st_size == 0:
-        return f"{ptx.name} missing or empty"
-    if manifest.get("cubin"):
-        cubin = path / manifest["cubin"]
-        if not cubin.is_file() or cubin.stat().st_size == 0:
-            return f"{cubin.name} missing or empty"
+    return _check_kernel_files(path, manifest)
+
+
+def _check_kernel_files(path: Path, manifest: dict) -> Optional[str]:
+    """Why the manifest's PTX and cubin are not its kernel's: the PTX must
+    define every entry the manifest launches, the cubin be an ELF file."""
+    try:
+        ptx = read_bounded(path / str(manifest.get("ptx", "kernel.ptx")))
+        cubin = read_bounded(path / str(manifest["cubin"])) \
+            if manifest.get("cubin") else None
+    except OSError as ex:
+        return f"kernel file unreadable: {ex}"
+    entries = [manifest.get("entry")] + [
+        launch.get("entry") for launch in manifest.get("launches") or []
+        if isinstance(launch, dict)]
+    for entry in entries:
+        if not isinstance(entry, str) or \
+                f".entry {entry}(".encode() not in ptx:
+            return f"the PTX defines no entry {entry!r}"
+    if cubin is not None and not cubin.startswith(b"\x7fELF"):
+        return "the cubin is not an ELF file"
     return None
+
+
+def _file_hashes(path: Path) -> Dict[str, str]:
+    """sha256 of every file of entry ``path`` but key.json."""
+    return {f.name: hashlib.sha256(read_bounded(f)).hexdigest()
+            for f in sorted(path.iterdir()) if f.name != "key.json"}
 
 
 def _quarantine(path: Path) -> None:
@@ -224,7 +269,7 @@ class KernelCache:
         self.events: list = []  # ("hit"|"built"|"rebuilt", name): for tests
 
     def key(self, spec: KernelSpec, compiler_version: str) -> dict:
-        return {"format": "attn-kernel-cache/1", "spec": asdict(spec),
+        return {"format": "attn-kernel-cache/2", "spec": asdict(spec),
                 "compiler_version": compiler_version}
 
     def entry_path(self, spec: KernelSpec, compiler_version: str) -> Path:
@@ -235,11 +280,27 @@ class KernelCache:
     def _check_entry(self, path: Path, spec: KernelSpec,
                      compiler_version: str) -> Optional[str]:
         try:
-            key = json.loads((path / "key.json").read_text())
+            record = json.loads(read_bounded(path / "key.json"))
+            if not isinstance(record, dict):
+                raise ValueError("not an object")
         except (OSError, ValueError) as ex:
             return f"key.json unreadable: {ex}"
+        key = {k: v for k, v in record.items() if k not in ("name", "files")}
         if key != self.key(spec, compiler_version):
             return "key.json does not match"
+        if record.get("name") != path.name:
+            return (f"key.json is entry {record.get('name')!r}'s, not "
+                    f"{path.name!r}'s (renamed)")
+        try:
+            files = _file_hashes(path)
+        except OSError as ex:
+            return f"entry file unreadable: {ex}"
+        recorded = record.get("files")
+        if not isinstance(recorded, dict) or files.keys() != recorded.keys():
+            return "the entry's files are not those key.json lists"
+        for name, digest in files.items():
+            if recorded[name] != digest:
+                return f"{name} does not match its sha256 in key.json"
         return validate_kernel_dir(path, spec)
 
     def get(self, spec: KernelSpec, compiler_version: str,
@@ -265,8 +326,10 @@ class KernelCache:
             if why is not None:
                 raise CompileError(f"{spec.name}: the kernel just built is "
                                    f"not valid: {why}")
-            (tmp / "key.json").write_text(json.dumps(
-                self.key(spec, compiler_version), sort_keys=True, indent=1))
+            record = dict(self.key(spec, compiler_version), name=path.name,
+                          files=_file_hashes(tmp))
+            (tmp / "key.json").write_text(json.dumps(record, sort_keys=True,
+                                                     indent=1))
             try:
                 os.rename(tmp, path)
             except OSError:

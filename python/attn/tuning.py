@@ -38,7 +38,7 @@ from typing import Optional, Sequence, Tuple
 from ._errors import KernelNotAvailableError
 from ._native import PACKAGE_LIB
 from . import families as _families
-from .cache import KernelSpec, cache_root, pack_root, tile_name
+from .cache import KernelSpec, cache_root, pack_root, read_bounded, tile_name
 
 # The database's name of each family the lookup can use (TuningKey::family).
 FAMILY_KEYS = dict(_families.KEY_NAMES)
@@ -165,7 +165,7 @@ def kernel_compiler_version() -> Optional[str]:
     pack = pack_root()
     if pack is not None:
         try:
-            return json.loads((pack / "pack.json").read_text()).get(
+            return json.loads(read_bounded(pack / "pack.json")).get(
                 "compiler_version")
         except (OSError, ValueError, AttributeError):
             return None
@@ -352,7 +352,7 @@ def pack_bundle(spec: KernelSpec, pack: Optional[Path] = None) -> Optional[Path]
 def bundle_candidate(bundle: Path, tile: str) -> Optional[Path]:
     """The candidate kernel directory of ``bundle`` with tile ``tile``."""
     try:
-        doc = json.loads((bundle / "bundle.json").read_text())
+        doc = json.loads(read_bounded(bundle / "bundle.json"))
     except (OSError, ValueError):
         return None
     for c in doc.get("candidates", []):
@@ -370,7 +370,7 @@ def retarget_bundle(bundle: Path, shape: Shape, out: Path) -> Path:
     and batch, heads and lengths are launch arguments, not compiled in
     (docs/kernel-abi.md), so the kernels are the same. Written atomically;
     returns ``out``."""
-    doc = json.loads((bundle / "bundle.json").read_text())
+    doc = json.loads(read_bounded(bundle / "bundle.json"))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{out.name}-", dir=out.parent))
     fields = dict(batch=shape.batch, heads_q=shape.heads_q,
@@ -380,7 +380,7 @@ def retarget_bundle(bundle: Path, shape: Shape, out: Path) -> Path:
         for c in doc.get("candidates", []):
             src, dst = bundle / str(c["dir"]), tmp / str(c["dir"])
             shutil.copytree(src, dst)
-            manifest = json.loads((dst / "manifest.json").read_text())
+            manifest = json.loads(read_bounded(dst / "manifest.json"))
             manifest["problem"].update(fields)
             (dst / "manifest.json").write_text(json.dumps(manifest, indent=2))
         doc.setdefault("problem", {}).update(fields)

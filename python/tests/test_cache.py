@@ -1,8 +1,10 @@
 """The kernel cache (attn.cache) and AOT packs (attn.aot)."""
 
 import dataclasses
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -209,3 +211,126 @@ def test_backward_family_auto_compiles_the_sm90a_kernel(compiler):
     other = dataclasses.replace(spec, family="sm90a")
     assert "manifest family is 'sm80-mma'" in cache.validate_kernel_dir(
         path, other)
+
+
+# --- hostile cache entries (issue 21): every damage is a rebuild, not a hit
+
+_PTX = (".version 8.0\n.target sm_90a\n.address_size 64\n\n"
+        ".visible .entry attn_fwd_test(\n\t.param .u64 p0\n)\n{\n\tret;\n}\n")
+
+
+def _fake_build(spec, directory):
+    """A kernel directory validate_kernel_dir accepts, without a compiler."""
+    manifest = {"format": "attn-kernel/1", "entry": "attn_fwd_test",
+                "family": "sm80-mma", "chip": spec.chip, "ptx": "kernel.ptx",
+                "cubin": "kernel.cubin",
+                "problem": {"head_dim": spec.head_dim,
+                            "value_head_dim": spec.value_head_dim,
+                            "dtype": spec.dtype, "causal": spec.causal,
+                            "scale": spec.effective_scale()}}
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    (directory / "kernel.ptx").write_text(_PTX)
+    (directory / "kernel.cubin").write_bytes(b"\x7fELF" + bytes(range(256)))
+
+
+def _damage(path, how):
+    ptx, cubin = path / "kernel.ptx", path / "kernel.cubin"
+    if how == "random-ptx":  # same size, other bytes
+        ptx.write_bytes(os.urandom(ptx.stat().st_size))
+    elif how == "truncated-ptx":
+        ptx.write_bytes(ptx.read_bytes()[:len(_PTX) // 2])
+    elif how == "garbage-cubin":
+        cubin.write_bytes(os.urandom(cubin.stat().st_size))
+    elif how == "renamed-entry":  # the manifest names another kernel
+        m = json.loads((path / "manifest.json").read_text())
+        m["entry"] = "attn_fwd_other"
+        (path / "manifest.json").write_text(json.dumps(m))
+    elif how == "added-file":
+        (path / "kernel.cubin.orig").write_bytes(b"\x7fELF")
+    elif how == "removed-cubin":
+        cubin.unlink()
+        m = json.loads((path / "manifest.json").read_text())
+        del m["cubin"]
+        (path / "manifest.json").write_text(json.dumps(m))
+
+
+@pytest.mark.parametrize("how", ["random-ptx", "truncated-ptx",
+                                 "garbage-cubin", "renamed-entry",
+                                 "added-file", "removed-cubin"])
+def test_damaged_entry_is_rebuilt(tmp_path, how):
+    c = KernelCache(tmp_path / "c")
+    path = c.get(SPEC, "v1", _fake_build)
+    assert c.get(SPEC, "v1", _fake_build) == path
+    assert c.events[-1] == ("hit", SPEC.name)
+    _damage(path, how)
+    assert c.get(SPEC, "v1", _fake_build) == path
+    assert c.events[-1] == ("rebuilt", SPEC.name)
+    assert (path / "kernel.ptx").read_text() == _PTX
+    assert c._check_entry(path, SPEC, "v1") is None
+
+
+def test_entry_records_its_name_and_file_hashes(tmp_path):
+    c = KernelCache(tmp_path / "c")
+    path = c.get(SPEC, "v1", _fake_build)
+    record = json.loads((path / "key.json").read_text())
+    assert record["name"] == path.name
+    assert record["files"] == {
+        name: hashlib.sha256((path / name).read_bytes()).hexdigest()
+        for name in ("kernel.cubin", "kernel.ptx", "manifest.json")}
+
+
+def test_entry_moved_to_another_name_is_rebuilt(tmp_path):
+    """A copy of an entry under another entry's name (key.json and all,
+    its key rewritten for that name) is not that entry."""
+    c = KernelCache(tmp_path / "c")
+    path = c.get(SPEC, "v1", _fake_build)
+    other = c.entry_path(SPEC, "v2")
+    shutil.copytree(path, other)
+    record = json.loads((other / "key.json").read_text())
+    record["compiler_version"] = "v2"
+    (other / "key.json").write_text(json.dumps(record))
+    assert "renamed" in c._check_entry(other, SPEC, "v2")
+    assert c.get(SPEC, "v2", _fake_build) == other
+    assert c.events[-1] == ("rebuilt", SPEC.name)
+
+
+def test_pack_kernel_files_are_checked(tmp_path):
+    """A pack has no key.json: its PTX must define the manifest's entry and
+    its cubin be an ELF file."""
+    d = tmp_path / SPEC.name
+    d.mkdir()
+    _fake_build(SPEC, d)
+    assert cache.find_in_pack(SPEC, tmp_path) == d
+    (d / "kernel.cubin").write_bytes(b"garbage")
+    assert cache.validate_kernel_dir(d, SPEC) == "the cubin is not an ELF file"
+    _fake_build(SPEC, d)
+    (d / "kernel.ptx").write_text(_PTX.replace("attn_fwd_test", "other"))
+    assert cache.validate_kernel_dir(d, SPEC) == \
+        "the PTX defines no entry 'attn_fwd_test'"
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "key.json", "kernel.ptx"])
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_hostile_entry_files_do_not_hang(tmp_path, name, kind):
+    """A FIFO (or /dev/zero) in place of an entry's file is a bad entry,
+    rebuilt, not a read that blocks (or runs out of memory); checked in a
+    child process so that a hang is a failure, not a stuck test run."""
+    c = KernelCache(tmp_path / "c")
+    path = c.get(SPEC, "v1", _fake_build)
+    (path / name).unlink()
+    if kind == "fifo":
+        os.mkfifo(path / name)
+    else:
+        (path / name).symlink_to("/dev/zero")
+    code = ("import sys; from pathlib import Path; "
+            "sys.path.insert(0, sys.argv[1]); "
+            "from attn.cache import KernelCache, KernelSpec; "
+            "print(KernelCache(sys.argv[2])._check_entry(Path(sys.argv[3]), "
+            f"KernelSpec(*{dataclasses.astuple(SPEC)!r}), 'v1'))")
+    done = subprocess.run([sys.executable, "-c", code, str(PYTHON_DIR),
+                           str(tmp_path / "c"), str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "not a regular file" in done.stdout
+    assert c.get(SPEC, "v1", _fake_build) == path
+    assert c.events[-1] == ("rebuilt", SPEC.name)

@@ -113,6 +113,34 @@ def test_corrupt_database_is_a_warning_not_an_error(lookup_lib, tmp_path):
     assert why.startswith("warning: ") and str(bad) in why
 
 
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_hostile_database_is_a_warning_not_a_hang(lookup_lib, tmp_path,
+                                                 kind):
+    """The C lookup reads a FIFO or /dev/zero as a bad database (issue 21:
+    it used to hang, or read until Python ran out of memory); run in a
+    child process so that a hang fails the test instead of the run."""
+    import subprocess
+    import sys
+    db = tmp_path / "db.json"
+    if kind == "fifo":
+        os.mkfifo(db)
+    else:
+        db.symlink_to("/dev/zero")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
+            "from attn import tuning; from attn.cache import KernelSpec; "
+            "spec = KernelSpec('fwd', 64, 64, 'bf16', False, None); "
+            "print(tuning.lookup(spec, tuning.Shape(1, 2, 2, 64, 64), '', "
+            "0, sys.argv[2], 'v1'))")
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(REPO / "python"), str(db)],
+        capture_output=True, text=True, timeout=60,
+        env=dict(os.environ, ATTN_TUNING_LIB=os.environ["ATTN_TUNING_LIB"]))
+    assert done.returncode == 0, done.stderr
+    what = "a FIFO" if kind == "fifo" else "a character device"
+    assert f"ignored: cannot read {db}: not a regular file ({what})" in \
+        done.stdout
+
+
 def test_select_uses_the_database_only_where_its_key_fits(lookup_lib,
                                                           tmp_path,
                                                           monkeypatch):
