@@ -15,13 +15,12 @@ masks but no score modification (attn.attention_grad has none).
 
 import ctypes
 import math
-import os
-from pathlib import Path
 from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
 
+from . import _native
 from ._errors import KernelNotAvailableError
 from .variants import Variant
 
@@ -29,7 +28,6 @@ _OP = "attn.torch.attention"
 _DTYPES = {torch.float16: 0, torch.bfloat16: 1, torch.float32: 2}
 DTYPES = tuple(_DTYPES)
 _LIB_NAME = "libattn-c.so"
-_REPO = Path(__file__).resolve().parents[2]
 
 
 class _Problem(ctypes.Structure):
@@ -45,14 +43,10 @@ class _Problem(ctypes.Structure):
 
 
 def library_candidates():
-    """Where _library looks, in order: the package's folder (an installed
-    package), $ATTN_BUILD_DIR/lib, this checkout's build*/lib."""
-    here = Path(__file__).resolve().parent
-    dirs = [here, here / "_lib"]
-    if os.environ.get("ATTN_BUILD_DIR"):
-        dirs.append(Path(os.environ["ATTN_BUILD_DIR"]) / "lib")
-    dirs += sorted(_REPO.glob("build*/lib"))
-    return [d / _LIB_NAME for d in dirs]
+    """Where _library looks: the compiler's library, as attn.compiler
+    loads it (attn._native: the wheel's libattn_compiler.so, else a build
+    tree's libattn-c.so)."""
+    return _native.candidates(**_native.COMPILER_LIB)
 
 
 _lib = None
@@ -86,7 +80,8 @@ def _library() -> ctypes.CDLL:
         str(p) for p in library_candidates())
     raise KernelNotAvailableError(
         f"{_OP}: CPU tensors need the compiler's CPU path, {_LIB_NAME} "
-        f"(build the AttnCAPI target; set ATTN_BUILD_DIR); looked in {where}")
+        f"(build the AttnCAPI target; set ATTN_BUILD_DIR) or the attn "
+        f"wheel's libattn_compiler.so; looked in {where}")
 
 
 def available() -> bool:
