@@ -6,6 +6,7 @@
 
 #include "attn/Execution/CPUExecutor.h"
 #include "attn/Execution/AttentionModule.h"
+#include "attn/Execution/HostRuntime.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -31,9 +32,6 @@ HostModule::compile(ModuleOp module) {
   registerLLVMDialectTranslation(*module.getContext());
 
   ExecutionEngineOptions options;
-  // Strided memref copies call into MLIR's C runner utilities.
-  SmallVector<StringRef> libs = {ATTN_MLIR_C_RUNNER_UTILS};
-  options.sharedLibPaths = libs;
   // `transformer` is a function_ref: the std::function it calls must
   // outlive ExecutionEngine::create (a temporary dangled; found by ASan).
   std::function<llvm::Error(llvm::Module *)> transformer =
@@ -42,6 +40,8 @@ HostModule::compile(ModuleOp module) {
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
     return engine.takeError();
+  // Strided memref copies call memrefCopy.
+  registerHostRuntimeSymbols(**engine);
   return std::unique_ptr<HostModule>(new HostModule(std::move(*engine)));
 }
 

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Execution/TensorFunctionRunner.h"
+#include "attn/Execution/HostRuntime.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Support/HostReference.h"
 
@@ -205,8 +206,6 @@ llvm::Error mlir::attn::runTensorFunction(ModuleOp module, StringRef entry,
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
   ExecutionEngineOptions options;
-  SmallVector<StringRef> libs = {ATTN_MLIR_C_RUNNER_UTILS};
-  options.sharedLibPaths = libs;
   // A function_ref: keep what it calls alive (see CPUExecutor.cpp).
   std::function<llvm::Error(llvm::Module *)> transformer =
       makeOptimizingTransformer(2, 0, nullptr);
@@ -214,6 +213,7 @@ llvm::Error mlir::attn::runTensorFunction(ModuleOp module, StringRef entry,
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
     return engine.takeError();
+  registerHostRuntimeSymbols(**engine);
 
   // The C interface takes a pointer to each descriptor; invokePacked a
   // pointer to each argument.
