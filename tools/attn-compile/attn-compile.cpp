@@ -315,6 +315,8 @@ static int compileMain(int argc, char **argv) {
     auto file = openInputFile(inputFile, &err);
     if (!file)
       return fail(err);
+    if (::attn::reportTooDeepNesting(*file))
+      return fail("cannot parse '" + inputFile + "'");
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
     module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
     if (!module)

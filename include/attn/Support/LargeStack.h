@@ -7,7 +7,8 @@
 // types such as tuple<tuple<...>>), so deeply nested input overflows an
 // 8 MiB main-thread stack and kills the process. The entry points that read
 // user IR (attn-opt, attn-compile, the Python bindings) parse and compile on
-// a thread with kLargeStackBytes instead. Header-only over llvm::thread,
+// a thread with kLargeStackBytes instead, after refusing text nested beyond
+// Nesting.h's limit (reportTooDeepNesting). Header-only over llvm::thread,
 // for code built against LLVM; the rest of lib/Support stays LLVM-free.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,11 @@
 #ifndef ATTN_SUPPORT_LARGESTACK_H
 #define ATTN_SUPPORT_LARGESTACK_H
 
+#include "attn/Support/Nesting.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/thread.h"
 
 #include <exception>
@@ -54,6 +60,27 @@ template <typename Fn> auto runOnLargeStack(Fn &&fn) -> decltype(fn()) {
     std::rethrow_exception(error);
   if constexpr (!std::is_void_v<Result>)
     return std::move(*result);
+}
+
+/// Prints "<file>:LINE:COL: error: ..." (without the source line, which may
+/// be megabytes long) and returns true when `buffer` nests deeper than
+/// kMaxNestingDepth (Nesting.h); the parser would take minutes.
+inline bool reportTooDeepNesting(const llvm::MemoryBuffer &buffer) {
+  size_t at = findTooDeepNesting(
+      std::string_view(buffer.getBufferStart(), buffer.getBufferSize()));
+  if (at == std::string_view::npos)
+    return false;
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(buffer.getMemBufferRef(), false),
+      llvm::SMLoc());
+  auto [line, col] = sourceMgr.getLineAndColumn(
+      llvm::SMLoc::getFromPointer(buffer.getBufferStart() + at));
+  llvm::errs() << buffer.getBufferIdentifier() << ":" << line << ":" << col
+               << ": error: nested deeper than " << kMaxNestingDepth
+               << " levels of brackets ({, (, [, <); attn refuses such "
+                  "input\n";
+  return true;
 }
 
 } // namespace attn

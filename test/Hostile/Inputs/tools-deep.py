@@ -1,5 +1,5 @@
 """Prints deeply nested MLIR on stdout, for the stack-depth tests.
-usage: tools-deep.py regions|tuple|scf DEPTH"""
+usage: tools-deep.py regions|tuple|scf|chain DEPTH"""
 import sys
 
 kind, n = sys.argv[1], int(sys.argv[2])
@@ -10,5 +10,8 @@ elif kind == "tuple":
 elif kind == "scf":  # registered ops: scf.execute_region inside a function
     print("func.func @f() {\n" + "scf.execute_region {\n" * n +
           "scf.yield\n}\n" + "scf.yield\n}\n" * (n - 1) + "return\n}")
+elif kind == "chain":  # no brackets, but the affine parser recurses per term
+    print("#map = affine_map<(d0) -> (" + " + ".join(["d0"] * n) + ")>\n"
+          "func.func private @f() attributes {m = #map}")
 else:
     sys.exit("unknown kind " + kind)
