@@ -3,7 +3,7 @@
 // dK and dV of a warp's keys stay in registers: wide heads do not fit.
 func.func @head_dim_256(%q: tensor<1x1x16x256xbf16>, %lse: tensor<1x1x16xf32>)
     -> tensor<1x1x16x256xbf16> {
-  // expected-error @+1 {{cannot be compiled for the GPU: head dims must be 32, 64 or 128 for the GPU backward kernels (got 256/256)}}
+  // expected-error @+1 {{cannot be compiled for the GPU: head dim 256 is not supported by the sm80-mma backward kernels: they take 32, 64 or 128 (dK and dV of a warp's 16 keys stay in registers) (family auto; and head dim 256 is not supported by the sm90a-wgmma backward kernels: they take 64 or 128 (whole 128-byte swizzle panels, dK and dV in registers))}}
   %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
       : tensor<1x1x16x256xbf16>, tensor<1x1x16x256xbf16>,
         tensor<1x1x16x256xbf16>, tensor<1x1x16x256xbf16>,
@@ -17,7 +17,7 @@ func.func @head_dim_256(%q: tensor<1x1x16x256xbf16>, %lse: tensor<1x1x16xf32>)
 
 func.func @f32(%q: tensor<1x1x16x64xf32>, %lse: tensor<1x1x16xf32>)
     -> tensor<1x1x16x64xf32> {
-  // expected-error @+1 {{cannot be compiled for the GPU: the GPU backward kernels take f16 or bf16 tensors}}
+  // expected-error @+1 {{cannot be compiled for the GPU: element type must be f16 or bf16 for the sm80-mma backward kernels, got f32 (f32 runs on the CPU path only)}}
   %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
       : tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>,
         tensor<1x1x16x64xf32>, tensor<1x1x16x64xf32>,
@@ -32,7 +32,7 @@ func.func @f32(%q: tensor<1x1x16x64xf32>, %lse: tensor<1x1x16xf32>)
 // The backward kernels mask bottom-right causal only.
 func.func @top_left(%q: tensor<1x1x16x64xbf16>, %lse: tensor<1x1x16xf32>)
     -> tensor<1x1x16x64xbf16> {
-  // expected-error @+1 {{cannot be compiled for the GPU: the backward kernels take no mask or a bottom-right causal mask}}
+  // expected-error @+1 {{cannot be compiled for the GPU: mask <causal_top_left> is not supported by the sm80-mma backward kernels: they align masks bottom-right}}
   %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
       mask <causal_top_left>
       : tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>,
@@ -47,7 +47,7 @@ func.func @top_left(%q: tensor<1x1x16x64xbf16>, %lse: tensor<1x1x16xf32>)
 
 func.func @window(%q: tensor<1x1x16x64xbf16>, %lse: tensor<1x1x16xf32>)
     -> tensor<1x1x16x64xbf16> {
-  // expected-error @+1 {{cannot be compiled for the GPU: the backward kernels take no mask or a bottom-right causal mask, not a window}}
+  // expected-error @+1 {{cannot be compiled for the GPU: mask <sliding> window [4, 0] is not supported by the sm80-mma backward kernels: they take no mask or a causal one}}
   %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
       mask <sliding> window [4, 0]
       : tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>,

@@ -7,16 +7,22 @@
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm80 sm90-schedule=dk-first" --split-input-file 2>&1 | FileCheck %s --check-prefix=SCHED80
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=auto chip=sm_80 stages=3" --split-input-file 2>&1 | FileCheck %s --check-prefix=STAGES80
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a stages=3 sm90-schedule=dk-first" --split-input-file 2>&1 | FileCheck %s --check-prefix=KNOBS
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm80 warp-rows=16" --split-input-file 2>&1 | FileCheck %s --check-prefix=WR
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a sm90-schedule=pingpong" --split-input-file 2>&1 | FileCheck %s --check-prefix=FWDSCHED
 // RUN: attn-opt %s --convert-attn-to-gpu="family=auto chip=sm_80" --split-input-file | FileCheck %s --check-prefix=AUTO80
 // RUN: attn-opt %s --convert-attn-to-gpu="family=auto" --split-input-file | FileCheck %s --check-prefix=AUTO90
 
-// CHIP: cannot be compiled with family=sm90a: the sm90a backward kernels need chip sm_90a (got sm_80)
+// CHIP: cannot be compiled for the GPU: chip 'sm_80' is not supported by the sm90a-wgmma backward kernels: they need sm_90a (wgmma and setmaxnreg are sm_90a-only)
 // BLOCKN: cannot be compiled for the GPU: block-n of the sm90a backward kernel must be 128, two consumer warpgroups of 64 keys (got 64)
 // BLOCKM: cannot be compiled for the GPU: block-m of the sm90a backward kernel must be 64 (got 32)
-// STAGES: cannot be compiled for the GPU: stages of the sm90a backward kernel must be 2 to 4 (got 5)
+// STAGES: cannot be compiled for the GPU: stages 5 is not supported by the sm90a-wgmma backward kernels: they take 2 to 4
 // SCHED: cannot be compiled for the GPU: sm90-schedule of the sm90a backward kernel must be dq-pipelined, dq-first or dk-first (got 'zigzag')
-// SCHED80: cannot be compiled for the GPU: sm90-schedule dk-first configures the sm90a-wgmma backward kernel, and family sm80 compiles the sm80-mma one here
-// STAGES80: cannot be compiled for the GPU: stages 3 configures the sm90a-wgmma backward kernel, and family auto compiles the sm80-mma one here (the sm90a backward kernels need chip sm_90a (got sm_80))
+// SCHED80: cannot be compiled for the GPU: sm90-schedule dk-first is not supported by the sm80-mma backward kernels: an sm90a-wgmma option
+// STAGES80: cannot be compiled for the GPU: stages 3 is not supported by the sm80-mma backward kernels: they take 2 (family auto; and chip 'sm_80' is not supported by the sm90a-wgmma backward kernels: they need sm_90a (wgmma and setmaxnreg are sm_90a-only))
+// Options of the forward kernels are refused, not dropped (a forward
+// schedule is the forward ops' only where the module has some).
+// WR: cannot be compiled for the GPU: warp-rows is not supported by the sm80-mma backward kernels: an sm80-mma forward option
+// FWDSCHED: cannot be compiled for the GPU: sm90-schedule of the sm90a backward kernel must be dq-pipelined, dq-first or dk-first (got 'pingpong')
 // The ring depth and the dQ schedule: the kernel's name and the launch
 // (the head-dim-32 split below fails with family=sm90a).
 // KNOBS: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_dkdv_n128m64s3_dkf
@@ -49,7 +55,7 @@ func.func @plain(%q: tensor<1x2x100x64xbf16>, %lse: tensor<1x2x100xf32>)
 // The sm80 backward takes head dim 32; the Hopper one 64 and 128 only.
 func.func @head_dim_32(%q: tensor<1x1x16x32xbf16>, %lse: tensor<1x1x16xf32>)
     -> tensor<1x1x16x32xbf16> {
-  // expected-error @+1 {{cannot be compiled with family=sm90a: the sm90a backward kernels take equal head dims of 64 or 128 (got 32/32)}}
+  // expected-error @+1 {{cannot be compiled for the GPU: head dim 32 is not supported by the sm90a-wgmma backward kernels: they take 64 or 128 (whole 128-byte swizzle panels, dK and dV in registers)}}
   %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
       : tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>,
         tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>,

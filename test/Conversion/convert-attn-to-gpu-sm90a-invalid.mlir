@@ -6,7 +6,7 @@
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a block-m=128 block-n=256 stages=4" 2>&1 | FileCheck %s --check-prefix=SMEM
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a block-m=192 block-n=256" 2>&1 | FileCheck %s --check-prefix=REGS
 
-// CHIP: cannot be compiled with family=sm90a: the sm90a-wgmma family needs chip sm_90a (wgmma and setmaxnreg are sm_90a-only), got 'sm_80'
+// CHIP: cannot be compiled for the GPU: chip 'sm_80' is not supported by the sm90a-wgmma forward kernels: they need sm_90a (wgmma and setmaxnreg are sm_90a-only)
 // FAMILY: convert-attn-to-gpu: family must be sm80, sm90a or auto, got 'sm75'
 // BLOCKN: block-n must be a multiple of 16 in [16, 256] for the sm90a-wgmma family, got 72
 // BLOCKM: block-m must be 64, 128 or 192 for the sm90a-wgmma family (64 query rows per consumer warpgroup), got 96
@@ -22,24 +22,8 @@ func.func @d64(%q: tensor<1x1x16x64xbf16>) -> tensor<1x1x16x64xbf16> {
 // -----
 
 func.func @d32(%q: tensor<1x1x16x32xbf16>) -> tensor<1x1x16x32xbf16> {
-  // expected-error @+1 {{cannot be compiled with family=sm90a: the sm90a-wgmma family takes head dims 64, 128 or 256 (whole 128-byte swizzle panels), got 32}}
+  // expected-error @+1 {{cannot be compiled for the GPU: head dim 32 is not supported by the sm90a-wgmma forward kernels: they take 64, 128 or 256 (whole 128-byte swizzle panels)}}
   %o = attn.attention %q, %q, %q
       : tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16> -> tensor<1x1x16x32xbf16>
   return %o : tensor<1x1x16x32xbf16>
-}
-
-// -----
-
-// score_mod ops without a PTX form are refused by this family as well,
-// naming the op.
-func.func @score_mod_sin(%q: tensor<1x1x16x64xbf16>) -> tensor<1x1x16x64xbf16> {
-  // expected-error @+1 {{cannot be compiled with family=sm90a: score_mod op 'math.sin' is not supported by the GPU kernels (they take arith ops and math.tanh, math.exp, math.exp2, math.absf)}}
-  %o = attn.attention %q, %q, %q mask <causal_top_left>
-      : tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16> -> tensor<1x1x16x64xbf16>
-      score_mod {
-  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-    %y = math.sin %s : f32
-    attn.yield %y : f32
-  }
-  return %o : tensor<1x1x16x64xbf16>
 }

@@ -97,7 +97,7 @@
 // AUTO: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2
 // AUTO-SAME: attn.tile_reason = "family auto chose sm90a-wgmma (chip sm_90a, the attention fits it); sm90a-wgmma heuristic"
 // SM80: attn.kernel = @attn_kernels::@attn_fwd_d128_bf16_causal_m128n64w4s2
-// SM80-SAME: attn.tile_reason = "family auto chose sm80-mma (the sm90a-wgmma family needs chip sm_90a (wgmma and setmaxnreg are sm_90a-only), got 'sm_80'); no tuning database (tuning-db, $ATTN_TUNING_DB)"
+// SM80-SAME: attn.tile_reason = "family auto chose sm80-mma (chip 'sm_80' is not supported by the sm90a-wgmma forward kernels: they need sm_90a (wgmma and setmaxnreg are sm_90a-only)); no tuning database (tuning-db, $ATTN_TUNING_DB)"
 // OPT: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m64n64s4
 // OPT-SAME: source = "option"
 // OPT-SAME: threads = 256

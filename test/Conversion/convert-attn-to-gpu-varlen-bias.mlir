@@ -13,7 +13,7 @@
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> i32
 // CHECK: scf.if
 // CHECK: scf.for
-// SM90A: cannot be compiled with family=sm90a: the sm90a-wgmma family does not implement the variable length (cu_seqlens) operands: its TMA tensor maps address dense [B, N, H, D] tensors (the sm80 family runs them)
+// SM90A: cannot be compiled for the GPU: variable length (cu_seqlens) is not supported by the sm90a-wgmma forward kernels: their TMA tensor maps address dense [B, N, H, D] tensors
 func.func @varlen(%q: tensor<400x8x64xbf16>, %k: tensor<500x2x64xbf16>,
                   %v: tensor<500x2x64xbf16>, %cq: tensor<4xi32>,
                   %ck: tensor<4xi32>) -> (tensor<400x8x64xbf16>, tensor<8x400xf32>) {
@@ -34,7 +34,7 @@ func.func @varlen(%q: tensor<400x8x64xbf16>, %k: tensor<500x2x64xbf16>,
 // CHECK-SAME: %arg22: i64, %arg23: !llvm.ptr<1>, %arg24: i64, %arg25: i64, %arg26: i64) kernel
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f16
 // CHECK: llvm.fpext %{{.*}} : f16 to f32
-// SM90A: cannot be compiled with family=sm90a: the sm90a-wgmma family does not implement the bias operand (the sm80 family runs it)
+// SM90A: cannot be compiled for the GPU: the bias operand is not supported by the sm90a-wgmma forward kernels
 func.func @bias(%q: tensor<2x4x256x64xf16>, %k: tensor<2x4x256x64xf16>,
                 %v: tensor<2x4x256x64xf16>, %b: tensor<1x4x256x256xf16>)
     -> tensor<2x4x256x64xf16> {

@@ -11,40 +11,56 @@
 
 #include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/HopperBackwardKernel.h"
+#include "attn/Conversion/AttnToGPU/KernelCapabilities.h"
 #include "attn/Conversion/AttnToGPU/TuningSpace.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 using namespace mlir;
 using namespace mlir::attn;
 
-LogicalResult mlir::attn::convertAttentionGradOps(ModuleOp module,
-                                                  gpu::GPUModuleOp kernels,
-                                                  StringRef chip,
-                                                  bool deterministic,
-                                                  int64_t blockM,
-                                                  int64_t blockN,
-                                                  StringRef family,
-                                                  int64_t stages,
-                                                  StringRef sm90Schedule) {
+LogicalResult mlir::attn::checkKernelName(Operation *op, StringRef name,
+                                          const llvm::StringSet<> &inputSymbols) {
+  if (!inputSymbols.contains(name))
+    return success();
+  return op->emitOpError()
+         << "cannot be compiled for the GPU: the input's gpu.module "
+            "@attn_kernels already holds a symbol named '"
+         << name << "', the name of the kernel generated for it";
+}
+
+LogicalResult mlir::attn::convertAttentionGradOps(
+    ModuleOp module, gpu::GPUModuleOp kernels, StringRef chip,
+    bool deterministic, int64_t blockM, int64_t blockN, StringRef family,
+    int64_t stages, StringRef sm90Schedule, int64_t warpRows, bool forwardOps,
+    const llvm::StringSet<> &inputSymbols) {
   // The forward kernels' schedules (the same option, as
-  // applyHopperSchedule reads them) leave the backward's.
+  // applyHopperSchedule reads them) are theirs where the module holds
+  // forward attentions too; else every name is the backward's to parse.
   HopperKernelConfig forwardScratch;
   bool backwardSchedule =
       !sm90Schedule.empty() &&
-      !applyHopperSchedule(forwardScratch, sm90Schedule).empty();
+      (!forwardOps ||
+       !applyHopperSchedule(forwardScratch, sm90Schedule).empty());
   SmallVector<AttentionGradOp> ops;
   module.walk([&](AttentionGradOp op) { ops.push_back(op); });
   OpBuilder b(module.getContext());
   for (AttentionGradOp op : ops) {
-    if (op.getWindow())
-      return op.emitOpError()
-             << "cannot be compiled for the GPU: the backward kernels take "
-                "no mask or a bottom-right causal mask, not a window";
-    if (op.getMask() != MaskKind::none && op.getMask() != MaskKind::causal)
-      return op.emitOpError()
-             << "cannot be compiled for the GPU: the backward kernels take "
-                "no mask or a bottom-right causal mask";
     FlashBackwardSpec spec = FlashBackwardSpec::fromOp(op);
+    // What the op and the options ask, checked against the capability
+    // table (KernelCapabilities.h); stages 2, the default, leaves the ring
+    // depth to the family.
+    KernelRequest request = KernelRequest::of(spec);
+    request.deterministic = deterministic;
+    request.stages = stages && stages != 2 ? stages : 0;
+    request.warpRows = warpRows != 0;
+    if (backwardSchedule)
+      request.sm90Schedule = sm90Schedule.str();
+    std::string why;
+    const KernelCapability *cap =
+        chooseKernelFamily(family, request, chip, why);
+    if (!cap)
+      return op.emitOpError() << "cannot be compiled for the GPU: " << why;
+    bool hopper = StringRef(cap->option) == "sm90a";
     FlashBackwardConfig config = chooseFlashBackwardConfig(spec, chip);
     config.deterministic = deterministic;
     if (blockM || blockN)
@@ -57,23 +73,11 @@ LogicalResult mlir::attn::convertAttentionGradOps(ModuleOp module,
         !why.empty())
       return op.emitOpError() << "cannot be compiled for the GPU: " << why;
     FlashBackwardKernelNames names = flashBackwardKernelNames(spec, config);
+    for (const std::string &name : {names.preprocess, names.dkdv,
+                                    names.convert, names.dqDeterministic})
+      if (!name.empty() && failed(checkKernelName(op, name, inputSymbols)))
+        return failure();
 
-    // The sm90a family replaces the dkdv kernel (the preprocess, convert
-    // and deterministic dq kernels stay the sm80 family's).
-    std::string hopperMissing = hopperBackwardSupports(spec, chip);
-    if (family == "sm90a" && !hopperMissing.empty())
-      return op.emitOpError()
-             << "cannot be compiled with family=sm90a: " << hopperMissing;
-    bool hopper = usesHopperBackward(spec, chip, family);
-    // The ring depth and dQ schedule are the sm90a dkdv kernel's knobs.
-    if (!hopper && (backwardSchedule || (stages && stages != 2)))
-      return op.emitOpError()
-             << "cannot be compiled for the GPU: "
-             << (backwardSchedule ? "sm90-schedule " + sm90Schedule.str()
-                                  : "stages " + std::to_string(stages))
-             << " configures the sm90a-wgmma backward kernel, and family "
-             << family << " compiles the sm80-mma one here"
-             << (hopperMissing.empty() ? "" : " (" + hopperMissing + ")");
     HopperBackwardConfig hopperConfig = chooseHopperBackwardConfig(spec);
     hopperConfig.deterministic = deterministic;
     int64_t dkdvThreads = config.threads();
@@ -99,6 +103,8 @@ LogicalResult mlir::attn::convertAttentionGradOps(ModuleOp module,
           !why.empty())
         return op.emitOpError() << "cannot be compiled for the GPU: " << why;
       std::string name = hopperBackwardKernelName(spec, hopperConfig);
+      if (failed(checkKernelName(op, name, inputSymbols)))
+        return failure();
       if (!kernels.lookupSymbol(name))
         emitHopperBackwardKernel(b, kernels, name, spec, hopperConfig);
       names.dkdv = "";

@@ -6,12 +6,14 @@
 
 #include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/HopperKernel.h"
+#include "attn/Conversion/AttnToGPU/KernelCapabilities.h"
 #include "attn/Conversion/AttnToGPU/TuningSpace.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Tuning/TuningDatabase.h"
 
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <cstdlib>
 
@@ -56,7 +58,7 @@ struct ConvertAttnToGPUPass
     }
     // Explicit tile options win; otherwise the tuning database, then the
     // heuristic. A bad database is a warning, never a failure.
-    bool fromOptions = blockM || blockN || warpRows;
+    bool fromOptions = blockM || blockN || warpRows || stages != 2;
     std::string dbPath = resolveTuningDatabasePath(tuningDb);
     std::string gpuName = tuningGpu;
     if (gpuName.empty())
@@ -76,14 +78,35 @@ struct ConvertAttnToGPUPass
       return signalPassFailure();
     }
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(module);
+    // Functions the input already holds in @attn_kernels: a generated
+    // kernel of the same name would silently be one of them.
+    llvm::StringSet<> inputSymbols;
+    for (Operation &f : kernels.getBody()->getOperations())
+      if (auto name =
+              f.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
+        inputSymbols.insert(name.getValue());
+    // A schedule name of the other direction's is for its ops only.
+    HopperKernelConfig scratch;
+    bool forwardSchedule =
+        !sm90Schedule.empty() && applyHopperSchedule(scratch, sm90Schedule)
+                                     .empty();
     OpBuilder b(module.getContext());
     for (AttentionOp op : ops) {
       op.expandScoreModSugar(); // the kernels clone the score_mod region
       FlashKernelSpec spec = FlashKernelSpec::fromOp(op);
-      std::string hopperMissing = hopperFamilySupports(spec, chip);
-      if (family == "sm90a" && !hopperMissing.empty()) {
-        op.emitOpError() << "cannot be compiled with family=sm90a: "
-                         << hopperMissing;
+      // What the op and the options ask, checked against the capability
+      // table (KernelCapabilities.h); stages 2, the default, leaves the
+      // ring depth to the family.
+      KernelRequest request = KernelRequest::of(spec);
+      request.stages = stages != 2 ? stages : 0;
+      request.warpRows = warpRows != 0;
+      if (forwardSchedule || !hasGrads)
+        request.sm90Schedule = sm90Schedule;
+      std::string familyWhy;
+      const KernelCapability *cap =
+          chooseKernelFamily(family, request, chip, familyWhy);
+      if (!cap) {
+        op.emitOpError() << "cannot be compiled for the GPU: " << familyWhy;
         return signalPassFailure();
       }
       // The database may pick the family as well as the tile
@@ -91,31 +114,39 @@ struct ConvertAttnToGPUPass
       TunedForwardLookup tuned;
       std::string reason = "no tuning database (tuning-db, $ATTN_TUNING_DB)";
       if (fromOptions)
-        reason = "block-m/block-n/warp-rows given";
+        reason = blockM || blockN || warpRows
+                     ? "block-m/block-n/warp-rows given"
+                     : "stages given";
       else if (!dbPath.empty()) {
         tuned = lookupTunedForwardKernel(op, spec, chip, family, db, gpuName);
         reason = "tuning database '" + dbPath + "': " + tuned.reason;
+        // An entry of a family that does not implement the options given
+        // (a schedule for sm80-mma) is not taken.
+        if (tuned.hopper || tuned.flash)
+          if (std::string why = unsupportedKernelFeature(
+                  kernelCapability(tuned.hopper ? "sm90a" : "sm80",
+                                   KernelDirection::Forward),
+                  request, chip);
+              !why.empty()) {
+            tuned = {};
+            reason += " (not taken: " + why + ")";
+          }
       }
-      bool hopper = tuned.hopper   ? true
+      bool hopper = tuned.hopper  ? true
                     : tuned.flash ? false
-                                  : family == "sm90a" ||
-                                        (family == "auto" &&
-                                         hopperMissing.empty() && !warpRows);
+                                  : StringRef(cap->option) == "sm90a";
       // Why this family (--explain, the manifest's tile_reason) when the
       // option left the choice to the pass and no database entry made it.
       if (family == "auto" && !tuned.hopper && !tuned.flash)
         reason = (hopper ? std::string("family auto chose sm90a-wgmma (chip "
                                        "sm_90a, the attention fits it); ")
-                         : "family auto chose sm80-mma (" +
-                               (hopperMissing.empty()
-                                    ? std::string("warp-rows is an sm80-mma "
-                                                  "option")
-                                    : hopperMissing) +
+                         : "family auto chose sm80-mma (" + familyWhy +
                                "); ") +
                  reason;
       if (hopper) {
         if (failed(convertWithHopperKernel(op, spec, kernels, b, tuned.hopper,
-                                           reason)))
+                                           reason, request.sm90Schedule,
+                                           inputSymbols)))
           return signalPassFailure();
         continue;
       }
@@ -138,6 +169,8 @@ struct ConvertAttnToGPUPass
         return signalPassFailure();
       }
       std::string name = flashKernelName(spec, config);
+      if (failed(checkKernelName(op, name, inputSymbols)))
+        return signalPassFailure();
       if (!kernels.lookupSymbol(name))
         emitFlashForwardKernel(b, kernels, name, spec, config);
 
@@ -162,9 +195,9 @@ struct ConvertAttnToGPUPass
       op->setAttr("attn.tile_reason", b.getStringAttr(reason));
     }
     if (hasGrads &&
-        failed(convertAttentionGradOps(module, kernels, chip, deterministic,
-                                       blockM, blockN, family, stages,
-                                       sm90Schedule)))
+        failed(convertAttentionGradOps(
+            module, kernels, chip, deterministic, blockM, blockN, family,
+            stages, sm90Schedule, warpRows, !ops.empty(), inputSymbols)))
       return signalPassFailure();
   }
 
@@ -174,7 +207,8 @@ struct ConvertAttnToGPUPass
   convertWithHopperKernel(AttentionOp op, const FlashKernelSpec &spec,
                           gpu::GPUModuleOp kernels, OpBuilder &b,
                           const std::optional<HopperKernelConfig> &tuned,
-                          std::string reason) {
+                          std::string reason, StringRef schedule,
+                          const llvm::StringSet<> &inputSymbols) {
     HopperKernelConfig config =
         tuned ? *tuned : chooseHopperKernelConfig(spec);
     // The heuristic's tile: say so instead of "no tuning database".
@@ -182,12 +216,12 @@ struct ConvertAttnToGPUPass
                                                        at != std::string::npos)
       reason = reason.substr(0, at) + "sm90a-wgmma heuristic";
     // Explicit schedule switches win over the database and the heuristic.
-    if (std::string why = applyHopperSchedule(config, sm90Schedule);
+    if (std::string why = applyHopperSchedule(config, schedule);
         !why.empty())
       return op.emitOpError() << why;
-    if (blockM || blockN) {
+    if (blockM || blockN || stages != 2) {
       config.source = "option";
-      reason = "block-m/block-n given";
+      reason = blockM || blockN ? "block-m/block-n given" : "stages given";
       if (blockM)
         config.blockM = blockM;
       if (blockN)
@@ -199,6 +233,8 @@ struct ConvertAttnToGPUPass
     if (std::string why = validateHopperKernel(spec, config); !why.empty())
       return op.emitOpError() << "cannot be compiled for the GPU: " << why;
     std::string name = hopperKernelName(spec, config);
+    if (failed(checkKernelName(op, name, inputSymbols)))
+      return failure();
     if (!kernels.lookupSymbol(name))
       emitHopperForwardKernel(b, kernels, name, spec, config);
     op->setAttr("attn.kernel",

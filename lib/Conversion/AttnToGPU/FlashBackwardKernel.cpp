@@ -18,12 +18,14 @@
 #include "KernelTiles.h"
 #include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
+#include "attn/Conversion/AttnToGPU/KernelCapabilities.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Twine.h"
 
 #include <cmath>
@@ -115,17 +117,26 @@ Value dqAccumulator(KernelBuilder &kb, Value region, Value seqQ) {
                 kb.zext64(paddedSeqQ(kb, seqQ)));
 }
 
-/// *ptr += {lo, hi} (two consecutive f32, 8-byte aligned) with one vector
-/// reduction (red.global.add.v2.f32, sm_90): half the atomic instructions
-/// of two scalar adds. LLVM's atomicrmw has no vector form for NVPTX.
-void atomicAddPairF32(KernelBuilder &kb, Value ptr, Value lo, Value hi) {
+/// *ptr += {lo, hi} (two consecutive f32, 8-byte aligned): with `paired`
+/// one vector reduction (red.global.add.v2.f32, sm_90 and newer), half the
+/// atomic instructions of two scalar adds (LLVM's atomicrmw has no vector
+/// form for NVPTX); else two red.global.add.f32.
+void atomicAddPairF32(KernelBuilder &kb, Value ptr, Value lo, Value hi,
+                      bool paired) {
   OpBuilder &b = kb.builder();
-  LLVM::InlineAsmOp::create(
-      b, kb.location(), TypeRange{}, ValueRange{ptr, lo, hi},
-      "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f",
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-      ArrayAttr());
+  auto red = [&](ValueRange operands, StringRef code, StringRef constraints) {
+    LLVM::InlineAsmOp::create(
+        b, kb.location(), TypeRange{}, operands, code, constraints,
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+        ArrayAttr());
+  };
+  if (paired) {
+    red({ptr, lo, hi}, "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f");
+    return;
+  }
+  red({ptr, lo}, "red.global.add.f32 [$0], $1;", "l,f");
+  red({ptr, hi}, "red.global.add.f32 [$0+4], $1;", "l,f");
 }
 
 Value loadF32(KernelBuilder &kb, Value ptr) {
@@ -640,7 +651,8 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
                    kb.sext64(colBase)));
         for (int64_t nt = 0; nt < dqTiles; ++nt) {
           Value pairPtr = kb.gep(rowPtr, b.getF32Type(), kb.i64(8 * nt));
-          atomicAddPairF32(kb, pairPtr, dq[nt][2 * h], dq[nt][2 * h + 1]);
+          atomicAddPairF32(kb, pairPtr, dq[nt][2 * h], dq[nt][2 * h + 1],
+                           config.pairedReductions);
         }
       });
     }
@@ -1053,7 +1065,10 @@ FlashBackwardSpec FlashBackwardSpec::fromOp(AttentionGradOp op) {
   spec.headDim = op.getHeadDim();
   spec.valueHeadDim = op.getValueHeadDim();
   spec.elementType = op.getQueryType().getElementType();
-  spec.causal = op.isCausal();
+  spec.mask = op.getMask();
+  spec.band = op.getMaskBand();
+  spec.causal =
+      !spec.band.topLeft && !spec.band.hasLeft() && spec.band.right == 0;
   spec.scale = op.getEffectiveScale();
   return spec;
 }
@@ -1070,7 +1085,11 @@ mlir::attn::chooseFlashBackwardConfig(const FlashBackwardSpec &spec,
   // beats the spill-free narrower tiles.
   config.blockN = 128;
   config.blockM = 64;
-  (void)chip; // one configuration for every sm_80+ chip so far
+  // red.global.add.v2.f32 needs sm_90: ptxas refuses it below.
+  unsigned sm = 0;
+  if (chip.starts_with("sm_"))
+    (void)chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10, sm);
+  config.pairedReductions = sm >= 90;
   return config;
 }
 
@@ -1102,26 +1121,18 @@ std::string
 mlir::attn::validateFlashBackward(const FlashBackwardSpec &spec,
                                   const FlashBackwardConfig &config,
                                   StringRef chip) {
-  auto pow2 = [](int64_t x) { return x > 0 && (x & (x - 1)) == 0; };
-  if (!spec.elementType || !(spec.elementType.isF16() ||
-                             spec.elementType.isBF16()))
-    return "the GPU backward kernels take f16 or bf16 tensors";
-  for (int64_t d : {spec.headDim, spec.valueHeadDim})
-    // dK and dV of a warp's 16 keys stay in registers: D + Dv floats per
-    // thread, too many beyond 128.
-    if (!pow2(d) || d < 32 || d > 128)
-      return "head dims must be 32, 64 or 128 for the GPU backward "
-             "kernels (got " +
-             std::to_string(spec.headDim) + "/" +
-             std::to_string(spec.valueHeadDim) + ")";
-  if (spec.headDim != spec.valueHeadDim)
-    return "the GPU backward kernels need equal head dims for Q/K and V";
-  if (!pow2(config.blockN) || config.blockN < 32 || config.blockN > 128)
-    return "block-n of the backward kernel must be 32, 64 or 128 (got " +
-           std::to_string(config.blockN) + ")";
-  if (config.blockM != 32 && config.blockM != 64)
-    return "block-m of the backward kernel must be 32 or 64 (got " +
-           std::to_string(config.blockM) + ")";
+  const KernelCapability &cap =
+      kernelCapability("sm80", KernelDirection::Backward);
+  if (std::string why =
+          unsupportedKernelFeature(cap, KernelRequest::of(spec), chip);
+      !why.empty())
+    return why;
+  if (!cap.blockN.contains(config.blockN))
+    return "block-n of the backward kernel must be " + cap.blockN.str() +
+           " (got " + std::to_string(config.blockN) + ")";
+  if (!cap.blockM.contains(config.blockM))
+    return "block-m of the backward kernel must be " + cap.blockM.str() +
+           " (got " + std::to_string(config.blockM) + ")";
   int64_t mTiles = config.blockM / 16;
   if (config.warps() < mTiles || config.warps() % mTiles ||
       (spec.headDim / 8 / (config.warps() / mTiles)) % 2)

@@ -5,10 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
+#include "attn/Conversion/AttnToGPU/KernelCapabilities.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Support/Chip.h"
-
-#include "ScoreModEmitter.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/xxhash.h"
@@ -27,6 +26,7 @@ FlashKernelSpec FlashKernelSpec::fromOp(AttentionOp op) {
   spec.valueHeadDim = op.getValueHeadDim();
   spec.elementType = op.getQueryType().getElementType();
   spec.causal = op.isCausal();
+  spec.mask = op.getMask();
   spec.band = op.getMaskBand();
   spec.scoreMod = op.getScoreModBlock();
   spec.scale = op.getEffectiveScale();
@@ -100,55 +100,31 @@ std::string mlir::attn::validateFlashKernel(const FlashKernelSpec &spec,
                                             const FlashKernelConfig &config,
                                             StringRef chip) {
   std::ostringstream os;
+  const KernelCapability &cap =
+      kernelCapability("sm80", KernelDirection::Forward);
+  if (std::string why =
+          unsupportedKernelFeature(cap, KernelRequest::of(spec), chip);
+      !why.empty())
+    return why;
   int64_t smemLimit = sharedMemoryPerBlock(chip);
-  if (smemLimit == 0) {
-    os << "chip '" << chip.str()
-       << "' is not supported: the tensor-core kernels need sm_80 or newer";
-    return os.str();
-  }
-  if (!spec.elementType || !(spec.elementType.isF16() ||
-                             spec.elementType.isBF16())) {
-    os << "element type must be f16 or bf16 for the GPU kernels (f32 runs on "
-          "the CPU path only)";
-    return os.str();
-  }
-  for (auto [name, d] : {std::pair<const char *, int64_t>{"head dim",
-                                                          spec.headDim},
-                         {"value head dim", spec.valueHeadDim}}) {
-    if (d < 8 || d > 256 || d % 8 != 0) {
-      os << name << " " << d
-         << " is not supported: the GPU kernels take multiples of 8 up to "
-            "256 (other than 16, 32, 64, 128 and 256 zero-padded to the next "
-            "of those)";
-      return os.str();
-    }
-  }
-  if (spec.scoreMod) {
-    if (std::string bad = unsupportedGpuScoreModOp(*spec.scoreMod);
-        !bad.empty()) {
-      os << "score_mod op '" << bad
-         << "' is not supported by the GPU kernels (they take arith ops and "
-            "math.tanh, math.exp, math.exp2, math.absf)";
-      return os.str();
-    }
-  }
   if (config.warpRows != 16 && config.warpRows != 32) {
     os << "warp-rows must be 16 or 32, got " << config.warpRows;
     return os.str();
   }
-  if (config.blockM < config.warpRows || config.blockM % config.warpRows != 0 ||
+  if (!cap.blockM.contains(config.blockM) ||
+      config.blockM % config.warpRows != 0 ||
       config.blockM / config.warpRows > 16) {
     os << "block-m must be a multiple of warp-rows (" << config.warpRows
        << ") with at most 16 warps, got " << config.blockM;
     return os.str();
   }
-  if (config.blockN < 16 || !llvm::isPowerOf2_64(config.blockN) ||
-      config.blockN > 256) {
-    os << "block-n must be a power of two in [16, 256], got " << config.blockN;
+  if (!cap.blockN.contains(config.blockN)) {
+    os << "block-n must be " << cap.blockN.str() << ", got " << config.blockN;
     return os.str();
   }
-  if (config.stages != 2) {
-    os << "stages must be 2 for the sm80 kernel family, got " << config.stages;
+  if (!cap.stages.contains(config.stages)) {
+    os << "stages must be " << cap.stages.str()
+       << " for the sm80-mma family, got " << config.stages;
     return os.str();
   }
   // Every thread copies whole 16-byte chunks of each tile.

@@ -45,6 +45,7 @@
 #include "WgmmaHelpers.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
 #include "attn/Conversion/AttnToGPU/HopperBackwardKernel.h"
+#include "attn/Conversion/AttnToGPU/KernelCapabilities.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -890,35 +891,27 @@ bool mlir::attn::usesHopperBackward(const FlashBackwardSpec &spec,
 
 std::string mlir::attn::hopperBackwardSupports(const FlashBackwardSpec &spec,
                                                StringRef chip) {
-  if (chip != "sm_90a")
-    return "the sm90a backward kernels need chip sm_90a (got " + chip.str() +
-           ")";
-  if (!spec.elementType ||
-      !(spec.elementType.isF16() || spec.elementType.isBF16()))
-    return "the sm90a backward kernels take f16 or bf16 tensors";
-  if (spec.headDim != spec.valueHeadDim ||
-      (spec.headDim != 64 && spec.headDim != 128))
-    return "the sm90a backward kernels take equal head dims of 64 or 128 "
-           "(got " +
-           std::to_string(spec.headDim) + "/" +
-           std::to_string(spec.valueHeadDim) + ")";
-  return "";
+  return unsupportedKernelFeature(
+      kernelCapability("sm90a", KernelDirection::Backward),
+      KernelRequest::of(spec), chip);
 }
 
 std::string
 mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
                                    const HopperBackwardConfig &config) {
+  const KernelCapability &cap =
+      kernelCapability("sm90a", KernelDirection::Backward);
   // Sᵀ is m64n<blockM>: dSᵀ is stored as one 128-byte swizzled row per key.
-  if (config.blockM != 64)
-    return "block-m of the sm90a backward kernel must be 64 (got " +
-           std::to_string(config.blockM) + ")";
-  if (config.blockN != 128)
-    return "block-n of the sm90a backward kernel must be 128, two consumer "
-           "warpgroups of 64 keys (got " +
+  if (!cap.blockM.contains(config.blockM))
+    return "block-m of the sm90a backward kernel must be " + cap.blockM.str() +
+           " (got " + std::to_string(config.blockM) + ")";
+  if (!cap.blockN.contains(config.blockN))
+    return "block-n of the sm90a backward kernel must be " + cap.blockN.str() +
+           ", two consumer warpgroups of 64 keys (got " +
            std::to_string(config.blockN) + ")";
-  if (config.stages < 2 || config.stages > 4)
-    return "stages of the sm90a backward kernel must be 2 to 4 (got " +
-           std::to_string(config.stages) + ")";
+  if (!cap.stages.contains(config.stages))
+    return "stages of the sm90a backward kernel must be " + cap.stages.str() +
+           " (got " + std::to_string(config.stages) + ")";
   // setmaxnreg only redistributes the 168 registers per thread that
   // 384 threads are launched with.
   if (config.producerRegisters + config.consumers() * config.consumerRegisters >

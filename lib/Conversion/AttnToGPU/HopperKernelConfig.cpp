@@ -5,8 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/AttnToGPU/HopperKernel.h"
-
-#include "ScoreModEmitter.h"
+#include "attn/Conversion/AttnToGPU/KernelCapabilities.h"
 
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/MathExtras.h"
@@ -21,34 +20,9 @@ using namespace mlir::attn;
 
 std::string mlir::attn::hopperFamilySupports(const FlashKernelSpec &spec,
                                              StringRef chip) {
-  if (chip != "sm_90a")
-    return "the sm90a-wgmma family needs chip sm_90a (wgmma and setmaxnreg "
-           "are sm_90a-only), got '" +
-           chip.str() + "'";
-  if (!spec.elementType ||
-      !(spec.elementType.isF16() || spec.elementType.isBF16()))
-    return "the sm90a-wgmma family takes f16 or bf16 only";
-  // Every mask and score_mod is built; the two operands whose addressing
-  // the TMA tensor maps do not cover are not (family=auto picks sm80).
-  if (spec.varlen)
-    return "the sm90a-wgmma family does not implement the variable length "
-           "(cu_seqlens) operands: its TMA tensor maps address dense [B, N, "
-           "H, D] tensors (the sm80 family runs them)";
-  if (spec.bias)
-    return "the sm90a-wgmma family does not implement the bias operand (the "
-           "sm80 family runs it)";
-  if (spec.scoreMod)
-    if (std::string bad = unsupportedGpuScoreModOp(*spec.scoreMod);
-        !bad.empty())
-      return "score_mod op '" + bad +
-             "' is not supported by the GPU kernels (they take arith ops "
-             "and math.tanh, math.exp, math.exp2, math.absf)";
-  for (int64_t d : {spec.headDim, spec.valueHeadDim})
-    if (d != 64 && d != 128 && d != 256)
-      return "the sm90a-wgmma family takes head dims 64, 128 or 256 (whole "
-             "128-byte swizzle panels), got " +
-             std::to_string(d);
-  return "";
+  return unsupportedKernelFeature(
+      kernelCapability("sm90a", KernelDirection::Forward),
+      KernelRequest::of(spec), chip);
 }
 
 std::pair<int64_t, int64_t> mlir::attn::hopperRegisterSplit(int64_t consumers,
@@ -170,23 +144,25 @@ std::string
 mlir::attn::validateHopperKernel(const FlashKernelSpec &spec,
                                  const HopperKernelConfig &config) {
   std::ostringstream os;
-  if (config.blockM != 64 && config.blockM != 128 && config.blockM != 192) {
-    os << "block-m must be 64, 128 or 192 for the sm90a-wgmma family (64 "
-          "query rows per consumer warpgroup), got "
+  const KernelCapability &cap =
+      kernelCapability("sm90a", KernelDirection::Forward);
+  if (!cap.blockM.contains(config.blockM)) {
+    os << "block-m must be " << cap.blockM.str()
+       << " for the sm90a-wgmma family (64 query rows per consumer "
+          "warpgroup), got "
        << config.blockM;
     return os.str();
   }
   // wgmma N of S = Q·Kᵀ: a multiple of 16 up to 256; TMA boxes take at
   // most 256 rows.
-  if (config.blockN < 16 || config.blockN > 256 || config.blockN % 16 != 0) {
-    os << "block-n must be a multiple of 16 in [16, 256] for the "
-          "sm90a-wgmma family, got "
-       << config.blockN;
+  if (!cap.blockN.contains(config.blockN)) {
+    os << "block-n must be " << cap.blockN.str()
+       << " for the sm90a-wgmma family, got " << config.blockN;
     return os.str();
   }
-  if (config.stages < 2 || config.stages > 8) {
-    os << "stages must be in [2, 8] for the sm90a-wgmma family, got "
-       << config.stages;
+  if (!cap.stages.contains(config.stages)) {
+    os << "stages must be " << cap.stages.str()
+       << " for the sm90a-wgmma family, got " << config.stages;
     return os.str();
   }
   if (config.exp2Emulated < 0 || config.exp2Emulated > 8) {

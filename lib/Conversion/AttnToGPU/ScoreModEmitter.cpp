@@ -386,15 +386,3 @@ mlir::attn::matchSoftcap(Block &scoreMod) {
     return std::nullopt;
   return std::make_pair(inner->second, outer->second);
 }
-
-std::string mlir::attn::unsupportedGpuScoreModOp(Block &scoreMod) {
-  for (Operation &op : scoreMod.without_terminator()) {
-    StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
-    if (dialect == "arith")
-      continue;
-    if (isa<math::TanhOp, math::ExpOp, math::Exp2Op, math::AbsFOp>(op))
-      continue;
-    return op.getName().getStringRef().str();
-  }
-  return "";
-}

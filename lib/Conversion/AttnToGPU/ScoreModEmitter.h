@@ -32,8 +32,8 @@ namespace mlir::attn {
 ///    positions from there);
 ///  * everything that reads the score, per element.
 /// math.tanh/exp/exp2 on f32 become their PTX approximations and math.absf
-/// abs.f32, so the kernel needs no libdevice; unsupportedGpuScoreModOp
-/// checked that nothing else but arith is in the block.
+/// abs.f32, so the kernel needs no libdevice; the verifier
+/// (isScoreModOp) admits nothing else but arith ops.
 class ScoreModTileEmitter {
 public:
   /// Positions are i32; `rows` are the thread's query rows of the tile.
@@ -111,11 +111,6 @@ std::optional<AdditiveScoreMod> matchAdditiveScoreMod(Block &scoreMod);
 
 /// tanh.approx.f32 of x.
 Value emitTanhApprox(OpBuilder &b, Location loc, Value x);
-
-/// The name of the first op of a score_mod block that the GPU kernels cannot
-/// emit ("" when there is none): they take arith ops and the math ops with a
-/// PTX form (tanh, exp, exp2, absf); anything else would need libdevice.
-std::string unsupportedGpuScoreModOp(Block &scoreMod);
 
 } // namespace mlir::attn
 

@@ -143,3 +143,41 @@ func.func @bias_rank(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x12x16xf32>, %v: te
       : tensor<2x4x8x16xf32>, tensor<2x2x12x16xf32>, tensor<2x2x12x16xf32> -> tensor<2x4x8x16xf32>
   return
 }
+
+// -----
+
+// A sequence is no longer than the packed tokens.
+func.func @varlen_max_q_over_tokens(%q: tensor<20x4x16xf32>, %k: tensor<30x2x16xf32>, %cq: tensor<3xi32>, %ck: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.attention' op expected max_seqlen_q (21) to be at most the packed tokens (20)}}
+  %o = attn.attention %q, %k, %k cu_seqlens(%cq, %ck) : tensor<3xi32>, tensor<3xi32> max [21, 12]
+      : tensor<20x4x16xf32>, tensor<30x2x16xf32>, tensor<30x2x16xf32> -> tensor<20x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @varlen_max_kv_huge(%q: tensor<20x4x16xf32>, %k: tensor<30x2x16xf32>, %cq: tensor<3xi32>, %ck: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.attention' op expected max_seqlen_kv (4611686018427387904) to be at most the packed tokens (30)}}
+  %o = attn.attention %q, %k, %k cu_seqlens(%cq, %ck) : tensor<3xi32>, tensor<3xi32> max [8, 4611686018427387904]
+      : tensor<20x4x16xf32>, tensor<30x2x16xf32>, tensor<30x2x16xf32> -> tensor<20x4x16xf32>
+  return
+}
+
+// -----
+
+// With dynamic token counts the i32 cu_seqlens still bound every length.
+func.func @varlen_max_dynamic_huge(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %cq: tensor<3xi32>, %ck: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.attention' op expected max_seqlen_q (4611686018427387904) to fit the i32 cu_seqlens}}
+  %o = attn.attention %q, %k, %k cu_seqlens(%cq, %ck) : tensor<3xi32>, tensor<3xi32> max [4611686018427387904, 8]
+      : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32> -> tensor<?x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @varlen_zero_query_heads(%q: tensor<20x0x16xf32>, %k: tensor<30x2x16xf32>, %cq: tensor<3xi32>, %ck: tensor<3xi32>) {
+  // expected-error @+1 {{'attn.attention' op expected query heads to be positive, got 0}}
+  %o = attn.attention %q, %k, %k cu_seqlens(%cq, %ck) : tensor<3xi32>, tensor<3xi32> max [8, 12]
+      : tensor<20x0x16xf32>, tensor<30x2x16xf32>, tensor<30x2x16xf32> -> tensor<20x0x16xf32>
+  return
+}

@@ -1111,3 +1111,104 @@ func.func @grad_lse_f32(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x12x16xf32>, %v:
       -> tensor<1x4x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32>
   return
 }
+
+// -----
+
+// score_mod holds what every back end compiles (isScoreModOp): arith, and
+// math.tanh/exp/exp2/absf on f32. Calls, loops, memory, printf and the
+// other math ops are refused here, not by one back end later.
+func.func private @helper(f32) -> f32
+
+func.func @score_mod_call(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected score_mod to hold only arith ops and math.tanh, math.exp, math.exp2, math.absf on f32, got 'func.call'}}
+  %o = attn.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-note @+1 {{this op}}
+    %r = func.call @helper(%s) : (f32) -> f32
+    attn.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+func.func @score_mod_while(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected score_mod to hold only arith ops and math.tanh, math.exp, math.exp2, math.absf on f32, got 'scf.while'}}
+  %o = attn.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-note @+1 {{this op}}
+    %r = scf.while (%x = %s) : (f32) -> f32 {
+      %c = arith.cmpf olt, %x, %x : f32
+      scf.condition(%c) %x : f32
+    } do {
+    ^bb0(%y: f32):
+      scf.yield %y : f32
+    }
+    attn.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+func.func @score_mod_alloc(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected score_mod to hold only arith ops and math.tanh, math.exp, math.exp2, math.absf on f32, got 'memref.alloca'}}
+  %o = attn.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-note @+1 {{this op}}
+    %m = memref.alloca() : memref<1xf32>
+    attn.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+func.func @score_mod_printf(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected score_mod to hold only arith ops and math.tanh, math.exp, math.exp2, math.absf on f32, got 'gpu.printf'}}
+  %o = attn.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-note @+1 {{this op}}
+    gpu.printf "%f", %s : f32
+    attn.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A math op without a PTX form (the GPU kernels would need libdevice).
+func.func @score_mod_sin(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected score_mod to hold only arith ops and math.tanh, math.exp, math.exp2, math.absf on f32, got 'math.sin'}}
+  %o = attn.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    // expected-note @+1 {{this op}}
+    %r = math.sin %s : f32
+    attn.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+func.func @score_mod_tanh_f64(%q: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected score_mod to hold only arith ops and math.tanh, math.exp, math.exp2, math.absf on f32, got 'math.tanh'}}
+  %o = attn.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %d = arith.extf %s : f32 to f64
+    // expected-note @+1 {{this op}}
+    %t = math.tanh %d : f64
+    %r = arith.truncf %t : f64 to f32
+    attn.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+func.func @zero_query_heads(%q: tensor<1x0x8x16xf32>, %k: tensor<1x2x12x16xf32>) {
+  // expected-error @+1 {{'attn.attention' op expected query heads to be positive, got 0}}
+  %o = attn.attention %q, %k, %k
+      : tensor<1x0x8x16xf32>, tensor<1x2x12x16xf32>, tensor<1x2x12x16xf32> -> tensor<1x0x8x16xf32>
+  return
+}

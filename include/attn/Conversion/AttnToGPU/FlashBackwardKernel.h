@@ -23,9 +23,12 @@
 #ifndef ATTN_CONVERSION_ATTNTOGPU_FLASHBACKWARDKERNEL_H
 #define ATTN_CONVERSION_ATTNTOGPU_FLASHBACKWARDKERNEL_H
 
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <string>
 
@@ -38,7 +41,11 @@ struct FlashBackwardSpec {
   int64_t headDim = 0;
   int64_t valueHeadDim = 0;
   Type elementType; // f16 or bf16
+  /// The band is exactly bottom-right causal (a window as wide as the
+  /// sequences is none); the table refuses other bands.
   bool causal = false;
+  MaskKind mask = MaskKind::none; // as written (for diagnostics)
+  MaskBand band;
   double scale = 1.0;
 
   static FlashBackwardSpec fromOp(AttentionGradOp op);
@@ -50,6 +57,9 @@ struct FlashBackwardConfig {
   int64_t blockM = 0; // query rows per step of the walk
   /// dQ by a separate kernel instead of atomic adds: bit-reproducible.
   bool deterministic = false;
+  /// dQ's atomic adds two floats at a time (red.global.add.v2.f32, sm_90
+  /// and newer); else one (red.global.add.f32).
+  bool pairedReductions = false;
   std::string source; // "heuristic" or "option"
 
   int64_t warps() const { return blockN / 16; }
@@ -100,20 +110,25 @@ void emitFlashBackwardKernels(OpBuilder &builder, gpu::GPUModuleOp module,
 /// convert-attn-to-gpu's part for attn.attention_grad: emits the backward
 /// kernels of every grad op of `module` into `kernels` and records them on
 /// the op (`attn.kernel` = the dkdv kernel, `attn.launch` with the ordered
-/// `launches`). Diagnoses configurations the kernels cannot do. `blockM` /
-/// `blockN` (0 = the heuristic's) override the dkdv kernel's tile. `family`
-/// sm80 keeps the sm80 dkdv kernel, sm90a takes the Hopper one
-/// (HopperBackwardKernel.h; a diagnostic where it cannot), auto the Hopper
-/// one where it can. `stages` (0 = the heuristic's) and `sm90Schedule`
-/// (dq-pipelined, dq-first or dk-first; "" or a forward schedule = the
-/// heuristic's) configure the Hopper dkdv kernel.
-LogicalResult convertAttentionGradOps(ModuleOp module,
-                                      gpu::GPUModuleOp kernels,
-                                      StringRef chip, bool deterministic,
-                                      int64_t blockM = 0, int64_t blockN = 0,
-                                      StringRef family = "sm80",
-                                      int64_t stages = 0,
-                                      StringRef sm90Schedule = "");
+/// `launches`). Diagnoses what the family cannot do (KernelCapabilities.h).
+/// `blockM` / `blockN` (0 = the heuristic's) override the dkdv kernel's
+/// tile. `family` sm80 keeps the sm80 dkdv kernel, sm90a takes the Hopper
+/// one (HopperBackwardKernel.h), auto the Hopper one where it can.
+/// `stages` (0 or 2 = the heuristic's) and `sm90Schedule` (dq-pipelined,
+/// dq-first or dk-first; a forward schedule is the forward ops' where
+/// `forwardOps`) configure the Hopper dkdv kernel; `warpRows` is refused.
+/// `inputSymbols` are the names @attn_kernels held before the pass.
+LogicalResult convertAttentionGradOps(
+    ModuleOp module, gpu::GPUModuleOp kernels, StringRef chip,
+    bool deterministic, int64_t blockM, int64_t blockN, StringRef family,
+    int64_t stages, StringRef sm90Schedule, int64_t warpRows, bool forwardOps,
+    const llvm::StringSet<> &inputSymbols);
+
+/// Fails with a diagnostic on `op` when `name`, a kernel generated for it,
+/// is one of `inputSymbols` (the input's own @attn_kernels functions), which
+/// would be compiled in its place.
+LogicalResult checkKernelName(Operation *op, StringRef name,
+                              const llvm::StringSet<> &inputSymbols);
 
 } // namespace mlir::attn
 

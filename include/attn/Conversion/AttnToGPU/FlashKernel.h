@@ -29,6 +29,7 @@ struct FlashKernelSpec {
   int64_t valueHeadDim = 0;
   Type elementType;     // f16 or bf16
   bool causal = false;  // exactly mask <causal> (bottom-right)
+  MaskKind mask = MaskKind::none; // as written (for diagnostics)
   MaskBand band;        // the keys each row sees (every mask kind)
   Block *scoreMod = nullptr; // the op's score_mod block (not owned), or none
   double scale = 1.0;   // applied to Q·Kᵀ

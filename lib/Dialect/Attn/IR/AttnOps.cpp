@@ -13,6 +13,8 @@
 #include "mlir/IR/OpImplementation.h"
 
 #include <cmath>
+#include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -60,7 +62,8 @@ LogicalResult checkScale(Operation *op, std::optional<APFloat> scale) {
 } // namespace
 
 MaskBand mlir::attn::getMaskBand(MaskKind kind,
-                                 std::optional<ArrayRef<int64_t>> window) {
+                                 std::optional<ArrayRef<int64_t>> window,
+                                 int64_t seqQ, int64_t seqKv) {
   MaskBand band;
   band.topLeft = kind == MaskKind::causal_top_left ||
                  kind == MaskKind::sliding_top_left;
@@ -79,7 +82,23 @@ MaskBand mlir::attn::getMaskBand(MaskKind kind,
     }
     break;
   }
+  // |key - d(row)| < Nq + Nk: a wider side bounds nothing, and leaving it
+  // out keeps d(row) + right from overflowing (the GPU kernels' i32).
+  int64_t wide = ShapedType::isDynamic(seqQ) || ShapedType::isDynamic(seqKv)
+                     ? kMaxMaskWindow
+                     : std::min(seqQ + seqKv, kMaxMaskWindow);
+  if (band.left >= wide)
+    band.left = -1;
+  if (band.right >= wide)
+    band.right = -1;
   return band;
+}
+
+bool mlir::attn::isScoreModOp(Operation &op) {
+  if (isa_and_nonnull<arith::ArithDialect>(op.getDialect()))
+    return true;
+  return isa<math::TanhOp, math::ExpOp, math::Exp2Op, math::AbsFOp>(op) &&
+         op.getOperand(0).getType().isF32();
 }
 
 Value mlir::attn::buildMaskVisible(OpBuilder &b, Location loc,
@@ -96,6 +115,8 @@ Value mlir::attn::buildMaskVisible(OpBuilder &b, Location loc,
   auto both = [&](Value cond) {
     visible = visible ? arith::AndIOp::create(b, loc, visible, cond) : cond;
   };
+  // getMaskBand bounds the sides by kMaxMaskWindow: d(i) ± side cannot
+  // overflow.
   auto shifted = [&](int64_t by) -> Value {
     if (by == 0)
       return diag;
@@ -176,6 +197,15 @@ LogicalResult verifyScoreModRegion(Operation *op, Region &region) {
   }
   if (!isa<YieldOp>(block.getTerminator()))
     return op->emitOpError() << "expected score_mod to end in attn.yield";
+  for (Operation &inner : block.without_terminator())
+    if (!isScoreModOp(inner)) {
+      InFlightDiagnostic d = op->emitOpError()
+                             << "expected score_mod to hold only "
+                             << kScoreModOps << ", got '" << inner.getName()
+                             << "'";
+      d.attachNote(inner.getLoc()) << "this op";
+      return d;
+    }
   return success();
 }
 } // namespace
@@ -252,6 +282,8 @@ LogicalResult verifyAttentionOperands(Operation *op, RankedTensorType q,
                       q.getDimSize(1))))
     return failure();
   int64_t hq = q.getDimSize(1), hkv = k.getDimSize(1);
+  if (!ShapedType::isDynamic(hq) && hq <= 0)
+    return emitOpError() << "expected query heads to be positive, got " << hq;
   if (!ShapedType::isDynamic(hkv) && hkv <= 0)
     return emitOpError() << "expected key heads to be positive, got " << hkv;
   if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
@@ -333,6 +365,9 @@ LogicalResult verifyVarlenOperands(AttentionOp op) {
                       q.getDimSize(0))))
     return failure();
   int64_t hq = q.getDimSize(1), hkv = k.getDimSize(1);
+  if (!ShapedType::isDynamic(hq) && hq <= 0)
+    return op.emitOpError() << "expected query heads to be positive, got "
+                            << hq;
   if (!ShapedType::isDynamic(hkv) && hkv <= 0)
     return op.emitOpError() << "expected key heads to be positive, got "
                             << hkv;
@@ -374,6 +409,20 @@ LogicalResult verifyVarlenOperands(AttentionOp op) {
   if (maxLen->size() != 2 || (*maxLen)[0] < 1 || (*maxLen)[1] < 1)
     return op.emitOpError() << "expected max to be two positive lengths "
                                "[max_seqlen_q, max_seqlen_kv]";
+  // No sequence is longer than the packed tokens, nor than an i32
+  // cu_seqlens entry can count.
+  for (auto [name, m, tokens] :
+       {std::tuple<StringRef, int64_t, int64_t>{"max_seqlen_q", (*maxLen)[0],
+                                                q.getDimSize(0)},
+        {"max_seqlen_kv", (*maxLen)[1], k.getDimSize(0)}}) {
+    if (!ShapedType::isDynamic(tokens) && m > std::max<int64_t>(tokens, 1))
+      return op.emitOpError()
+             << "expected " << name << " (" << m
+             << ") to be at most the packed tokens (" << tokens << ")";
+    if (m > std::numeric_limits<int32_t>::max())
+      return op.emitOpError() << "expected " << name << " (" << m
+                              << ") to fit the i32 cu_seqlens";
+  }
   if (op.getBias())
     return op.emitOpError() << "expected no bias with cu_seqlens (a packed "
                                "batch has no [B, H, Nq, Nk] bias layout)";

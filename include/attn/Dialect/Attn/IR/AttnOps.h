@@ -31,8 +31,25 @@ struct MaskBand {
   bool isNone() const { return !hasLeft() && !hasRight(); }
 };
 
-/// The band of `kind`; `window` is [left, right] for the sliding kinds.
-MaskBand getMaskBand(MaskKind kind, std::optional<ArrayRef<int64_t>> window);
+/// Window sides from this width on bound nothing where a sequence length
+/// is dynamic: sequences are shorter (the GPU kernels' positions are i32,
+/// and no key-range computation overflows below it).
+inline constexpr int64_t kMaxMaskWindow = int64_t(1) << 30;
+
+/// The band of `kind`; `window` is [left, right] for the sliding kinds. A
+/// side of at least Nq + Nk (kMaxMaskWindow where `seqQ` or `seqKv` is
+/// dynamic) is unbounded: every key lies within it.
+MaskBand getMaskBand(MaskKind kind, std::optional<ArrayRef<int64_t>> window,
+                     int64_t seqQ = ShapedType::kDynamic,
+                     int64_t seqKv = ShapedType::kDynamic);
+
+/// Whether `op` may appear in a score_mod region: what every back end
+/// compiles (the GPU kernels inline it without libdevice: arith ops, and
+/// math.tanh, math.exp, math.exp2, math.absf on f32).
+bool isScoreModOp(Operation &op);
+/// The ops isScoreModOp accepts, for diagnostics.
+inline constexpr const char *kScoreModOps =
+    "arith ops and math.tanh, math.exp, math.exp2, math.absf on f32";
 
 /// Emits the band's visibility test for absolute query row `row` and key
 /// `col` (index values) of an Nq x Nk problem: an i1, or null when every key

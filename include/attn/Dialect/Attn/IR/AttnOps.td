@@ -41,7 +41,9 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
     its block takes `(score: f32, b, h, q_idx, kv_idx: index)` (absolute
     positions; h is the query head) and yields the new f32 score with
     `attn.yield` (FlexAttention's score_mod). It may only use its arguments
-    and values it defines. `softcap = c` is sugar for the region
+    and values it defines, and only arith ops and math.tanh, math.exp,
+    math.exp2 and math.absf on f32 (what every back end compiles: no calls,
+    loops or memory). `softcap = c` is sugar for the region
     `c * tanh(score / c)` (Gemma 2, Grok).
 
     `bias`, when present, is an additive tensor [B|1, Hq|1, Nq, Nk] of the
@@ -119,9 +121,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
   let extraClassDeclaration = [{
     /// The scale actually applied to Q·Kᵀ: the attribute, or 1/sqrt(D).
     double getEffectiveScale();
-    /// The band of keys each query row sees.
+    /// The band of keys each query row sees (windows as wide as the
+    /// sequences unbounded).
     MaskBand getMaskBand() {
-      return ::mlir::attn::getMaskBand(getMask(), getWindow());
+      return ::mlir::attn::getMaskBand(getMask(), getWindow(),
+                                       getMaxSeqlenQ(), getMaxSeqlenKv());
     }
     /// The score_mod block, or null when scores are not modified (a
     /// `softcap` not yet expanded by expandScoreModSugar counts as none).
@@ -229,9 +233,12 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
   let extraClassDeclaration = [{
     /// The scale actually applied to Q·Kᵀ: the attribute, or 1/sqrt(D).
     double getEffectiveScale();
-    /// The band of keys each query row sees.
+    /// The band of keys each query row sees (windows as wide as the
+    /// sequences unbounded).
     MaskBand getMaskBand() {
-      return ::mlir::attn::getMaskBand(getMask(), getWindow());
+      return ::mlir::attn::getMaskBand(getMask(), getWindow(),
+                                       getQueryType().getDimSize(2),
+                                       getKeyType().getDimSize(2));
     }
     bool isCausal() { return getMask() == ::mlir::attn::MaskKind::causal; }
     RankedTensorType getQueryType() { return getQuery().getType(); }
