@@ -24,9 +24,25 @@ static llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-OwningOpRef<ModuleOp>
+llvm::Expected<OwningOpRef<ModuleOp>>
 mlir::attn::buildAttentionGradModule(MLIRContext &ctx,
                                      const ::attn::AttentionProblem &p) {
+  // What attn.attention_grad cannot express is refused here, by flag:
+  // the kernels would compute the gradients of another attention.
+  if (p.hasScoreMod())
+    return error(std::string(p.softcap > 0 ? "--softcap"
+                             : p.alibi     ? "--alibi"
+                                           : "a score_mod") +
+                 " is not supported with --backward: attn.attention_grad has "
+                 "no score modification (its gradients would be those of "
+                 "plain attention)");
+  if (p.isVarlen() || p.bias)
+    return error(std::string(p.bias ? "--bias" : "--seq-lens-q/--seq-lens-kv") +
+                 " is not supported with --backward: attn.attention_grad has "
+                 "no bias or cu_seqlens operand");
+  if (!p.withLse)
+    return error("--no-lse is not supported with --backward: the backward "
+                 "reads the forward's LSE");
   ctx.loadDialect<AttnDialect, func::FuncDialect>();
   OpBuilder b(&ctx);
   Location loc = b.getUnknownLoc();
@@ -48,16 +64,23 @@ mlir::attn::buildAttentionGradModule(MLIRContext &ctx,
       b.getFunctionType({q, k, v, o, o, lse}, {q, k, v}));
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
-  MaskKind mask = !p.causal   ? MaskKind::none
-                  : p.topLeft ? MaskKind::causal_top_left
-                              : MaskKind::causal;
+  // The mask as attn.attention's (AttentionModule.cpp): windows and the
+  // alignment too, for the conversion to implement or refuse.
+  MaskKind mask = MaskKind::none;
+  DenseI64ArrayAttr window;
+  if (p.windowLeft >= 0 || p.windowRight >= 0) {
+    mask = p.topLeft ? MaskKind::sliding_top_left : MaskKind::sliding;
+    window = b.getDenseI64ArrayAttr({p.windowLeft, p.rightBound()});
+  } else if (p.causal) {
+    mask = p.topLeft ? MaskKind::causal_top_left : MaskKind::causal;
+  }
   FloatAttr scale;
   if (p.scale)
     scale = b.getF32FloatAttr(static_cast<float>(*p.scale));
   auto grad = AttentionGradOp::create(
       b, loc, TypeRange{q, k, v}, body->getArgument(0), body->getArgument(1),
       body->getArgument(2), body->getArgument(3), body->getArgument(4),
-      body->getArgument(5), mask, scale);
+      body->getArgument(5), MaskKindAttr::get(&ctx, mask), window, scale);
   func::ReturnOp::create(b, loc, grad.getResults());
   return module;
 }
@@ -109,7 +132,15 @@ mlir::attn::compileAttentionGradKernels(ModuleOp module,
   ::attn::AttentionProblem &p = out.problem;
   p = problemShapeOf(op.getQueryType(), op.getKeyType(), op.getHeadDim(),
                      op.getValueHeadDim());
-  p.causal = op.isCausal();
+  // The band the kernels implement (a window as wide as the sequences is
+  // none), so that the manifest describes what they compute.
+  MaskBand band = op.getMaskBand();
+  p.topLeft = band.topLeft;
+  p.causal = !band.hasLeft() && band.right == 0;
+  if (!p.causal) {
+    p.windowLeft = band.left;
+    p.windowRight = band.right;
+  }
   p.scale = op.getEffectiveScale();
 
   AttnToPTXOptions pipeline;

@@ -332,10 +332,14 @@ static int compileMain(int argc, char **argv) {
       return fail("--backward does not support variable length "
                   "(--seq-lens-q) or --bias: attn.attention_grad has no "
                   "cu_seqlens or bias operand");
-    OwningOpRef<ModuleOp> built =
-        backward ? mlir::attn::buildAttentionGradModule(ctx, *problem)
-                 : mlir::attn::buildAttentionModule(ctx, *problem);
-    module = std::move(built);
+    if (backward) {
+      auto built = mlir::attn::buildAttentionGradModule(ctx, *problem);
+      if (!built)
+        return fail(llvm::toString(built.takeError()));
+      module = std::move(*built);
+    } else {
+      module = mlir::attn::buildAttentionModule(ctx, *problem);
+    }
   }
 
   mlir::attn::KernelCompileOptions options;

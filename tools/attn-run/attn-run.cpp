@@ -237,7 +237,10 @@ static int runBackwardOnGPU(const ::attn::AttentionProblem &p) {
   mlir::attn::registerAllDialects(registry);
   MLIRContext ctx(registry);
   ctx.printOpOnDiagnostic(false); // no out-of-context op dump in errors
-  OwningOpRef<ModuleOp> module = mlir::attn::buildAttentionGradModule(ctx, p);
+  auto built = mlir::attn::buildAttentionGradModule(ctx, p);
+  if (!built)
+    return fail(llvm::toString(built.takeError()));
+  OwningOpRef<ModuleOp> module = std::move(*built);
   mlir::attn::KernelCompileOptions options;
   options.chip = chip;
   options.blockM = blockM;

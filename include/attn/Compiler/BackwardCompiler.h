@@ -43,9 +43,11 @@ struct CompiledBackward {
 };
 
 /// Builds `func.func @attention_grad(q, k, v, o, do, lse) -> (dq, dk, dv)`
-/// on tensors of `problem`'s static shapes.
-OwningOpRef<ModuleOp> buildAttentionGradModule(MLIRContext &ctx,
-                                               const ::attn::AttentionProblem &p);
+/// on tensors of `problem`'s static shapes, with its mask and window; an
+/// error naming the flag for what attn.attention_grad cannot express (a
+/// score modification, bias, variable length, no LSE).
+llvm::Expected<OwningOpRef<ModuleOp>>
+buildAttentionGradModule(MLIRContext &ctx, const ::attn::AttentionProblem &p);
 
 /// Compiles the single attn.attention_grad of `module`.
 llvm::Expected<CompiledBackward>
