@@ -18,6 +18,7 @@
 #include "attn/Execution/AttentionModule.h"
 #include "attn/InitAll.h"
 #include "attn/Support/AttentionProblem.h"
+#include "attn/Support/LargeStack.h"
 #include "attn/Tuning/TuningDatabase.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -160,8 +161,10 @@ struct Session {
   }
 
   llvm::Expected<OwningOpRef<ModuleOp>> parse(llvm::StringRef text) {
-    sourceMgr.AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBufferCopy(text, "<input>"), llvm::SMLoc());
+    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(text, "<input>");
+    if (std::string why = ::attn::tooDeepNesting(*buffer); !why.empty())
+      return fail("cannot parse the MLIR input: " + why);
+    sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
     OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr,
                                                              ctx.get());
     if (!module)
@@ -446,7 +449,9 @@ char *run(const char *request,
     const json::Object *object = parsed->getAsObject();
     if (!object)
       return error("the request must be a JSON object");
-    return op(Request(*object));
+    // Deeply nested IR must be an error, not a stack overflow in the
+    // caller's (Python's) thread.
+    return ::attn::runOnLargeStack([&] { return op(Request(*object)); });
   }();
   if (!result)
     return copyOut(json::Object{{"error", llvm::toString(result.takeError())}});

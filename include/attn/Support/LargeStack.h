@@ -25,6 +25,7 @@
 
 #include <exception>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -62,25 +63,33 @@ template <typename Fn> auto runOnLargeStack(Fn &&fn) -> decltype(fn()) {
     return std::move(*result);
 }
 
-/// Prints "<file>:LINE:COL: error: ..." (without the source line, which may
-/// be megabytes long) and returns true when `buffer` nests deeper than
-/// kMaxNestingDepth (Nesting.h); the parser would take minutes.
-inline bool reportTooDeepNesting(const llvm::MemoryBuffer &buffer) {
+/// "<buffer>:LINE:COL: error: nested deeper than ..." when `buffer` nests
+/// deeper than kMaxNestingDepth (Nesting.h), on which the parser would take
+/// minutes; "" otherwise.
+inline std::string tooDeepNesting(const llvm::MemoryBuffer &buffer) {
   size_t at = findTooDeepNesting(
       std::string_view(buffer.getBufferStart(), buffer.getBufferSize()));
   if (at == std::string_view::npos)
-    return false;
+    return "";
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBuffer(buffer.getMemBufferRef(), false),
       llvm::SMLoc());
   auto [line, col] = sourceMgr.getLineAndColumn(
       llvm::SMLoc::getFromPointer(buffer.getBufferStart() + at));
-  llvm::errs() << buffer.getBufferIdentifier() << ":" << line << ":" << col
-               << ": error: nested deeper than " << kMaxNestingDepth
-               << " levels of brackets ({, (, [, <); attn refuses such "
-                  "input\n";
-  return true;
+  return buffer.getBufferIdentifier().str() + ":" + std::to_string(line) + ":" +
+         std::to_string(col) + ": error: nested deeper than " +
+         std::to_string(kMaxNestingDepth) +
+         " levels of brackets ({, (, [, <); attn refuses such input";
+}
+
+/// Prints tooDeepNesting's message (without the source line, which may be
+/// megabytes long) and returns true when there is one.
+inline bool reportTooDeepNesting(const llvm::MemoryBuffer &buffer) {
+  std::string why = tooDeepNesting(buffer);
+  if (!why.empty())
+    llvm::errs() << why << "\n";
+  return !why.empty();
 }
 
 } // namespace attn
