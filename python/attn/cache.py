@@ -396,6 +396,21 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
         compiler.compile(chip=spec.chip, **options, **fields,
                          **shape).write(directory)
         return
+    if spec.kind == "bwd" and variant.plain and compiler.available():
+        # The C API's attn-compile --backward (the wheel has no attn-compile).
+        options = dict(family=tile_family(spec.tile) if spec.tile
+                       else spec.family)
+        if spec.tile:  # a tuned tile: its family's knobs, as a hit sets them
+            try:
+                flags = backward_tile_options(parse_tile(spec.tile))
+            except ValueError as ex:
+                raise KernelNotAvailableError(f"{spec.name}: {ex}") from ex
+            options.update((f[2:].replace("-", "_"),
+                            int(v) if v.isdigit() else v)
+                           for f, v in zip(flags[::2], flags[1::2]))
+        compiler.compile_backward(out=directory, chip=spec.chip, **options,
+                                  **shape)
+        return
     if not variant.plain or (spec.tile and spec.kind == "fwd"):
         raise KernelNotAvailableError(
             f"{spec.name}: only the compiler bindings build mask/score_mod "
@@ -453,8 +468,11 @@ def _tile_options(tile: str) -> dict:
 
 
 def backward_compiler_available(tool: Optional[str] = None) -> bool:
-    """Whether attn-compile can write backward kernels (--backward)."""
+    """Whether backward kernels can be compiled here: the compiler's C API
+    (attn.compile_backward), or attn-compile with --backward."""
     from . import compiler
+    if tool is None and compiler.available():
+        return True
     tool = tool or compiler._find_tool("attn-compile", "ATTN_COMPILE")
     if tool is None:
         return False
