@@ -47,7 +47,11 @@ print("attn.torch.attention (compiled on first use): max |out - sdpa| =",
 qg = q.detach().clone().requires_grad_()
 try:
     attn.torch.attention(qg, k, v, causal=True).sum().backward()
-    print("backward: dq finite", bool(torch.isfinite(qg.grad).all()))
-except Exception as ex:  # the wheel has no attn-compile for backward kernels
+    qr = q.detach().clone().requires_grad_()
+    F.scaled_dot_product_attention(qr, k, v, is_causal=True).sum().backward()
+    print("backward: max |dq - sdpa dq| =",
+          f"{(qg.grad - qr.grad).abs().max().item():.4f}")
+except Exception as ex:  # print it, then the script ends with an error
     print("backward:", type(ex).__name__, str(ex).splitlines()[0][:300])
+    raise
 PY
