@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
 import shutil
@@ -28,6 +29,7 @@ import stat
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Dict, Optional
@@ -35,6 +37,9 @@ from typing import Callable, Dict, Optional
 from ._errors import CompileError, KernelNotAvailableError
 from .families import (FAMILY_OF_KEY, backward_tile_options, parse_tile,
                        tile_name, tile_family)
+
+# One line per kernel compiled on first use (logger "attn.cache").
+_log = logging.getLogger(__name__)
 
 PACK_FORMAT = "attn-kernel-pack/1"
 MANIFEST_FORMAT = "attn-kernel/1"
@@ -321,7 +326,10 @@ class KernelCache:
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{spec.name}-",
                                     dir=self.kernels))
         try:
+            started = time.monotonic()
             build(spec, tmp)
+            _log.info("compiled %s (%s) in %.2f s", spec.name, event,
+                      time.monotonic() - started)
             why = validate_kernel_dir(tmp, spec)
             if why is not None:
                 raise CompileError(f"{spec.name}: the kernel just built is "

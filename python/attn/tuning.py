@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -39,6 +40,9 @@ from ._errors import KernelNotAvailableError
 from ._native import PACKAGE_LIB
 from . import families as _families
 from .cache import KernelSpec, cache_root, pack_root, read_bounded, tile_name
+
+# One line per shape class tuned on first use (logger "attn.tuning").
+_log = logging.getLogger(__name__)
 
 # The database's name of each family the lookup can use (TuningKey::family).
 FAMILY_KEYS = dict(_families.KEY_NAMES)
@@ -498,5 +502,8 @@ def tune(spec: KernelSpec, shape: Shape, gpu: str = "", sms: int = 0,
     if selection.source != "tuning-db":
         raise TuneError(f"attn-tune ran but the database {path} has no "
                         f"entry for this shape: {selection.reason}")
-    return TuneResult(selection, bundle, log, time.monotonic() - started)
+    seconds = time.monotonic() - started
+    _log.info("tuned %s for %s in %.2f s: %s", spec.name, shape, seconds,
+              selection.reason)
+    return TuneResult(selection, bundle, log, seconds)
 

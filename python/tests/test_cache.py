@@ -334,3 +334,16 @@ def test_hostile_entry_files_do_not_hang(tmp_path, name, kind):
     assert "not a regular file" in done.stdout
     assert c.get(SPEC, "v1", _fake_build) == path
     assert c.events[-1] == ("rebuilt", SPEC.name)
+
+
+def test_first_use_compile_is_logged_once(tmp_path, caplog):
+    """A build logs one line with the kernel and the time; a hit logs
+    nothing."""
+    c = KernelCache(tmp_path / "c")
+    with caplog.at_level("INFO", logger="attn.cache"):
+        c.get(SPEC, "v1", _fake_build)
+        c.get(SPEC, "v1", _fake_build)
+    lines = [r.getMessage() for r in caplog.records if r.name == "attn.cache"]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"compiled {SPEC.name} (built) in ")
+    assert lines[0].endswith(" s")
