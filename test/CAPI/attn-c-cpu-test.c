@@ -142,6 +142,11 @@ int main(void) {
   printf("backward error below 1e-5: %d\n", backwardError() < 1e-5);
   printf("modules: %lld\n", (long long)attnCPUCompiledModules());
 
+  /* A score modification: its region ends in attn.yield. */
+  AttnCPUProblem capped = pr;
+  capped.softcap = 30.0;
+  show("softcap forward", attnCPUAttentionForward(&capped, q, k, v, out, lp));
+
   /* Errors come back as messages; nothing aborts. */
   show("no problem", attnCPUAttentionForward(NULL, q, k, v, out, lp));
   show("no q", attnCPUAttentionForward(&pr, NULL, k, v, out, lp));
