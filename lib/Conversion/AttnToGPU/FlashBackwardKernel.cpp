@@ -20,12 +20,12 @@
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
 #include "attn/Conversion/AttnToGPU/KernelCapabilities.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Support/Chip.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Twine.h"
 
 #include <cmath>
@@ -1086,10 +1086,8 @@ mlir::attn::chooseFlashBackwardConfig(const FlashBackwardSpec &spec,
   config.blockN = 128;
   config.blockM = 64;
   // red.global.add.v2.f32 needs sm_90: ptxas refuses it below.
-  unsigned sm = 0;
-  if (chip.starts_with("sm_"))
-    (void)chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10, sm);
-  config.pairedReductions = sm >= 90;
+  const ::attn::ChipInfo *info = ::attn::lookupChip(chip.str());
+  config.pairedReductions = info && info->sm >= 90;
   return config;
 }
 

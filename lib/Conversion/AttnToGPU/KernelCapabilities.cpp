@@ -7,6 +7,7 @@
 #include "attn/Conversion/AttnToGPU/KernelCapabilities.h"
 #include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
+#include "attn/Support/Chip.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -132,7 +133,8 @@ std::string mlir::attn::unsupportedKernelFeature(const KernelCapability &cap,
     return what + " is not supported by " + kernels +
            (detail.empty() ? std::string() : ": " + detail.str());
   };
-  if (cap.sm90aOnly ? chip != "sm_90a" : sharedMemoryPerBlock(chip) == 0)
+  if (cap.sm90aOnly ? !::attn::chipHasWgmma(chip.str())
+                    : sharedMemoryPerBlock(chip) == 0)
     return refuse("chip '" + chip.str() + "'",
                   cap.sm90aOnly ? "they need sm_90a (wgmma and setmaxnreg "
                                   "are sm_90a-only)"
