@@ -18,7 +18,9 @@
 #include "attn/Execution/AttentionModule.h"
 #include "attn/InitAll.h"
 #include "attn/Support/AttentionProblem.h"
+#include "attn/Support/Chip.h"
 #include "attn/Support/LargeStack.h"
+#include "attn/Support/OptionLimits.h"
 #include "attn/Tuning/TuningDatabase.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -234,6 +236,8 @@ llvm::Expected<mlir::attn::KernelCompileOptions>
 readOptions(const Request &r) {
   mlir::attn::KernelCompileOptions o;
   ATTN_READ(o.chip, r.string("chip", o.chip));
+  if (std::string why = ::attn::checkChip("chip", o.chip); !why.empty())
+    return error(why);
   ATTN_READ(o.features, r.string("features"));
   int64_t optLevel;
   ATTN_READ(optLevel, r.integer("opt_level", o.optLevel));
@@ -243,6 +247,16 @@ readOptions(const Request &r) {
   ATTN_READ(o.blockM, r.integer("block_m", o.blockM));
   ATTN_READ(o.blockN, r.integer("block_n", o.blockN));
   ATTN_READ(o.warpRows, r.integer("warp_rows", o.warpRows));
+  const std::string heuristic = " (0 = the heuristic)";
+  for (const std::string &why :
+       {::attn::checkRange("block_m", o.blockM, 0, ::attn::kMaxBlockSize,
+                           heuristic),
+        ::attn::checkRange("block_n", o.blockN, 0, ::attn::kMaxBlockSize,
+                           heuristic),
+        ::attn::checkRange("warp_rows", o.warpRows, 0, ::attn::kMaxWarpRows,
+                           heuristic)})
+    if (!why.empty())
+      return error(why);
   ATTN_READ(o.stages, r.integer("stages", o.stages));
   ATTN_READ(o.family, r.string("family", o.family));
   if (llvm::Error e = checkFamily("family", o.family))
@@ -389,6 +403,8 @@ llvm::Expected<json::Object> tuneBundle(const Request &r) {
     return error("'dir' (the bundle directory to write) is required");
   mlir::attn::KernelCompileOptions options;
   ATTN_READ(options.chip, r.string("chip", options.chip));
+  if (std::string why = ::attn::checkChip("chip", options.chip); !why.empty())
+    return error(why);
   ATTN_READ(options.ptxasPath, r.string("ptxas"));
   int64_t optLevel, jobs;
   ATTN_READ(optLevel, r.integer("opt_level", options.optLevel));

@@ -31,5 +31,7 @@ for chip in ("sm_90x", "sm_999", "sm_90a "):
     show(f"compile {chip!r}", lambda: attn.compile(chip=chip, assemble=False))
 show("opt sm_80a", lambda: attn.opt(attn.attention_mlir(head_dim=64),
                                     "attn-to-ptx{chip=sm_80a}"))
+show("compile block_m", lambda: attn.compile(block_m=4294967312,
+                                            assemble=False))
 show("compile sm_120a", lambda: attn.compile(chip="sm_120a", assemble=False))
 print("interpreter alive")
