@@ -1085,6 +1085,19 @@ mlir::attn::chooseFlashBackwardConfig(const FlashBackwardSpec &spec,
   // beats the spill-free narrower tiles.
   config.blockN = 128;
   config.blockM = 64;
+  // Chips with 99 KiB of shared memory per block (sm_86, sm_89) take
+  // narrower tiles at head dim 128: the first of these that fits.
+  for (auto [n, m] : {std::pair<int64_t, int64_t>{128, 64}, {64, 64},
+                      {64, 32}, {32, 32}}) {
+    FlashBackwardConfig c = config;
+    c.blockN = n;
+    c.blockM = m;
+    if (flashBackwardSharedMemoryBytes(spec, c) <= sharedMemoryPerBlock(chip) &&
+        validateFlashBackward(spec, c, chip).empty()) {
+      config = c;
+      break;
+    }
+  }
   // red.global.add.v2.f32 needs sm_90: ptxas refuses it below.
   const ::attn::ChipInfo *info = ::attn::lookupChip(chip.str());
   config.pairedReductions = info && info->sm >= 90;
