@@ -24,7 +24,7 @@ SITE="${SITE:-/tmp/attn-site}"
 STEPS="${1:-first-use figures}"
 mkdir -p "$OUT"
 echo "== $(nvidia-smi -L | head -1); $(python3 -c 'import torch; print("torch", torch.__version__)')"
-wheel="$(ls dist/attn-*.whl | head -1)"
+wheel="${WHEEL:-$(ls dist/attn-*.whl | head -1)}"
 echo "== installing $wheel ($(du -h "$wheel" | cut -f1)) into $SITE"
 python3 -m pip install -q --no-deps --no-index --target "$SITE" "$wheel" || exit 2
 export PYTHONPATH="$SITE" PYTHONUNBUFFERED=1
