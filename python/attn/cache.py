@@ -74,6 +74,9 @@ class KernelSpec:
     # family, "wg-m128n176s2-p" of the sm90a family); "" = the compiler's
     # choice (its heuristic).
     tile: str = ""
+    # Backward: dQ from its own kernel instead of atomic adds, so that
+    # reruns give bit-identical gradients (attn-compile --deterministic).
+    deterministic: bool = False
 
     @property
     def name(self) -> str:
@@ -86,6 +89,8 @@ class KernelSpec:
         name = f"{self.kind}-{dims}-{self.dtype}-{mask}-{scale}-{self.chip}"
         if self.alibi_heads:
             name += f"-h{self.alibi_heads}o{self.alibi_offset}"
+        if self.deterministic:
+            name += "-det"
         if self.family != "sm80":
             name += f"-{self.family}"
         if self.tile:
@@ -217,6 +222,9 @@ def validate_kernel_dir(path: Path, spec: KernelSpec) -> Optional[str]:
         why = _tile_matches(manifest, spec.tile)
         if why:
             return why
+    if direction == "backward" and bool((manifest.get("tile") or {}).get(
+            "deterministic")) != spec.deterministic:
+        return (f"manifest tile.deterministic is not {spec.deterministic}")
     scale = problem.get("scale")
     if not isinstance(scale, (int, float)) or not math.isclose(
             scale, spec.effective_scale(), rel_tol=1e-5):
@@ -381,7 +389,8 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
     """Compiles ``spec`` into ``directory`` with the compiler: the bindings
     for forward kernels, ``attn-compile --backward`` for backward ones (a
     tuned tile: its --block-m/--block-n, and sm90a's --stages and dQ
-    --sm90-schedule, attn.families.backward_tile_options)."""
+    --sm90-schedule, attn.families.backward_tile_options; a deterministic
+    spec: --deterministic)."""
     from . import compiler
     shape = dict(batch=1, heads_q=16, heads_kv=16, seq_q=CANONICAL_SEQ,
                  seq_kv=CANONICAL_SEQ, head_dim=spec.head_dim,
@@ -407,10 +416,11 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
     if spec.kind == "bwd" and variant.plain and compiler.available():
         # The C API's attn-compile --backward (the wheel has no attn-compile).
         options = dict(family=tile_family(spec.tile) if spec.tile
-                       else spec.family)
+                       else spec.family, deterministic=spec.deterministic)
         if spec.tile:  # a tuned tile: its family's knobs, as a hit sets them
             try:
-                flags = backward_tile_options(parse_tile(spec.tile))
+                flags = backward_tile_options(parse_tile(spec.tile),
+                                              spec.deterministic)
             except ValueError as ex:
                 raise KernelNotAvailableError(f"{spec.name}: {ex}") from ex
             options.update((f[2:].replace("-", "_"),
@@ -440,9 +450,12 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
                 f"{spec.name}: no backward kernel compiler: attn-compile "
                 f"({tool}) has no --backward flag yet")
         flags.append("--backward")
+        if spec.deterministic:
+            flags.append("--deterministic")
         if spec.tile:  # a tuned tile: its family's knobs, as a hit sets them
             try:
-                flags += backward_tile_options(parse_tile(spec.tile))
+                flags += backward_tile_options(parse_tile(spec.tile),
+                                               spec.deterministic)
             except ValueError as ex:
                 raise KernelNotAvailableError(f"{spec.name}: {ex}") from ex
     for key in ("batch", "heads_q", "heads_kv", "seq_q", "seq_kv",

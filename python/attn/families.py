@@ -189,21 +189,28 @@ def is_backward_schedule(schedule: str) -> bool:
     return schedule in _SM90A_BACKWARD_SUFFIXES
 
 
-def backward_tile_options(tile: Dict[str, Union[int, str, bool]]) -> List[str]:
+def backward_tile_options(tile: Dict[str, Union[int, str, bool]],
+                          deterministic: bool = False) -> List[str]:
     """attn-compile --backward's flags for a parsed backward tile (the
     ones lookupBackwardTile sets from a hit; --family is the tile's):
     sm80 --block-m/--block-n;
     sm90a --block-m/--block-n (64/128), --stages and --sm90-schedule (the
-    dQ schedule). A deterministic tile is refused: the op's backward
-    accumulates dQ atomically, so its key never holds one."""
+    dQ schedule). The dQ mode is the caller's (``deterministic``:
+    attn-compile --deterministic), and an sm90a tile's schedule must be of
+    that mode: "-det" exactly for the deterministic kernels (its key
+    holds no other, the atomic key none of them)."""
     flags = ["--block-m", str(tile["block_m"]), "--block-n",
              str(tile["block_n"])]
     if tile["family"] != "sm90a":
         return flags
     schedule = str(tile["schedule"])
-    if schedule == "deterministic":
+    if schedule == "deterministic" and not deterministic:
         raise ValueError("a deterministic backward tile (-det) is not one the "
-                         "op's backward (atomic dQ) uses")
+                         "atomic-dQ backward uses")
+    if deterministic and schedule != "deterministic":
+        raise ValueError(f"the deterministic backward takes sm90a tiles of "
+                         f"the deterministic dQ schedule (-det), got "
+                         f"{schedule!r}")
     if schedule not in _SM90A_BACKWARD_SUFFIXES:
         raise ValueError(f"the sm90a backward kernel's dQ schedule must be "
                          f"dq-pipelined, dq-first or dk-first, got "
