@@ -263,8 +263,10 @@ def _device_index(q: Tensor) -> int:
 
 
 def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
-                    scale: Optional[float], vkey: str, chip: str):
-    """The KernelSpec (heuristic tile) and run-time Shape of a call."""
+                    scale: Optional[float], vkey: str, chip: str,
+                    deterministic: bool = False):
+    """The KernelSpec (heuristic tile) and run-time Shape of a call
+    (``deterministic``: a backward's dQ mode)."""
     variant = parse_variant(causal, vkey)
     B, Hq, Nq, D = q.shape
     Hkv, Nk = k.shape[1], k.shape[2]
@@ -279,12 +281,14 @@ def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
     spec = KernelSpec(kind, int(D), int(v.shape[3]), _DTYPE_NAMES[q.dtype],
                       bool(causal), None if scale is None else float(scale),
                       chip, variant=vkey, alibi_heads=alibi_heads,
-                      alibi_offset=alibi_offset, family=_family)
+                      alibi_offset=alibi_offset, family=_family,
+                      deterministic=kind == "bwd" and bool(deterministic))
     shape = _tuning.Shape(int(B), int(Hq), int(Hkv), int(Nq), int(Nk))
     return spec, shape
 
 
-def _launcher_key(kind, q, k, v, causal, scale, vkey, index) -> tuple:
+def _launcher_key(kind, q, k, v, causal, scale, vkey, index,
+                  deterministic=False) -> tuple:
     """What decides the kernel: its specialisation and, for the tuning
     database, the heads ratio and sequence buckets (ALiBi: Hq, Nk - Nq)."""
     Hq, Nq = q.shape[1], q.shape[2]
@@ -294,17 +298,19 @@ def _launcher_key(kind, q, k, v, causal, scale, vkey, index) -> tuple:
             _family,
             Hq // max(1, Hkv), _tuning.sequence_bucket(Nq),
             _tuning.sequence_bucket(Nk),
-            (Hq, Nk - Nq) if vkey.endswith(",1") else None)  # ALiBi
+            (Hq, Nk - Nq) if vkey.endswith(",1") else None,  # ALiBi
+            deterministic)
 
 
 def _select(kind: str, spec: KernelSpec, shape, index: int):
     """The database's tile for a call's shape class, else the heuristic's
-    (attn.tuning.select), forward and backward; never fails a call. The
-    backward kernels accumulate dQ atomically (compile_spec passes no
-    --deterministic), so their key is the non-deterministic one."""
+    (attn.tuning.select), forward and backward; never fails a call. A
+    backward is looked up under its dQ mode's key (spec.deterministic:
+    atomic dQ, or deterministic)."""
     try:
         gpu, sms = _device_info(index)
-        return _tuning.select(spec, shape, gpu, sms, deterministic=False)
+        return _tuning.select(spec, shape, gpu, sms,
+                              deterministic=spec.deterministic)
     except Exception as ex:  # a broken database never breaks a call
         return _tuning.Selection(spec.resolved(), "heuristic",
                                  f"{_families.resolve_reason(spec)}; lookup "
@@ -312,16 +318,19 @@ def _select(kind: str, spec: KernelSpec, shape, index: int):
 
 
 def _launcher(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
-              scale: Optional[float], vkey: str = "") -> _Launcher:
+              scale: Optional[float], vkey: str = "",
+              deterministic: bool = False) -> _Launcher:
     index = _device_index(q)
-    key = _launcher_key(kind, q, k, v, causal, scale, vkey, index)
+    key = _launcher_key(kind, q, k, v, causal, scale, vkey, index,
+                        deterministic)
     launcher = _launchers.get(key)
     if launcher is None:
         with _launchers_lock:
             launcher = _launchers.get(key)
             if launcher is None:
                 spec, shape = _spec_and_shape(kind, q, k, v, causal, scale,
-                                              vkey, _chip(index))
+                                              vkey, _chip(index),
+                                              deterministic)
                 launcher, selection = _load(_select(kind, spec, shape, index),
                                             index, kind == "bwd",
                                             spec.resolved())
@@ -413,8 +422,10 @@ def _backward_kernels_missing() -> Optional[str]:
 
 def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
               lse: Tensor, causal: bool, scale: Optional[float],
-              vkey: str = "") -> Tuple[Tensor, Tensor, Tensor]:
-    """dQ, dK, dV with attn's backward kernels (recomputation from LSE)."""
+              vkey: str = "", deterministic: bool = False
+              ) -> Tuple[Tensor, Tensor, Tensor]:
+    """dQ, dK, dV with attn's backward kernels (recomputation from LSE;
+    ``deterministic``: dQ without atomics, bit-identical over reruns)."""
     _check_backward_variant(causal, vkey)
     missing = _backward_kernels_missing()
     if missing is not None:
@@ -431,7 +442,8 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
     if Nq == 0 or Nk == 0 or B * Hq == 0:
         return dq.zero_(), dk.zero_(), dv.zero_()
     try:
-        launcher = _launcher("bwd", q, k, v, causal, scale, vkey)
+        launcher = _launcher("bwd", q, k, v, causal, scale, vkey,
+                             deterministic)
     except KernelNotAvailableError as ex:
         raise NotImplementedError(f"{_OP} backward: {ex}") from ex
     args, ref = launcher.args()
@@ -456,13 +468,14 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
 @torch.library.custom_op(
     "attn::attention", mutates_args=(),
     schema="(Tensor q, Tensor k, Tensor v, bool causal, float? scale, "
-           "str variant=\"\") -> (Tensor, Tensor)")
-def _attention_op(q, k, v, causal, scale, variant=""):
+           "str variant=\"\", bool deterministic=False) -> (Tensor, Tensor)")
+def _attention_op(q, k, v, causal, scale, variant="", deterministic=False):
+    # (deterministic is the backward's dQ mode: see _setup_context.)
     return _forward(q, k, v, causal, scale, variant)
 
 
 @_attention_op.register_kernel("cpu")
-def _attention_cpu(q, k, v, causal, scale, variant=""):
+def _attention_cpu(q, k, v, causal, scale, variant="", deterministic=False):
     # The compiler's own CPU path (attn.cpu): JIT-compiled once per problem.
     _check_shapes(q, k, v)
     return _cpu.forward(q, k, v, _kernel_scale(scale, q.shape[3]),
@@ -470,7 +483,7 @@ def _attention_cpu(q, k, v, causal, scale, variant=""):
 
 
 @_attention_op.register_fake
-def _attention_fake(q, k, v, causal, scale, variant=""):
+def _attention_fake(q, k, v, causal, scale, variant="", deterministic=False):
     _check_shapes(q, k, v)
     parse_variant(causal, variant)
     B, Hq, Nq, _ = q.shape
@@ -482,16 +495,18 @@ def _attention_fake(q, k, v, causal, scale, variant=""):
 @torch.library.custom_op(
     "attn::attention_backward", mutates_args=(),
     schema="(Tensor grad_out, Tensor q, Tensor k, Tensor v, Tensor out, "
-           "Tensor lse, bool causal, float? scale, str variant=\"\") -> "
-           "(Tensor, Tensor, Tensor)")
+           "Tensor lse, bool causal, float? scale, str variant=\"\", "
+           "bool deterministic=False) -> (Tensor, Tensor, Tensor)")
 def _attention_backward_op(grad_out, q, k, v, out, lse, causal, scale,
-                           variant=""):
-    return _backward(grad_out, q, k, v, out, lse, causal, scale, variant)
+                           variant="", deterministic=False):
+    return _backward(grad_out, q, k, v, out, lse, causal, scale, variant,
+                     deterministic)
 
 
 @_attention_backward_op.register_kernel("cpu")
 def _attention_backward_cpu(grad_out, q, k, v, out, lse, causal, scale,
-                            variant=""):
+                            variant="", deterministic=False):
+    # The CPU path has no atomics: deterministic either way.
     _check_shapes(q, k, v)
     return _cpu.backward(grad_out, q, k, v, out, lse,
                          _kernel_scale(scale, q.shape[3]),
@@ -500,7 +515,7 @@ def _attention_backward_cpu(grad_out, q, k, v, out, lse, causal, scale,
 
 @_attention_backward_op.register_fake
 def _attention_backward_fake(grad_out, q, k, v, out, lse, causal, scale,
-                             variant=""):
+                             variant="", deterministic=False):
     return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
 
 
@@ -512,6 +527,7 @@ def _setup_context(ctx, inputs, output):
     ctx.causal = causal
     ctx.scale = scale
     ctx.variant = inputs[5] if len(inputs) > 5 else ""
+    ctx.deterministic = bool(inputs[6]) if len(inputs) > 6 else False
     ctx.num_inputs = len(inputs)
 
 
@@ -521,7 +537,8 @@ def _autograd_backward(ctx, grad_out, grad_lse):
     q, k, v, out, lse = ctx.saved_tensors
     _check_backward_variant(ctx.causal, ctx.variant, q.device.type == "cpu")
     dq, dk, dv = torch.ops.attn.attention_backward(
-        grad_out, q, k, v, out, lse, ctx.causal, ctx.scale, ctx.variant)
+        grad_out, q, k, v, out, lse, ctx.causal, ctx.scale, ctx.variant,
+        ctx.deterministic)
     return (dq, dk, dv) + (None,) * (ctx.num_inputs - 3)
 
 
@@ -643,7 +660,7 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
               mask_align: str = "bottom_right",
               window: Optional[Tuple[int, int]] = None,
               softcap: Optional[float] = None, alibi: bool = False,
-              tune: Optional[bool] = None):
+              tune: Optional[bool] = None, deterministic: bool = False):
     """softmax(q·kᵀ·scale [+ mask])·v with attn's FlashAttention kernels: a
     drop-in for ``F.scaled_dot_product_attention(q, k, v, is_causal=causal,
     scale=scale)`` (with GQA through the head counts; SDPA's ``is_causal``
@@ -669,6 +686,10 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
       tune: tune this call's shape class on first use when the tuning
         database has no entry (attn.tuning; default: $ATTN_TUNE == "1").
         Ignored under torch.compile.
+      deterministic: gradients bit-identical over reruns: the backward's
+        dQ from its own kernel instead of atomic adds (attn-compile
+        --backward --deterministic; a kernel of its own, "-det"). The
+        forward is the same. CPU tensors are deterministic either way.
 
     Gradients: the backward kernels cover no mask and bottom-right causal
     masks without softcap/ALiBi; other variants raise NotImplementedError
@@ -678,6 +699,9 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
       out [B, Hq, Nq, Dv] (contiguous), or (out, lse).
     """
     causal, vkey = _variant_key(causal, mask_align, window, softcap, alibi)
+    if not isinstance(deterministic, bool):
+        raise TypeError(f"{_OP}: deterministic must be a bool, got "
+                        f"{deterministic!r}")
     if (tune or (tune is None and _TUNE_FROM_ENV)) and not _is_compiling():
         _tune_once(q, k, v, causal, scale, vkey)
     key = None
@@ -725,7 +749,7 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
             entries[key] = _fast_entry(q, k, v, bool(causal), scale, vkey)
     else:
         out, lse = torch.ops.attn.attention(q, k, v, bool(causal), scale,
-                                            vkey)
+                                            vkey, deterministic)
     return (out, lse) if return_lse else out
 
 
@@ -760,9 +784,11 @@ def explain(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
             scale: Optional[float] = None, mask_align: str = "bottom_right",
             window: Optional[Tuple[int, int]] = None,
             softcap: Optional[float] = None, alibi: bool = False,
-            backward: bool = False) -> KernelChoice:
+            backward: bool = False, deterministic: bool = False
+            ) -> KernelChoice:
     """The kernel ``attention(q, k, v, ...)`` with these arguments uses (the
-    backward kernel with ``backward=True``): loads it as a call would."""
+    backward kernel with ``backward=True``, of the dQ mode
+    ``deterministic`` says): loads it as a call would."""
     causal, vkey = _variant_key(causal, mask_align, window, softcap, alibi)
     _check_shapes(q, k, v, "attn.torch.explain")
     if scale is not None:
@@ -774,9 +800,10 @@ def explain(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
     if backward:
         _check_backward_variant(causal, vkey)
     kind = "bwd" if backward else "fwd"
-    launcher = _launcher(kind, q, k, v, causal, scale, vkey)
+    deterministic = backward and bool(deterministic)
+    launcher = _launcher(kind, q, k, v, causal, scale, vkey, deterministic)
     sel = _selections[_launcher_key(kind, q, k, v, causal, scale, vkey,
-                                    _device_index(q))]
+                                    _device_index(q), deterministic)]
     manifest = launcher.kernel.manifest
     return KernelChoice(launcher.spec.name, launcher.kernel.dir,
                         manifest.get("entry", ""), manifest.get("tile", {}),
