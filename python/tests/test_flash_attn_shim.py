@@ -1,0 +1,174 @@
+"""attn.flash_attn_shim (FlashAttention's flash_attn_func API over
+attn.torch.attention) on CPU tensors, the compiler's CPU path, against a
+float64 reference with FlashAttention's semantics ([B, N, H, D],
+bottom-right masks, the original head dim's scale)."""
+
+import math
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from attn import cpu as attn_cpu  # noqa: E402
+
+if attn_cpu._library() is None:
+    pytest.skip("the compiler's CPU path (libattn-c.so) is not built",
+                allow_module_level=True)
+
+import attn.torch as attn_torch  # noqa: E402
+from attn import flash_attn_shim as fa  # noqa: E402
+
+
+def reference(q, k, v, causal=False, window=(-1, -1), softcap=0.0,
+              scale=None, alibi_slopes=None):
+    """FlashAttention's attention_ref in float64 ([B, N, H, D])."""
+    q, k, v = (t.double().transpose(1, 2) for t in (q, k, v))
+    g = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
+    nq, nk = q.shape[2], k.shape[2]
+    s = q @ k.transpose(-1, -2) * (scale or q.shape[-1] ** -0.5)
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    i = torch.arange(nq)[:, None] + nk - nq  # bottom-right diagonal
+    j = torch.arange(nk)[None, :]
+    if alibi_slopes is not None:
+        s = s - alibi_slopes.double()[:, None, None] * (i - j).abs()
+    left, right = window[0], 0 if causal else window[1]
+    keep = torch.ones(nq, nk, dtype=torch.bool)
+    if left >= 0:
+        keep &= j >= i - left
+    if right >= 0:
+        keep &= j <= i + right
+    p = s.masked_fill(~keep, -math.inf).softmax(-1).nan_to_num(0.0)
+    return (p @ v).transpose(1, 2)
+
+
+def qkv(b=2, nq=17, nk=23, hq=4, hkv=2, d=32, grad=False):
+    torch.manual_seed(0)
+    return [torch.randn(b, n, h, d, requires_grad=grad)
+            for n, h in ((nq, hq), (nk, hkv), (nk, hkv))]
+
+
+def close(out, ref, tol=1e-5):
+    assert out.shape == ref.shape
+    err = (out.double() - ref).abs().max().item()
+    assert err < tol, err
+
+
+def test_layout_is_batch_seq_heads_dim():
+    q, k, v = qkv()
+    out = fa.flash_attn_func(q, k, v)
+    assert out.shape == (2, 17, 4, 32)
+    close(out, reference(q, k, v))
+    # The same numbers as attn's own [B, H, N, D] op.
+    want = attn_torch.attention(
+        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+    assert torch.equal(out, want.transpose(1, 2))
+
+
+@pytest.mark.parametrize("d", [59, 20])
+def test_odd_head_dims_are_padded_with_their_own_scale(d):
+    q, k, v = qkv(d=d)
+    close(fa.flash_attn_func(q, k, v, causal=True),
+          reference(q, k, v, causal=True))
+    out = fa.flash_attn_func(q, k, v, softmax_scale=0.3)
+    assert out.shape[-1] == d
+    close(out, reference(q, k, v, scale=0.3))
+
+
+def test_gqa_causal_bottom_right_and_gradients():
+    q, k, v = qkv(grad=True)
+    out = fa.flash_attn_func(q, k, v, causal=True)
+    ref = reference(q, k, v, causal=True)
+    close(out, ref)
+    g = torch.randn_like(out)
+    got = torch.autograd.grad(out, (q, k, v), g)
+    want = torch.autograd.grad(ref, (q, k, v), g.double())
+    for a, b in zip(got, want):
+        close(a, b, 1e-4)
+    # MQA, and Nq > Nk (rows before the diagonal see nothing: 0).
+    q, k, v = qkv(nq=23, nk=17, hq=4, hkv=1)
+    out = fa.flash_attn_func(q, k, v, causal=True)
+    close(out, reference(q, k, v, causal=True))
+    assert out[:, :6].abs().max() == 0
+
+
+@pytest.mark.parametrize("window, causal", [((3, 5), False), ((4, -1), True),
+                                            ((-1, 2), False),
+                                            ((torch.tensor(3),
+                                              torch.tensor(5)), False)])
+def test_window(window, causal):
+    q, k, v = qkv()
+    close(fa.flash_attn_func(q, k, v, causal=causal, window_size=window),
+          reference(q, k, v, causal=causal,
+                    window=tuple(int(w) for w in window)))
+
+
+def test_softcap_and_alibi():
+    q, k, v = qkv()
+    close(fa.flash_attn_func(q, k, v, softcap=5.0),
+          reference(q, k, v, softcap=5.0))
+    # softcap 0 is none, as in FlashAttention.
+    assert torch.equal(fa.flash_attn_func(q, k, v, softcap=0.0),
+                       fa.flash_attn_func(q, k, v))
+    slopes = fa.attn_alibi_slopes(4)
+    assert torch.allclose(slopes, torch.tensor([2.0 ** (-8 * (h + 1) / 4)
+                                                for h in range(4)]))
+    want = reference(q, k, v, causal=True, alibi_slopes=slopes)
+    for s in (slopes, slopes.expand(2, 4)):  # per head, per batch and head
+        close(fa.flash_attn_func(q, k, v, causal=True, alibi_slopes=s), want)
+
+
+def test_packed():
+    q, k, v = qkv(nk=17, hkv=4)
+    out = fa.flash_attn_func(q, k, v, causal=True)
+    kv = torch.stack([k, v], dim=2)
+    assert torch.equal(fa.flash_attn_kvpacked_func(q, kv, causal=True), out)
+    qkv_ = torch.stack([q, k, v], dim=2)
+    assert torch.equal(fa.flash_attn_qkvpacked_func(qkv_, causal=True), out)
+
+
+def test_return_attn_probs_and_deterministic():
+    q, k, v = qkv(grad=True)
+    out, lse, probs = fa.flash_attn_func(q, k, v, return_attn_probs=True,
+                                         deterministic=True)
+    assert probs is None  # FlashAttention returns them only with dropout
+    assert lse.shape == (2, 4, 17) and lse.dtype == torch.float32
+    close(out, reference(q, k, v))
+    qd, kd = q.double().transpose(1, 2), k.double().transpose(1, 2)
+    kd = kd.repeat_interleave(2, 1)
+    want = torch.logsumexp(qd @ kd.transpose(-1, -2) / math.sqrt(32), -1)
+    close(lse, want)
+
+
+def test_errors_name_the_argument():
+    q, k, v = qkv()
+    with pytest.raises(NotImplementedError, match=r"^dropout_p: "):
+        fa.flash_attn_func(q, k, v, dropout_p=0.1)
+    with pytest.raises(NotImplementedError, match=r"^alibi_slopes: .*"
+                                                  r"attn_alibi_slopes\(4\)"):
+        fa.flash_attn_func(q, k, v, alibi_slopes=torch.rand(4))
+    with pytest.raises(ValueError, match=r"alibi_slopes must be a tensor of "
+                                         r"shape \(4,\) or \(2, 4\)"):
+        fa.flash_attn_func(q, k, v, alibi_slopes=torch.rand(3))
+    with pytest.raises(TypeError, match=r"window_size must be a \(left, "
+                                        r"right\) pair"):
+        fa.flash_attn_func(q, k, v, window_size=3)
+    with pytest.raises(ValueError, match=r"^q must be a 4-D \[batch, "
+                                         r"seqlen, heads, head_dim\]"):
+        fa.flash_attn_func(q[0], k, v)
+    with pytest.raises(ValueError, match=r"^kv must be a \[batch, seqlen, 2"):
+        fa.flash_attn_kvpacked_func(q, k)
+    with pytest.raises(ValueError, match=r"^qkv must be a \[batch, seqlen, 3"):
+        fa.flash_attn_qkvpacked_func(q)
+
+
+def test_install_as_flash_attn(monkeypatch):
+    monkeypatch.delitem(sys.modules, "flash_attn", raising=False)
+    monkeypatch.delitem(sys.modules, "flash_attn.flash_attn_interface",
+                        raising=False)
+    fa.install()
+    from flash_attn import flash_attn_func  # noqa: F401
+    import flash_attn
+    assert flash_attn is fa and flash_attn_func is fa.flash_attn_func
