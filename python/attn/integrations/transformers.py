@@ -1,0 +1,257 @@
+"""attn as a Hugging Face transformers attention backend.
+
+    import attn.integrations.transformers
+    attn.integrations.transformers.register()
+    model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="attn")
+
+``register()`` adds the name "attn" to transformers' ``AttentionInterface``
+(``attention_forward``: attn.torch.attention on transformers' [B, H, N, D]
+tensors) and to its ``AttentionMaskInterface`` (``attention_mask``), so
+models whose config says ``_attn_implementation = "attn"`` call attn for
+every self-attention layer: Llama, Mistral and Qwen2 (sliding window),
+Gemma 2 and 3 (logit softcap, sliding window, query_pre_attn_scalar as
+the scale), GPT-2, and any other model written against the interface.
+
+What transformers passes maps onto attn's arguments:
+
+- the module's ``is_causal`` (or the ``is_causal`` keyword): ``causal``,
+  bottom-right aligned, which is what a KV cache means (the Nq queries are
+  the last Nq positions) and equals transformers' mask when Nq == Nk;
+- ``sliding_window`` W (a key at most W - 1 positions back): ``window=(W -
+  1, 0)`` (``(W - 1, W - 1)`` for a bidirectional layer);
+- ``softcap``: ``softcap``; ``scaling``: ``scale``.
+
+Masks. For the standard mask functions (causal, sliding-window causal,
+bidirectional) ``attention_mask`` builds no [Nq, Nk] mask: it hands the
+attention function the 2-D key padding mask, or None when nothing is
+padded, as transformers does for FlashAttention. Any other mask function
+(packed sequences, token-type overlays, ...) gets transformers' dense
+boolean mask, and so does a 4-D mask the caller passes. The attention
+function runs a padding mask exactly, without a bias: each sequence's
+real tokens must be one contiguous run (left or right padding), and each
+group of sequences with the same run is one attn call on that slice of
+queries and keys; rows of padded queries are 0. A 4-D mask is accepted when
+it is that pattern (the causal or sliding-window mask of the layer AND a
+key padding mask; rows of padded queries are ignored).
+
+What attn cannot run raises ``NotImplementedError`` naming it, rather than
+falling back to SDPA: a 4-D mask that is not causal/window AND key
+padding, an additive float mask with values other than 0 and -inf/min,
+padding with holes, ``dropout`` > 0 (training with attention dropout),
+attention sinks (``s_aux``) and position biases. A silent fallback would
+hide that the model does not run on attn; the message names the model's
+other choice, ``attn_implementation="sdpa"``. docs/transformers.md says
+more, and what waits for the kernels (a run-time scale, padding masks
+inside the GPU kernels).
+"""
+
+import inspect
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from .. import torch as _attn_torch
+
+NAME = "attn"
+_WHAT = "attn.integrations.transformers"
+
+
+def _unsupported(what: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"{_WHAT}: {what}; attn cannot run this attention, use "
+        "attn_implementation=\"sdpa\" (or \"eager\") for this model")
+
+
+# --- the mask function -------------------------------------------------------
+
+def _nonlocals(fn) -> dict:
+    try:
+        return inspect.getclosurevars(fn).nonlocals
+    except (TypeError, ValueError):
+        return {}
+
+
+def _is_standard(mask_function) -> bool:
+    """Whether transformers' mask function is one attn runs from the layer's
+    own arguments (causal, bidirectional, sliding-window causal), so the
+    key padding mask is all it needs."""
+    from transformers import masking_utils as mu
+    if mask_function in (mu.causal_mask_function,
+                         mu.bidirectional_mask_function):
+        return True
+    # sliding_window_causal_mask_function(W): and_masks(overlay(W), causal).
+    parts = _nonlocals(mask_function).get("mask_functions")
+    return (getattr(mask_function, "__qualname__", "") ==
+            "and_masks.<locals>.and_mask" and isinstance(parts, tuple)
+            and len(parts) == 2 and parts[1] is mu.causal_mask_function
+            and getattr(parts[0], "__qualname__", "") ==
+            "sliding_window_overlay.<locals>.inner_mask")
+
+
+def attention_mask(batch_size: int, q_length: int, kv_length: int,
+                   q_offset: int = 0, kv_offset: int = 0,
+                   mask_function=None, attention_mask: Optional[Tensor] = None,
+                   **kwargs):
+    """The "attn" entry of transformers' AttentionMaskInterface: the 2-D
+    key padding mask (None: no padding) for the standard mask functions,
+    transformers' dense boolean mask for any other."""
+    from transformers import masking_utils as mu
+    if mask_function is None:
+        mask_function = mu.causal_mask_function
+    if _is_standard(mask_function):
+        return mu.flash_attention_mask(batch_size, q_length, kv_length,
+                                       q_offset, kv_offset, mask_function,
+                                       attention_mask)
+    kwargs["allow_is_causal_skip"] = False
+    kwargs["allow_is_bidirectional_skip"] = False
+    return mu.sdpa_mask(batch_size, q_length, kv_length, q_offset, kv_offset,
+                        mask_function, attention_mask, **kwargs)
+
+
+# --- the attention function ------------------------------------------------
+
+def _structure(nq: int, nk: int, causal: bool, window, device) -> Tensor:
+    """[Nq, Nk] bool: what attn's causal/window mask lets row i see
+    (bottom-right aligned)."""
+    pos = torch.arange(nq, device=device)[:, None] + (nk - nq)
+    j = torch.arange(nk, device=device)[None, :]
+    seen = torch.ones((nq, nk), dtype=torch.bool, device=device)
+    if causal:
+        seen &= j <= pos
+    if window is not None:
+        left, right = window
+        seen &= j >= pos - left
+        if right >= 0:
+            seen &= j <= pos + right
+    return seen
+
+
+def _key_padding_of_4d(mask: Tensor, batch: int, nq: int, nk: int,
+                       causal: bool, window) -> Tensor:
+    """[B, Nk] key padding mask of a 4-D mask that is the layer's
+    causal/window mask AND key padding; raises for any other."""
+    if mask.dim() != 4 or mask.shape[-2:] != (nq, nk) or \
+            mask.shape[0] not in (1, batch):
+        raise _unsupported(f"a 4-D attention mask of shape "
+                           f"{tuple(mask.shape)} for queries of length {nq} "
+                           f"and keys of length {nk}")
+    if mask.dtype != torch.bool:
+        allowed = (mask == 0) | (mask == float("-inf")) | \
+            (mask == torch.finfo(mask.dtype).min)
+        if not bool(allowed.all()):
+            raise _unsupported("an additive attention mask with values "
+                               "other than 0 and -inf (a bias)")
+        mask = mask == 0
+    if mask.shape[1] != 1 and not bool((mask == mask[:, :1]).all()):
+        raise _unsupported("a 4-D attention mask that differs between heads")
+    mask = mask[:, 0].expand(batch, nq, nk)
+    keys = mask.any(dim=1)
+    expected = _structure(nq, nk, causal, window, mask.device) & keys[:, None]
+    # Rows of padded queries are 0 whatever they see.
+    real = keys[:, nk - nq:] if nq <= nk else None
+    same = mask == expected
+    if real is not None:
+        same |= ~real[:, :, None]
+    if not bool(same.all()):
+        raise _unsupported("a 4-D attention mask that is not the layer's "
+                           "causal/sliding-window mask AND a key padding "
+                           "mask (packed sequences, a custom pattern)")
+    return keys
+
+
+def _runs(keys: Tensor):
+    """(start, end) of each row's one run of real keys; raises for holes."""
+    keys = keys.to(torch.bool)
+    n = keys.shape[1]
+    count = keys.sum(dim=1)
+    idx = torch.arange(n, device=keys.device)
+    start = torch.where(keys, idx, n).amin(dim=1)
+    end = torch.where(keys, idx + 1, 0).amax(dim=1)
+    holes = (end - start).clamp(min=0) != count
+    if bool(holes.any()):
+        row = int(holes.nonzero()[0])
+        raise _unsupported(f"a padding mask whose sequence {row} has padding "
+                           "between real tokens (only left or right padding "
+                           "is run)")
+    return [(int(s), int(e)) if c else (0, 0)
+            for s, e, c in zip(start.tolist(), end.tolist(), count.tolist())]
+
+
+def attention_forward(module: torch.nn.Module, query: Tensor, key: Tensor,
+                      value: Tensor, attention_mask: Optional[Tensor],
+                      scaling: Optional[float] = None, dropout: float = 0.0,
+                      sliding_window: Optional[int] = None,
+                      softcap: Optional[float] = None,
+                      is_causal: Optional[bool] = None, **kwargs):
+    """The "attn" entry of transformers' AttentionInterface: query [B, Hq,
+    Nq, D], key/value [B, Hkv, Nk, D] -> (out [B, Nq, Hq, Dv], None)."""
+    if dropout:
+        raise _unsupported(f"dropout={dropout} (attention dropout while "
+                           "training; attn has none)")
+    for name in ("s_aux", "position_bias"):
+        if kwargs.get(name) is not None:
+            raise _unsupported(f"{name} (attn adds no term to the scores)")
+    if is_causal is None:
+        is_causal = getattr(module, "is_causal", True)
+    causal = bool(is_causal)
+    window = None
+    if sliding_window is not None:
+        w = int(sliding_window) - 1
+        window = (w, 0 if causal else w)
+    call = dict(causal=causal, scale=scaling, window=window,
+                softcap=softcap if softcap else None)
+    B, _, Nq, _ = query.shape
+    Nk = key.shape[2]
+
+    keys = attention_mask
+    if keys is not None and keys.dim() == 4:
+        keys = _key_padding_of_4d(keys, B, Nq, Nk, causal, window)
+    if keys is not None:
+        if keys.dim() != 2 or keys.shape[0] != B or keys.shape[1] > Nk:
+            raise _unsupported(f"an attention mask of shape "
+                               f"{tuple(keys.shape)} for batch {B} and "
+                               f"{Nk} keys")
+        if keys.shape[1] < Nk:  # a static cache's unused slots
+            keys = torch.nn.functional.pad(keys.to(torch.bool),
+                                           (0, Nk - keys.shape[1]))
+        if bool(keys.all()):
+            keys = None
+    if keys is None:
+        out = _attn_torch.attention(query, key, value, **call)
+        return out.transpose(1, 2).contiguous(), None
+
+    # Each group of sequences with one run [s, e) of real keys is a call on
+    # its keys [s, e) and its real queries (query i is at position
+    # i + Nk - Nq): the slice keeps the causal/window diagonal, as the last
+    # real query and the last real key share position e - 1.
+    shift = Nk - Nq
+    groups = {}
+    for b, run in enumerate(_runs(keys)):
+        groups.setdefault(run, []).append(b)
+    out = query.new_zeros((B, query.shape[1], Nq, value.shape[3]))
+    for (s, e), rows in groups.items():
+        q0 = max(s - shift, 0) if causal else 0
+        q1 = min(e - shift, Nq) if causal else Nq
+        if e <= s or q1 <= q0:
+            continue  # no real key or no real query: rows of 0
+        idx = torch.tensor(rows, device=query.device)
+        part = _attn_torch.attention(query[idx, :, q0:q1], key[idx, :, s:e],
+                                     value[idx, :, s:e], **call)
+        # (In place on a tensor of zeros: autograd records the copies.)
+        out[idx, :, q0:q1] = part
+    return out.transpose(1, 2).contiguous(), None
+
+
+def register(name: str = NAME) -> None:
+    """Registers attn under ``name`` in transformers' AttentionInterface and
+    AttentionMaskInterface (idempotent)."""
+    try:
+        from transformers import AttentionInterface
+        from transformers.masking_utils import AttentionMaskInterface
+    except ImportError as ex:
+        raise ImportError(f"{_WHAT}.register: transformers with "
+                          "AttentionInterface and AttentionMaskInterface is "
+                          f"not installed ({ex})") from ex
+    AttentionInterface.register(name, attention_forward)
+    AttentionMaskInterface.register(name, attention_mask)
