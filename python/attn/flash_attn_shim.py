@@ -72,10 +72,11 @@ def _check_alibi(alibi_slopes: Optional[Tensor], heads: int,
 def _window(window_size, causal: bool):
     """attn's ``window`` for FlashAttention's window_size (-1 = unbounded;
     causal bounds the right side at 0), or None."""
-    if not (isinstance(window_size, (tuple, list)) and len(window_size) == 2):
+    try:  # a pair of ints, or of 0-d tensors, or a 2-element tensor
+        left, right = (int(w) for w in window_size)
+    except (TypeError, ValueError):
         raise TypeError("window_size must be a (left, right) pair, got "
-                        f"{window_size!r}")
-    left, right = (int(w) for w in window_size)  # tensors too (the tests')
+                        f"{window_size!r}") from None
     if causal:
         right = 0
     if left < 0 and (causal or right < 0):

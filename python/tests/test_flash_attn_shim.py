@@ -97,12 +97,16 @@ def test_gqa_causal_bottom_right_and_gradients():
 @pytest.mark.parametrize("window, causal", [((3, 5), False), ((4, -1), True),
                                             ((-1, 2), False),
                                             ((torch.tensor(3),
-                                              torch.tensor(5)), False)])
+                                              torch.tensor(5)), False),
+                                            (torch.tensor([6, 1]), True)])
 def test_window(window, causal):
     q, k, v = qkv()
     close(fa.flash_attn_func(q, k, v, causal=causal, window_size=window),
           reference(q, k, v, causal=causal,
                     window=tuple(int(w) for w in window)))
+    with pytest.raises(TypeError, match=r"window_size must be a \(left, "
+                                        r"right\) pair"):
+        fa.flash_attn_func(q, k, v, window_size=(1, 2, 3))
 
 
 def test_softcap_and_alibi():
@@ -172,3 +176,51 @@ def test_install_as_flash_attn(monkeypatch):
     from flash_attn import flash_attn_func  # noqa: F401
     import flash_attn
     assert flash_attn is fa and flash_attn_func is fa.flash_attn_func
+
+
+def test_the_gpu_runner_counts_outcomes(tmp_path):
+    """test/gpu/flash_attn/conftest.py (run.sh's): the shim as flash_attn,
+    NotImplementedError as a skip of its own, failures by statement,
+    seeded sampling, counts.json."""
+    import json
+    import shutil
+    import subprocess
+    from pathlib import Path
+    here = Path(__file__).resolve()
+    shutil.copy(here.parents[2] / "test" / "gpu" / "flash_attn" /
+                "conftest.py", tmp_path)
+    (tmp_path / "test_x.py").write_text(
+        "import pytest, torch\n"
+        "from flash_attn import flash_attn_func\n"
+        "@pytest.mark.parametrize('i', range(9))\n"
+        "def test_a(i):\n"
+        "    q = torch.randn(1, 4, 1, 8)\n"
+        "    if i % 3 == 0:\n"
+        "        flash_attn_func(q, q, q, dropout_p=0.1)\n"
+        "    if i % 3 == 1:\n"
+        "        assert i < 0\n"
+        "def test_b():\n"
+        "    pytest.skip('reference OOM')\n")
+    counts = tmp_path / "counts.json"
+
+    def run(*args):
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             "--attn-counts", str(counts), *args, "test_x.py"],
+            cwd=tmp_path, capture_output=True, text=True,
+            env=dict(__import__("os").environ,
+                     PYTHONPATH=str(here.parents[1])))
+        assert done.returncode == 1, done.stdout + done.stderr
+        return json.loads(counts.read_text())
+    data = run()
+    assert data["totals"] == {"passed": 3, "failed": 3, "skipped": 1,
+                              "not_implemented": 3}
+    failed, = data["by_reason"]["failed"]
+    assert failed["reason"] == "AssertionError: assert i < 0"
+    assert data["by_reason"]["not_implemented"][0]["reason"].startswith(
+        "not implemented: NotImplementedError: dropout_p: ")
+    assert data["by_reason"]["skipped"][0]["reason"] == \
+        "Skipped: reference OOM"
+    sampled = run("--attn-sample", "4")
+    assert sampled["per_test"]["test_b"] == {"skipped": 1}
+    assert sum(sampled["per_test"]["test_a"].values()) == 4
