@@ -206,6 +206,11 @@ def run_one(kern, shape, args, rows):
         try:
             from torch.nn.attention.flex_attention import (create_block_mask,
                                                            flex_attention)
+            # One compiled kernel per shape (dynamic=False, as FlexAttention's
+            # own benchmarks): past dynamo's recompile limit (8) it would
+            # silently run flex_attention unfused, at a few TFLOP/s.
+            torch._dynamo.config.cache_size_limit = max(
+                torch._dynamo.config.cache_size_limit, 256)
             flex = args._flex or torch.compile(flex_attention, dynamic=False)
             args._flex = flex
             bm = None

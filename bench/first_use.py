@@ -93,6 +93,8 @@ def main():
                     t.requires_grad_(True)
             times = []
             for _ in range(2):
+                for t in (q, k, v):
+                    t.grad = None
                 torch.cuda.synchronize()
                 t0 = time.perf_counter()
                 out = attn.torch.attention(q, k, v, causal=causal, **extra)

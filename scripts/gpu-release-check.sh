@@ -49,20 +49,31 @@ for d in (64, 128, 256):
         k = attn.compile(batch=4, heads_q=2048 // d, heads_kv=2048 // d,
                          seq_q=4096, seq_kv=4096, head_dim=d, dtype="bf16",
                          causal=causal, chip="sm_90a")
-        path = f"{root}/d{d}{'_causal' if causal else ''}/k"
+        path = f"{root}/d{d}/{'causal' if causal else 'full'}"
         k.write(path)
         print(f"{path}: {k.manifest['entry']} in {time.perf_counter() - t:.2f} s",
               flush=True)
 PY
   for d in 64 128 256; do
-    for c in "" _causal; do
-      mkdir -p "$K/by-d/d$d"
-      ln -s "$K/d$d$c" "$K/by-d/d$d/d$d$c"
-    done
     echo "== bench.py D=$d"
-    python3 bench/bench.py --kernels "$K/by-d/d$d" --flex \
+    python3 bench/bench.py --kernels "$K/d$d" --flex \
       --seqs 512,1024,2048,4096,8192,16384 --out "$OUT/bench-d$d" \
       >"$OUT/bench-d$d.log" 2>&1 || echo "!! bench.py D=$d failed"
     tail -n 14 "$OUT/bench-d$d.log"
   done
+  # One CSV of the grid (the device tool brings back few files).
+  python3 - "$OUT" <<'PY'
+import csv, glob, os, shutil, sys
+out = sys.argv[1]
+rows = [r for f in sorted(glob.glob(f"{out}/bench-d*/bench.csv"))
+        for r in csv.DictReader(open(f))]
+if rows:
+    with open(f"{out}/figures.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+for d in glob.glob(f"{out}/bench-d*/"):
+    shutil.rmtree(d)
+print(f"{len(rows)} points in {out}/figures.csv")
+PY
 fi
