@@ -139,7 +139,9 @@ std::string mlir::attn::unsupportedKernelFeature(const KernelCapability &cap,
                   cap.sm90aOnly ? "they need sm_90a (wgmma and setmaxnreg "
                                   "are sm_90a-only)"
                                 : "they need sm_80 or newer (mma.sync "
-                                  "m16n8k16, cp.async)");
+                                  "m16n8k16, cp.async); the supported "
+                                  "chips: " +
+                                      ::attn::supportedChipNames());
   if (!r.elementType ||
       !(r.elementType.isF16() || r.elementType.isBF16())) {
     std::string got;
