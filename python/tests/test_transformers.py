@@ -1,0 +1,256 @@
+"""attn as a Hugging Face transformers backend (attn.integrations.
+transformers, issue 25), on the CPU: tiny random-init models built from
+configs in code (no download) run with attn_implementation="attn" against
+the same weights with "sdpa" ("eager" where SDPA has no softcap): logits
+and gradients in float32 with left and right padding, greedy generation
+of a left-padded batch, the masks the backend accepts and the errors for
+those it does not."""
+
+import copy
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+transformers = pytest.importorskip("transformers",
+                                   reason="transformers is not installed")
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from attn import cpu as attn_cpu  # noqa: E402
+from attn.integrations import transformers as attn_hf  # noqa: E402
+from transformers import masking_utils  # noqa: E402
+
+T = transformers
+SEQ = 8
+VOCAB = 128
+TINY = dict(hidden_size=64, intermediate_size=128, num_attention_heads=4,
+            num_key_value_heads=2, num_hidden_layers=2, vocab_size=VOCAB,
+            max_position_embeddings=64)
+
+
+def _configs():
+    """(model class, config, reference implementation) by name."""
+    return {
+        "llama": (T.LlamaForCausalLM, T.LlamaConfig(**TINY), "sdpa"),
+        # A window shorter than the sequence: the window is real.
+        "mistral": (T.MistralForCausalLM,
+                    T.MistralConfig(**TINY, sliding_window=3), "sdpa"),
+        "qwen2": (T.Qwen2ForCausalLM,
+                  T.Qwen2Config(**TINY, use_sliding_window=True,
+                                sliding_window=4, max_window_layers=1),
+                  "sdpa"),
+        # Softcap, a sliding layer and a full one, scale from
+        # query_pre_attn_scalar (not 1/sqrt(head_dim)); Gemma 2 has no
+        # SDPA path in transformers.
+        "gemma2": (T.Gemma2ForCausalLM,
+                   T.Gemma2Config(**TINY, head_dim=16, sliding_window=4,
+                                  query_pre_attn_scalar=24,
+                                  attn_logit_softcapping=2.0,
+                                  initializer_range=0.2,
+                                  final_logit_softcapping=None), "eager"),
+        "gemma2_nocap": (T.Gemma2ForCausalLM,
+                         T.Gemma2Config(**TINY, head_dim=16, sliding_window=4,
+                                        query_pre_attn_scalar=24,
+                                        attn_logit_softcapping=None,
+                                        final_logit_softcapping=None),
+                         "eager"),
+        "gemma3": (T.Gemma3ForCausalLM,
+                   T.Gemma3TextConfig(**TINY, head_dim=16, sliding_window=4,
+                                      query_pre_attn_scalar=24,
+                                      layer_types=["sliding_attention",
+                                                   "full_attention"]),
+                   "sdpa"),
+        "gpt2": (T.GPT2LMHeadModel,
+                 T.GPT2Config(n_embd=64, n_head=4, n_layer=2,
+                              vocab_size=VOCAB, n_positions=64,
+                              attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0),
+                 "sdpa"),
+    }
+
+
+@pytest.fixture(autouse=True)
+def _registered():
+    if not attn_cpu.available():
+        pytest.fail("libattn-c.so with the CPU entry points is not built "
+                    "(ninja AttnCAPI): " + str(attn_cpu.library_candidates()))
+    attn_hf.register()
+
+
+def _pair(name):
+    """(attn model, reference model) with the same random weights."""
+    cls, config, ref_impl = _configs()[name]
+    torch.manual_seed(0)
+    ref = cls._from_config(copy.deepcopy(config),
+                           attn_implementation=ref_impl).eval()
+    model = cls._from_config(copy.deepcopy(config),
+                             attn_implementation="attn").eval()
+    model.load_state_dict(ref.state_dict())
+    assert model.config._attn_implementation == "attn"
+    return model, ref
+
+
+def _batch(padding):
+    """Token ids [3, SEQ] and a 2-D mask: one full row, one padded by 3 on
+    the padding side, one by 5."""
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, VOCAB, (3, SEQ), generator=g)
+    mask = torch.ones(3, SEQ, dtype=torch.long)
+    if padding == "left":
+        mask[1, :3] = 0
+        mask[2, :5] = 0
+    elif padding == "right":
+        mask[1, -3:] = 0
+        mask[2, -5:] = 0
+    return ids, mask
+
+
+def _close(a, b, what):
+    torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4, msg=what)
+
+
+MODELS = ["llama", "mistral", "qwen2", "gemma2", "gemma3", "gpt2"]
+
+
+@pytest.mark.parametrize("padding", ["none", "left", "right"])
+@pytest.mark.parametrize("name", MODELS)
+def test_logits_match(name, padding):
+    model, ref = _pair(name)
+    ids, mask = _batch(padding)
+    with torch.no_grad():
+        got = model(ids, attention_mask=mask).logits
+        want = ref(ids, attention_mask=mask).logits
+    real = mask.bool()
+    assert torch.isfinite(got).all()  # padded rows too
+    _close(got[real], want[real], f"{name}, {padding} padding")
+
+
+@pytest.mark.parametrize("padding", ["none", "left", "right"])
+@pytest.mark.parametrize("name", ["llama", "mistral", "gemma2_nocap", "gpt2"])
+def test_gradients_match(name, padding):
+    model, ref = _pair(name)
+    ids, mask = _batch(padding)
+    grads = []
+    for m in (model, ref):
+        m.zero_grad()
+        logits = m(ids, attention_mask=mask).logits
+        logits[mask.bool()].square().mean().backward()
+        grads.append({n: p.grad for n, p in m.named_parameters()
+                      if p.grad is not None})
+    assert grads[0].keys() == grads[1].keys()
+    for n in grads[1]:
+        assert torch.isfinite(grads[0][n]).all(), n
+        _close(grads[0][n], grads[1][n], f"{name}, {padding}: d {n}")
+
+
+def test_softcap_gradient_names_the_softcap():
+    # attn's CPU backward has no score modification: it says so.
+    model, _ = _pair("gemma2")
+    ids, mask = _batch("none")
+    loss = model(ids, attention_mask=mask).logits.sum()
+    with pytest.raises(NotImplementedError, match="softcap"):
+        loss.backward()
+
+
+@pytest.mark.parametrize("name", ["llama", "mistral"])
+def test_greedy_generation_left_padded(name):
+    # With a KV cache the queries are the last positions: bottom-right.
+    model, ref = _pair(name)
+    ids, mask = _batch("left")
+    kw = dict(attention_mask=mask, max_new_tokens=4, do_sample=False,
+              pad_token_id=0)
+    with torch.no_grad():
+        got = model.generate(ids, **kw)
+        want = ref.generate(ids, **kw)
+    assert torch.equal(got, want)
+
+
+def test_mask_function_gives_key_padding_not_a_dense_mask():
+    mask = torch.ones(2, SEQ, dtype=torch.bool)
+    mask[1, :2] = False
+    for fn in (masking_utils.causal_mask_function,
+               masking_utils.sliding_window_causal_mask_function(3),
+               masking_utils.bidirectional_mask_function):
+        got = attn_hf.attention_mask(2, SEQ, SEQ, mask_function=fn,
+                                     attention_mask=mask)
+        assert torch.equal(got, mask)
+        assert attn_hf.attention_mask(
+            2, SEQ, SEQ, mask_function=fn,
+            attention_mask=torch.ones_like(mask)) is None
+    # Anything else: transformers' dense mask, checked by the attention.
+    odd = masking_utils.or_masks(masking_utils.causal_mask_function,
+                                 lambda b, h, q, kv: kv == 0)
+    dense = attn_hf.attention_mask(2, SEQ, SEQ, mask_function=odd,
+                                   attention_mask=mask)
+    assert dense.shape == (2, 1, SEQ, SEQ)
+
+
+def test_4d_causal_padding_mask_is_run():
+    model, ref = _pair("mistral")
+    ids, mask = _batch("left")
+    dense = masking_utils.sdpa_mask(
+        3, SEQ, SEQ, mask_function=masking_utils.
+        sliding_window_causal_mask_function(3), attention_mask=mask.bool(),
+        allow_is_causal_skip=False)
+    with torch.no_grad():
+        got = model(ids, attention_mask=dense).logits
+        want = ref(ids, attention_mask=mask).logits
+    _close(got[mask.bool()], want[mask.bool()], "4-D mask")
+    # Its float (additive) form too.
+    additive = torch.zeros(dense.shape).masked_fill(~dense, float("-inf"))
+    with torch.no_grad():
+        got = model(ids, attention_mask=additive).logits
+    _close(got[mask.bool()], want[mask.bool()], "additive 4-D mask")
+
+
+def _qkv(b=2, n=SEQ):
+    g = torch.Generator().manual_seed(2)
+    return (torch.randn(b, 4, n, 16, generator=g),
+            torch.randn(b, 2, n, 16, generator=g),
+            torch.randn(b, 2, n, 16, generator=g))
+
+
+class _Layer(torch.nn.Module):
+    is_causal = True
+
+
+def test_what_attn_cannot_run_is_named():
+    q, k, v = _qkv()
+    run = lambda mask, **kw: attn_hf.attention_forward(  # noqa: E731
+        _Layer(), q, k, v, mask, **kw)
+    with pytest.raises(NotImplementedError, match="dropout=0.1"):
+        run(None, dropout=0.1)
+    with pytest.raises(NotImplementedError, match="s_aux"):
+        run(None, s_aux=torch.zeros(4))
+    holes = torch.ones(2, SEQ, dtype=torch.bool)
+    holes[1, 3] = False
+    with pytest.raises(NotImplementedError, match="sequence 1 has padding "
+                       "between real tokens"):
+        run(holes)
+    arbitrary = torch.rand(2, 1, SEQ, SEQ) > 0.5
+    with pytest.raises(NotImplementedError, match="not the layer's causal"):
+        run(arbitrary)
+    bias = torch.randn(2, 1, SEQ, SEQ)
+    with pytest.raises(NotImplementedError, match="additive attention mask"):
+        run(bias)
+    with pytest.raises(NotImplementedError, match="shape"):
+        run(torch.ones(2, SEQ + 1, dtype=torch.bool))
+
+
+def test_packed_sequences_are_refused_not_mixed():
+    # position_ids restarting within a row: transformers' packed format, a
+    # mask attn cannot run from padding alone.
+    model, _ = _pair("llama")
+    ids = torch.randint(0, VOCAB, (1, SEQ))
+    pos = torch.tensor([[0, 1, 2, 0, 1, 2, 3, 4]])
+    with pytest.raises(NotImplementedError, match="packed sequences"):
+        model(ids, position_ids=pos, use_cache=False)
+
+
+def test_fully_padded_row_is_zero():
+    q, k, v = _qkv()
+    mask = torch.ones(2, SEQ, dtype=torch.bool)
+    mask[1] = False
+    out, weights = attn_hf.attention_forward(_Layer(), q, k, v, mask)
+    assert weights is None and out.shape == (2, SEQ, 4, 16)
+    assert torch.equal(out[1], torch.zeros_like(out[1]))
