@@ -531,9 +531,9 @@ def kernel_dir(spec: KernelSpec) -> Path:
                     hint = ("Build a pack on the compiler host: python -m "
                             "attn.aot build --out DIR (docs/python.md)")
                 raise KernelNotAvailableError(
-                    f"no {spec.name} kernel: the compiler bindings "
-                    "(attn._compiler, which need MLIR) are not available "
-                    "here, and " + (
+                    f"no {spec.name} kernel: the compiler (its C API "
+                    "library, from the attn wheel or a build) is not "
+                    "available here, and " + (
                         f"the kernel pack {pack} has no valid {spec.name}/"
                         if pack else "$ATTN_KERNEL_PACK is not set")
                     + ". " + hint)
