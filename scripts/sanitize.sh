@@ -2,7 +2,7 @@
 # Builds attn with AddressSanitizer + UndefinedBehaviorSanitizer (clang-22)
 # in build-asan and runs the whole test suite under it: every lit test
 # (runtime unit tests and the C ABI through python3 included) and the
-# Python package's pytest suite (the pybind11 bindings instrumented). Any
+# Python package's pytest suite (the C API library instrumented). Any
 # sanitizer report fails the test that triggered it (ASan halts on the
 # first error; -fno-sanitize-recover=undefined makes every UBSan finding
 # fatal), so "all passed" means clean. libMLIR.so stays uninstrumented;
@@ -40,7 +40,7 @@ fi
 # silently off. vptr needs RTTI, which LLVM builds without.
 # Every executable and library uses the shared sanitizer runtime
 # (-shared-libsan, found through an rpath): then a process that is not
-# instrumented itself (python3 loading libattn_runtime.so or attn._compiler)
+# instrumented itself (python3 loading libattn_runtime.so or libattn-c.so)
 # can have it preloaded, and the tools it starts (pytest runs attn-compile)
 # inherit the preload without clashing with a second, static copy.
 RTDIR="$(dirname "$(clang-22 -print-file-name=libclang_rt.asan-x86_64.so)")"
@@ -85,7 +85,7 @@ rc=0
 echo "== lit under ASan+UBSan"
 ATTN_SANITIZER_PRELOAD="$PRELOAD" \
   "$LLVM_PREFIX/bin/lit" -sv "$BUILD/test" "$@" || rc=1
-echo "== pytest under ASan+UBSan (the instrumented attn._compiler)"
+echo "== pytest under ASan+UBSan (the instrumented libattn-c.so)"
 py="$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' "$BUILD/CMakeCache.txt")"
 LD_PRELOAD="$PRELOAD" ATTN_BUILD_DIR="$BUILD" ATTN_REQUIRE_COMPILER=1 \
   PATH="$BUILD/bin:$PATH" \
