@@ -13,7 +13,7 @@ REQUIREMENTS="$ROOT/python/requirements-dev.txt"
 LLVM_PREFIX=/usr/lib/llvm-22
 
 PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-          cmake ninja-build g++ python3 python3-venv zlib1g-dev libzstd-dev)
+          cmake ninja-build g++ lld python3 python3-venv zlib1g-dev libzstd-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
