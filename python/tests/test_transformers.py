@@ -11,11 +11,11 @@ import os
 
 import pytest
 
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # read when the hub loads
+
 torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 transformers = pytest.importorskip("transformers",
                                    reason="transformers is not installed")
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from attn import cpu as attn_cpu  # noqa: E402
 from attn.integrations import transformers as attn_hf  # noqa: E402
@@ -254,3 +254,29 @@ def test_fully_padded_row_is_zero():
     out, weights = attn_hf.attention_forward(_Layer(), q, k, v, mask)
     assert weights is None and out.shape == (2, SEQ, 4, 16)
     assert torch.equal(out[1], torch.zeros_like(out[1]))
+
+
+def test_bidirectional_window_matches_transformers_mask():
+    # An encoder-style layer (is_causal False) with a window: attn's window
+    # must be transformers' own |q - kv| <= W, so the dense form of that
+    # mask is accepted as no padding and gives SDPA's numbers.
+    q, k, v = _qkv()
+    layer = _Layer()
+    layer.is_causal = False
+    fn = masking_utils.sliding_window_bidirectional_mask_function(2)
+    pad = torch.ones(2, SEQ, dtype=torch.bool)
+    pad[1, -2:] = False
+    assert torch.equal(attn_hf.attention_mask(2, SEQ, SEQ, mask_function=fn,
+                                              attention_mask=pad), pad)
+    dense = masking_utils.sdpa_mask(2, SEQ, SEQ, mask_function=fn,
+                                    attention_mask=pad,
+                                    allow_is_causal_skip=False)
+    for mask in (pad, dense):
+        got, _ = attn_hf.attention_forward(layer, q, k, v, mask,
+                                           sliding_window=2)
+        want = torch.nn.functional.scaled_dot_product_attention(
+            q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1),
+            attn_mask=dense)
+        got = got.transpose(1, 2)
+        _close(got[:, :, pad[1]], want[:, :, pad[1]], "bidirectional window")
+        assert torch.equal(got[1, :, -2:], torch.zeros_like(got[1, :, -2:]))

@@ -17,8 +17,9 @@ What transformers passes maps onto attn's arguments:
 - the module's ``is_causal`` (or the ``is_causal`` keyword): ``causal``,
   bottom-right aligned, which is what a KV cache means (the Nq queries are
   the last Nq positions) and equals transformers' mask when Nq == Nk;
-- ``sliding_window`` W (a key at most W - 1 positions back): ``window=(W -
-  1, 0)`` (``(W - 1, W - 1)`` for a bidirectional layer);
+- ``sliding_window`` W: ``window=(W - 1, 0)`` (keys less than W positions
+  back, as transformers' sliding-window causal mask), ``(W, W)`` for a
+  bidirectional layer (its mask: keys at most W away);
 - ``softcap``: ``softcap``; ``scaling``: ``scale``.
 
 Masks. For the standard mask functions (causal, sliding-window causal,
@@ -30,7 +31,8 @@ boolean mask, and so does a 4-D mask the caller passes. The attention
 function runs a padding mask exactly, without a bias: each sequence's
 real tokens must be one contiguous run (left or right padding), and each
 group of sequences with the same run is one attn call on that slice of
-queries and keys; rows of padded queries are 0. A 4-D mask is accepted when
+keys and (for a causal or windowed layer) of queries; rows of padded
+queries are then 0. A 4-D mask is accepted when
 it is that pattern (the causal or sliding-window mask of the layer AND a
 key padding mask; rows of padded queries are ignored).
 
@@ -46,6 +48,7 @@ inside the GPU kernels).
 """
 
 import inspect
+import weakref
 from typing import Optional
 
 import torch
@@ -80,13 +83,18 @@ def _is_standard(mask_function) -> bool:
     if mask_function in (mu.causal_mask_function,
                          mu.bidirectional_mask_function):
         return True
-    # sliding_window_causal_mask_function(W): and_masks(overlay(W), causal).
+    # sliding_window_{causal,bidirectional}_mask_function(W):
+    # and_masks(overlay(W), the causal or bidirectional function).
     parts = _nonlocals(mask_function).get("mask_functions")
-    return (getattr(mask_function, "__qualname__", "") ==
-            "and_masks.<locals>.and_mask" and isinstance(parts, tuple)
-            and len(parts) == 2 and parts[1] is mu.causal_mask_function
-            and getattr(parts[0], "__qualname__", "") ==
-            "sliding_window_overlay.<locals>.inner_mask")
+    if getattr(mask_function, "__qualname__", "") != \
+            "and_masks.<locals>.and_mask" or not isinstance(parts, tuple) \
+            or len(parts) != 2:
+        return False
+    overlay = getattr(parts[0], "__qualname__", "")
+    return (parts[1] is mu.causal_mask_function and overlay ==
+            "sliding_window_overlay.<locals>.inner_mask") or \
+        (parts[1] is mu.bidirectional_mask_function and overlay ==
+         "sliding_window_bidirectional_overlay.<locals>.inner_mask")
 
 
 def attention_mask(batch_size: int, q_length: int, kv_length: int,
@@ -148,8 +156,9 @@ def _key_padding_of_4d(mask: Tensor, batch: int, nq: int, nk: int,
     mask = mask[:, 0].expand(batch, nq, nk)
     keys = mask.any(dim=1)
     expected = _structure(nq, nk, causal, window, mask.device) & keys[:, None]
-    # Rows of padded queries are 0 whatever they see.
-    real = keys[:, nk - nq:] if nq <= nk else None
+    # Positional rows of padded queries are 0 whatever they see.
+    positional = causal or window is not None
+    real = keys[:, nk - nq:] if positional and nq <= nk else None
     same = mask == expected
     if real is not None:
         same |= ~real[:, :, None]
@@ -178,6 +187,42 @@ def _runs(keys: Tensor):
             for s, e, c in zip(start.tolist(), end.tolist(), count.tolist())]
 
 
+# The mask transformers hands every layer is one tensor: its runs are read
+# (a device-to-host copy) once, not once per layer.
+_last_groups = (None, None, None)
+
+
+def _groups(mask: Optional[Tensor], batch: int, nq: int, nk: int,
+            causal: bool, window):
+    """None when nothing is masked, else ((start, end), rows) for each
+    group of sequences whose real keys are the run [start, end)."""
+    if mask is None:
+        return None
+    global _last_groups
+    ref, key, groups = _last_groups
+    here = (mask._version, batch, nq, nk, causal, window)
+    if ref is not None and ref() is mask and key == here:
+        return groups
+    keys = mask
+    if keys.dim() == 4:
+        keys = _key_padding_of_4d(keys, batch, nq, nk, causal, window)
+    if keys.dim() != 2 or keys.shape[0] != batch or keys.shape[1] > nk:
+        raise _unsupported(f"an attention mask of shape "
+                           f"{tuple(keys.shape)} for batch {batch} and "
+                           f"{nk} keys")
+    keys = keys.to(torch.bool)
+    if keys.shape[1] < nk:  # a static cache's unused slots
+        keys = torch.nn.functional.pad(keys, (0, nk - keys.shape[1]))
+    groups = None
+    if not bool(keys.all()):
+        by_run = {}
+        for b, run in enumerate(_runs(keys)):
+            by_run.setdefault(run, []).append(b)
+        groups = [(run, torch.tensor(rows)) for run, rows in by_run.items()]
+    _last_groups = (weakref.ref(mask), here, groups)
+    return groups
+
+
 def attention_forward(module: torch.nn.Module, query: Tensor, key: Tensor,
                       value: Tensor, attention_mask: Optional[Tensor],
                       scaling: Optional[float] = None, dropout: float = 0.0,
@@ -197,45 +242,35 @@ def attention_forward(module: torch.nn.Module, query: Tensor, key: Tensor,
     causal = bool(is_causal)
     window = None
     if sliding_window is not None:
-        w = int(sliding_window) - 1
-        window = (w, 0 if causal else w)
+        # transformers' masks: causal keys less than W back, bidirectional
+        # ones at most W away.
+        w = int(sliding_window)
+        window = (w - 1, 0) if causal else (w, w)
     call = dict(causal=causal, scale=scaling, window=window,
                 softcap=softcap if softcap else None)
     B, _, Nq, _ = query.shape
     Nk = key.shape[2]
 
-    keys = attention_mask
-    if keys is not None and keys.dim() == 4:
-        keys = _key_padding_of_4d(keys, B, Nq, Nk, causal, window)
-    if keys is not None:
-        if keys.dim() != 2 or keys.shape[0] != B or keys.shape[1] > Nk:
-            raise _unsupported(f"an attention mask of shape "
-                               f"{tuple(keys.shape)} for batch {B} and "
-                               f"{Nk} keys")
-        if keys.shape[1] < Nk:  # a static cache's unused slots
-            keys = torch.nn.functional.pad(keys.to(torch.bool),
-                                           (0, Nk - keys.shape[1]))
-        if bool(keys.all()):
-            keys = None
-    if keys is None:
+    groups = _groups(attention_mask, B, Nq, Nk, causal, window)
+    if groups is None:
         out = _attn_torch.attention(query, key, value, **call)
         return out.transpose(1, 2).contiguous(), None
 
     # Each group of sequences with one run [s, e) of real keys is a call on
-    # its keys [s, e) and its real queries (query i is at position
-    # i + Nk - Nq): the slice keeps the causal/window diagonal, as the last
-    # real query and the last real key share position e - 1.
+    # its keys [s, e) and, where the mask is positional (causal or a
+    # window), its real queries only (query i is at position i + Nk - Nq):
+    # the slice keeps the diagonal, as the last real query and the last
+    # real key share position e - 1. Rows of padded queries stay 0.
     shift = Nk - Nq
-    groups = {}
-    for b, run in enumerate(_runs(keys)):
-        groups.setdefault(run, []).append(b)
+    positional = causal or window is not None
     out = query.new_zeros((B, query.shape[1], Nq, value.shape[3]))
-    for (s, e), rows in groups.items():
-        q0 = max(s - shift, 0) if causal else 0
-        q1 = min(e - shift, Nq) if causal else Nq
+    for (s, e), rows in groups:
+        q0, q1 = 0, Nq
+        if positional:  # only the real queries, which keeps the diagonal
+            q0, q1 = max(s - shift, 0), min(e - shift, Nq)
         if e <= s or q1 <= q0:
             continue  # no real key or no real query: rows of 0
-        idx = torch.tensor(rows, device=query.device)
+        idx = rows.to(query.device)
         part = _attn_torch.attention(query[idx, :, q0:q1], key[idx, :, s:e],
                                      value[idx, :, s:e], **call)
         # (In place on a tensor of zeros: autograd records the copies.)
