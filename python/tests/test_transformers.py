@@ -280,3 +280,32 @@ def test_bidirectional_window_matches_transformers_mask():
         got = got.transpose(1, 2)
         _close(got[:, :, pad[1]], want[:, :, pad[1]], "bidirectional window")
         assert torch.equal(got[1, :, -2:], torch.zeros_like(got[1, :, -2:]))
+
+
+def test_window_that_masks_nothing_is_left_out(monkeypatch):
+    # Mistral's 4096 on a short sequence is no window: the call must not
+    # carry one (the GPU backward has none).
+    seen = []
+    real = attn_hf._attn_torch.attention
+    monkeypatch.setattr(attn_hf._attn_torch, "attention",
+                        lambda *a, **kw: seen.append(kw["window"]) or
+                        real(*a, **kw))
+    q, k, v = _qkv()
+    for w in (SEQ, 4096, SEQ - 1):
+        attn_hf.attention_forward(_Layer(), q, k, v, None, sliding_window=w)
+    assert seen == [None, None, (SEQ - 2, 0)]
+
+
+def test_from_pretrained_with_attn(tmp_path):
+    _, ref = _pair("llama")
+    ref.save_pretrained(tmp_path)
+    model = T.AutoModelForCausalLM.from_pretrained(
+        tmp_path, attn_implementation="attn").eval()
+    assert model.config._attn_implementation == "attn"
+    ids, mask = _batch("left")
+    with torch.no_grad():
+        got = model(ids, attention_mask=mask).logits
+        want = ref(ids, attention_mask=mask).logits
+    _close(got[mask.bool()], want[mask.bool()], "from_pretrained")
+    ref.set_attn_implementation("attn")
+    assert ref.config._attn_implementation == "attn"

@@ -240,16 +240,17 @@ def attention_forward(module: torch.nn.Module, query: Tensor, key: Tensor,
     if is_causal is None:
         is_causal = getattr(module, "is_causal", True)
     causal = bool(is_causal)
+    B, _, Nq, _ = query.shape
+    Nk = key.shape[2]
     window = None
-    if sliding_window is not None:
-        # transformers' masks: causal keys less than W back, bidirectional
-        # ones at most W away.
+    # transformers' masks: causal keys less than W back, bidirectional ones
+    # at most W away. A window of W >= Nk masks nothing and is left out
+    # (the GPU backward has no windows; Mistral's is 4096).
+    if sliding_window is not None and int(sliding_window) < Nk:
         w = int(sliding_window)
         window = (w - 1, 0) if causal else (w, w)
     call = dict(causal=causal, scale=scaling, window=window,
                 softcap=softcap if softcap else None)
-    B, _, Nq, _ = query.shape
-    Nk = key.shape[2]
 
     groups = _groups(attention_mask, B, Nq, Nk, causal, window)
     if groups is None:
