@@ -309,3 +309,23 @@ def test_from_pretrained_with_attn(tmp_path):
     _close(got[mask.bool()], want[mask.bool()], "from_pretrained")
     ref.set_attn_implementation("attn")
     assert ref.config._attn_implementation == "attn"
+
+
+def test_inference_mode_and_a_reused_mask():
+    # Inference tensors have no version counter; a mask changed in place
+    # between calls is read again.
+    model, ref = _pair("llama")
+    ids, mask = _batch("left")
+    with torch.inference_mode():
+        got = model(ids, attention_mask=mask).logits
+        want = ref(ids, attention_mask=mask).logits
+    _close(got[mask.bool()], want[mask.bool()], "inference mode")
+    q, k, v = _qkv()
+    pad = torch.ones(2, SEQ, dtype=torch.bool)
+    first, _ = attn_hf.attention_forward(_Layer(), q, k, v, pad)
+    pad[1, :4] = False
+    second, _ = attn_hf.attention_forward(_Layer(), q, k, v, pad)
+    assert torch.equal(second[1, :4], torch.zeros_like(second[1, :4]))
+    assert not torch.equal(first[1, :4], second[1, :4])
+    with pytest.raises(NotImplementedError, match="of type list"):
+        attn_hf.attention_forward(_Layer(), q, k, v, [[1]])

@@ -1,8 +1,9 @@
 """attn as a Hugging Face transformers attention backend.
 
-    import attn.integrations.transformers
-    attn.integrations.transformers.register()
-    model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="attn")
+    import attn.integrations.transformers as attn_hf
+    attn_hf.register()
+    model = AutoModelForCausalLM.from_pretrained(name,
+                                                 attn_implementation="attn")
 
 ``register()`` adds the name "attn" to transformers' ``AttentionInterface``
 (``attention_forward``: attn.torch.attention on transformers' [B, H, N, D]
@@ -198,10 +199,17 @@ def _groups(mask: Optional[Tensor], batch: int, nq: int, nk: int,
     group of sequences whose real keys are the run [start, end)."""
     if mask is None:
         return None
+    if not isinstance(mask, Tensor):
+        raise _unsupported(f"an attention mask of type {type(mask).__name__}")
     global _last_groups
     ref, key, groups = _last_groups
-    here = (mask._version, batch, nq, nk, causal, window)
-    if ref is not None and ref() is mask and key == here:
+    try:
+        version = mask._version
+    except RuntimeError:  # an inference-mode tensor has none: no caching
+        version = None
+    here = (version, batch, nq, nk, causal, window)
+    if version is not None and ref is not None and ref() is mask and \
+            key == here:
         return groups
     keys = mask
     if keys.dim() == 4:
@@ -219,7 +227,8 @@ def _groups(mask: Optional[Tensor], batch: int, nq: int, nk: int,
         for b, run in enumerate(_runs(keys)):
             by_run.setdefault(run, []).append(b)
         groups = [(run, torch.tensor(rows)) for run, rows in by_run.items()]
-    _last_groups = (weakref.ref(mask), here, groups)
+    if version is not None:
+        _last_groups = (weakref.ref(mask), here, groups)
     return groups
 
 
