@@ -18,6 +18,8 @@ config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
                    "lit.site.cfg.py", "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
+# The build tree's libraries (libattn-c.so, ...), wherever the build is.
+config.substitutions.append(("%attn_lib", os.path.join(config.attn_obj_root, "lib")))
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
