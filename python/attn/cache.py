@@ -26,7 +26,6 @@ import math
 import os
 import shutil
 import stat
-import subprocess
 import tempfile
 import threading
 import time
@@ -386,11 +385,11 @@ def find_in_pack(spec: KernelSpec, pack: Optional[Path] = None) -> Optional[Path
 
 
 def compile_spec(spec: KernelSpec, directory: Path) -> None:
-    """Compiles ``spec`` into ``directory`` with the compiler: the bindings
-    for forward kernels, ``attn-compile --backward`` for backward ones (a
-    tuned tile: its --block-m/--block-n, and sm90a's --stages and dQ
-    --sm90-schedule, attn.families.backward_tile_options; a deterministic
-    spec: --deterministic)."""
+    """Compiles ``spec`` into ``directory`` with the compiler's C API:
+    attn.compile for forward kernels, attn.compile_backward for backward
+    ones (a tuned tile: its family's knobs,
+    attn.families.backward_tile_options; a deterministic spec:
+    deterministic=True)."""
     from . import compiler
     shape = dict(batch=1, heads_q=16, heads_kv=16, seq_q=CANONICAL_SEQ,
                  seq_kv=CANONICAL_SEQ, head_dim=spec.head_dim,
@@ -429,48 +428,13 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
         compiler.compile_backward(out=directory, chip=spec.chip, **options,
                                   **shape)
         return
-    if not variant.plain or (spec.tile and spec.kind == "fwd"):
+    if not compiler.available():
         raise KernelNotAvailableError(
-            f"{spec.name}: only the compiler bindings build mask/score_mod "
-            "variants and tuned forward tiles (attn-compile is used for "
-            "plain kernels only)")
-    tool = compiler._find_tool("attn-compile", "ATTN_COMPILE")
-    if tool is None:
-        raise KernelNotAvailableError(
-            f"{spec.name}: neither the compiler bindings nor attn-compile "
-            "($ATTN_COMPILE, $ATTN_BUILD_DIR/bin, PATH) are available")
-    # The family the spec names (a tuned tile's own), whatever
-    # attn-compile's default family is.
-    family = tile_family(spec.tile) if spec.tile else spec.family
-    flags = ["--chip", spec.chip, "--dtype", spec.dtype, "--family",
-             family, "--tuning-db", "none", "-o", str(directory)]
-    if spec.kind == "bwd":
-        if not backward_compiler_available(tool):
-            raise NotImplementedError(
-                f"{spec.name}: no backward kernel compiler: attn-compile "
-                f"({tool}) has no --backward flag yet")
-        flags.append("--backward")
-        if spec.deterministic:
-            flags.append("--deterministic")
-        if spec.tile:  # a tuned tile: its family's knobs, as a hit sets them
-            try:
-                flags += backward_tile_options(parse_tile(spec.tile),
-                                               spec.deterministic)
-            except ValueError as ex:
-                raise KernelNotAvailableError(f"{spec.name}: {ex}") from ex
-    for key in ("batch", "heads_q", "heads_kv", "seq_q", "seq_kv",
-                "head_dim"):
-        flags += ["--" + key.replace("_", "-"), str(shape[key])]
-    if spec.value_head_dim != spec.head_dim:
-        flags += ["--value-head-dim", str(spec.value_head_dim)]
-    if spec.causal:
-        flags.append("--causal")
-    if spec.scale is not None:
-        flags += ["--scale", repr(spec.scale)]
-    done = subprocess.run([tool] + flags, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise CompileError(f"{spec.name}: attn-compile failed:\n"
-                           + done.stderr.strip())
+            f"{spec.name}: the compiler library is not available here "
+            "(install the attn wheel, or build AttnCAPI)")
+    raise KernelNotAvailableError(
+        f"{spec.name}: the GPU backward kernels have no mask/score_mod "
+        "variants yet (docs/variants.md)")
 
 
 def _tile_options(tile: str) -> dict:
@@ -488,17 +452,11 @@ def _tile_options(tile: str) -> dict:
     return options
 
 
-def backward_compiler_available(tool: Optional[str] = None) -> bool:
+def backward_compiler_available() -> bool:
     """Whether backward kernels can be compiled here: the compiler's C API
-    (attn.compile_backward), or attn-compile with --backward."""
+    (attn.compile_backward)."""
     from . import compiler
-    if tool is None and compiler.available():
-        return True
-    tool = tool or compiler._find_tool("attn-compile", "ATTN_COMPILE")
-    if tool is None:
-        return False
-    done = subprocess.run([tool, "--help"], capture_output=True, text=True)
-    return "--backward" in done.stdout
+    return compiler.available()
 
 
 _lock = threading.Lock()
