@@ -257,16 +257,12 @@ static int compileMain(int argc, char **argv) {
                                "attn-compile: FlashAttention kernels (PTX, "
                                "cubin, launch manifest) for given shapes\n",
                                /*errorStatus=*/2);
-  const std::string heuristic = " (0 = the heuristic)";
   for (const std::string &why :
-       {::attn::checkChip("--chip", chip),
-        ::attn::checkRange("--block-m", blockM, 0, ::attn::kMaxBlockSize,
-                           heuristic),
-        ::attn::checkRange("--block-n", blockN, 0, ::attn::kMaxBlockSize,
-                           heuristic),
-        ::attn::checkRange("--warp-rows", warpRows, 0, ::attn::kMaxWarpRows,
-                           heuristic),
-        ::attn::checkRange("--opt-level", optLevel, 0, ::attn::kMaxOptLevel),
+       ::attn::checkKernelFlags(chip, blockM, blockN, warpRows))
+    if (!why.empty())
+      return fail(why);
+  for (const std::string &why :
+       {::attn::checkRange("--opt-level", optLevel, 0, ::attn::kMaxOptLevel),
         ::attn::checkRange("-j", jobs, 0, kMaxJobs, " (0 = one per core)")})
     if (!why.empty())
       return fail(why);

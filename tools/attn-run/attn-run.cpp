@@ -417,16 +417,12 @@ int main(int argc, char **argv) {
                                "attn-run: run one attention and check it "
                                "against a float64 reference\n",
                                /*errorStatus=*/2);
-  const std::string heuristic = " (0 = the heuristic)";
   for (const std::string &why :
-       {::attn::checkChip("--chip", chip),
-        ::attn::checkRange("--block-m", blockM, 0, ::attn::kMaxBlockSize,
-                           heuristic),
-        ::attn::checkRange("--block-n", blockN, 0, ::attn::kMaxBlockSize,
-                           heuristic),
-        ::attn::checkRange("--warp-rows", warpRows, 0, ::attn::kMaxWarpRows,
-                           heuristic),
-        ::attn::checkRange("--reps", reps, 0, kMaxReps, " (0 = no timing)"),
+       ::attn::checkKernelFlags(chip, blockM, blockN, warpRows))
+    if (!why.empty())
+      return fail(why);
+  for (const std::string &why :
+       {::attn::checkRange("--reps", reps, 0, kMaxReps, " (0 = no timing)"),
         ::attn::checkRange("--check-rows", checkRows, 0, INT32_MAX,
                            " (0 = all when cheap, else a sample)")})
     if (!why.empty())

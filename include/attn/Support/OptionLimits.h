@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -33,6 +34,12 @@ inline constexpr int64_t kMaxOptLevel = 3;
 /// `note` saying what a special value means (e.g. " (0 = the heuristic)").
 std::string checkRange(const std::string &name, int64_t v, int64_t lo,
                        int64_t hi, const std::string &note = "");
+
+/// The kernel flags attn-compile and attn-run share (--chip, --block-m,
+/// --block-n, --warp-rows): one message per flag, "" where it is fine.
+std::vector<std::string> checkKernelFlags(const std::string &chip,
+                                          int64_t blockM, int64_t blockN,
+                                          int64_t warpRows);
 
 } // namespace attn
 
