@@ -16,6 +16,21 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+namespace {
+/// Q, K, V, O and LSE shapes of a dense (not variable-length) problem.
+struct DenseShapes {
+  SmallVector<int64_t> q, k, v, o, lse;
+};
+} // namespace
+
+static DenseShapes denseShapes(const ::attn::AttentionProblem &p) {
+  return {{p.batch, p.headsQ, p.seqQ, p.headDim},
+          {p.batch, p.headsKv, p.seqKv, p.headDim},
+          {p.batch, p.headsKv, p.seqKv, p.vDim()},
+          {p.batch, p.headsQ, p.seqQ, p.vDim()},
+          {p.batch, p.headsQ, p.seqQ}};
+}
+
 static Type elementType(OpBuilder &b, ::attn::DType t) {
   switch (t) {
   case ::attn::DType::f16:
@@ -115,11 +130,7 @@ mlir::attn::buildAttentionModule(MLIRContext &ctx,
   b.setInsertionPointToEnd(module->getBody());
 
   Type elt = elementType(b, p.dtype);
-  SmallVector<int64_t> qShape = {p.batch, p.headsQ, p.seqQ, p.headDim};
-  SmallVector<int64_t> kShape = {p.batch, p.headsKv, p.seqKv, p.headDim};
-  SmallVector<int64_t> vShape = {p.batch, p.headsKv, p.seqKv, p.vDim()};
-  SmallVector<int64_t> oShape = {p.batch, p.headsQ, p.seqQ, p.vDim()};
-  SmallVector<int64_t> lseShape = {p.batch, p.headsQ, p.seqQ};
+  auto [qShape, kShape, vShape, oShape, lseShape] = denseShapes(p);
   if (p.isVarlen()) {
     int64_t tq = p.totalQ(), tk = p.totalKv();
     qShape = {tq, p.headsQ, p.headDim};
@@ -190,11 +201,7 @@ mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
   b.setInsertionPointToEnd(module->getBody());
 
   Type elt = elementType(b, p.dtype);
-  SmallVector<int64_t> qShape = {p.batch, p.headsQ, p.seqQ, p.headDim};
-  SmallVector<int64_t> kShape = {p.batch, p.headsKv, p.seqKv, p.headDim};
-  SmallVector<int64_t> vShape = {p.batch, p.headsKv, p.seqKv, p.vDim()};
-  SmallVector<int64_t> oShape = {p.batch, p.headsQ, p.seqQ, p.vDim()};
-  SmallVector<int64_t> lseShape = {p.batch, p.headsQ, p.seqQ};
+  auto [qShape, kShape, vShape, oShape, lseShape] = denseShapes(p);
   Type f32 = b.getF32Type();
   SmallVector<Type> argTypes = {
       MemRefType::get(qShape, elt),   MemRefType::get(kShape, elt),
@@ -251,11 +258,7 @@ mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
   b.setInsertionPointToEnd(module->getBody());
 
   Type elt = elementType(b, p.dtype);
-  SmallVector<int64_t> qShape = {p.batch, p.headsQ, p.seqQ, p.headDim};
-  SmallVector<int64_t> kShape = {p.batch, p.headsKv, p.seqKv, p.headDim};
-  SmallVector<int64_t> vShape = {p.batch, p.headsKv, p.seqKv, p.vDim()};
-  SmallVector<int64_t> oShape = {p.batch, p.headsQ, p.seqQ, p.vDim()};
-  SmallVector<int64_t> lseShape = {p.batch, p.headsQ, p.seqQ};
+  auto [qShape, kShape, vShape, oShape, lseShape] = denseShapes(p);
   SmallVector<Type> argTypes = {
       MemRefType::get(qShape, elt), MemRefType::get(kShape, elt),
       MemRefType::get(vShape, elt), MemRefType::get(oShape, elt),
