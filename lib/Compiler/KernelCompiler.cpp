@@ -109,9 +109,7 @@ llvm::Expected<std::string> mlir::attn::assemblePTX(llvm::StringRef ptxas,
 llvm::Expected<std::string>
 mlir::attn::serializeKernelModule(ModuleOp module, llvm::StringRef format) {
   PassManager pm(module.getContext());
-  GpuModuleToBinaryPassOptions options;
-  options.compilationTarget = format.str();
-  pm.addPass(createGpuModuleToBinaryPass(options));
+  buildKernelSerialisationPipeline(pm, format);
   if (failed(pm.run(module)))
     return error("serialising the kernels (" + format + ") failed");
   gpu::BinaryOp binary;

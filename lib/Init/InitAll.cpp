@@ -7,6 +7,7 @@
 #include "attn/InitAll.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
 
@@ -77,7 +78,7 @@ void mlir::attn::registerAttnPasses() {
 }
 
 void mlir::attn::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<AttnDialect, affine::AffineDialect, arith::ArithDialect,
+  registry.insert<AttnDialect, attn_gpu::AttnGPUDialect, affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
                   linalg::LinalgDialect, math::MathDialect,

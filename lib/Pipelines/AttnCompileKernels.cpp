@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Conversion/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Support/Chip.h"
 #include "attn/Support/OptionLimits.h"
@@ -20,6 +21,7 @@
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -43,9 +45,11 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-/// Inside the kernels: structured control flow and the GPU/arith ops to
-/// NVVM + LLVM. 32-bit indices match the kernels' i32 arithmetic.
+/// Inside the kernels: the mid-level kernel IR (attn_gpu) to NVVM, then
+/// structured control flow and the GPU/arith ops to NVVM + LLVM. 32-bit
+/// indices match the kernels' i32 arithmetic.
 void buildKernelLowering(OpPassManager &pm) {
+  pm.addPass(createConvertAttnGPUToNVVM());
   pm.addPass(createSCFToControlFlowPass());
   ConvertGpuOpsToNVVMOpsOptions toNVVM;
   toNVVM.indexBitwidth = 32;
@@ -55,6 +59,17 @@ void buildKernelLowering(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+} // namespace
+
+void mlir::attn::buildKernelSerialisationPipeline(OpPassManager &pm,
+                                                  StringRef format) {
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVVMToLLVMPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = format.str();
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+namespace {
 struct AttnCompileKernelsPass
     : mlir::attn::impl::AttnCompileKernelsBase<AttnCompileKernelsPass> {
   using Base::Base;
@@ -129,11 +144,8 @@ struct AttnCompileKernelsPass
     target.features = ::attn::chipPtxFeatures(*info, features);
     target.optLevel = optLevel;
     finish.addPass(createGpuNVVMAttachTarget(target));
-    if (serialise) {
-      GpuModuleToBinaryPassOptions binary;
-      binary.compilationTarget = format;
-      finish.addPass(createGpuModuleToBinaryPass(binary));
-    }
+    if (serialise)
+      buildKernelSerialisationPipeline(finish, format);
     LogicalResult result = runPipeline(finish, scratch);
     for (Operation &op : llvm::make_early_inc_range(*scratch.getBody()))
       op.moveBefore(scratch);

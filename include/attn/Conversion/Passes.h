@@ -8,6 +8,7 @@
 #define ATTN_CONVERSION_PASSES_H
 
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
+#include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

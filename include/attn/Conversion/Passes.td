@@ -71,8 +71,30 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
            "attn.attention_grad: compute dQ in a separate kernel instead "
            "of with atomic adds (bit-reproducible, slower)">,
   ];
-  let dependentDialects = ["::mlir::gpu::GPUDialect",
+  let dependentDialects = ["::mlir::attn_gpu::AttnGPUDialect",
+                           "::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def ConvertAttnGPUToNVVM : Pass<"convert-attn-gpu-to-nvvm"> {
+  let summary = "Lower attn's mid-level kernel IR (attn_gpu) to NVVM";
+  let description = [{
+    Rewrites every `attn_gpu` op by one pattern (populateAttnGPUToNVVMPatterns)
+    onto NVVM ops: mbarrier init/arrive/expect-tx/try-wait (the wait as an
+    `scf.while` around `nvvm.mbarrier.try_wait`), TMA tensor loads, named
+    barriers, the wgmma fence/commit/wait and the shared-memory wgmma;
+    ex2/lg2/tanh become NVVM intrinsic calls. Two ops have no NVVM
+    counterpart and become inline PTX, behind one helper: the wgmma with A in
+    registers and the opaque register move. Nothing is reordered: each op's
+    replacement takes its place, so the schedule's program order is kept.
+
+    Runs on anything (the kernels' `llvm.func`s inside `gpu.module
+    @attn_kernels`); `attn-compile-kernels` runs it first.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];

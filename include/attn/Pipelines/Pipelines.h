@@ -118,6 +118,12 @@ void buildAttnToGPUKernelsPipeline(OpPassManager &pm,
 /// the attn dialect (registerAttnDialect) and its own.
 void buildAttnToPTXPipeline(OpPassManager &pm, const AttnToPTXOptions &options);
 
+/// Serialises every gpu.module with a target attached into a gpu.binary of
+/// `format` (isa, llvm, bin or fatbin): first upstream's convert-nvvm-to-llvm
+/// expands the NVVM ops that MLIR implements as inline PTX rather than as
+/// LLVM intrinsics (wgmma.mma_async, ...), then gpu-module-to-binary.
+void buildKernelSerialisationPipeline(OpPassManager &pm, StringRef format);
+
 /// The serialised kernels of `module` after attn-to-ptx: the first object of
 /// gpu.binary @attn_kernels (PTX text for format=isa). Fails when there is
 /// no such binary (no attention, or the pipeline did not run).

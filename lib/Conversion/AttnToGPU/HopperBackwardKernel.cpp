@@ -43,9 +43,11 @@
 #include "KernelTiles.h"
 #include "NVVMHelpers.h"
 #include "WgmmaHelpers.h"
+
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
 #include "attn/Conversion/AttnToGPU/HopperBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/KernelCapabilities.h"
+#include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -84,29 +86,6 @@ enum Param : unsigned {
   kNumParams = 40,
   kQMap = 40, kKMap, kVMap, kDOMap, kNumHopperParams
 };
-
-/// Inline PTX with side effects and no results.
-void asmStatement(KernelBuilder &kb, ValueRange operands, StringRef code,
-                  StringRef constraints) {
-  LLVM::InlineAsmOp::create(
-      kb.builder(), kb.location(), TypeRange{}, operands, code, constraints,
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-      ArrayAttr());
-}
-
-/// `x` (i32) through an opaque register move: values derived from it inside
-/// the step loop are recomputed per step instead of being hoisted by LLVM
-/// into registers that stay live across the whole loop.
-Value opaque32(KernelBuilder &kb, Value x) {
-  return LLVM::InlineAsmOp::create(
-             kb.builder(), kb.location(), kb.builder().getI32Type(),
-             ValueRange{x}, "mov.b32 $0, $1;", "=r,r",
-             /*has_side_effects=*/true, /*is_align_stack=*/false,
-             LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-             ArrayAttr())
-      .getResult(0);
-}
 
 Value eq(KernelBuilder &kb, Value x, Value y) {
   return arith::CmpIOp::create(kb.builder(), kb.location(),
@@ -279,10 +258,10 @@ template <typename Fn> void HopperBackwardEmitter::withFreshScalars(Fn body) {
   SmallVector<Value *> scalars = {&batch, &kvHead,  &groupSize, &qStart,
                                   &qSteps, &seqQ,  &headsQ,    &lane};
   SmallVector<Value> saved;
-  for (Value *v : scalars) {
+  for (Value *v : scalars)
     saved.push_back(*v);
-    *v = opaque32(kb, *v);
-  }
+  for (auto [v, fresh] : llvm::zip(scalars, kb.pin(saved)))
+    *v = fresh;
   body();
   for (auto [v, old] : llvm::zip(scalars, saved))
     *v = old;
@@ -356,14 +335,10 @@ void HopperBackwardEmitter::emitDqWriter() {
                 deltaBaseOf(it), b.getF32Type(),
                 kb.add(kb.zext64(seqQ4),
                        kb.mul(kb.sext64(q0), kb.i64(spec.headDim))));
-            asmStatement(kb,
-                         {dst, sharedAddress(kb, dqTile),
-                          kb.mul(rows, kb.i32(spec.headDim * 4))},
-                         "cp.reduce.async.bulk.global.shared::cta.bulk_group"
-                         ".add.f32 [$0], [$1], $2;",
-                         "l,r,r");
-            asmStatement(kb, {}, "cp.async.bulk.commit_group;", "");
-            asmStatement(kb, {}, "cp.async.bulk.wait_group.read 0;", "");
+            attn_gpu::BulkReduceAddOp::create(
+                b, loc, dst, dqTile, kb.mul(rows, kb.i32(spec.headDim * 4)));
+            NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+            NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
           });
         });
         // The consumers wait once per step: no release after the last.
@@ -371,7 +346,7 @@ void HopperBackwardEmitter::emitDqWriter() {
         scf::YieldOp::create(b, loc);
       });
   ifThen(kb, eq(kb, lane, kb.i32(0)), [&] {
-    asmStatement(kb, {}, "cp.async.bulk.wait_group 0;", "");
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, UnitAttr());
   });
 }
 
@@ -416,7 +391,7 @@ void HopperBackwardEmitter::storeDq(ArrayRef<Value> dq) {
     }
   }
   // The generic-proxy stores become visible to the bulk copy (async proxy).
-  asmStatement(kb, {}, "fence.proxy.async.shared::cta;", "");
+  fenceProxyAsyncShared(kb);
   namedBarrierArrive(kb, kb.add(kb.i32(kDqFullBarrier), consumer),
                      syncThreads);
 }
@@ -453,12 +428,14 @@ SmallVector<Value> HopperBackwardEmitter::emitStep(Value it,
   // next to the accumulators (ptxas then spills).
   Value tLoop = t, gLoop = g, kTileLoop = kTile, vTileLoop = vTile;
   Value consumerLoop = consumer, warpKey0Loop = warpKey0;
-  t = opaque32(kb, tLoop);
-  g = opaque32(kb, gLoop);
-  consumer = opaque32(kb, consumerLoop);
-  warpKey0 = opaque32(kb, warpKey0Loop);
-  kTile = kb.pin(kTileLoop);
-  vTile = kb.pin(vTileLoop);
+  SmallVector<Value> fresh = kb.pin(
+      {tLoop, gLoop, consumerLoop, warpKey0Loop, kTileLoop, vTileLoop});
+  t = fresh[0];
+  g = fresh[1];
+  consumer = fresh[2];
+  warpKey0 = fresh[3];
+  kTile = fresh[4];
+  vTile = fresh[5];
   SmallVector<Value> out = emitStepBody(it, carried);
   t = tLoop, g = gLoop, kTile = kTileLoop, vTile = vTileLoop;
   consumer = consumerLoop, warpKey0 = warpKey0Loop;
@@ -606,7 +583,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
       }
     }
     // The generic-proxy stores become visible to wgmma (the async proxy).
-    asmStatement(kb, {}, "fence.proxy.async.shared::cta;", "");
+    fenceProxyAsyncShared(kb);
   }
 
   SmallVector<Value> regs(carried.begin(), carried.begin() + dkRegs);

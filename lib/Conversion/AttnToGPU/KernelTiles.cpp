@@ -88,8 +88,8 @@ FragmentAddresses::FragmentAddresses(KernelBuilder &kb,
 SmallVector<Value> FragmentAddresses::lanePointers(Value tileBase) {
   SmallVector<Value> ptrs;
   for (Value offset : laneOffsets)
-    ptrs.push_back(kb.pin(kb.gepBytes(tileBase, offset)));
-  return ptrs;
+    ptrs.push_back(kb.gepBytes(tileBase, offset));
+  return kb.pin(ptrs);
 }
 
 Value FragmentAddresses::address(ArrayRef<Value> lanePtrs, int64_t rowBase,

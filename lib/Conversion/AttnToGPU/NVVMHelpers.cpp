@@ -6,6 +6,8 @@
 
 #include "NVVMHelpers.h"
 
+#include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
@@ -101,53 +103,21 @@ Value KernelBuilder::gepBytes(Value ptr, Value bytes) {
   return gep(ptr, b.getI8Type(), bytes);
 }
 
-static Value pureAsm(OpBuilder &b, Location loc, StringRef code,
-                     StringRef constraints, Value x) {
-  return LLVM::InlineAsmOp::create(b, loc, x.getType(), ValueRange{x}, code,
-                                   constraints, /*has_side_effects=*/false,
-                                   /*is_align_stack=*/false,
-                                   LLVM::tailcallkind::TailCallKind::None,
-                                   LLVM::AsmDialectAttr(), ArrayAttr())
-      .getResult(0);
-}
-
 Value KernelBuilder::exp2(Value x) {
-  return pureAsm(b, loc, "ex2.approx.ftz.f32 $0, $1;", "=f,f", x);
+  return attn_gpu::Exp2Op::create(b, loc, x);
 }
 Value KernelBuilder::exp2Poly(Value x) {
-  // x < -127 clamps to -127, whose floor bits cancel 1.0's exponent: 0.
-  return pureAsm(b, loc,
-                 "{ .reg .f32 xc, r, f, p; .reg .b32 ri, pi;\n"
-                 "max.ftz.f32 xc, $1, 0fC2FE0000;\n"
-                 "add.rm.ftz.f32 r, xc, 0f4B400000;\n"
-                 "sub.ftz.f32 f, r, 0f4B400000;\n"
-                 "sub.ftz.f32 f, xc, f;\n"
-                 "fma.rn.ftz.f32 p, f, 0f3D9DF09D, 0f3E6906A4;\n"
-                 "fma.rn.ftz.f32 p, p, f, 0f3F31F519;\n"
-                 "fma.rn.ftz.f32 p, p, f, 0f3F800000;\n"
-                 "mov.b32 ri, r;\n"
-                 "shl.b32 ri, ri, 23;\n"
-                 "mov.b32 pi, p;\n"
-                 "add.s32 pi, pi, ri;\n"
-                 "mov.b32 $0, pi; }",
-                 "=f,f", x);
+  return attn_gpu::Exp2Op::create(b, loc, x, /*fma=*/true);
 }
 Value KernelBuilder::log2(Value x) {
-  return pureAsm(b, loc, "lg2.approx.ftz.f32 $0, $1;", "=f,f", x);
+  return attn_gpu::Log2Op::create(b, loc, x);
 }
 
-Value KernelBuilder::pin(Value x) {
-  Type i64Ty = b.getI64Type();
-  Value bits = LLVM::PtrToIntOp::create(b, loc, i64Ty, x);
-  Value moved =
-      LLVM::InlineAsmOp::create(b, loc, i64Ty, ValueRange{bits},
-                                "mov.b64 $0, $1;", "=l,l",
-                                /*has_side_effects=*/true,
-                                /*is_align_stack=*/false,
-                                LLVM::tailcallkind::TailCallKind::None,
-                                LLVM::AsmDialectAttr(), ArrayAttr())
-          .getResult(0);
-  return LLVM::IntToPtrOp::create(b, loc, x.getType(), moved);
+Value KernelBuilder::pin(Value x) { return pin(ValueRange{x}).front(); }
+
+SmallVector<Value> KernelBuilder::pin(ValueRange values) {
+  auto op = attn_gpu::OpaqueOp::create(b, loc, values.getTypes(), values);
+  return SmallVector<Value>(op.getResults());
 }
 
 Value KernelBuilder::shuffleXor(Value x, int64_t laneMask) {

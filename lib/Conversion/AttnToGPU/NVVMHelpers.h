@@ -73,11 +73,13 @@ public:
   /// the bottleneck (one ex2 per score, plus tanh with softcap).
   Value exp2Poly(Value x);
 
-  /// `x` through an opaque register move (volatile inline PTX): LLVM can
+  /// `x` through an opaque register move (attn_gpu.opaque): LLVM can
   /// neither hoist nor re-associate across it. Used on per-iteration base
   /// pointers so that the constant offsets of the many unrolled fragment
   /// loads stay immediates instead of each becoming a hoisted register.
   Value pin(Value x);
+  /// The same for several values at once (one attn_gpu.opaque).
+  SmallVector<Value> pin(ValueRange values);
 
   /// Butterfly shuffle of an f32 across the warp.
   Value shuffleXor(Value x, int64_t laneMask);

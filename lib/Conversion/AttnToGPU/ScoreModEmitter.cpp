@@ -6,6 +6,8 @@
 
 #include "ScoreModEmitter.h"
 
+#include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -18,21 +20,6 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-LLVM::InlineAsmOp inlineAsm(OpBuilder &b, Location loc, Type result,
-                            ValueRange operands, StringRef code,
-                            StringRef constraints) {
-  return LLVM::InlineAsmOp::create(b, loc, result, operands, code, constraints,
-                                   /*has_side_effects=*/false,
-                                   /*is_align_stack=*/false,
-                                   LLVM::tailcallkind::TailCallKind::None,
-                                   LLVM::AsmDialectAttr(), ArrayAttr());
-}
-
-Value approx(OpBuilder &b, Location loc, StringRef code, Value x) {
-  return inlineAsm(b, loc, x.getType(), ValueRange{x}, code, "=f,f")
-      .getResult(0);
-}
-
 /// Clones `op` for one element under `map`; math.tanh/exp/exp2 on f32
 /// become their PTX approximations, math.absf abs.f32.
 void cloneForElement(OpBuilder &b, Location loc, Operation &op,
@@ -41,19 +28,22 @@ void cloneForElement(OpBuilder &b, Location loc, Operation &op,
       op.getNumOperands() ? map.lookupOrDefault(op.getOperand(0)) : Value();
   Value fast;
   if (isa<math::TanhOp>(op) && x.getType().isF32())
-    fast = approx(b, loc, "tanh.approx.f32 $0, $1;", x);
+    fast = attn_gpu::TanhOp::create(b, loc, x);
   else if (isa<math::Exp2Op>(op) && x.getType().isF32())
-    fast = approx(b, loc, "ex2.approx.ftz.f32 $0, $1;", x);
+    fast = attn_gpu::Exp2Op::create(b, loc, x);
   else if (isa<math::ExpOp>(op) && x.getType().isF32())
-    fast =
-        approx(b, loc, "ex2.approx.ftz.f32 $0, $1;",
-               arith::MulFOp::create(b, loc, x,
-                                     arith::ConstantOp::create(
-                                         b, loc, b.getF32FloatAttr(M_LOG2E))));
+    fast = attn_gpu::Exp2Op::create(
+        b, loc,
+        arith::MulFOp::create(
+            b, loc, x,
+            arith::ConstantOp::create(b, loc, b.getF32FloatAttr(M_LOG2E))));
   else if (isa<math::AbsFOp>(op) && x.getType().isF32())
-    // convert-gpu-to-nvvm turns math.absf (and llvm.fabs) into a libdevice
-    // call, which the sm90a family's llvm.func kernel leaves unresolved.
-    fast = approx(b, loc, "abs.f32 $0, $1;", x);
+    // convert-gpu-to-nvvm turns math.absf (and llvm.intr.fabs) into a
+    // libdevice call, which the sm90a family's llvm.func kernel leaves
+    // unresolved; the intrinsic call is left alone (abs.f32).
+    fast = LLVM::CallIntrinsicOp::create(b, loc, x.getType(),
+                                         b.getStringAttr("llvm.fabs.f32"), x)
+               .getResult(0);
   if (fast) {
     map.map(op.getResult(0), fast);
     return;
@@ -353,7 +343,7 @@ mlir::attn::matchAdditiveScoreMod(Block &scoreMod) {
 }
 
 Value mlir::attn::emitTanhApprox(OpBuilder &b, Location loc, Value x) {
-  return approx(b, loc, "tanh.approx.f32 $0, $1;", x);
+  return attn_gpu::TanhOp::create(b, loc, x);
 }
 
 std::optional<std::pair<double, double>>

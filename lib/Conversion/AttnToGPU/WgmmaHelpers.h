@@ -5,9 +5,9 @@
 // Emitters for the sm_90a instructions the Hopper kernel family is made of:
 // mbarriers, TMA tensor loads (cp.async.bulk.tensor), warpgroup MMAs
 // (wgmma.mma_async with A from shared memory or from registers), their
-// fences, and setmaxnreg. Each is one llvm.inline_asm: the accumulator
-// registers of a wgmma are threaded through its fence and wait as tied
-// operands, so LLVM cannot move their uses across the asynchronous window.
+// fences, and setmaxnreg. Each builds one op of the mid-level kernel IR
+// (attn_gpu, lowered by convert-attn-gpu-to-nvvm) or an NVVM op: the
+// schedules in Hopper*Kernel.cpp are written in these calls.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +39,9 @@ void mbarrierInit(KernelBuilder &kb, Value barrier, int64_t count);
 /// fence.mbarrier_init + fence.proxy.async: initialised barriers become
 /// visible to the TMA unit (followed by a CTA barrier by the caller).
 void mbarrierInitFence(KernelBuilder &kb);
+/// fence.proxy.async.shared::cta: generic-proxy writes to shared memory
+/// become visible to the async proxy (TMA, wgmma) before what follows.
+void fenceProxyAsyncShared(KernelBuilder &kb);
 /// One arrival that also expects `bytes` of transactions (TMA completions).
 void mbarrierArriveExpectTx(KernelBuilder &kb, Value barrier, int64_t bytes);
 /// One plain arrival.

@@ -1,0 +1,22 @@
+//===- AttnGPUToNVVM.h - attn_gpu to NVVM patterns --------------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNGPUTONVVM_ATTNGPUTONVVM_H
+#define ATTN_CONVERSION_ATTNGPUTONVVM_ATTNGPUTONVVM_H
+
+namespace mlir {
+class RewritePatternSet;
+
+namespace attn {
+/// One pattern per attn_gpu op, onto NVVM ops (and LLVM intrinsics where
+/// MLIR has no NVVM op); inline PTX only for the register-A wgmma and the
+/// opaque move, which no NVVM op expresses. The attn_gpu ops carry LLVM
+/// types already, so no type conversion is involved.
+void populateAttnGPUToNVVMPatterns(RewritePatternSet &patterns);
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_CONVERSION_ATTNGPUTONVVM_ATTNGPUTONVVM_H

@@ -1,0 +1,409 @@
+//===- AttnGPUOps.td - attn's mid-level kernel IR ----------*- tablegen -*-===//
+//
+// Part of the attn project: an MLIR compiler for exact attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTNGPU_IR_ATTNGPUOPS_TD
+#define ATTN_DIALECT_ATTNGPU_IR_ATTNGPUOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Dialect/LLVMIR/LLVMOpBase.td"
+
+def AttnGPU_Dialect : Dialect {
+  let name = "attn_gpu";
+  let cppNamespace = "::mlir::attn_gpu";
+  let summary = "attn's mid-level kernel IR: the kernels as schedules";
+  let description = [{
+    The vocabulary the attention kernels are scheduled in, between
+    `attn.attention` and NVVM: mbarrier waits and arrivals, TMA tensor
+    loads, named barriers, warpgroup MMAs with A from shared memory or from
+    registers, the wgmma fence and the wait that threads the accumulators,
+    the fast-math steps of the online softmax. `convert-attn-to-gpu` writes
+    each kernel as a program of these ops (plus upstream arith/scf/LLVM/NVVM
+    ops where those already say it: cp.async, ldmatrix, mma.sync, shuffles,
+    setmaxnreg); `convert-attn-gpu-to-nvvm` lowers each op by one pattern.
+
+    The IR is *scheduled*: every op that touches memory, a barrier or the
+    asynchronous tensor cores declares its side effects, so no pass between
+    here and NVVM reorders them; program order is issue order.
+
+    Values are the registers of one thread: f32 accumulators, i32 packed
+    operand pairs, i32/i64 indices, shared-memory pointers
+    (`!llvm.ptr<3>`). A wgmma's accumulator fragment is its N/2 f32 values
+    in the m64nNk16 layout of the PTX ISA.
+  }];
+}
+
+class AttnGPU_Op<string mnemonic, list<Trait> traits = []>
+    : Op<AttnGPU_Dialect, mnemonic, traits>;
+
+def AttnGPU_SharedPtr : LLVM_PointerInAddressSpace<3>;
+def AttnGPU_GenericPtr : LLVM_PointerInAddressSpace<0>;
+
+//===----------------------------------------------------------------------===//
+// mbarriers
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_MBarrierInitOp : AttnGPU_Op<"mbarrier_init",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "Initialise an mbarrier with an expected arrival count";
+  let description = [{
+    `mbarrier.init.shared::cta.b64`: the barrier at `barrier` (8 bytes of
+    shared memory) starts in phase 0 expecting `count` arrivals.
+
+    ```mlir
+    attn_gpu.mbarrier_init %bar, count = 1 : !llvm.ptr<3>
+    ```
+  }];
+  let arguments = (ins AttnGPU_SharedPtr:$barrier, I64Attr:$count);
+  let assemblyFormat = "$barrier `,` `count` `=` $count attr-dict `:` qualified(type($barrier))";
+  let hasVerifier = 1;
+}
+
+def AttnGPU_MBarrierInitFenceOp : AttnGPU_Op<"mbarrier_init_fence",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "Make initialised mbarriers visible to the TMA unit";
+  let description = [{
+    `fence.mbarrier_init.release.cluster` then `fence.proxy.async.shared::cta`:
+    barriers initialised before it are visible to the async proxy (TMA).
+    A CTA barrier must follow before another thread uses them.
+
+    ```mlir
+    attn_gpu.mbarrier_init_fence
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def AttnGPU_MBarrierArriveOp : AttnGPU_Op<"mbarrier_arrive",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "One arrival on an mbarrier (a release of a ring slot)";
+  let description = [{
+    ```mlir
+    attn_gpu.mbarrier_arrive %bar : !llvm.ptr<3>
+    ```
+  }];
+  let arguments = (ins AttnGPU_SharedPtr:$barrier);
+  let assemblyFormat = "$barrier attr-dict `:` qualified(type($barrier))";
+}
+
+def AttnGPU_MBarrierArriveExpectTxOp : AttnGPU_Op<"mbarrier_arrive_expect_tx",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "One arrival that also expects `bytes` of TMA transactions";
+  let description = [{
+    The producer's arrival on a full-barrier: the phase completes once
+    the arrivals and the `bytes` of the TMA loads that signal this barrier
+    have completed.
+
+    ```mlir
+    attn_gpu.mbarrier_arrive_expect_tx %bar, bytes = 16384 : !llvm.ptr<3>
+    ```
+  }];
+  let arguments = (ins AttnGPU_SharedPtr:$barrier, I64Attr:$bytes);
+  let assemblyFormat = "$barrier `,` `bytes` `=` $bytes attr-dict `:` qualified(type($barrier))";
+  let hasVerifier = 1;
+}
+
+def AttnGPU_MBarrierWaitOp : AttnGPU_Op<"mbarrier_wait",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait until the phase of the given parity has completed";
+  let description = [{
+    Blocks the thread until the barrier's phase with parity `parity`
+    (i32, 0 or 1) has completed (a `try_wait.parity` loop).
+
+    ```mlir
+    attn_gpu.mbarrier_wait %bar, %parity : !llvm.ptr<3>
+    ```
+  }];
+  let arguments = (ins AttnGPU_SharedPtr:$barrier, I32:$parity);
+  let assemblyFormat = "$barrier `,` $parity attr-dict `:` qualified(type($barrier))";
+}
+
+//===----------------------------------------------------------------------===//
+// TMA
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_TmaLoadOp : AttnGPU_Op<"tma_load",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "TMA load of one box of a tensor map into shared memory";
+  let description = [{
+    `cp.async.bulk.tensor.<rank>d.shared::cluster.global.tile` of the box
+    at `coordinates` (innermost first, i32) of the tensor map `tensor_map`
+    (the generic address of a `__grid_constant__` CUtensorMap parameter)
+    into `dst`; its bytes complete on `barrier`.
+
+    ```mlir
+    attn_gpu.tma_load %dst, %map[%c0, %row, %h, %b], %bar
+        : !llvm.ptr<3>, !llvm.ptr, !llvm.ptr<3>
+    ```
+  }];
+  let arguments = (ins AttnGPU_SharedPtr:$dst, AttnGPU_GenericPtr:$tensor_map,
+                       Variadic<I32>:$coordinates, AttnGPU_SharedPtr:$barrier);
+  let assemblyFormat = [{
+    $dst `,` $tensor_map `[` $coordinates `]` `,` $barrier attr-dict `:`
+    qualified(type($dst)) `,` qualified(type($tensor_map)) `,` qualified(type($barrier))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_BulkReduceAddOp : AttnGPU_Op<"bulk_reduce_add",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Add `bytes` of f32 from shared memory into global memory";
+  let description = [{
+    `cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32`: the
+    backward's dQ tile added into the f32 dQ accumulator by the TMA unit,
+    asynchronously, in the current bulk group (wait for it with
+    `nvvm.cp.async.bulk.wait_group`). NVVM has no op for it (only the
+    tensor-map form): it lowers to inline PTX. `bytes` is a multiple of 16.
+
+    ```mlir
+    attn_gpu.bulk_reduce_add %dst, %src, %bytes : !llvm.ptr, !llvm.ptr<3>
+    ```
+  }];
+  let arguments = (ins AttnGPU_GenericPtr:$dst, AttnGPU_SharedPtr:$src,
+                       I32:$bytes);
+  let assemblyFormat = [{
+    $dst `,` $src `,` $bytes attr-dict `:` qualified(type($dst)) `,` qualified(type($src))
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Named barriers
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_NamedBarrierSyncOp : AttnGPU_Op<"named_barrier_sync",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait on named barrier `id` until `threads` threads arrived";
+  let description = [{
+    `bar.sync id, threads`: how the consumer warpgroups take turns
+    (ping-pong) and how a warpgroup waits for another's epilogue.
+
+    ```mlir
+    attn_gpu.named_barrier_sync %id, threads = 256
+    ```
+  }];
+  let arguments = (ins I32:$id, I64Attr:$threads);
+  let assemblyFormat = "$id `,` `threads` `=` $threads attr-dict";
+  let hasVerifier = 1;
+}
+
+def AttnGPU_NamedBarrierArriveOp : AttnGPU_Op<"named_barrier_arrive",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Arrive on named barrier `id` without waiting";
+  let description = [{
+    `bar.arrive id, threads`.
+
+    ```mlir
+    attn_gpu.named_barrier_arrive %id, threads = 256
+    ```
+  }];
+  let arguments = (ins I32:$id, I64Attr:$threads);
+  let assemblyFormat = "$id `,` `threads` `=` $threads attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Warpgroup MMA
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_WgmmaDescriptorOp : AttnGPU_Op<"wgmma_descriptor", [Pure]> {
+  let summary = "The wgmma matrix descriptor of a 128-byte-swizzled tile";
+  let description = [{
+    The 64-bit shared-memory matrix descriptor of the tile at `tile`, laid
+    out as TMA writes it with 128-byte swizzling (rows of 128 bytes,
+    1024-byte aligned): start address, `leading_bytes` and `stride_bytes`
+    as in the PTX ISA's descriptor format (multiples of 16 below 2^18).
+
+    ```mlir
+    %d = attn_gpu.wgmma_descriptor %tile, leading_bytes = 16,
+        stride_bytes = 1024 : !llvm.ptr<3>
+    ```
+  }];
+  let arguments = (ins AttnGPU_SharedPtr:$tile, I64Attr:$leading_bytes,
+                       I64Attr:$stride_bytes);
+  let results = (outs I64:$descriptor);
+  let assemblyFormat = [{
+    $tile `,` `leading_bytes` `=` $leading_bytes `,` `stride_bytes` `=`
+    $stride_bytes attr-dict `:` qualified(type($tile))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_WgmmaFenceOp : AttnGPU_Op<"wgmma_fence",
+    [MemoryEffects<[MemRead, MemWrite]>, AllTypesMatch<["values", "results"]>]> {
+  let summary = "wgmma.fence, with the registers about to feed a wgmma";
+  let description = [{
+    Orders the register writes of `values` (accumulators and register A
+    operands) before the wgmmas that follow; the values come out unchanged
+    as `results`, which those wgmmas use.
+
+    ```mlir
+    %a:2 = attn_gpu.wgmma_fence %x, %y : f32, f32
+    ```
+  }];
+  let arguments = (ins Variadic<AnyTypeOf<[F32, I32]>>:$values);
+  let results = (outs Variadic<AnyTypeOf<[F32, I32]>>:$results);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+def AttnGPU_WgmmaCommitGroupOp : AttnGPU_Op<"wgmma_commit_group",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "wgmma.commit_group: close the group of wgmmas issued so far";
+  let assemblyFormat = "attr-dict";
+}
+
+def AttnGPU_WgmmaWaitGroupOp : AttnGPU_Op<"wgmma_wait_group",
+    [MemoryEffects<[MemRead, MemWrite]>, AllTypesMatch<["values", "results"]>]> {
+  let summary = "Wait until at most `pending` wgmma groups are in flight";
+  let description = [{
+    `wgmma.wait_group pending`; the accumulators `values` of the groups it
+    waits for (and registers that fed them, which may be overwritten only
+    once the wgmma has read them) come out as `results`, so that their
+    readers and writers are after the wait in the IR's data flow, not only
+    in program order.
+
+    ```mlir
+    %acc:2 = attn_gpu.wgmma_wait_group 0, %x, %y : f32, f32
+    ```
+  }];
+  let arguments = (ins I64Attr:$pending,
+                       Variadic<AnyTypeOf<[F32, I32]>>:$values);
+  let results = (outs Variadic<AnyTypeOf<[F32, I32]>>:$results);
+  let assemblyFormat = "$pending (`,` $values^ `:` type($values))? attr-dict";
+  let hasVerifier = 1;
+}
+
+class AttnGPU_WgmmaBase<string mnemonic> : AttnGPU_Op<mnemonic,
+    [MemoryEffects<[MemRead, MemWrite]>, AllTypesMatch<["acc", "results"]>]> {
+  let results = (outs Variadic<F32>:$results);
+  let hasVerifier = 1;
+  code commonDescription = [{
+    D = A·B + (accumulate ? D : 0) on `wgmma.mma_async.m64n<n>k16.f32`,
+    `element_type` f16 or bf16, issued asynchronously for the whole
+    warpgroup: `acc` is this thread's N/2 f32 accumulators in, `results`
+    the same registers out (read them only after a `wgmma_wait_group`).
+    B is a shared-memory descriptor, K-major unless `transpose_b`.
+  }];
+}
+
+def AttnGPU_WgmmaSSOp : AttnGPU_WgmmaBase<"wgmma_ss"> {
+  let summary = "Warpgroup MMA, A and B from shared memory";
+  let description = commonDescription # [{
+    A is a shared-memory descriptor too, K-major unless `transpose_a`.
+
+    ```mlir
+    %d:4 = attn_gpu.wgmma_ss %da, %db, %c0, %c1, %c2, %c3
+        {n = 8 : i64, element_type = bf16, accumulate = true}
+        : f32, f32, f32, f32
+    ```
+  }];
+  let arguments = (ins I64:$desc_a, I64:$desc_b, Variadic<F32>:$acc,
+                       I64Attr:$n, TypeAttr:$element_type,
+                       BoolAttr:$accumulate, UnitAttr:$transpose_a,
+                       UnitAttr:$transpose_b);
+  let assemblyFormat = "$desc_a `,` $desc_b `,` $acc attr-dict `:` type($acc)";
+}
+
+def AttnGPU_WgmmaRSOp : AttnGPU_WgmmaBase<"wgmma_rs"> {
+  let summary = "Warpgroup MMA, A from registers and B from shared memory";
+  let description = commonDescription # [{
+    A is `a`: four i32 registers, each a packed pair of `element_type`, in
+    the m16k16 fragment layout of the warp's 16 rows (how the softmax's P
+    feeds P·V without a trip through shared memory). NVVM has no op for
+    this form; it lowers to inline PTX.
+
+    ```mlir
+    %d:4 = attn_gpu.wgmma_rs %a0, %a1, %a2, %a3, %db, %c0, %c1, %c2, %c3
+        {n = 8 : i64, element_type = bf16, accumulate = true}
+        : f32, f32, f32, f32
+    ```
+  }];
+  let arguments = (ins I32:$a0, I32:$a1, I32:$a2, I32:$a3, I64:$desc_b,
+                       Variadic<F32>:$acc, I64Attr:$n, TypeAttr:$element_type,
+                       BoolAttr:$accumulate, UnitAttr:$transpose_b);
+  let assemblyFormat = [{
+    $a0 `,` $a1 `,` $a2 `,` $a3 `,` $desc_b `,` $acc attr-dict `:` type($acc)
+  }];
+  let extraClassDeclaration = [{
+    SmallVector<Value, 4> getARegisters() {
+      return {getA0(), getA1(), getA2(), getA3()};
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Online-softmax steps
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_Exp2Op : AttnGPU_Op<"exp2", [Pure, SameOperandsAndResultType]> {
+  let summary = "2^x of the softmax, on the MUFU or on the FMA pipe";
+  let description = [{
+    `ex2.approx.ftz.f32` (the default), or with `fma` a degree-3 minimax
+    polynomial on the FMA pipe for x <= 0 (relative error 8.8e-5, below
+    bf16's rounding of P; FlashAttention-4's exp2 emulation), which kernels
+    take for part of a tile when the MUFU is the bottleneck. -inf gives 0
+    either way.
+
+    ```mlir
+    %p = attn_gpu.exp2 %x : f32
+    %q = attn_gpu.exp2 %y {fma} : f32
+    ```
+  }];
+  let arguments = (ins F32:$x, UnitAttr:$fma);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+def AttnGPU_Log2Op : AttnGPU_Op<"log2", [Pure, SameOperandsAndResultType]> {
+  let summary = "lg2.approx.ftz.f32 (the log-sum-exp of the epilogue)";
+  let description = [{
+    ```mlir
+    %l = attn_gpu.log2 %x : f32
+    ```
+  }];
+  let arguments = (ins F32:$x);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+def AttnGPU_TanhOp : AttnGPU_Op<"tanh", [Pure, SameOperandsAndResultType]> {
+  let summary = "tanh.approx.f32 (softcap and score_mod's math.tanh)";
+  let description = [{
+    ```mlir
+    %t = attn_gpu.tanh %x : f32
+    ```
+  }];
+  let arguments = (ins F32:$x);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+//===----------------------------------------------------------------------===//
+// Scheduling aids
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_OpaqueOp : AttnGPU_Op<"opaque",
+    [MemoryEffects<[MemRead, MemWrite]>, AllTypesMatch<["values", "results"]>]> {
+  let summary = "The same values, hidden from LLVM's optimisers";
+  let description = [{
+    Opaque register moves that LLVM can neither hoist, re-associate nor see
+    through. The schedules use them on per-iteration base pointers and
+    indices, so that the constant offsets of many unrolled fragment
+    accesses stay immediates instead of each becoming a register hoisted
+    out of the loop and live across it. One op moves several values (one
+    instruction each).
+
+    ```mlir
+    %p, %i = attn_gpu.opaque %base, %index : !llvm.ptr<3>, i32
+    ```
+  }];
+  let arguments = (ins Variadic<AnyTypeOf<[I32, I64, LLVM_AnyPointer]>>:$values);
+  let results = (outs Variadic<AnyTypeOf<[I32, I64, LLVM_AnyPointer]>>:$results);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_DIALECT_ATTNGPU_IR_ATTNGPUOPS_TD
