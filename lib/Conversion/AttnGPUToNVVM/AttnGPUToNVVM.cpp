@@ -149,29 +149,20 @@ struct MBarrierArriveExpectTxLowering
   }
 };
 
-/// `try_wait.parity` returns false when the hardware's time limit passes
-/// before the phase completes: loop until it returns true.
+/// NVVM's parity wait is the whole loop (try_wait.parity until it returns
+/// true) in one instruction sequence, so the kernel's basic blocks stay as
+/// the schedule wrote them: a loop in the IR would split the block, and LLVM
+/// would sink the register A operands of a wgmma past its wgmma.fence into
+/// the block after the wait (ptxas then injects a warpgroup.arrive). The
+/// suspend-time hint is upstream NVGPU's (10 ms): the thread wakes when the
+/// phase completes either way.
 struct MBarrierWaitLowering : OpRewritePattern<MBarrierWaitOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MBarrierWaitOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto loop = scf::WhileOp::create(rewriter, loc, TypeRange(), ValueRange());
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      Block *before = rewriter.createBlock(&loop.getBefore());
-      Value done = NVVM::MBarrierTryWaitOp::create(
-          rewriter, loc, rewriter.getI1Type(), op.getBarrier(),
-          op.getParity(), /*ticks=*/Value());
-      Value notDone = arith::XOrIOp::create(
-          rewriter, loc, done,
-          arith::ConstantIntOp::create(rewriter, loc, 1, 1));
-      scf::ConditionOp::create(rewriter, loc, notDone, ValueRange());
-      (void)before;
-      rewriter.createBlock(&loop.getAfter());
-      scf::YieldOp::create(rewriter, loc);
-    }
-    rewriter.eraseOp(op);
+    Value ticks = constI32(rewriter, op.getLoc(), 10000000);
+    rewriter.replaceOpWithNewOp<NVVM::MBarrierTryWaitParityOp>(
+        op, op.getBarrier(), op.getParity(), ticks);
     return success();
   }
 };
