@@ -153,6 +153,7 @@ mlir::attn::compileAttentionGradKernels(ModuleOp module,
   pipeline.blockN = options.blockN;
   pipeline.stages = options.stages;
   pipeline.sm90Schedule = options.sm90Schedule;
+  pipeline.sectionMb = options.sectionMb;
   PassManager pm(module.getContext());
   buildAttnToGPUKernelsPipeline(pm, pipeline);
   if (failed(pm.run(module)))

@@ -88,6 +88,21 @@ static cl::opt<std::string> sm90Schedule(
              "query blocks); with --backward the dQ schedule: dq-pipelined, "
              "dq-first or dk-first; default: the tuned or heuristic one"),
     cl::init(""), cl::cat(category));
+static cl::opt<int64_t> exp2Emulated(
+    "exp2-emulated",
+    cl::desc("sm90a forward: exp2 of this many of every 8 columns of 8 keys "
+             "on the FMA pipe (0 to 8; an experiment); default: none"),
+    cl::init(-1), cl::cat(category));
+static cl::opt<bool> wideProducer(
+    "wide-producer",
+    cl::desc("sm90a forward: the 40/232 setmaxnreg split on the plain grid "
+             "too (an experiment)"),
+    cl::init(false), cl::cat(category));
+static cl::opt<int64_t> sectionMb(
+    "section-mb",
+    cl::desc("sm90a causal backward: MiB of Q and dO per section of the "
+             "longest-first walk (0 = head-major; an experiment); default 32"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<std::string> ptxas("ptxas",
                                   cl::desc("ptxas to use (default: "
                                            "$CUDA_HOME/bin, /usr/local/cuda/"
@@ -169,10 +184,7 @@ lookupBackwardTile(mlir::ModuleOp module,
   std::string path = mlir::attn::resolveTuningDatabasePath(options.tuningDb);
   if (path.empty())
     return "no tuning database (tuning-db, $ATTN_TUNING_DB)";
-  std::string gpu = options.tuningGpu;
-  if (gpu.empty())
-    if (const char *env = std::getenv("ATTN_TUNING_GPU"))
-      gpu = env;
+  std::string gpu = mlir::attn::resolveTuningGpu(options.tuningGpu);
   std::vector<std::string> warnings;
   ::attn::tuning::TuningDatabase db =
       ::attn::tuning::TuningDatabase::load(path, warnings);
@@ -351,6 +363,9 @@ static int compileMain(int argc, char **argv) {
   options.ptxasPath = ptxas;
   options.tuningDb = tuningDb;
   options.tuningGpu = tuningGpu;
+  options.exp2Emulated = exp2Emulated;
+  options.wideProducer = wideProducer;
+  options.sectionMb = sectionMb;
   options.assemble = !noCubin && (emit.empty() || emit == "cubin" ||
                                   emit == "manifest");
   options.emitLLVMIR = emit == "llvm";
