@@ -67,7 +67,6 @@ def AttnSelectKernelConfig
            "GPU name to look up (e.g. 'NVIDIA H200'); empty = any GPU "
            "tuned for the chip">,
   ];
-  let dependentDialects = [];
 }
 
 def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
