@@ -8,7 +8,6 @@
 #include "attn/Conversion/AttnToGPU/HopperKernel.h"
 #include "attn/Conversion/AttnToGPU/KernelCapabilities.h"
 #include "attn/Conversion/AttnToGPU/KernelSelection.h"
-#include "attn/Conversion/AttnToGPU/TuningSpace.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
