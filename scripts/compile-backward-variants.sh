@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Compiles the sm90a backward kernels that measure the dkdv kernel's
 # experiment knobs (HopperBackwardConfig: sectionBytes, the causal tile
-# order, $ATTN_SM90_BWD_SECTION_MB; dqBeforeDk, dQ issued and stored under
-# dK, $ATTN_SM90_BWD_DQ_FIRST) into DIR (default gpu-bwd-variants), one
+# order, --section-mb; dqBeforeDk, dQ issued and stored under dK or not,
+# --sm90-schedule dq-first / dk-first) into DIR (default gpu-bwd-variants), one
 # directory per kernel for scripts/gpu-backward.sh (checks, racecheck,
 # BENCH=1 timing against SDPA; the bench's "kernel" column is the
 # directory name):
@@ -13,12 +13,13 @@
 #   scripts/compile-backward-variants.sh [DIR]
 #
 # Environment: ATTN_COMPILE (default build/bin/attn-compile), VARIANTS
-# (name=KNOB=value[,KNOB=value]; "base=" is the default configuration).
+# (name=--flag=value[,--flag=value], attn-compile flags; "base=" is the
+# default configuration).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="${1:-$ROOT/gpu-bwd-variants}"
 COMPILE="${ATTN_COMPILE:-$ROOT/build/bin/attn-compile}"
-VARIANTS="${VARIANTS:-base= nosec=ATTN_SM90_BWD_SECTION_MB=0 sec16=ATTN_SM90_BWD_SECTION_MB=16 nodqf=ATTN_SM90_BWD_DQ_FIRST=0}"
+VARIANTS="${VARIANTS:-base= nosec=--section-mb=0 sec16=--section-mb=16 nodqf=--sm90-schedule=dk-first}"
 rm -rf "$DIR"
 mkdir -p "$DIR"
 report() { # the dkdv kernel's entry and ptxas report
@@ -35,10 +36,10 @@ for v in $VARIANTS; do
     for causal in "" c; do
       # The tile order only matters with a causal mask; dQ-first only for
       # the in-step dQ (D = 128).
-      case "$knobs" in *SECTION*) [ -z "$causal" ] && continue ;; esac
-      case "$knobs" in *DQ_FIRST*) [ "$d" = 64 ] && continue ;; esac
+      case "$knobs" in *section*) [ -z "$causal" ] && continue ;; esac
+      case "$knobs" in *dk-first*) [ "$d" = 64 ] && continue ;; esac
       out="$DIR/d$d${causal}_$name"
-      env ${knobs//,/ } "$COMPILE" --backward --chip sm_90a --dtype bf16 \
+      "$COMPILE" --backward --chip sm_90a --dtype bf16 ${knobs//,/ } \
         --head-dim "$d" ${causal:+--causal} -o "$out" >/dev/null
       report "$out"
     done

@@ -23,7 +23,10 @@ rm -rf "$DIR"
 mkdir -p "$DIR/sets" "$DIR/variants"
 c() {
   local out="$1" e="$2"; shift 2
-  ATTN_SM90_EXP2_POLY="$e" "$COMPILE" --chip sm_90a --dtype bf16 "$@" \
+  # k = 0 is the default (and the only value the sm80 family takes).
+  local knob=()
+  [ "$e" != 0 ] && knob=(--exp2-emulated "$e")
+  "$COMPILE" --chip sm_90a --dtype bf16 "${knob[@]}" "$@" \
     -o "$out" >/dev/null
   echo "$out: $(grep -o '"entry": "[^"]*"' "$out/manifest.json")"
 }

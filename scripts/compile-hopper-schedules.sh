@@ -6,7 +6,7 @@
 #   base  - the heuristic (the default grid: one thread block per query block)
 #   p     - the persistent grid (--sm90-schedule pingpong+persistent)
 #   s40   - base with the persistent grid's 40/232 setmaxnreg split
-#           (ATTN_SM90_SPLIT_40=1; two-consumer tiles only)
+#           (--wide-producer; two-consumer tiles only)
 #   m128  - D = 64 with two consumers (block_m 128), default grid
 #   m128p - the same on the persistent grid
 #
@@ -34,7 +34,7 @@ for d in 64 128 256; do
   for c in 0 1; do
     k base $d $c
     k p $d $c --sm90-schedule pingpong+persistent
-    [ "$d" != 64 ] && ATTN_SM90_SPLIT_40=1 k s40 $d $c
+    [ "$d" != 64 ] && k s40 $d $c --wide-producer
   done
 done
 for c in 0 1; do

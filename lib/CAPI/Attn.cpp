@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn-c/Attn.h"
+#include "attn/Compiler/KernelCompiler.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/InitAll.h"
@@ -51,6 +52,10 @@ static void buildPipeline(OpPassManager &pm, const AttnPTXOptions &c) {
   options.blockM = c.blockM;
   options.blockN = c.blockN;
   options.stages = c.stages;
+  // The passes read no environment: the C API passes $ATTN_TUNING_DB and
+  // $ATTN_TUNING_GPU down, as attn-compile does.
+  options.tuningDb = mlir::attn::resolveTuningDatabasePath("");
+  options.tuningGpu = mlir::attn::resolveTuningGpu("");
   mlir::attn::buildAttnToPTXPipeline(pm, options);
 }
 

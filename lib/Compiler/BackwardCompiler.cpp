@@ -6,6 +6,7 @@
 
 #include "attn/Compiler/BackwardCompiler.h"
 #include "ManifestJson.h"
+#include "attn/Conversion/AttnToGPU/KernelSelection.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Pipelines/Pipelines.h"
 
@@ -153,6 +154,11 @@ mlir::attn::compileAttentionGradKernels(ModuleOp module,
   pipeline.blockN = options.blockN;
   pipeline.stages = options.stages;
   pipeline.sm90Schedule = options.sm90Schedule;
+  pipeline.sectionMb = options.sectionMb;
+  // The environment is the tools' and the C API's to read, not the
+  // passes'.
+  pipeline.tuningDb = resolveTuningDatabasePath(options.tuningDb);
+  pipeline.tuningGpu = resolveTuningGpu(options.tuningGpu);
   PassManager pm(module.getContext());
   buildAttnToGPUKernelsPipeline(pm, pipeline);
   if (failed(pm.run(module)))
@@ -173,6 +179,9 @@ mlir::attn::compileAttentionGradKernels(ModuleOp module,
     out.deterministic = det.getValue();
   if (auto src = launch.getAs<StringAttr>("source"))
     out.tileSource = src.getValue().str();
+  if (auto config =
+          op->getAttrOfType<KernelConfigAttr>(kKernelConfigAttrName))
+    out.tileReason = config.getReason().str();
   if (auto fam = launch.getAs<StringAttr>("family"))
     out.family = fam.getValue().str();
   if (int64_t stages = getInt(launch, "stages"))

@@ -6,6 +6,7 @@
 
 #include "attn/Compiler/KernelCompiler.h"
 #include "ManifestJson.h"
+#include "attn/Conversion/AttnToGPU/KernelSelection.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Execution/AttentionModule.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -32,6 +33,22 @@ using namespace mlir::attn;
 
 static llvm::Error error(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+std::string mlir::attn::resolveTuningDatabasePath(llvm::StringRef option) {
+  if (option == "none")
+    return "";
+  if (!option.empty())
+    return option.str();
+  const char *env = std::getenv("ATTN_TUNING_DB");
+  return env && llvm::StringRef(env) != "none" ? env : "";
+}
+
+std::string mlir::attn::resolveTuningGpu(llvm::StringRef option) {
+  if (!option.empty())
+    return option.str();
+  const char *env = std::getenv("ATTN_TUNING_GPU");
+  return env ? env : "";
 }
 
 std::string mlir::attn::findPtxas(llvm::StringRef requested) {
@@ -188,8 +205,12 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
   pipeline.stages = options.stages;
   pipeline.family = options.family;
   pipeline.sm90Schedule = options.sm90Schedule;
-  pipeline.tuningDb = options.tuningDb;
-  pipeline.tuningGpu = options.tuningGpu;
+  // The environment is the tools' and the C API's to read, not the
+  // passes'.
+  pipeline.tuningDb = resolveTuningDatabasePath(options.tuningDb);
+  pipeline.tuningGpu = resolveTuningGpu(options.tuningGpu);
+  pipeline.exp2Emulated = options.exp2Emulated;
+  pipeline.wideProducer = options.wideProducer;
   PassManager pm(module.getContext());
   buildAttnToGPUKernelsPipeline(pm, pipeline);
   if (failed(pm.run(module)))
@@ -227,8 +248,9 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
     kernel.gridY = y.getValue().str();
   if (auto src = launch.getAs<StringAttr>("source"))
     kernel.tileSource = src.getValue().str();
-  if (auto why = op->getAttrOfType<StringAttr>("attn.tile_reason"))
-    kernel.tileReason = why.getValue().str();
+  if (auto config =
+          op->getAttrOfType<KernelConfigAttr>(kKernelConfigAttrName))
+    kernel.tileReason = config.getReason().str();
   module.walk([&](gpu::GPUModuleOp m) {
     llvm::raw_string_ostream os(kernel.kernelMLIR);
     m.print(os);

@@ -34,22 +34,31 @@ static void useShortSharedPointers() {
 static void buildGPUPipeline(OpPassManager &pm, const AttnToPTXOptions &options,
                              StringRef format) {
   useShortSharedPointers();
-  // 1. One FlashAttention kernel per attn.attention, in gpu.module
-  //    @attn_kernels; the ops are annotated with their kernel.
+  // 1. The kernel of every attention (options, tuning database, heuristic),
+  //    recorded on the op as a #attn.kernel_config.
+  AttnSelectKernelConfigOptions select;
+  select.chip = options.chip;
+  select.blockM = options.blockM;
+  select.blockN = options.blockN;
+  select.warpRows = options.warpRows;
+  select.stages = options.stages;
+  select.family = options.family;
+  select.sm90Schedule = options.sm90Schedule;
+  select.deterministic = options.deterministicGrad;
+  select.exp2Emulated = options.exp2Emulated;
+  select.wideProducer = options.wideProducer;
+  select.sectionMb = options.sectionMb;
+  select.tuningDb = options.tuningDb;
+  select.tuningGpu = options.tuningGpu;
+  pm.addPass(createAttnSelectKernelConfig(select));
+
+  // 2. That kernel, in gpu.module @attn_kernels; the ops are annotated with
+  //    it and its launch.
   ConvertAttnToGPUOptions gpu;
   gpu.chip = options.chip;
-  gpu.blockM = options.blockM;
-  gpu.blockN = options.blockN;
-  gpu.warpRows = options.warpRows;
-  gpu.stages = options.stages;
-  gpu.family = options.family;
-  gpu.sm90Schedule = options.sm90Schedule;
-  gpu.tuningDb = options.tuningDb;
-  gpu.tuningGpu = options.tuningGpu;
-  gpu.deterministic = options.deterministicGrad;
   pm.addPass(createConvertAttnToGPU(gpu));
 
-  // 2. Inside @attn_kernels only: GPU/arith ops to NVVM + LLVM, the NVPTX
+  // 3. Inside @attn_kernels only: GPU/arith ops to NVVM + LLVM, the NVPTX
   //    target, and LLVM's NVPTX back end turning the module into a
   //    gpu.binary (PTX for "isa"; attn-compile assembles cubins with ptxas
   //    itself to read its resource report).

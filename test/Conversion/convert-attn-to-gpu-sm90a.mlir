@@ -4,10 +4,10 @@
 // RUN: attn-opt %s --convert-attn-to-gpu="family=auto chip=sm_80" --split-input-file | FileCheck %s --check-prefix=SM80
 // RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a sm90-schedule=pingpong+persistent" --split-input-file | FileCheck %s --check-prefix=PERSISTENT
 // RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a block-m=64 block-n=64 stages=4" --split-input-file | FileCheck %s --check-prefix=OPT
-// The exp2-emulation experiment (ATTN_SM90_EXP2_POLY=k: k of every 8 score
+// The exp2-emulation experiment (exp2-emulated=k: k of every 8 score
 // columns take exp2 on the FMA pipe, docs/perf/2026-12-01-variants-v3.md):
 // named by the kernel, the polynomial's round-down add in its body.
-// RUN: env ATTN_SM90_EXP2_POLY=3 attn-opt %s --convert-attn-to-gpu="family=sm90a" --split-input-file | FileCheck %s --check-prefix=EXP2
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a exp2-emulated=3" --split-input-file | FileCheck %s --check-prefix=EXP2
 // EXP2: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2_e3
 // EXP2: add.rm.ftz.f32
 // EXP2: ex2.approx.ftz.f32
@@ -95,9 +95,9 @@
 // PERSISTENT: mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;
 // PERSISTENT: nvvm.setmaxregister  increase 232
 // AUTO: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2
-// AUTO-SAME: attn.tile_reason = "family auto chose sm90a-wgmma (chip sm_90a, the attention fits it); sm90a-wgmma heuristic"
+// AUTO-SAME: reason = "family auto chose sm90a-wgmma (chip sm_90a, the attention fits it); sm90a-wgmma heuristic"
 // SM80: attn.kernel = @attn_kernels::@attn_fwd_d128_bf16_causal_m128n64w4s2
-// SM80-SAME: attn.tile_reason = "family auto chose sm80-mma (chip 'sm_80' is not supported by the sm90a-wgmma forward kernels: they need sm_90a (wgmma and setmaxnreg are sm_90a-only)); no tuning database (tuning-db, $ATTN_TUNING_DB)"
+// SM80-SAME: reason = "family auto chose sm80-mma (chip 'sm_80' is not supported by the sm90a-wgmma forward kernels: they need sm_90a (wgmma and setmaxnreg are sm_90a-only)); no tuning database (tuning-db, $ATTN_TUNING_DB)"
 // OPT: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m64n64s4
 // OPT-SAME: source = "option"
 // OPT-SAME: threads = 256

@@ -88,6 +88,21 @@ static cl::opt<std::string> sm90Schedule(
              "query blocks); with --backward the dQ schedule: dq-pipelined, "
              "dq-first or dk-first; default: the tuned or heuristic one"),
     cl::init(""), cl::cat(category));
+static cl::opt<int64_t> exp2Emulated(
+    "exp2-emulated",
+    cl::desc("sm90a forward: exp2 of this many of every 8 columns of 8 keys "
+             "on the FMA pipe (0 to 8; an experiment); default: none"),
+    cl::init(-1), cl::cat(category));
+static cl::opt<bool> wideProducer(
+    "wide-producer",
+    cl::desc("sm90a forward: the 40/232 setmaxnreg split on the plain grid "
+             "too (an experiment)"),
+    cl::init(false), cl::cat(category));
+static cl::opt<int64_t> sectionMb(
+    "section-mb",
+    cl::desc("sm90a causal backward: MiB of Q and dO per section of the "
+             "longest-first walk (0 = head-major; an experiment); default 32"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<std::string> ptxas("ptxas",
                                   cl::desc("ptxas to use (default: "
                                            "$CUDA_HOME/bin, /usr/local/cuda/"
@@ -154,63 +169,14 @@ static int fail(const llvm::Twine &msg) {
   return 2;
 }
 
-/// The backward tile from the tuning database (docs/tuning.md) unless
-/// --block-m/--block-n/--stages/--sm90-schedule are given: sets the tile,
-/// its family and (sm90a-wgmma) stages and dQ schedule in `options` on a
-/// hit. Returns why (the key that hit, or why nothing did); `hit` says
-/// which.
-static std::string
-lookupBackwardTile(mlir::ModuleOp module,
-                   mlir::attn::KernelCompileOptions &options, bool &hit) {
-  hit = false;
-  if (options.blockM || options.blockN || stages.getNumOccurrences() ||
-      !options.sm90Schedule.empty())
-    return "block-m/block-n/stages/sm90-schedule given";
-  std::string path = mlir::attn::resolveTuningDatabasePath(options.tuningDb);
-  if (path.empty())
-    return "no tuning database (tuning-db, $ATTN_TUNING_DB)";
-  std::string gpu = options.tuningGpu;
-  if (gpu.empty())
-    if (const char *env = std::getenv("ATTN_TUNING_GPU"))
-      gpu = env;
-  std::vector<std::string> warnings;
-  ::attn::tuning::TuningDatabase db =
-      ::attn::tuning::TuningDatabase::load(path, warnings);
-  for (const std::string &w : warnings)
-    llvm::errs() << "attn-compile: warning: " << w << "\n";
-  mlir::attn::AttentionGradOp op;
-  module.walk([&](mlir::attn::AttentionGradOp g) { op = g; });
-  if (!op)
-    return "no attn.attention_grad";
-  mlir::attn::TunedBackwardLookup tuned =
-      mlir::attn::lookupTunedBackwardKernel(op, options.chip, options.family,
-                                            options.deterministic, db, gpu);
-  if (tuned.config) {
-    options.blockM = tuned.config->blockM;
-    options.blockN = tuned.config->blockN;
-    options.family = "sm80"; // the tuned tile's family
-    hit = true;
-  } else if (tuned.hopper) {
-    options.blockM = tuned.hopper->blockM;
-    options.blockN = tuned.hopper->blockN;
-    options.stages = tuned.hopper->stages;
-    options.sm90Schedule = mlir::attn::hopperBackwardSchedule(*tuned.hopper);
-    options.family = "sm90a";
-    hit = true;
-  }
-  return "tuning database '" + path + "': " + tuned.reason;
-}
-
 /// attn-compile --backward: the three backward kernels in one directory.
 static int compileBackward(mlir::ModuleOp module,
                            mlir::attn::KernelCompileOptions options) {
-  bool tuned = false;
-  std::string why = lookupBackwardTile(module, options, tuned);
+  // attn-select-kernel-config looks the tile up in the tuning database
+  // (docs/tuning.md) unless the tile options are given.
   auto kernels = mlir::attn::compileAttentionGradKernels(module, options);
   if (!kernels)
     return fail(llvm::toString(kernels.takeError()));
-  if (tuned)
-    kernels->tileSource = "tuning-db";
   if (explain)
     llvm::errs() << "attn-compile: " << kernels->main().entry << ": block_n "
                  << kernels->blockN << " keys per thread block ("
@@ -219,7 +185,7 @@ static int compileBackward(mlir::ModuleOp module,
                  << kernels->tileSource << "; "
                  << kernels->main().dynamicSharedMemory
                  << " bytes of shared memory\n"
-                 << "attn-compile: why: " << why << "\n";
+                 << "attn-compile: why: " << kernels->tileReason << "\n";
   if (emit.empty()) {
     if (auto e = mlir::attn::writeBackwardDirectory(*kernels, output))
       return fail(llvm::toString(std::move(e)));
@@ -351,6 +317,9 @@ static int compileMain(int argc, char **argv) {
   options.ptxasPath = ptxas;
   options.tuningDb = tuningDb;
   options.tuningGpu = tuningGpu;
+  options.exp2Emulated = exp2Emulated;
+  options.wideProducer = wideProducer;
+  options.sectionMb = sectionMb;
   options.assemble = !noCubin && (emit.empty() || emit == "cubin" ||
                                   emit == "manifest");
   options.emitLLVMIR = emit == "llvm";

@@ -34,6 +34,7 @@ struct CompiledBackward {
   std::string family = "sm80-mma";
   std::vector<CompiledKernel::TensorMapParam> tensorMaps;
   std::string tileSource;
+  std::string tileReason; // why this tile (#attn.kernel_config's reason)
   std::vector<Launch> launches;
   std::string kernelMLIR, ptx, cubin;
 

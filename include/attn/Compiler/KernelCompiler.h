@@ -40,6 +40,13 @@ struct KernelCompileOptions {
   std::string tuningDb;
   /// GPU to look up in it; "" = $ATTN_TUNING_GPU, else any.
   std::string tuningGpu;
+  /// sm90a forward experiments (attn-select-kernel-config's exp2-emulated,
+  /// -1 = the family's choice, and wide-producer).
+  int64_t exp2Emulated = -1;
+  bool wideProducer = false;
+  /// sm90a causal backward: MiB per section of the longest-first walk
+  /// (section-mb; -1 = the family's choice).
+  int64_t sectionMb = -1;
   /// ptxas to assemble the cubin with; "" = $CUDA_HOME/bin/ptxas,
   /// /usr/local/cuda/bin/ptxas, then PATH. Not found = no cubin.
   std::string ptxasPath;
@@ -107,6 +114,12 @@ llvm::Expected<std::string> assemblePTX(llvm::StringRef ptxas,
                                         llvm::StringRef ptx,
                                         llvm::StringRef chip,
                                         PtxasReport &report);
+
+/// The tuning database a compile reads: `option` ("none" = no lookup),
+/// else $ATTN_TUNING_DB; "" = none. The passes read no environment.
+std::string resolveTuningDatabasePath(llvm::StringRef option);
+/// The GPU to look up in it: `option`, else $ATTN_TUNING_GPU; "" = any.
+std::string resolveTuningGpu(llvm::StringRef option);
 
 /// The ptxas to use ("" when none is found).
 std::string findPtxas(llvm::StringRef requested);

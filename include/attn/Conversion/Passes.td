@@ -9,6 +9,66 @@
 
 include "mlir/Pass/PassBase.td"
 
+// The options that choose a kernel: attn-select-kernel-config's, and
+// convert-attn-to-gpu's for ops that arrive without a #attn.kernel_config.
+defvar KernelSelectionOptions = [
+  Option<"chip", "chip", "std::string", "\"sm_90a\"",
+         "Target chip (sm_80 or newer)">,
+  Option<"blockM", "block-m", "int64_t", "0",
+         "Query rows per thread block (16 per warp); 0 = heuristic">,
+  Option<"blockN", "block-n", "int64_t", "0",
+         "Key/value rows per pipeline stage; 0 = heuristic">,
+  Option<"warpRows", "warp-rows", "int64_t", "0",
+         "Query rows per warp: 16 or 32; 0 = heuristic">,
+  Option<"stages", "stages", "int64_t", "2",
+         "Depth of the K/V shared-memory ring (>= 2)">,
+  Option<"family", "family", "std::string", "\"auto\"",
+         "Kernel family: auto (the default: sm90a on chip sm_90a where the "
+         "spec allows, else sm80, the reason in the kernel_config), sm80 "
+         "(mma.sync/cp.async) or sm90a (wgmma/TMA, warp-specialised)">,
+  Option<"sm90Schedule", "sm90-schedule", "std::string", "\"\"",
+         "sm90a-wgmma consumer schedule: pingpong, overlap (intra-"
+         "warpgroup only) or serial, optionally +persistent; for the "
+         "backward dkdv kernel dq-pipelined, dq-first or dk-first; empty = "
+         "the family's choice (a tuned entry's, else the heuristic's)">,
+  Option<"deterministic", "deterministic", "bool", "false",
+         "attn.attention_grad: compute dQ in a separate kernel instead "
+         "of with atomic adds (bit-reproducible, slower)">,
+  Option<"exp2Emulated", "exp2-emulated", "int64_t", "-1",
+         "sm90a forward: of every 8 columns of 8 keys, how many take their "
+         "exp2 on the FMA pipe (0 to 8); -1 = the family's choice">,
+  Option<"wideProducer", "wide-producer", "bool", "false",
+         "sm90a forward: the persistent grid's 40/232 setmaxnreg split on "
+         "the plain grid too (an experiment)">,
+  Option<"sectionMb", "section-mb", "int64_t", "-1",
+         "sm90a causal backward: MiB of Q and dO per section of the "
+         "longest-first walk (0 = head-major); -1 = the family's choice">,
+];
+
+def AttnSelectKernelConfig
+    : Pass<"attn-select-kernel-config", "::mlir::ModuleOp"> {
+  let summary = "Choose the GPU kernel of every attention";
+  let description = [{
+    Annotates every `attn.attention` and `attn.attention_grad` with a
+    `#attn.kernel_config` (attribute `attn.kernel_config`): the kernel
+    family, tile, ring depth and schedule `convert-attn-to-gpu` will
+    generate, and why. Options given win (source `option`); otherwise the
+    tuning database (`tuning-db`, docs/tuning.md), then the family's
+    heuristic. This is the only pass that reads a tuning database; it reads
+    no environment variables (the tools and the C API resolve
+    `$ATTN_TUNING_DB` / `$ATTN_TUNING_GPU` into the options).
+  }];
+  let options = KernelSelectionOptions # [
+    Option<"tuningDb", "tuning-db", "std::string", "\"\"",
+           "Tuning database to look each shape up in before the heuristic "
+           "(docs/tuning.md); empty or 'none' = no lookup. Not read when "
+           "block-m/block-n/warp-rows/stages are given">,
+    Option<"tuningGpu", "tuning-gpu", "std::string", "\"\"",
+           "GPU name to look up (e.g. 'NVIDIA H200'); empty = any GPU "
+           "tuned for the chip">,
+  ];
+}
+
 def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Generate a tensor-core FlashAttention kernel per attn.attention";
   let description = [{
@@ -39,38 +99,14 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     Sequence lengths, head counts and strides are kernel arguments (see
     docs/kernel-abi.md); head dims, element type, mask, scale and the tile
     configuration specialise the kernel.
+
+    The kernel of each op is the one its `attn.kernel_config` attribute
+    (`attn-select-kernel-config`) names; an op without one gets the
+    heuristic's under this pass's options.
   }];
-  let options = [
-    Option<"chip", "chip", "std::string", "\"sm_90a\"",
-           "Target chip (sm_80 or newer)">,
-    Option<"blockM", "block-m", "int64_t", "0",
-           "Query rows per thread block (16 per warp); 0 = heuristic">,
-    Option<"blockN", "block-n", "int64_t", "0",
-           "Key/value rows per pipeline stage; 0 = heuristic">,
-    Option<"warpRows", "warp-rows", "int64_t", "0",
-           "Query rows per warp: 16 or 32; 0 = heuristic">,
-    Option<"stages", "stages", "int64_t", "2",
-           "Depth of the K/V shared-memory ring (>= 2)">,
-    Option<"family", "family", "std::string", "\"auto\"",
-           "Kernel family: auto (the default: sm90a on chip sm_90a where the "
-           "spec allows, else sm80, the reason in attn.tile_reason), sm80 "
-           "(mma.sync/cp.async) or sm90a (wgmma/TMA, warp-specialised)">,
-    Option<"sm90Schedule", "sm90-schedule", "std::string", "\"\"",
-           "sm90a-wgmma consumer schedule: pingpong, overlap (intra-"
-           "warpgroup only) or serial; for the backward dkdv kernel "
-           "dq-pipelined, dq-first or dk-first; empty = the family's choice "
-           "(a tuned entry's, else the heuristic's)">,
-    Option<"tuningDb", "tuning-db", "std::string", "\"\"",
-           "Tuning database to look each shape up in before the heuristic "
-           "(docs/tuning.md); empty = $ATTN_TUNING_DB, 'none' = no lookup. "
-           "Ignored when block-m/block-n/warp-rows are given">,
-    Option<"tuningGpu", "tuning-gpu", "std::string", "\"\"",
-           "GPU name to look up (e.g. 'NVIDIA H200'); empty = "
-           "$ATTN_TUNING_GPU, else any GPU tuned for the chip">,
-    Option<"deterministic", "deterministic", "bool", "false",
-           "attn.attention_grad: compute dQ in a separate kernel instead "
-           "of with atomic adds (bit-reproducible, slower)">,
-  ];
+  // Ops without a #attn.kernel_config get the heuristic's kernel (no
+  // tuning database) under these options.
+  let options = KernelSelectionOptions;
   let dependentDialects = ["::mlir::attn_gpu::AttnGPUDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",

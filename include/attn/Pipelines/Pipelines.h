@@ -82,14 +82,29 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
   PassOptions::Option<std::string> tuningDb{
       *this, "tuning-db",
       llvm::cl::desc("Tuning database to look shapes up in first "
-                     "(docs/tuning.md); empty = $ATTN_TUNING_DB, 'none' = "
-                     "no lookup"),
+                     "(docs/tuning.md); empty or 'none' = no lookup"),
       llvm::cl::init("")};
   PassOptions::Option<std::string> tuningGpu{
       *this, "tuning-gpu",
-      llvm::cl::desc("GPU name to look up; empty = $ATTN_TUNING_GPU, else "
-                     "any GPU tuned for the chip"),
+      llvm::cl::desc("GPU name to look up; empty = any GPU tuned for the "
+                     "chip"),
       llvm::cl::init("")};
+  PassOptions::Option<int64_t> exp2Emulated{
+      *this, "exp2-emulated",
+      llvm::cl::desc("sm90a forward: exp2 of this many of every 8 columns of "
+                     "8 keys on the FMA pipe (0 to 8); -1 = the family's"),
+      llvm::cl::init(-1)};
+  PassOptions::Option<bool> wideProducer{
+      *this, "wide-producer",
+      llvm::cl::desc("sm90a forward: the 40/232 setmaxnreg split on the "
+                     "plain grid too (an experiment)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> sectionMb{
+      *this, "section-mb",
+      llvm::cl::desc("sm90a causal backward: MiB of Q and dO per section of "
+                     "the longest-first walk (0 = head-major); -1 = the "
+                     "family's"),
+      llvm::cl::init(-1)};
   PassOptions::Option<bool> deterministicGrad{
       *this, "deterministic",
       llvm::cl::desc("Backward kernels: dQ without atomics "
@@ -109,9 +124,9 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
 void buildAttnToGPUKernelsPipeline(OpPassManager &pm,
                                    const AttnToPTXOptions &options);
 
-/// The whole GPU path: convert-attn-to-gpu, then attn-compile-kernels, which
-/// serialises @attn_kernels into gpu.binary @attn_kernels (PTX for
-/// format=isa). For a pass manager on builtin.module. Only attention ops and
+/// The whole GPU path: attn-select-kernel-config, convert-attn-to-gpu, then
+/// attn-compile-kernels, which serialises @attn_kernels into gpu.binary
+/// @attn_kernels (PTX for format=isa). For a pass manager on builtin.module. Only attention ops and
 /// @attn_kernels are touched: a caller can run it on a module that holds its
 /// own functions and gpu.modules too. Every dialect and interface the
 /// pipeline needs is loaded by its passes; the caller's registry needs only

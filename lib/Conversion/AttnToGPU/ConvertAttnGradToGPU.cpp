@@ -12,7 +12,7 @@
 #include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/HopperBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/KernelCapabilities.h"
-#include "attn/Conversion/AttnToGPU/TuningSpace.h"
+#include "attn/Conversion/AttnToGPU/KernelSelection.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 using namespace mlir;
@@ -28,77 +28,54 @@ LogicalResult mlir::attn::checkKernelName(Operation *op, StringRef name,
          << name << "', the name of the kernel generated for it";
 }
 
-LogicalResult mlir::attn::convertAttentionGradOps(
-    ModuleOp module, gpu::GPUModuleOp kernels, StringRef chip,
-    bool deterministic, int64_t blockM, int64_t blockN, StringRef family,
-    int64_t stages, StringRef sm90Schedule, int64_t warpRows, bool forwardOps,
-    const llvm::StringSet<> &inputSymbols) {
-  // The forward kernels' schedules (the same option, as
-  // applyHopperSchedule reads them) are theirs where the module holds
-  // forward attentions too; else every name is the backward's to parse.
-  HopperKernelConfig forwardScratch;
-  bool backwardSchedule =
-      !sm90Schedule.empty() &&
-      (!forwardOps ||
-       !applyHopperSchedule(forwardScratch, sm90Schedule).empty());
+LogicalResult
+mlir::attn::convertAttentionGradOps(ModuleOp module, gpu::GPUModuleOp kernels,
+                                    StringRef chip,
+                                    const llvm::StringSet<> &inputSymbols) {
   SmallVector<AttentionGradOp> ops;
   module.walk([&](AttentionGradOp op) { ops.push_back(op); });
   OpBuilder b(module.getContext());
   for (AttentionGradOp op : ops) {
+    auto attr = op->getAttrOfType<KernelConfigAttr>(kKernelConfigAttrName);
+    if (!attr)
+      return op.emitOpError() << "expected attribute '"
+                              << kKernelConfigAttrName
+                              << "' to be a #attn.kernel_config";
     FlashBackwardSpec spec = FlashBackwardSpec::fromOp(op);
-    // What the op and the options ask, checked against the capability
-    // table (KernelCapabilities.h); stages 2, the default, leaves the ring
-    // depth to the family.
+    bool deterministic = attr.getDeterministic();
+    // A hand-written or stale attribute: its family must implement the op.
     KernelRequest request = KernelRequest::of(spec);
     request.deterministic = deterministic;
-    request.stages = stages && stages != 2 ? stages : 0;
-    request.warpRows = warpRows != 0;
-    if (backwardSchedule)
-      request.sm90Schedule = sm90Schedule.str();
-    std::string why;
-    const KernelCapability *cap =
-        chooseKernelFamily(family, request, chip, why);
-    if (!cap)
-      return op.emitOpError() << "cannot be compiled for the GPU: " << why;
-    bool hopper = StringRef(cap->option) == "sm90a";
-    FlashBackwardConfig config = chooseFlashBackwardConfig(spec, chip);
-    config.deterministic = deterministic;
-    if (blockM || blockN)
-      config.source = "option";
-    if (blockM)
-      config.blockM = blockM;
-    if (blockN)
-      config.blockN = blockN;
-    if (std::string why = validateFlashBackward(spec, config, chip);
+    if (std::string why = unsupportedKernelFeature(
+            kernelCapability(attr.getFamily(), KernelDirection::Backward),
+            request, chip);
         !why.empty())
       return op.emitOpError() << "cannot be compiled for the GPU: " << why;
+    bool hopper = attr.getFamily() == "sm90a";
+    // The sm80 kernels: all three, or around the sm90a dkdv kernel.
+    FlashBackwardConfig config = flashBackwardConfigOf(attr, spec, chip);
+    if (!hopper)
+      if (std::string why = validateFlashBackward(spec, config, chip);
+          !why.empty())
+        return op.emitOpError() << "cannot be compiled for the GPU: " << why;
     FlashBackwardKernelNames names = flashBackwardKernelNames(spec, config);
+    if (hopper)
+      names.dkdv = "";
     for (const std::string &name : {names.preprocess, names.dkdv,
                                     names.convert, names.dqDeterministic})
       if (!name.empty() && failed(checkKernelName(op, name, inputSymbols)))
         return failure();
 
-    HopperBackwardConfig hopperConfig = chooseHopperBackwardConfig(spec);
-    hopperConfig.deterministic = deterministic;
+    HopperBackwardConfig hopperConfig;
     int64_t dkdvThreads = config.threads();
     int64_t dkdvSmem = flashBackwardSharedMemoryBytes(spec, config);
     if (hopper) {
-      HopperBackwardConfig heuristic = hopperConfig;
-      if (blockM)
-        hopperConfig.blockM = blockM;
-      if (blockN)
-        hopperConfig.blockN = blockN;
-      if (stages)
-        hopperConfig.stages = stages;
-      if (backwardSchedule)
-        if (std::string why =
-                applyHopperBackwardSchedule(hopperConfig, sm90Schedule);
-            !why.empty())
-          return op.emitOpError() << "cannot be compiled for the GPU: " << why;
-      if (blockM || blockN || hopperConfig.stages != heuristic.stages ||
-          hopperBackwardSchedule(hopperConfig) !=
-              hopperBackwardSchedule(heuristic))
-        hopperConfig.source = "option";
+      std::string why;
+      FailureOr<HopperBackwardConfig> parsed =
+          hopperBackwardConfigOf(attr, spec, why);
+      if (failed(parsed))
+        return op.emitOpError() << "cannot be compiled for the GPU: " << why;
+      hopperConfig = *parsed;
       if (std::string why = validateHopperBackward(spec, hopperConfig);
           !why.empty())
         return op.emitOpError() << "cannot be compiled for the GPU: " << why;
@@ -107,7 +84,6 @@ LogicalResult mlir::attn::convertAttentionGradOps(
         return failure();
       if (!kernels.lookupSymbol(name))
         emitHopperBackwardKernel(b, kernels, name, spec, hopperConfig);
-      names.dkdv = "";
       emitFlashBackwardKernels(b, kernels, names, spec, config);
       names.dkdv = name;
       config.blockM = hopperConfig.blockM;

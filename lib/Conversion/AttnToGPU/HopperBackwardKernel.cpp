@@ -965,11 +965,6 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec) {
   // memory) and it is 0.94-1.02x the in-step dQ in two runs
   // (bench/results/2026-12-01-backward-sm90a-v2.md).
   config.pipelineDq = spec.headDim <= 64;
-  // Experiment knobs (bench/results measures them).
-  if (const char *e = std::getenv("ATTN_SM90_BWD_SECTION_MB"); e && *e)
-    config.sectionBytes = int64_t(std::atoi(e)) << 20;
-  if (const char *e = std::getenv("ATTN_SM90_BWD_DQ_FIRST"); e && *e)
-    config.dqBeforeDk = *e == '1';
   return config;
 }
 

@@ -11,7 +11,6 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <tuple>
 #include <sstream>
 
@@ -36,8 +35,6 @@ std::pair<int64_t, int64_t> mlir::attn::hopperRegisterSplit(int64_t consumers,
   // each: 32 + 3 · 160.
   if (consumers >= 3)
     return {32, 160};
-  if (const char *e = std::getenv("ATTN_SM90_SPLIT_40"); e && *e == '1')
-    return {40, 232}; // experiment: v3's split on the default grid too
   return persistent ? std::pair<int64_t, int64_t>{40, 232}
                     : std::pair<int64_t, int64_t>{24, 240};
 }
@@ -48,12 +45,6 @@ int64_t mlir::attn::hopperConsumerRegisterNeed(
       config.blockN / 2 + config.blockN / 4 + spec.valueHeadDim / 2;
   // Softmax state, addresses, descriptors, loop counters.
   return fragments + kHopperConsumerRegisterOverhead;
-}
-
-/// An experiment override of a boolean knob: unset keeps `value`.
-static void overrideFromEnv(const char *name, bool &value) {
-  if (const char *e = std::getenv(name); e && (*e == '0' || *e == '1'))
-    value = *e == '1';
 }
 
 HopperKernelConfig
@@ -105,14 +96,6 @@ mlir::attn::chooseHopperKernelConfig(const FlashKernelSpec &spec) {
   config.persistent = spec.band.isNone() && persistentFits;
   if (d <= 64 && hopperLengthMajorTiles(spec))
     config.persistent = true;
-  // Experiment knobs (docs/performance.md measures them).
-  if (const char *e = std::getenv("ATTN_SM90_SERIAL"); e && *e == '1')
-    config.overlap = false;
-  if (const char *e = std::getenv("ATTN_SM90_NO_PINGPONG"); e && *e == '1')
-    config.pingPong = false;
-  overrideFromEnv("ATTN_SM90_PERSISTENT", config.persistent);
-  if (const char *e = std::getenv("ATTN_SM90_EXP2_POLY"); e && *e)
-    config.exp2Emulated = std::atoi(e);
   setHopperRegisterSplit(config);
   return config;
 }
@@ -125,7 +108,8 @@ int64_t mlir::attn::hopperLaunchRegisters(const HopperKernelConfig &config) {
 
 void mlir::attn::setHopperRegisterSplit(HopperKernelConfig &config) {
   std::tie(config.producerRegisters, config.consumerRegisters) =
-      hopperRegisterSplit(config.consumers(), config.persistent);
+      hopperRegisterSplit(config.consumers(),
+                          config.persistent || config.wideProducer);
 }
 
 int64_t mlir::attn::hopperKernelSharedMemoryBytes(
@@ -237,9 +221,6 @@ mlir::attn::hopperTensorMaps(const FlashKernelSpec &spec,
 }
 
 bool mlir::attn::hopperLengthMajorTiles(const FlashKernelSpec &spec) {
-  if (const char *e = std::getenv("ATTN_SM90_CAUSAL_WALK");
-      e && StringRef(e) == "head")
-    return false;
   return spec.band.hasRight() && !spec.band.hasLeft();
 }
 

@@ -2,7 +2,7 @@
 //
 // Part of the attn project: an MLIR compiler for exact attention.
 //
-// convert-attn-to-gpu looks each attention's shape up in the tuning
+// attn-select-kernel-config looks each attention's shape up in the tuning
 // database (docs/tuning.md) before falling back to the heuristic.
 //
 //===----------------------------------------------------------------------===//
@@ -15,20 +15,10 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
-#include <cstdlib>
 #include <optional>
 
 using namespace mlir;
 using namespace mlir::attn;
-
-std::string mlir::attn::resolveTuningDatabasePath(StringRef option) {
-  if (option == "none")
-    return "";
-  if (!option.empty())
-    return option.str();
-  const char *env = std::getenv("ATTN_TUNING_DB");
-  return env && std::string(env) != "none" ? env : "";
-}
 
 /// The database key's problem of an attention with query and key types
 /// `q`, `k`, or none (with `missReason` set) when its shape cannot be

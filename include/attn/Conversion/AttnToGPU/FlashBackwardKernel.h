@@ -108,21 +108,15 @@ void emitFlashBackwardKernels(OpBuilder &builder, gpu::GPUModuleOp module,
                               const FlashBackwardConfig &config);
 
 /// convert-attn-to-gpu's part for attn.attention_grad: emits the backward
-/// kernels of every grad op of `module` into `kernels` and records them on
-/// the op (`attn.kernel` = the dkdv kernel, `attn.launch` with the ordered
-/// `launches`). Diagnoses what the family cannot do (KernelCapabilities.h).
-/// `blockM` / `blockN` (0 = the heuristic's) override the dkdv kernel's
-/// tile. `family` sm80 keeps the sm80 dkdv kernel, sm90a takes the Hopper
-/// one (HopperBackwardKernel.h), auto the Hopper one where it can.
-/// `stages` (0 or 2 = the heuristic's) and `sm90Schedule` (dq-pipelined,
-/// dq-first or dk-first; a forward schedule is the forward ops' where
-/// `forwardOps`) configure the Hopper dkdv kernel; `warpRows` is refused.
-/// `inputSymbols` are the names @attn_kernels held before the pass.
-LogicalResult convertAttentionGradOps(
-    ModuleOp module, gpu::GPUModuleOp kernels, StringRef chip,
-    bool deterministic, int64_t blockM, int64_t blockN, StringRef family,
-    int64_t stages, StringRef sm90Schedule, int64_t warpRows, bool forwardOps,
-    const llvm::StringSet<> &inputSymbols);
+/// kernels the #attn.kernel_config of every grad op of `module` names
+/// (KernelSelection.h) into `kernels` and records them on the op
+/// (`attn.kernel` = the dkdv kernel, `attn.launch` with the ordered
+/// `launches`). Family sm80 is the sm80 dkdv kernel, sm90a the Hopper one
+/// (HopperBackwardKernel.h). `inputSymbols` are the names @attn_kernels
+/// held before the pass.
+LogicalResult convertAttentionGradOps(ModuleOp module,
+                                      gpu::GPUModuleOp kernels, StringRef chip,
+                                      const llvm::StringSet<> &inputSymbols);
 
 /// Fails with a diagnostic on `op` when `name`, a kernel generated for it,
 /// is one of `inputSymbols` (the input's own @attn_kernels functions), which

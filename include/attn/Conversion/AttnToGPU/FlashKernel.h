@@ -87,10 +87,6 @@ enumerateFlashKernelConfigs(const FlashKernelSpec &spec, StringRef chip,
                             std::vector<PrunedFlashKernelConfig> *pruned =
                                 nullptr);
 
-/// The tuning database to read: `option` ("none" = no lookup), else
-/// $ATTN_TUNING_DB; "" = none.
-std::string resolveTuningDatabasePath(StringRef option);
-
 /// A stable kernel name:
 /// attn_fwd_d<D>[v<Dv>]_<dtype>[_<mask>][_mod<hash>]..._m<M>n<N>s<S>.
 std::string flashKernelName(const FlashKernelSpec &spec,

@@ -49,6 +49,9 @@ struct HopperKernelConfig {
   /// exp2 on the FMA pipe (KernelBuilder::exp2Poly) instead of the MUFU,
   /// which softcap's tanh (and at head dim 64 the softmax alone) saturates.
   int64_t exp2Emulated = 0;
+  /// The persistent grid's 40/232 setmaxnreg split on the plain grid too
+  /// (an experiment; setHopperRegisterSplit).
+  bool wideProducer = false;
   std::string source;              // "heuristic" or "option"
 
   int64_t consumers() const { return blockM / 64; }
@@ -67,7 +70,8 @@ std::pair<int64_t, int64_t> hopperRegisterSplit(int64_t consumers,
 /// for maxntid = threads and one block per SM (168 for 384 threads, 128
 /// for 512). ptxas reports this count in the manifest.
 int64_t hopperLaunchRegisters(const HopperKernelConfig &config);
-/// Sets config's producer/consumer registers from its consumer count.
+/// Sets config's producer/consumer registers from its consumer count (and
+/// grid, or wideProducer).
 void setHopperRegisterSplit(HopperKernelConfig &config);
 
 /// Registers of a consumer thread beyond its S, P and O fragments
@@ -117,8 +121,7 @@ SmallVector<HopperTensorMap> hopperTensorMaps(const FlashKernelSpec &spec,
 /// blocks, so every head's longest query block goes first, then the next
 /// longest of every head, ... (the longest-processing-time rule: the last
 /// wave holds short tiles only). Without such a mask head-major, so that
-/// blocks running together share K/V in L2. ATTN_SM90_CAUSAL_WALK=head
-/// (an experiment switch) keeps causal head-major.
+/// blocks running together share K/V in L2.
 bool hopperLengthMajorTiles(const FlashKernelSpec &spec);
 
 /// The launch grid's x and y formulas (docs/kernel-abi.md): one block per

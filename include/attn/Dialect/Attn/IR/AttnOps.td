@@ -8,6 +8,7 @@
 #define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
 
 include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "attn/Dialect/Attn/IR/AttnAttrs.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
