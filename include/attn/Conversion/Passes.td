@@ -122,10 +122,13 @@ def ConvertAttnGPUToNVVM : Pass<"convert-attn-gpu-to-nvvm"> {
     onto NVVM ops: mbarrier init/arrive/expect-tx/try-wait (the wait as an
     `scf.while` around `nvvm.mbarrier.try_wait`), TMA tensor loads, named
     barriers, the wgmma fence/commit/wait and the shared-memory wgmma;
-    ex2/lg2/tanh become NVVM intrinsic calls. Two ops have no NVVM
-    counterpart and become inline PTX, behind one helper: the wgmma with A in
-    registers and the opaque register move. Nothing is reordered: each op's
-    replacement takes its place, so the schedule's program order is kept.
+    ex2/lg2/tanh become NVVM intrinsic calls, a scalar global reduction
+    LLVM's atomicrmw. What neither NVVM nor LLVM's NVPTX intrinsics express
+    becomes inline PTX, behind one helper: the wgmma with A in registers,
+    the non-tensor bulk reduction (cp.reduce.async.bulk), the paired
+    red.global.add.v2.f32 and the opaque register moves. Nothing is
+    reordered: each op's replacement takes its place, so the schedule's
+    program order is kept.
 
     Runs on anything (the kernels' `llvm.func`s inside `gpu.module
     @attn_kernels`); `attn-compile-kernels` runs it first.

@@ -210,6 +210,24 @@ struct BulkReduceAddLowering : OpRewritePattern<BulkReduceAddOp> {
   }
 };
 
+struct GlobalReduceAddLowering : OpRewritePattern<GlobalReduceAddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GlobalReduceAddOp op,
+                                PatternRewriter &rewriter) const override {
+    ValueRange values = op.getValues();
+    if (values.size() == 2)
+      inlinePtx(rewriter, op.getLoc(), TypeRange(),
+                ValueRange{op.getPtr(), values[0], values[1]},
+                "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f");
+    else
+      LLVM::AtomicRMWOp::create(rewriter, op.getLoc(), LLVM::AtomicBinOp::fadd,
+                                op.getPtr(), values[0],
+                                LLVM::AtomicOrdering::monotonic);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct NamedBarrierSyncLowering : OpRewritePattern<NamedBarrierSyncOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(NamedBarrierSyncOp op,
@@ -496,7 +514,8 @@ void mlir::attn::populateAttnGPUToNVVMPatterns(RewritePatternSet &patterns) {
       MBarrierInitLowering, MBarrierInitFenceLowering, MBarrierArriveLowering,
       MBarrierArriveExpectTxLowering, MBarrierWaitLowering,
       // Data movement and CTA-level synchronisation.
-      TmaLoadLowering, BulkReduceAddLowering, NamedBarrierSyncLowering, NamedBarrierArriveLowering,
+      TmaLoadLowering, BulkReduceAddLowering, GlobalReduceAddLowering,
+      NamedBarrierSyncLowering, NamedBarrierArriveLowering,
       // Warpgroup MMA.
       WgmmaDescriptorLowering, WgmmaFenceLowering, WgmmaCommitGroupLowering,
       WgmmaWaitGroupLowering, WgmmaSSLowering, WgmmaRSLowering,

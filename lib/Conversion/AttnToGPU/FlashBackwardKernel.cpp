@@ -20,6 +20,7 @@
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
 #include "attn/Conversion/AttnToGPU/KernelCapabilities.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
 #include "attn/Support/Chip.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -118,25 +119,18 @@ Value dqAccumulator(KernelBuilder &kb, Value region, Value seqQ) {
 }
 
 /// *ptr += {lo, hi} (two consecutive f32, 8-byte aligned): with `paired`
-/// one vector reduction (red.global.add.v2.f32, sm_90 and newer), half the
-/// atomic instructions of two scalar adds (LLVM's atomicrmw has no vector
-/// form for NVPTX); else two red.global.add.f32.
+/// one vector reduction (sm_90 and newer), else two scalar ones.
 void atomicAddPairF32(KernelBuilder &kb, Value ptr, Value lo, Value hi,
                       bool paired) {
   OpBuilder &b = kb.builder();
-  auto red = [&](ValueRange operands, StringRef code, StringRef constraints) {
-    LLVM::InlineAsmOp::create(
-        b, kb.location(), TypeRange{}, operands, code, constraints,
-        /*has_side_effects=*/true, /*is_align_stack=*/false,
-        LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-        ArrayAttr());
-  };
+  Location loc = kb.location();
   if (paired) {
-    red({ptr, lo, hi}, "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f");
+    attn_gpu::GlobalReduceAddOp::create(b, loc, ptr, ValueRange{lo, hi});
     return;
   }
-  red({ptr, lo}, "red.global.add.f32 [$0], $1;", "l,f");
-  red({ptr, hi}, "red.global.add.f32 [$0+4], $1;", "l,f");
+  attn_gpu::GlobalReduceAddOp::create(b, loc, ptr, ValueRange{lo});
+  attn_gpu::GlobalReduceAddOp::create(
+      b, loc, kb.gep(ptr, b.getF32Type(), kb.i64(1)), ValueRange{hi});
 }
 
 Value loadF32(KernelBuilder &kb, Value ptr) {

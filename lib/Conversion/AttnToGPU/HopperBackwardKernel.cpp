@@ -454,8 +454,9 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, two commit groups.
   mbarrierWait(kb, barrierAt(fullSlot(), stage), parityOf(it));
   int64_t pending = pipelined() ? 1 : 0;
-  SmallVector<Value> zeros(2 * sRegs + pending * dqRegs(), kb.f32(0.0));
-  SmallVector<Value> fenced = wgmmaFence(kb, zeros);
+  SmallVector<Value> overwritten(2 * sRegs + pending * dqRegs(),
+                                 kb.undefF32());
+  SmallVector<Value> fenced = wgmmaFence(kb, overwritten);
   SmallVector<Value> s =
       issueABt(kTile, kvPanelBytes(), qTile, qPanelBytes(), spec.headDim,
                ArrayRef(fenced).take_front(sRegs));
@@ -606,7 +607,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   auto issueInStepDq = [&] {
     // Every consumer's dSᵀ rows are in shared memory.
     namedBarrierSync(kb, kb.i32(kConsumerBarrier), 128 * config.consumers());
-    dq = wgmmaFence(kb, SmallVector<Value>(dqRegs(), kb.f32(0.0)));
+    dq = wgmmaFence(kb, SmallVector<Value>(dqRegs(), kb.undefF32()));
     dq = issueDq(dsTile, dq);
     wgmmaCommitGroup(kb);
   };
@@ -756,7 +757,7 @@ void HopperBackwardEmitter::emitConsumer() {
     ifThen(kb, kb.slt(kb.i32(0), numSteps), [&] {
       Value last = kb.sub(numSteps, kb.i32(1));
       SmallVector<Value> dq =
-          wgmmaFence(kb, SmallVector<Value>(dqRegs(), kb.f32(0.0)));
+          wgmmaFence(kb, SmallVector<Value>(dqRegs(), kb.undefF32()));
       dq = issueDq(kb.gepBytes(dsRing, kb.mul(kb.andi(last, 1),
                                               kb.i32(dsTileBytes()))),
                    dq);

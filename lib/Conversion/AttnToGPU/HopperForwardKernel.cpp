@@ -356,7 +356,7 @@ SmallVector<Value> HopperForwardEmitter::issueScores(Value block,
   mbarrierWait(kb, barrierAt(kFullSlot(), stage), parityOf(block));
   Value kDesc = wgmmaDescriptor(
       kb, stageTile(kRing, kTileBytes(), stage), 16, 8 * kPanelRowBytes);
-  SmallVector<Value> regs(config.blockN / 2, kb.f32(0.0));
+  SmallVector<Value> regs(config.blockN / 2, kb.undefF32());
   regs.append(fenceAlso.begin(), fenceAlso.end());
   regs = wgmmaFence(kb, regs);
   SmallVector<Value> s(regs.begin(), regs.begin() + config.blockN / 2);

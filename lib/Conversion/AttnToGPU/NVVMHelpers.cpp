@@ -23,6 +23,9 @@ Value KernelBuilder::f32(double v) {
   return arith::ConstantOp::create(b, loc,
                                    b.getF32FloatAttr(static_cast<float>(v)));
 }
+Value KernelBuilder::undefF32() {
+  return LLVM::UndefOp::create(b, loc, b.getF32Type());
+}
 Value KernelBuilder::add(Value x, Value y) {
   return arith::AddIOp::create(b, loc, x, y);
 }

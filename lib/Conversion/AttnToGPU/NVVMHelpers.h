@@ -32,6 +32,11 @@ public:
   Value i32(int64_t v);
   Value i64(int64_t v);
   Value f32(double v);
+  /// An f32 with no value: the accumulators a wgmma overwrites (accumulate
+  /// false) are threaded through its fence as these, so that no register
+  /// is written between the fence and the wgmma (a 0.0 would be
+  /// materialised there, and ptxas would insert a second fence).
+  Value undefF32();
   Value add(Value x, Value y);
   Value sub(Value x, Value y);
   Value mul(Value x, Value y);

@@ -100,3 +100,11 @@ llvm.func @opaque_empty() {
   "attn_gpu.opaque"() : () -> ()
   llvm.return
 }
+
+// -----
+
+llvm.func @reduce_three(%p: !llvm.ptr, %x: f32) {
+  // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected 1 or 2 values, got 3}}
+  attn_gpu.global_reduce_add %p, %x, %x, %x : !llvm.ptr, f32, f32, f32
+  llvm.return
+}

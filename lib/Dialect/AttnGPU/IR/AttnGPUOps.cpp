@@ -53,6 +53,13 @@ LogicalResult TmaLoadOp::verify() {
   return success();
 }
 
+LogicalResult GlobalReduceAddOp::verify() {
+  size_t count = getValues().size();
+  if (count < 1 || count > 2)
+    return emitOpError("expected 1 or 2 values, got ") << count;
+  return success();
+}
+
 LogicalResult NamedBarrierSyncOp::verify() {
   return verifyThreads(*this, getThreadsAttr().getInt());
 }

@@ -170,6 +170,27 @@ def AttnGPU_BulkReduceAddOp : AttnGPU_Op<"bulk_reduce_add",
   }];
 }
 
+def AttnGPU_GlobalReduceAddOp : AttnGPU_Op<"global_reduce_add",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Atomically add one or two consecutive f32 into global memory";
+  let description = [{
+    `*ptr += values` with no result (a reduction: the sm80 backward's dQ
+    accumulation). One value is LLVM's `atomicrmw fadd`; two consecutive
+    ones (8-byte aligned) are one `red.global.add.v2.f32` (sm_90 and newer),
+    half the atomic instructions of two scalar adds: LLVM's atomicrmw has no
+    vector form for NVPTX, so that one lowers to inline PTX.
+
+    ```mlir
+    attn_gpu.global_reduce_add %ptr, %lo, %hi : !llvm.ptr, f32, f32
+    ```
+  }];
+  let arguments = (ins AttnGPU_GenericPtr:$ptr, Variadic<F32>:$values);
+  let assemblyFormat = [{
+    $ptr `,` $values attr-dict `:` qualified(type($ptr)) `,` type($values)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Named barriers
 //===----------------------------------------------------------------------===//
