@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/InitAll.h"
+#include "attn/Conversion/AttnToGPULaunch/Passes.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
@@ -73,6 +74,7 @@ void mlir::attn::registerAttnDialect(DialectRegistry &registry) {
 void mlir::attn::registerAttnPasses() {
   registerAttnTransformsPasses();
   registerAttnConversionPasses();
+  registerAttnToGPULaunchPasses();
   registerAttnPipelines();
 }
 
