@@ -84,7 +84,9 @@ private:
     return LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext(), addressSpace), i64);
   }
-  FailureOr<Value> tensorMap(const rt::AbiParam &param);
+  /// The view of ABI tensor name `t` (q, k, v, o, lse), or null.
+  const BufferView *lookup(StringRef t) const;
+  Value tensorMap(const BufferView &t, DictionaryAttr box);
   FailureOr<Value> argument(const rt::AbiParam &param);
   std::array<Value, 2> grid();
   func::FuncOp declareRuntimeFunction(StringRef name, FunctionType type);
@@ -96,6 +98,7 @@ private:
   LaunchInfo launch;
   BufferView q, k, v, o;
   std::optional<BufferView> lse;
+  Value lastSlot; // the last tensor-map stack slot, to keep them in order
 };
 
 LogicalResult HostLowering::readLaunch() {
@@ -194,27 +197,23 @@ func::FuncOp HostLowering::declareRuntimeFunction(StringRef name,
   return fn;
 }
 
-/// A TMA descriptor of q, k or v, encoded by the runtime into a stack slot
-/// and loaded as the 128-byte value the kernel's byval parameter copies.
-FailureOr<Value> HostLowering::tensorMap(const rt::AbiParam &param) {
-  DictionaryAttr map;
-  for (Attribute a : launch.maps)
-    if (auto d = dyn_cast<DictionaryAttr>(a))
-      if (auto name = d.getAs<StringAttr>("name"); name && name == param.name)
-        map = d;
-  IntegerAttr cols = map ? map.getAs<IntegerAttr>("box_cols") : nullptr;
-  IntegerAttr rows = map ? map.getAs<IntegerAttr>("box_rows") : nullptr;
-  if (!cols || !rows)
-    return op.emitOpError() << "'attn.launch' has no tensor map '"
-                            << param.name << "' with box_cols and box_rows";
-  const BufferView *t = param.tensor == "q"   ? &q
-                        : param.tensor == "k" ? &k
-                        : param.tensor == "v" ? &v
-                                              : nullptr;
-  if (!t)
-    return op.emitOpError() << "cannot encode a tensor map of '"
-                            << param.tensor << "'";
+const BufferView *HostLowering::lookup(StringRef t) const {
+  if (t == "q")
+    return &q;
+  if (t == "k")
+    return &k;
+  if (t == "v")
+    return &v;
+  if (t == "o")
+    return &o;
+  if (t == "lse" && lse)
+    return &*lse;
+  return nullptr;
+}
 
+/// A TMA descriptor of `t`, encoded by the runtime into a stack slot and
+/// loaded as the 128-byte value the kernel's byval parameter copies.
+Value HostLowering::tensorMap(const BufferView &t, DictionaryAttr box) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
@@ -227,9 +226,23 @@ FailureOr<Value> HostLowering::tensorMap(const rt::AbiParam &param) {
       kMakeTensorMapFn, FunctionType::get(ctx, argTypes, {}));
 
   auto mapType = LLVM::LLVMArrayType::get(b.getI8Type(), kTensorMapBytes);
-  Value one = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
-  Value slot = LLVM::AllocaOp::create(b, loc, ptr, mapType, one,
-                                      /*alignment=*/64);
+  // The stack slot at the start of the enclosing function (allocation
+  // scope), so that a launch in a loop does not grow the stack.
+  Value slot;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    if (lastSlot)
+      b.setInsertionPointAfter(lastSlot.getDefiningOp());
+    else if (Operation *scope = op->getParentWithTrait<
+                 OpTrait::AutomaticAllocationScope>();
+             scope && scope->getNumRegions() > 0 &&
+             !scope->getRegion(0).empty())
+      b.setInsertionPointToStart(&scope->getRegion(0).front());
+    Value one = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
+    slot = LLVM::AllocaOp::create(b, loc, ptr, mapType, one,
+                                  /*alignment=*/64);
+    lastSlot = slot;
+  }
   auto i32c = [&](int64_t x) {
     return arith::ConstantIntOp::create(b, loc, i32, x).getResult();
   };
@@ -237,15 +250,15 @@ FailureOr<Value> HostLowering::tensorMap(const rt::AbiParam &param) {
     return arith::ConstantIntOp::create(b, loc, i64, x).getResult();
   };
   SmallVector<Value> args = {
-      slot, pointer(t->address, 0),
-      i32c(t->elementType.getIntOrFloatBitWidth() / 8),
-      i32c(t->elementType.isBF16() ? 1 : 0)};
+      slot, pointer(t.address, 0),
+      i32c(t.elementType.getIntOrFloatBitWidth() / 8),
+      i32c(t.elementType.isBF16() ? 1 : 0)};
   for (int i = 3; i >= 0; --i)
-    args.push_back(toI64(t->sizes[i]));
+    args.push_back(toI64(t.sizes[i]));
   for (int i = 0; i < 3; ++i)
-    args.push_back(toI64(t->strides[i]));
-  args.push_back(i64c(cols.getInt()));
-  args.push_back(i64c(rows.getInt()));
+    args.push_back(toI64(t.strides[i]));
+  args.push_back(i64c(box.getAs<IntegerAttr>("box_cols").getInt()));
+  args.push_back(i64c(box.getAs<IntegerAttr>("box_rows").getInt()));
   // 128-byte swizzle: every attn TMA box column is one 128-byte panel
   // (docs/kernel-abi.md).
   args.push_back(i32c(128));
@@ -257,26 +270,13 @@ FailureOr<Value> HostLowering::tensorMap(const rt::AbiParam &param) {
 /// The value of one kernel parameter, by its ABI name.
 FailureOr<Value> HostLowering::argument(const rt::AbiParam &param) {
   StringRef name = param.name;
-  auto tensor = [&](StringRef t) -> const BufferView * {
-    if (t == "q")
-      return &q;
-    if (t == "k")
-      return &k;
-    if (t == "v")
-      return &v;
-    if (t == "o")
-      return &o;
-    if (t == "lse")
-      return lse ? &*lse : nullptr;
-    return nullptr;
-  };
   switch (param.type) {
   case rt::ParamType::Ptr:
     if (name == "lse" && !lse) // ignored without with_lse
       return LLVM::ZeroOp::create(
                  b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1))
           .getResult();
-    if (const BufferView *t = tensor(name))
+    if (const BufferView *t = lookup(name))
       return pointer(t->address, 1);
     break;
   case rt::ParamType::I32:
@@ -297,18 +297,33 @@ FailureOr<Value> HostLowering::argument(const rt::AbiParam &param) {
     if (t == "lse" && !lse && index >= 0)
       return arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0)
           .getResult();
-    if (const BufferView *view = tensor(t);
+    if (const BufferView *view = lookup(t);
         view && index >= 0 &&
         index < static_cast<int>(view->strides.size()) - (t == "lse" ? 0 : 1))
       return toI64(view->strides[index]);
     break;
   }
-  case rt::ParamType::TensorMap:
-    return tensorMap(param);
+  case rt::ParamType::TensorMap: {
+    DictionaryAttr box;
+    for (Attribute a : launch.maps)
+      if (auto d = dyn_cast<DictionaryAttr>(a))
+        if (auto n = d.getAs<StringAttr>("name"); n && n == name)
+          box = d;
+    if (!box || !box.getAs<IntegerAttr>("box_cols") ||
+        !box.getAs<IntegerAttr>("box_rows"))
+      return op.emitOpError() << "'attn.launch' has no tensor map '" << name
+                              << "' with integer box_cols and box_rows";
+    if (const BufferView *t = lookup(param.tensor))
+      return tensorMap(*t, box);
+    break;
   }
-  return op.emitOpError() << "kernel parameter '" << name << "' ("
-                          << rt::paramTypeName(param.type)
-                          << ") has no host lowering";
+  }
+  // What the ABI asks of this op (a bias, ...) that the host side cannot
+  // give the kernel yet.
+  return op.emitOpError() << "cannot be lowered to a launch yet: no host "
+                             "value for the kernel's parameter '"
+                          << name << "' (" << rt::paramTypeName(param.type)
+                          << ")";
 }
 
 /// docs/kernel-abi.md "Launch": one block per query block and (batch, query
@@ -353,14 +368,11 @@ std::array<Value, 2> HostLowering::grid() {
 LogicalResult HostLowering::run() {
   if (failed(readLaunch()) || failed(checkKernelSymbol()))
     return failure();
-  // What the ABI needs and this pass cannot give the kernel yet.
+  // Packed sequences change the meaning of every size and stride.
   if (op.isVarlen())
     return op.emitOpError()
            << "with cu_seqlens (variable length) cannot be lowered to a "
               "launch yet: the host lowering handles dense batches only";
-  if (op.getBias())
-    return op.emitOpError() << "with a bias cannot be lowered to a launch "
-                               "yet: the host lowering handles no bias";
   RankedTensorType outType = op.getOutputType();
   if (op.getQueryType().getRank() != 4 || outType.isDynamicDim(3))
     return op.emitOpError()
@@ -368,10 +380,17 @@ LogicalResult HostLowering::run() {
 
   rt::KernelAbi abi;
   abi.tensorMaps = launch.tensorMaps;
+  abi.bias = static_cast<bool>(op.getBias());
 
   q = view(toBuffer(op.getQuery()));
   k = view(toBuffer(op.getKey()));
   v = view(toBuffer(op.getValue()));
+  // One stream for the allocations and the launch (upstream gpu-to-llvm
+  // lowers gpu.alloc only on a stream): gpu.wait async creates it, the
+  // final gpu.wait synchronises and destroys it.
+  Type tokenType = gpu::AsyncTokenType::get(b.getContext());
+  Value token =
+      gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
   // O [B, Hq, Nq, Dv] and LSE [B, Hq, Nq]: Q's leading sizes.
   auto allocate = [&](RankedTensorType type) {
     SmallVector<Value> dynamicSizes;
@@ -379,11 +398,11 @@ LogicalResult HostLowering::run() {
       if (type.isDynamicDim(i))
         dynamicSizes.push_back(q.sizes[i]);
     auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-    Value buffer = gpu::AllocOp::create(b, loc, memrefType, /*asyncToken=*/
-                                        Type(), ValueRange{}, dynamicSizes,
-                                        ValueRange{}, UnitAttr())
-                       .getMemref();
-    return buffer;
+    auto alloc = gpu::AllocOp::create(b, loc, memrefType, tokenType,
+                                      ValueRange{token}, dynamicSizes,
+                                      ValueRange{}, UnitAttr());
+    token = alloc.getAsyncToken();
+    return alloc.getMemref();
   };
   Value outBuffer = allocate(outType);
   o = view(outBuffer);
@@ -404,9 +423,11 @@ LogicalResult HostLowering::run() {
   Value one = constIndex(1);
   Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
                                             launch.sharedMemory);
-  gpu::LaunchFuncOp::create(b, loc, launch.kernel, {gridX, gridY, one},
-                            {constIndex(launch.threads), one, one}, smem,
-                            operands);
+  auto launchOp = gpu::LaunchFuncOp::create(
+      b, loc, launch.kernel, {gridX, gridY, one},
+      {constIndex(launch.threads), one, one}, smem, operands, tokenType,
+      ValueRange{token});
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{launchOp.getAsyncToken()});
 
   SmallVector<Value> results = {bufferization::ToTensorOp::create(
       b, loc, outType, outBuffer, /*restrict=*/true)};
