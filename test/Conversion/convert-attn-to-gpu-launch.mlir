@@ -62,3 +62,32 @@ func.func @static_nolse(%q: tensor<2x4x256x128xf16>, %k: tensor<2x4x512x128xf16>
       -> tensor<2x4x256x128xf16>
   return %o : tensor<2x4x256x128xf16>
 }
+
+// -----
+
+// Destination-passing style: a result stored into a caller's buffer is
+// written there by the kernel (no allocation, no copy); that buffer, like
+// the inputs, is device memory.
+// CHECK-LABEL: func.func @destination
+// CHECK-SAME: %[[O:[^:]+]]: memref<1x2x128x64xbf16>, %[[LSE:[^:]+]]: memref<1x2x128xf32>)
+// CHECK-NOT: gpu.alloc
+// CHECK: memref.extract_strided_metadata %[[O]]
+// CHECK: memref.extract_strided_metadata %[[LSE]]
+// CHECK: gpu.launch_func
+// CHECK-NOT: materialize_in_destination
+// CHECK: return
+func.func @destination(%q: memref<1x2x128x64xbf16>, %k: memref<1x2x128x64xbf16>,
+                       %v: memref<1x2x128x64xbf16>, %o: memref<1x2x128x64xbf16>,
+                       %lse: memref<1x2x128xf32>) {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x128x64xbf16> to tensor<1x2x128x64xbf16>
+  %kt = bufferization.to_tensor %k restrict : memref<1x2x128x64xbf16> to tensor<1x2x128x64xbf16>
+  %vt = bufferization.to_tensor %v restrict : memref<1x2x128x64xbf16> to tensor<1x2x128x64xbf16>
+  %r, %l = attn.attention %qt, %kt, %vt
+      : tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+      -> tensor<1x2x128x64xbf16>, tensor<1x2x128xf32>
+  bufferization.materialize_in_destination %r in writable %o
+      : (tensor<1x2x128x64xbf16>, memref<1x2x128x64xbf16>) -> ()
+  bufferization.materialize_in_destination %l in writable %lse
+      : (tensor<1x2x128xf32>, memref<1x2x128xf32>) -> ()
+  return
+}

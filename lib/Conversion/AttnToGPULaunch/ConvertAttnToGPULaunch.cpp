@@ -17,6 +17,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Runtime/KernelAbi.h"
 
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::attn {
@@ -56,6 +57,28 @@ struct LaunchInfo {
   bool persistent = false;
   ArrayAttr maps; // sm90a-wgmma: {name, tensor, box_cols, box_rows}
 };
+
+/// The store of `result` into a caller's buffer (destination-passing
+/// style), when that is its only use, the buffer exists before `op` and its
+/// innermost stride is 1: the kernel then writes the buffer directly.
+bufferization::MaterializeInDestinationOp destinationOf(Value result,
+                                                        Operation *op) {
+  if (!result || !result.hasOneUse())
+    return {};
+  auto store = dyn_cast<bufferization::MaterializeInDestinationOp>(
+      *result.getUsers().begin());
+  if (!store || store.getSource() != result || !store.getWritable())
+    return {};
+  auto type = dyn_cast<MemRefType>(store.getDest().getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type || failed(type.getStridesAndOffset(strides, offset)) ||
+      strides.empty() || strides.back() != 1)
+    return {};
+  if (!DominanceInfo(op).properlyDominates(store.getDest(), op))
+    return {};
+  return store;
+}
 
 class HostLowering {
 public:
@@ -402,11 +425,17 @@ LogicalResult HostLowering::run() {
     token = alloc.getAsyncToken();
     return alloc.getMemref();
   };
-  Value outBuffer = allocate(outType);
+  // Results stored into a caller's buffer are written there; the others
+  // get a new device buffer.
+  auto outStore = destinationOf(op.getOutput(), op);
+  Value outBuffer = outStore ? outStore.getDest() : allocate(outType);
   o = view(outBuffer);
   Value lseBuffer;
+  bufferization::MaterializeInDestinationOp lseStore;
   if (Value lseResult = op.getLse()) {
-    lseBuffer = allocate(cast<RankedTensorType>(lseResult.getType()));
+    lseStore = destinationOf(lseResult, op);
+    lseBuffer = lseStore ? lseStore.getDest()
+                         : allocate(cast<RankedTensorType>(lseResult.getType()));
     lse = view(lseBuffer);
   }
 
@@ -427,12 +456,17 @@ LogicalResult HostLowering::run() {
       ValueRange{token});
   gpu::WaitOp::create(b, loc, Type(), ValueRange{launchOp.getAsyncToken()});
 
-  SmallVector<Value> results = {bufferization::ToTensorOp::create(
-      b, loc, outType, outBuffer, /*restrict=*/true)};
+  auto replace = [&](Value result, Value buffer,
+                     bufferization::MaterializeInDestinationOp store) {
+    if (store) // the kernel wrote the destination
+      store->erase();
+    else
+      result.replaceAllUsesWith(bufferization::ToTensorOp::create(
+          b, loc, result.getType(), buffer, /*restrict=*/true));
+  };
+  replace(op.getOutput(), outBuffer, outStore);
   if (lseBuffer)
-    results.push_back(bufferization::ToTensorOp::create(
-        b, loc, op.getLse().getType(), lseBuffer, /*restrict=*/true));
-  op->replaceAllUsesWith(results);
+    replace(op.getLse(), lseBuffer, lseStore);
   op->erase();
   return success();
 }
