@@ -154,3 +154,17 @@ module attributes {gpu.container_module} {
     return %o : tensor<1x1x64x64xf16>
   }
 }
+
+// -----
+
+func.func @backward(%q: tensor<1x1x16x64xbf16>, %lse: tensor<1x1x16xf32>)
+    -> tensor<1x1x16x64xbf16> {
+  // expected-error @+1 {{cannot be lowered to a launch yet: the host lowering handles the forward attn.attention only}}
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse {attn.kernel = @attn_kernels::@k}
+      : tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>,
+        tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>,
+        tensor<1x1x16x64xbf16>, tensor<1x1x16xf32>
+      -> tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>,
+         tensor<1x1x16x64xbf16>
+  return %dq : tensor<1x1x16x64xbf16>
+}

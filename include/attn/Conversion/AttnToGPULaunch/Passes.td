@@ -20,11 +20,16 @@ def ConvertAttnToGPULaunch
 
       * Q, K and V become memrefs with `bufferization.to_buffer` (layout
         `strided<[?, ?, ?, 1], offset: ?>`: any view whose head dim is
-        contiguous); O (and the LSE when the op returns it) is allocated
-        with `gpu.alloc` and handed back through `bufferization.to_tensor`.
-        The buffers are device memory: the enclosing function is meant to
-        be bufferized (`one-shot-bufferize`) and called with device
-        buffers, and returns device buffers.
+        contiguous); O (and the LSE when the op returns it) is written into
+        the caller's buffer when the result's only use is a
+        `bufferization.materialize_in_destination` into a writable memref
+        (destination-passing style), else allocated with `gpu.alloc` and
+        handed back through `bufferization.to_tensor`. The buffers are
+        device memory: the enclosing function is meant to be bufferized
+        (`one-shot-bufferize`) and called with device buffers.
+      * The allocations and the launch are `async` on one stream
+        (`gpu.wait async` ... `gpu.wait`): the code returns when the kernel
+        is done.
       * The kernel's arguments follow the one kernel-ABI definition
         (`attn/Runtime/KernelAbi.h`): base pointers (aligned pointer plus
         offset), sizes as i32 and strides in elements as i64, all read from
@@ -41,8 +46,8 @@ def ConvertAttnToGPULaunch
         `__grid_constant__` parameters.
 
     Ops without `attn.kernel` are left alone. What the kernel ABI needs but
-    this pass cannot produce yet (variable-length batches, a bias) is a
-    diagnostic. Upstream `gpu-to-llvm` lowers the result; the `mgpu*`
+    this pass cannot produce yet (variable-length batches, a bias, the
+    backward's `attn.attention_grad`) is a diagnostic. Upstream `gpu-to-llvm` lowers the result; the `mgpu*`
     functions it calls are in attn's runtime (docs/runtime.md).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
