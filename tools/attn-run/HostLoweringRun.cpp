@@ -21,6 +21,7 @@
 #include "attn/Support/JsonNumber.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
@@ -33,8 +34,11 @@
 #include <sstream>
 
 using namespace mlir;
-using namespace attn;
-using namespace attn::runtime;
+using namespace ::attn::runtime;
+using ::attn::AttentionProblem;
+using ::attn::dtypeBytes;
+using ::attn::jsonNumber;
+namespace tools = ::attn::tools;
 
 namespace {
 llvm::Error error(const std::string &message) {
@@ -45,7 +49,7 @@ llvm::Error error(const std::string &message) {
 /// destination-passing function) to the LLVM dialect.
 std::string hostPipeline(const tools::HostLoweringRunOptions &o) {
   std::ostringstream os;
-  os << "builtin.module(convert-attn-to-gpu{chip=" << o.chip
+  os << "convert-attn-to-gpu{chip=" << o.chip
      << " block-m=" << o.blockM << " block-n=" << o.blockN
      << " warp-rows=" << o.warpRows << "},"
      << "convert-attn-to-gpu-launch,"
@@ -53,7 +57,7 @@ std::string hostPipeline(const tools::HostLoweringRunOptions &o) {
      << "attn-compile-kernels{chip=" << o.chip << " format=isa},"
      << "one-shot-bufferize,gpu-to-llvm,convert-arith-to-llvm,"
      << "convert-func-to-llvm,finalize-memref-to-llvm,"
-     << "reconcile-unrealized-casts)";
+     << "reconcile-unrealized-casts";
   return os.str();
 }
 
@@ -92,6 +96,9 @@ tools::runThroughHostLowering(const AttentionProblem &p,
 
   DialectRegistry registry;
   mlir::attn::registerAllDialects(registry);
+  // gpu.binary and gpu.launch_func to LLVM IR: the embedded PTX and the
+  // mgpu* calls (SelectObjectAttr's translation).
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
   std::string diagnostics;
@@ -124,7 +131,8 @@ tools::runThroughHostLowering(const AttentionProblem &p,
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine)
     return error("--host-lowering: JIT: " +
-                 llvm::toString(engine.takeError()));
+                 llvm::toString(engine.takeError()) +
+                 (diagnostics.empty() ? "" : " (" + diagnostics + ")"));
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
     for (auto [name, address] : mgpuSymbols())

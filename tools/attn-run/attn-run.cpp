@@ -241,21 +241,6 @@ struct TemporaryKernelDir {
 static int runBackwardOnGPU(const ::attn::AttentionProblem &p) {
   if (p.dtype == ::attn::DType::f32)
     return fail("--dtype f32 has no GPU kernel: use f16 or bf16");
-  if (hostLowering) {
-    ::attn::tools::HostLoweringRunOptions o;
-    o.chip = chip;
-    o.blockM = blockM;
-    o.blockN = blockN;
-    o.warpRows = warpRows;
-    o.seed = seed;
-    o.inputRange = inputRange;
-    o.checkRows = checkRows;
-    auto run = ::attn::tools::runThroughHostLowering(p, o);
-    if (!run)
-      return fail(llvm::toString(run.takeError()));
-    llvm::outs() << run->json << "\n";
-    return run->ok ? 0 : 1;
-  }
   DialectRegistry registry;
   mlir::attn::registerAllDialects(registry);
   MLIRContext ctx(registry);
@@ -308,6 +293,21 @@ static int runOnGPU(const ::attn::AttentionProblem &p) {
                 "is the tiled algorithm");
   if (p.dtype == ::attn::DType::f32)
     return fail("--dtype f32 has no GPU kernel: use f16 or bf16");
+  if (hostLowering) {
+    ::attn::tools::HostLoweringRunOptions o;
+    o.chip = chip;
+    o.blockM = blockM;
+    o.blockN = blockN;
+    o.warpRows = warpRows;
+    o.seed = seed;
+    o.inputRange = inputRange;
+    o.checkRows = checkRows;
+    auto run = ::attn::tools::runThroughHostLowering(p, o);
+    if (!run)
+      return fail(llvm::toString(run.takeError()));
+    llvm::outs() << run->json << "\n";
+    return run->ok ? 0 : 1;
+  }
   DialectRegistry registry;
   mlir::attn::registerAllDialects(registry);
   MLIRContext ctx(registry);
