@@ -22,9 +22,9 @@ using namespace attn::runtime;
 
 namespace {
 // <cuda.h> values used only here.
-constexpr int kJitOptimizationLevel = 7;  // CU_JIT_OPTIMIZATION_LEVEL
-constexpr unsigned kMemAttachGlobal = 1;  // CU_MEM_ATTACH_GLOBAL
-constexpr int64_t kMaxGridYZ = 65535;     // CUDA's grid limits
+constexpr int kJitOptimizationLevel = 7; // CU_JIT_OPTIMIZATION_LEVEL
+constexpr unsigned kMemAttachGlobal = 1; // CU_MEM_ATTACH_GLOBAL
+constexpr int64_t kMaxGridYZ = 65535;    // CUDA's grid limits
 constexpr int64_t kMaxGridX = 2147483647;
 constexpr int32_t kDefaultSharedMemory = 48 * 1024;
 
@@ -134,18 +134,16 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   if (!d)
     return nullptr;
   cu::Function fn = nullptr;
-  if (!ok(*d,
-          d->ModuleGetFunction(&fn, static_cast<cu::Module>(module), name),
+  if (!ok(*d, d->ModuleGetFunction(&fn, static_cast<cu::Module>(module), name),
           std::string("cuModuleGetFunction(") + name + ")"))
     return nullptr;
   return fn;
 }
 
-extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
-                                 intptr_t gridY, intptr_t gridZ,
-                                 intptr_t blockX, intptr_t blockY,
-                                 intptr_t blockZ, int32_t smem, void *stream,
-                                 void **params, void **extra,
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ, int32_t smem,
+                                 void *stream, void **params, void **extra,
                                  size_t /*paramsCount*/) {
   // Nothing to compute (an empty batch or sequence): no block would run,
   // and CUDA refuses a zero grid.
@@ -174,19 +172,16 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
   // Over 48 KiB of dynamic shared memory must be opted into per function.
   if (smem > kDefaultSharedMemory &&
       !ok(*d,
-          d->FuncSetAttribute(fn, cu::kFuncAttrMaxDynamicSharedSizeBytes,
-                              smem),
+          d->FuncSetAttribute(fn, cu::kFuncAttrMaxDynamicSharedSizeBytes, smem),
           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, " +
               std::to_string(smem) + ")"))
     return;
   ok(*d,
      d->LaunchKernel(fn, static_cast<unsigned>(gridX),
-                     static_cast<unsigned>(gridY),
-                     static_cast<unsigned>(gridZ),
+                     static_cast<unsigned>(gridY), static_cast<unsigned>(gridZ),
                      static_cast<unsigned>(blockX),
                      static_cast<unsigned>(blockY),
-                     static_cast<unsigned>(blockZ),
-                     static_cast<unsigned>(smem),
+                     static_cast<unsigned>(blockZ), static_cast<unsigned>(smem),
                      static_cast<cu::Stream>(stream), params, extra),
      "cuLaunchKernel");
 }
@@ -281,8 +276,7 @@ extern "C" int32_t attnDeviceMultiprocessorCount() {
   cu::Device dev = 0;
   int sms = 0;
   if (!ok(*d, d->CtxGetDevice(&dev), "cuCtxGetDevice") ||
-      !ok(*d,
-          d->DeviceGetAttribute(&sms, cu::kDevAttrMultiprocessorCount, dev),
+      !ok(*d, d->DeviceGetAttribute(&sms, cu::kDevAttrMultiprocessorCount, dev),
           "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)"))
     return 1;
   return sms > 0 ? sms : 1;
@@ -290,10 +284,10 @@ extern "C" int32_t attnDeviceMultiprocessorCount() {
 
 extern "C" void attnMakeTensorMap(void *out, void *base, int32_t elementBytes,
                                   int32_t isBF16, int64_t dim, int64_t seq,
-                                  int64_t heads, int64_t batch,
-                                  int64_t strideB, int64_t strideH,
-                                  int64_t strideN, int64_t boxCols,
-                                  int64_t boxRows, int32_t swizzle) {
+                                  int64_t heads, int64_t batch, int64_t strideB,
+                                  int64_t strideH, int64_t strideN,
+                                  int64_t boxCols, int64_t boxRows,
+                                  int32_t swizzle) {
   TiledTensorMap t;
   t.tensor = "tensor";
   t.base = devicePtr(base);
@@ -324,7 +318,8 @@ Status attn::runtime::takeMgpuError() {
 }
 
 std::vector<std::pair<const char *, void *>> attn::runtime::mgpuSymbols() {
-#define ATTN_MGPU_SYMBOL(name) {#name, reinterpret_cast<void *>(&name)}
+#define ATTN_MGPU_SYMBOL(name)                                                 \
+  { #name, reinterpret_cast < void *>(&name) }
   return {ATTN_MGPU_SYMBOL(mgpuModuleLoad),
           ATTN_MGPU_SYMBOL(mgpuModuleLoadJIT),
           ATTN_MGPU_SYMBOL(mgpuModuleUnload),

@@ -21,13 +21,13 @@
 #include "attn/Support/JsonNumber.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <random>
@@ -49,9 +49,8 @@ llvm::Error error(const std::string &message) {
 /// destination-passing function) to the LLVM dialect.
 std::string hostPipeline(const tools::HostLoweringRunOptions &o) {
   std::ostringstream os;
-  os << "convert-attn-to-gpu{chip=" << o.chip
-     << " block-m=" << o.blockM << " block-n=" << o.blockN
-     << " warp-rows=" << o.warpRows << "},"
+  os << "convert-attn-to-gpu{chip=" << o.chip << " block-m=" << o.blockM
+     << " block-n=" << o.blockN << " warp-rows=" << o.warpRows << "},"
      << "convert-attn-to-gpu-launch,"
      // PTX: the driver JIT-compiles it for whatever GPU runs it.
      << "attn-compile-kernels{chip=" << o.chip << " format=isa},"
@@ -130,8 +129,7 @@ tools::runThroughHostLowering(const AttentionProblem &p,
   engineOptions.transformer = transformer;
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine)
-    return error("--host-lowering: JIT: " +
-                 llvm::toString(engine.takeError()) +
+    return error("--host-lowering: JIT: " + llvm::toString(engine.takeError()) +
                  (diagnostics.empty() ? "" : " (" + diagnostics + ")"));
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
@@ -158,17 +156,17 @@ tools::runThroughHostLowering(const AttentionProblem &p,
   HostTensor hv = HostTensor::random(p.dtype, vN, 1.0, rng);
   DeviceBuffer dq(d), dk(d), dv(d), dout(d), dlse(d);
   for (auto [buffer, bytes] :
-       {std::pair{&dq, hq.bytes.size()}, {&dk, hk.bytes.size()},
+       {std::pair{&dq, hq.bytes.size()},
+        {&dk, hk.bytes.size()},
         {&dv, hv.bytes.size()},
         {&dout, oN * static_cast<size_t>(dtypeBytes(p.dtype))},
         {&dlse, lseN * sizeof(float)}})
     if (Status s = buffer->allocate(std::max<size_t>(bytes, 1)); !s)
       return error("--target cuda: " + s.message());
-  for (auto [buffer, host] :
-       {std::pair{&dq, &hq}, {&dk, &hk}, {&dv, &hv}})
-    if (Status s = d.check(d.MemcpyHtoD(buffer->get(), host->bytes.data(),
-                                        host->bytes.size()),
-                           "cuMemcpyHtoD");
+  for (auto [buffer, host] : {std::pair{&dq, &hq}, {&dk, &hk}, {&dv, &hv}})
+    if (Status s = d.check(
+            d.MemcpyHtoD(buffer->get(), host->bytes.data(), host->bytes.size()),
+            "cuMemcpyHtoD");
         !s)
       return error("--target cuda: " + s.message());
   for (DeviceBuffer *buffer : {&dout, &dlse})
@@ -184,8 +182,7 @@ tools::runThroughHostLowering(const AttentionProblem &p,
       descriptor(dv.get(), {p.batch, p.headsKv, p.seqKv, p.vDim()}),
       descriptor(dout.get(), {p.batch, p.headsQ, p.seqQ, p.vDim()})};
   if (p.withLse)
-    descriptors.push_back(
-        descriptor(dlse.get(), {p.batch, p.headsQ, p.seqQ}));
+    descriptors.push_back(descriptor(dlse.get(), {p.batch, p.headsQ, p.seqQ}));
   std::vector<void *> pointers, packed;
   for (std::vector<int64_t> &desc : descriptors)
     pointers.push_back(desc.data());
@@ -199,15 +196,15 @@ tools::runThroughHostLowering(const AttentionProblem &p,
 
   HostTensor ho = HostTensor::zeros(p.dtype, oN);
   std::vector<float> lse(lseN);
-  if (Status s = d.check(d.MemcpyDtoH(ho.bytes.data(), dout.get(),
-                                      ho.bytes.size()),
-                         "cuMemcpyDtoH");
+  if (Status s =
+          d.check(d.MemcpyDtoH(ho.bytes.data(), dout.get(), ho.bytes.size()),
+                  "cuMemcpyDtoH");
       !s)
     return error("--target cuda: " + s.message());
   if (p.withLse)
-    if (Status s = d.check(d.MemcpyDtoH(lse.data(), dlse.get(),
-                                        lse.size() * sizeof(float)),
-                           "cuMemcpyDtoH");
+    if (Status s = d.check(
+            d.MemcpyDtoH(lse.data(), dlse.get(), lse.size() * sizeof(float)),
+            "cuMemcpyDtoH");
         !s)
       return error("--target cuda: " + s.message());
 

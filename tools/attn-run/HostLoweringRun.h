@@ -1,4 +1,4 @@
-//===- HostLoweringRun.h - attn-run --target cuda --host-lowering -*- C++ -*-===//
+//===- HostLoweringRun.h - attn-run --host-lowering ------------*- C++ -*-===//
 //
 // Part of the attn project: an MLIR compiler for exact attention.
 //

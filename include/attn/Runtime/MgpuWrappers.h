@@ -57,10 +57,10 @@ int32_t attnDeviceMultiprocessorCount();
 /// 128 bytes at `out` (64-byte aligned). Sizes of 0 are encoded as 1: a
 /// kernel never reads past a sequence's end, and TMA refuses empty boxes.
 void attnMakeTensorMap(void *out, void *base, int32_t elementBytes,
-                       int32_t isBF16, int64_t dim, int64_t seq,
-                       int64_t heads, int64_t batch, int64_t strideB,
-                       int64_t strideH, int64_t strideN, int64_t boxCols,
-                       int64_t boxRows, int32_t swizzle);
+                       int32_t isBF16, int64_t dim, int64_t seq, int64_t heads,
+                       int64_t batch, int64_t strideB, int64_t strideH,
+                       int64_t strideN, int64_t boxCols, int64_t boxRows,
+                       int32_t swizzle);
 }
 
 namespace attn::runtime {

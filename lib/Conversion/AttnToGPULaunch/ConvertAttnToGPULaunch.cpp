@@ -157,8 +157,7 @@ LogicalResult HostLowering::readLaunch() {
     launch.persistent = persistent.getValue();
   launch.maps = dict.getAs<ArrayAttr>("tensor_maps");
   if (launch.tensorMaps && !launch.maps)
-    return op.emitOpError() << "'attn.launch' of a "
-                            << rt::kTensorMapFamily
+    return op.emitOpError() << "'attn.launch' of a " << rt::kTensorMapFamily
                             << " kernel needs 'tensor_maps'";
   return success();
 }
@@ -167,16 +166,15 @@ LogicalResult HostLowering::readLaunch() {
 /// the gpu.binary attn-compile-kernels made of it.
 LogicalResult HostLowering::checkKernelSymbol() {
   if (launch.kernel.getNestedReferences().size() != 1)
-    return op.emitOpError() << "'attn.kernel' must be @module::@kernel, got "
-                            << launch.kernel;
-  Operation *container =
-      module.lookupSymbol(launch.kernel.getRootReference());
+    return op.emitOpError()
+           << "'attn.kernel' must be @module::@kernel, got " << launch.kernel;
+  Operation *container = module.lookupSymbol(launch.kernel.getRootReference());
   if (isa_and_nonnull<gpu::BinaryOp>(container))
     return success();
   auto kernels = dyn_cast_or_null<gpu::GPUModuleOp>(container);
   if (!kernels || !kernels.lookupSymbol(launch.kernel.getLeafReference()))
-    return op.emitOpError() << "kernel " << launch.kernel
-                            << " is not in the module";
+    return op.emitOpError()
+           << "kernel " << launch.kernel << " is not in the module";
   return success();
 }
 
@@ -186,8 +184,8 @@ Value HostLowering::toBuffer(Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
   strides.back() = 1;
-  auto layout = StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
-                                       strides);
+  auto layout =
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides);
   auto memrefType =
       MemRefType::get(type.getShape(), type.getElementType(), layout);
   return bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
@@ -256,8 +254,8 @@ Value HostLowering::tensorMap(const BufferView &t, DictionaryAttr box) {
     OpBuilder::InsertionGuard guard(b);
     if (lastSlot)
       b.setInsertionPointAfter(lastSlot.getDefiningOp());
-    else if (Operation *scope = op->getParentWithTrait<
-                 OpTrait::AutomaticAllocationScope>();
+    else if (Operation *scope =
+                 op->getParentWithTrait<OpTrait::AutomaticAllocationScope>();
              scope && scope->getNumRegions() > 0 &&
              !scope->getRegion(0).empty())
       b.setInsertionPointToStart(&scope->getRegion(0).front());
@@ -272,10 +270,9 @@ Value HostLowering::tensorMap(const BufferView &t, DictionaryAttr box) {
   auto i64c = [&](int64_t x) {
     return arith::ConstantIntOp::create(b, loc, i64, x).getResult();
   };
-  SmallVector<Value> args = {
-      slot, pointer(t.address, 0),
-      i32c(t.elementType.getIntOrFloatBitWidth() / 8),
-      i32c(t.elementType.isBF16() ? 1 : 0)};
+  SmallVector<Value> args = {slot, pointer(t.address, 0),
+                             i32c(t.elementType.getIntOrFloatBitWidth() / 8),
+                             i32c(t.elementType.isBF16() ? 1 : 0)};
   for (int i = 3; i >= 0; --i)
     args.push_back(toI64(t.sizes[i]));
   for (int i = 0; i < 3; ++i)
@@ -296,8 +293,8 @@ FailureOr<Value> HostLowering::argument(const rt::AbiParam &param) {
   switch (param.type) {
   case rt::ParamType::Ptr:
     if (name == "lse" && !lse) // ignored without with_lse
-      return LLVM::ZeroOp::create(
-                 b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1))
+      return LLVM::ZeroOp::create(b, loc,
+                                  LLVM::LLVMPointerType::get(b.getContext(), 1))
           .getResult();
     if (const BufferView *t = lookup(name))
       return pointer(t->address, 1);
@@ -315,8 +312,11 @@ FailureOr<Value> HostLowering::argument(const rt::AbiParam &param) {
   case rt::ParamType::I64: {
     // <tensor>_stride_<b|h|n>
     auto [t, dim] = name.rsplit("_stride_");
-    int index = llvm::StringSwitch<int>(dim).Case("b", 0).Case("h", 1)
-                    .Case("n", 2).Default(-1);
+    int index = llvm::StringSwitch<int>(dim)
+                    .Case("b", 0)
+                    .Case("h", 1)
+                    .Case("n", 2)
+                    .Default(-1);
     if (t == "lse" && !lse && index >= 0)
       return arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0)
           .getResult();
@@ -382,9 +382,8 @@ std::array<Value, 2> HostLowering::grid() {
       b, loc, tiles, arith::DivUIOp::create(b, loc, seqQ, constIndex(4096)));
   Value x = arith::MaxUIOp::create(
       b, loc, one,
-      arith::MinUIOp::create(b, loc, tiles,
-                             arith::MaxUIOp::create(b, loc, perBatch,
-                                                    longRows)));
+      arith::MinUIOp::create(
+          b, loc, tiles, arith::MaxUIOp::create(b, loc, perBatch, longRows)));
   return {x, batch};
 }
 
@@ -419,9 +418,9 @@ LogicalResult HostLowering::run() {
       if (type.isDynamicDim(i))
         dynamicSizes.push_back(q.sizes[i]);
     auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-    auto alloc = gpu::AllocOp::create(b, loc, memrefType, tokenType,
-                                      ValueRange{token}, dynamicSizes,
-                                      ValueRange{}, UnitAttr());
+    auto alloc =
+        gpu::AllocOp::create(b, loc, memrefType, tokenType, ValueRange{token},
+                             dynamicSizes, ValueRange{}, UnitAttr());
     token = alloc.getAsyncToken();
     return alloc.getMemref();
   };
@@ -434,8 +433,9 @@ LogicalResult HostLowering::run() {
   bufferization::MaterializeInDestinationOp lseStore;
   if (Value lseResult = op.getLse()) {
     lseStore = destinationOf(lseResult, op);
-    lseBuffer = lseStore ? lseStore.getDest()
-                         : allocate(cast<RankedTensorType>(lseResult.getType()));
+    lseBuffer = lseStore
+                    ? lseStore.getDest()
+                    : allocate(cast<RankedTensorType>(lseResult.getType()));
     lse = view(lseBuffer);
   }
 
@@ -448,12 +448,12 @@ LogicalResult HostLowering::run() {
   }
   auto [gridX, gridY] = grid();
   Value one = constIndex(1);
-  Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                            launch.sharedMemory);
-  auto launchOp = gpu::LaunchFuncOp::create(
-      b, loc, launch.kernel, {gridX, gridY, one},
-      {constIndex(launch.threads), one, one}, smem, operands, tokenType,
-      ValueRange{token});
+  Value smem =
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), launch.sharedMemory);
+  auto launchOp =
+      gpu::LaunchFuncOp::create(b, loc, launch.kernel, {gridX, gridY, one},
+                                {constIndex(launch.threads), one, one}, smem,
+                                operands, tokenType, ValueRange{token});
   gpu::WaitOp::create(b, loc, Type(), ValueRange{launchOp.getAsyncToken()});
 
   auto replace = [&](Value result, Value buffer,
@@ -472,8 +472,7 @@ LogicalResult HostLowering::run() {
 }
 
 struct ConvertAttnToGPULaunchPass
-    : mlir::attn::impl::ConvertAttnToGPULaunchBase<
-          ConvertAttnToGPULaunchPass> {
+    : mlir::attn::impl::ConvertAttnToGPULaunchBase<ConvertAttnToGPULaunchPass> {
   using Base::Base;
 
   void runOnOperation() override {
