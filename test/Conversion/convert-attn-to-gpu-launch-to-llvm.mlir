@@ -24,6 +24,9 @@
 // SM90A: llvm.call @attnMakeTensorMap(
 // SM90A: gpu.launch_func <%{{.*}} : !llvm.ptr> @attn_kernels::@attn_fwd_sm90_{{.*}} args({{.*}} : !llvm.array<128 x i8>, %{{.*}} : !llvm.array<128 x i8>, %{{.*}} : !llvm.array<128 x i8>)
 
+// The launch's parameter block: each tensor map a 128-byte field, which the
+// kernel-parameter array points at (what a byval parameter copies).
+// LLVMIR-SM90A: = type { ptr addrspace(1), {{.*}}, i64, [128 x i8], [128 x i8], [128 x i8] }
 // LLVMIR-SM90A: declare void @attnMakeTensorMap(ptr, ptr, i32, i32, i64, i64, i64, i64, i64, i64, i64, i64, i64, i32)
 // LLVMIR: define {{.*}} @attention(
 // LLVMIR-SM90A: call void @attnMakeTensorMap(
