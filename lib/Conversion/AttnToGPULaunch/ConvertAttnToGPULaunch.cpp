@@ -19,6 +19,7 @@
 
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_CONVERTATTNTOGPULAUNCH
