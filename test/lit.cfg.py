@@ -38,6 +38,16 @@ if ptxas and os.path.exists(ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
 
+# mlir-runner and MLIR's runner utilities (printMemrefF32), for tests that
+# JIT-run host code lowered by upstream passes.
+_llvm_lib = os.path.join(config.llvm_tools_dir, "..", "lib")
+_runner_utils = [os.path.join(_llvm_lib, n) for n in
+                 ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so")]
+if os.path.exists(os.path.join(config.llvm_tools_dir, "mlir-runner")) and \
+        all(os.path.exists(p) for p in _runner_utils):
+    config.available_features.add("mlir-runner")
+    config.substitutions.append(("%mlir_runner_utils", ",".join(_runner_utils)))
+
 # A `cuda` feature only where a GPU answers; GPU tests say REQUIRES: cuda and
 # show up as UNSUPPORTED (skipped) elsewhere.
 def _has_gpu():

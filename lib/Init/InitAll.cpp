@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/InitAll.h"
+#include "attn/Conversion/AttnToGPULaunch/Passes.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
@@ -74,6 +75,7 @@ void mlir::attn::registerAttnDialect(DialectRegistry &registry) {
 void mlir::attn::registerAttnPasses() {
   registerAttnTransformsPasses();
   registerAttnConversionPasses();
+  registerAttnToGPULaunchPasses();
   registerAttnPipelines();
 }
 

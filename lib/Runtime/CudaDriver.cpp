@@ -87,6 +87,10 @@ Expected<CudaDriver> CudaDriver::load(const std::string &path) {
           {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, missing);
   std::string optional;
   resolve(lib, d.TensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, optional);
+  resolve(lib, d.Memcpy, {"cuMemcpy"}, optional);
+  resolve(lib, d.MemcpyAsync, {"cuMemcpyAsync"}, optional);
+  resolve(lib, d.MemAllocManaged, {"cuMemAllocManaged"}, optional);
+  resolve(lib, d.MemsetD32Async, {"cuMemsetD32Async"}, optional);
   if (!missing.empty())
     return Status::error("CUDA driver " + path +
                          " lacks entry points the runtime needs: " + missing +

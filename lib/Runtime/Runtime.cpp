@@ -160,34 +160,45 @@ attn::runtime::computeLaunchGeometry(const KernelManifest &m,
 Status attn::runtime::encodeTensorMap(const KernelManifest &m,
                                      const KernelParam &p, const LaunchArgs &a,
                                      PackedParams::TensorMap &out) {
-  auto fail = [&](const std::string &why) {
-    return Status::error("tensormap parameter '" + p.name + "': " + why);
-  };
-  int64_t elt = attn::dtypeBytes(m.problem.dtype);
+  TiledTensorMap t;
+  t.tensor = p.tensor;
+  t.elementBytes = attn::dtypeBytes(m.problem.dtype);
   // CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, BFLOAT16 = 9, FLOAT32 = 7.
-  int dataType = m.problem.dtype == attn::DType::bf16  ? 9
-                 : m.problem.dtype == attn::DType::f16 ? 6
-                                                       : 7;
-  cu::DevicePtr base = 0;
-  int64_t dim = 0, seq = 0, heads = 0;
-  std::array<int64_t, 3> stride{};
+  t.dataType = m.problem.dtype == attn::DType::bf16  ? 9
+               : m.problem.dtype == attn::DType::f16 ? 6
+                                                     : 7;
   if (p.tensor == "q") {
-    base = a.q, dim = m.problem.headDim, seq = a.seqQ, heads = a.headsQ;
-    stride = a.qStride;
+    t.base = a.q, t.dim = m.problem.headDim, t.seq = a.seqQ,
+    t.heads = a.headsQ, t.stride = a.qStride;
   } else if (p.tensor == "k") {
-    base = a.k, dim = m.problem.headDim, seq = a.seqKv, heads = a.headsKv;
-    stride = a.kStride;
+    t.base = a.k, t.dim = m.problem.headDim, t.seq = a.seqKv,
+    t.heads = a.headsKv, t.stride = a.kStride;
   } else if (p.tensor == "v") {
-    base = a.v, dim = m.problem.vDim(), seq = a.seqKv, heads = a.headsKv;
-    stride = a.vStride;
+    t.base = a.v, t.dim = m.problem.vDim(), t.seq = a.seqKv,
+    t.heads = a.headsKv, t.stride = a.vStride;
   } else {
-    base = a.o, dim = m.problem.vDim(), seq = a.seqQ, heads = a.headsQ;
-    stride = a.oStride;
+    t.base = a.o, t.dim = m.problem.vDim(), t.seq = a.seqQ,
+    t.heads = a.headsQ, t.stride = a.oStride;
   }
+  t.batch = a.batch;
+  t.boxCols = p.boxCols;
+  t.boxRows = p.boxRows;
+  t.swizzle = p.swizzle;
+  if (Status s = encodeTiledTensorMap(t, out); !s)
+    return s.prepend("tensormap parameter '" + p.name + "'");
+  return Status::success();
+}
+
+Status attn::runtime::encodeTiledTensorMap(const TiledTensorMap &t,
+                                          PackedParams::TensorMap &out) {
+  auto fail = [&](const std::string &why) { return Status::error(why); };
+  int64_t elt = t.elementBytes, dim = t.dim;
+  const std::array<int64_t, 3> &stride = t.stride;
   unsigned long long dims[4] = {
-      static_cast<unsigned long long>(dim), static_cast<unsigned long long>(seq),
-      static_cast<unsigned long long>(heads),
-      static_cast<unsigned long long>(a.batch)};
+      static_cast<unsigned long long>(dim),
+      static_cast<unsigned long long>(t.seq),
+      static_cast<unsigned long long>(t.heads),
+      static_cast<unsigned long long>(t.batch)};
   // Byte strides of dims 1..3: sequence, head, batch. TMA takes positive
   // multiples of 16 only; a dimension of size 1 never steps its stride
   // (a broadcast or squeezed one may be 0 or odd), so it gets the extent
@@ -200,38 +211,38 @@ Status attn::runtime::encodeTensorMap(const KernelManifest &m,
     if (dims[i + 1] == 1) {
       bytes = std::max<int64_t>(16, (extent + 15) / 16 * 16);
     } else if (bytes <= 0 || bytes % 16 != 0) {
-      return fail(p.tensor + "_stride_" + strideNames[i] + " = " +
+      return fail(t.tensor + "_stride_" + strideNames[i] + " = " +
                   std::to_string(stride[2 - i]) + " elements (" +
                   std::to_string(bytes) +
                   " bytes) must be a positive multiple of 16 bytes: the "
-                  "sm90a-wgmma kernel loads " + p.tensor +
+                  "sm90a-wgmma kernel loads " + t.tensor +
                   " by TMA (copy the tensor to a dense layout, or compile "
                   "with --family sm80)");
     }
     strides[i] = static_cast<unsigned long long>(bytes);
     extent = std::max<int64_t>(extent, bytes * static_cast<int64_t>(dims[i + 1]));
   }
-  if (base % 16 != 0)
-    return fail("the " + p.tensor + " pointer must be 16-byte aligned");
+  if (t.base % 16 != 0)
+    return fail("the " + t.tensor + " pointer must be 16-byte aligned");
   Expected<const CudaDriver *> drv = CudaDriver::get();
   if (!drv)
     return fail(drv.message());
   if (!(*drv)->TensorMapEncodeTiled)
     return fail("the CUDA driver has no cuTensorMapEncodeTiled (needs CUDA "
                 "12 or newer)");
-  unsigned box[4] = {static_cast<unsigned>(p.boxCols),
-                     static_cast<unsigned>(p.boxRows), 1, 1};
+  unsigned box[4] = {static_cast<unsigned>(t.boxCols),
+                     static_cast<unsigned>(t.boxRows), 1, 1};
   unsigned elementStrides[4] = {1, 1, 1, 1};
   // CU_TENSOR_MAP_SWIZZLE_NONE/32B/64B/128B = 0..3; L2 promotion 256B = 3;
   // out-of-bounds elements read as zero (FLOAT_OOB_FILL_NONE = 0).
-  int swizzle = p.swizzle == 128 ? 3 : p.swizzle == 64 ? 2
-                : p.swizzle == 32 ? 1 : 0;
+  int swizzle = t.swizzle == 128 ? 3 : t.swizzle == 64 ? 2
+                : t.swizzle == 32 ? 1 : 0;
   return (*drv)->check(
-      (*drv)->TensorMapEncodeTiled(&out, dataType, 4,
-                                   reinterpret_cast<void *>(base), dims,
+      (*drv)->TensorMapEncodeTiled(&out, t.dataType, 4,
+                                   reinterpret_cast<void *>(t.base), dims,
                                    strides, box, elementStrides, 0, swizzle,
                                    3, 0),
-      "cuTensorMapEncodeTiled(" + p.name + ")");
+      "cuTensorMapEncodeTiled(" + t.tensor + ")");
 }
 
 Expected<PackedParams> attn::runtime::packParams(const KernelManifest &m,

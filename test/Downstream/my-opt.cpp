@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Conversion/AttnToGPULaunch/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/InitAll.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -38,6 +39,10 @@ static cl::opt<std::string> chip("chip", cl::desc("GPU to compile for"),
                                  cl::init("sm_90a"));
 static cl::opt<std::string> ptxFile("ptx", cl::desc("Write the PTX here"),
                                     cl::init(""));
+static cl::opt<bool>
+    host("host", cl::desc("Also lower the attentions to host code that "
+                          "launches their kernels (convert-attn-to-gpu-launch)"),
+         cl::init(false));
 static cl::opt<std::string>
     pipeline("pipeline",
              cl::desc("Passes by name for the module, e.g. "
@@ -76,6 +81,10 @@ int main(int argc, char **argv) {
     mlir::attn::AttnToPTXOptions options;
     options.chip = chip;
     mlir::attn::buildAttnToPTXPipeline(pm, options);
+    // The host side: each attn.attention becomes bufferized host code and a
+    // gpu.launch_func of its kernel, ready for upstream gpu-to-llvm.
+    if (host)
+      pm.addPass(mlir::attn::createConvertAttnToGPULaunch());
   }
   if (mlir::failed(pm.run(*module)))
     return 1;

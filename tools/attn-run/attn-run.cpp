@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostLoweringRun.h"
+
 #include "attn/Compiler/BackwardCompiler.h"
 #include "attn/Compiler/KernelCompiler.h"
 #include "attn/Execution/AttentionModule.h"
@@ -91,6 +93,12 @@ static cl::opt<bool>
                   cl::desc("--backward, tiled: dQ in its own pass over "
                            "query blocks (no in-place accumulation)"),
                   cl::init(false), cl::cat(category));
+static cl::opt<bool> hostLowering(
+    "host-lowering",
+    cl::desc("cuda: launch through host code lowered by MLIR "
+             "(convert-attn-to-gpu-launch, gpu-to-llvm, JIT, attn's mgpu* "
+             "functions) instead of the runtime's manifest launch"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> printIR("print-ir",
                              cl::desc("Print the IR before compiling"),
                              cl::init(false), cl::cat(category));
@@ -285,6 +293,21 @@ static int runOnGPU(const ::attn::AttentionProblem &p) {
                 "is the tiled algorithm");
   if (p.dtype == ::attn::DType::f32)
     return fail("--dtype f32 has no GPU kernel: use f16 or bf16");
+  if (hostLowering) {
+    ::attn::tools::HostLoweringRunOptions o;
+    o.chip = chip;
+    o.blockM = blockM;
+    o.blockN = blockN;
+    o.warpRows = warpRows;
+    o.seed = seed;
+    o.inputRange = inputRange;
+    o.checkRows = checkRows;
+    auto run = ::attn::tools::runThroughHostLowering(p, o);
+    if (!run)
+      return fail(llvm::toString(run.takeError()));
+    llvm::outs() << run->json << "\n";
+    return run->ok ? 0 : 1;
+  }
   DialectRegistry registry;
   mlir::attn::registerAllDialects(registry);
   MLIRContext ctx(registry);
@@ -452,6 +475,8 @@ int main(int argc, char **argv) {
     return fail("--special applies to dense runs without --bias");
   if (backward && !p.withLse)
     return fail("--backward needs the forward's LSE (drop --no-lse)");
+  if (hostLowering && (target != "cuda" || backward))
+    return fail("--host-lowering applies to the forward --target cuda run");
   if (backward && target == "cuda")
     return runBackwardOnGPU(p);
   if (backward && target == "cpu")

@@ -117,6 +117,15 @@ struct CudaDriver {
                                      const unsigned *elementStrides,
                                      int interleave, int swizzle,
                                      int l2Promotion, int oobFill);
+  /// Used by the mgpu* wrappers only (MgpuWrappers.h); null when the
+  /// library lacks them (a test's fake driver), which those then report.
+  cu::Result (*Memcpy)(cu::DevicePtr dst, cu::DevicePtr src, size_t bytes);
+  cu::Result (*MemcpyAsync)(cu::DevicePtr dst, cu::DevicePtr src,
+                            size_t bytes, cu::Stream stream);
+  cu::Result (*MemAllocManaged)(cu::DevicePtr *ptr, size_t bytes,
+                                unsigned flags);
+  cu::Result (*MemsetD32Async)(cu::DevicePtr dst, unsigned value, size_t n,
+                               cu::Stream stream);
 
   /// Where the library came from (for messages).
   std::string libraryPath;

@@ -69,6 +69,23 @@ struct PackedParams {
   std::vector<TensorMap> tensorMaps;
   std::vector<void *> pointers;  // what cuLaunchKernel takes
 };
+/// One 4-D tiled TMA descriptor {head dim, sequence, heads, batch} of a
+/// tensor whose head dim is contiguous: what encodeTensorMap derives from a
+/// manifest, and what the host lowering's attnMakeTensorMap passes.
+struct TiledTensorMap {
+  std::string tensor; // q, k, v, o: for messages
+  cu::DevicePtr base = 0;
+  int dataType = 0; // CU_TENSOR_MAP_DATA_TYPE_*
+  int64_t elementBytes = 2;
+  int64_t dim = 0, seq = 0, heads = 0, batch = 0;
+  std::array<int64_t, 3> stride{}; // b, h, n in elements
+  int64_t boxCols = 0, boxRows = 0;
+  int64_t swizzle = 128; // bytes: 0, 32, 64 or 128
+};
+/// cuTensorMapEncodeTiled of `t`, with its 16-byte stride and alignment
+/// rules checked first (an error names the tensor and stride).
+Status encodeTiledTensorMap(const TiledTensorMap &t,
+                            PackedParams::TensorMap &out);
 /// Encodes the TMA descriptor of tensormap parameter `p` for `args`: a 4-D
 /// tiled map {head dim, sequence, heads, batch} of q, k, v, or of o for
 /// tensor "o" and "do" (the backward passes dO as `args.o`).

@@ -34,6 +34,28 @@
 // TEXTUAL: gpu.module @my_kernels
 // TEXTUAL: gpu.binary @attn_kernels
 
+// With --host, each attention is host code that launches its kernel: Q, K,
+// V as buffers, O allocated on the device, the grid computed from the
+// sizes, the launch and a wait (convert-attn-to-gpu-launch).
+// HOST: // passes: {{.*}}attn-compile-kernels{{.*}}convert-attn-to-gpu-launch
+// HOST: func.func @embedding_scale(%[[X:.+]]: tensor<8x64xf32>, %[[S:.+]]: tensor<8x64xf32>) -> tensor<8x64xf32> {
+// HOST-NEXT: %[[M:.+]] = arith.mulf %[[X]], %[[S]] : tensor<8x64xf32>
+// HOST: func.func @self_attention
+// HOST-NOT: attn.attention
+// HOST: bufferization.to_buffer %{{.+}} read_only : tensor<1x4x128x64xbf16> to memref<1x4x128x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+// HOST: %[[T0:.+]] = gpu.wait async
+// HOST: %[[O:.+]], %[[T1:.+]] = gpu.alloc async [%[[T0]]] () : memref<1x4x128x64xbf16>
+// HOST: %[[GX:.+]] = arith.ceildivui
+// HOST: %[[T2:.+]] = gpu.launch_func async [%[[T1]]] @attn_kernels::@attn_fwd_d64_bf16_causal{{.*}} blocks in (%[[GX]],
+// HOST: gpu.wait [%[[T2]]]
+// HOST: bufferization.to_tensor %[[O]] restrict
+// HOST: func.func @cross_attention
+// HOST-NOT: attn.attention
+// HOST: gpu.launch_func async [%{{.+}}] @attn_kernels::@attn_fwd_d128_f16
+// HOST: gpu.module @my_kernels {
+// HOST-NEXT: gpu.func @relu
+// HOST: gpu.binary @attn_kernels ({{[0-9]+}} bytes of PTX)
+
 // CAPI: func.func @embedding_scale(%arg0: tensor<8x64xf32>, %arg1: tensor<8x64xf32>) -> tensor<8x64xf32> {
 // CAPI-NEXT: %0 = arith.mulf %arg0, %arg1 : tensor<8x64xf32>
 // CAPI: attn.attention {{.*}} mask <causal>
