@@ -58,7 +58,8 @@ static void buildGPUPipeline(OpPassManager &pm, const AttnToPTXOptions &options,
   gpu.chip = options.chip;
   pm.addPass(createConvertAttnToGPU(gpu));
 
-  // 3. Inside @attn_kernels only: GPU/arith ops to NVVM + LLVM, the NVPTX
+  // 3. Inside @attn_kernels only: the attn_gpu kernel IR to NVVM, then
+  //    GPU/arith ops to NVVM + LLVM, the NVPTX
   //    target, and LLVM's NVPTX back end turning the module into a
   //    gpu.binary (PTX for "isa"; attn-compile assembles cubins with ptxas
   //    itself to read its resource report).

@@ -2,7 +2,7 @@
 
 // One pattern per attn_gpu op, each replaced in place by NVVM ops (or an
 // NVPTX intrinsic call); inline PTX only for the register-A wgmma, the bulk
-// and the paired reductions and the opaque moves.
+// and the global reductions and the opaque moves.
 
 // CHECK-LABEL: llvm.func @mbarriers
 // CHECK-SAME: (%[[BAR:.+]]: !llvm.ptr<3>, %[[PAR:.+]]: i32)
@@ -41,10 +41,12 @@ llvm.func @tma_and_barriers(%dst: !llvm.ptr<3>, %map: !llvm.ptr,
   attn_gpu.bulk_reduce_add %g, %dst, %i : !llvm.ptr, !llvm.ptr<3>
   // CHECK: %[[X:.+]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
   %x = llvm.mlir.constant(1.0 : f32) : f32
-  // CHECK: llvm.atomicrmw fadd %[[G]], %[[X]] monotonic : !llvm.ptr, f32
+  // CHECK: llvm.inline_asm has_side_effects "red.global.add.f32 [$0], $1;", "l,f" %[[G]], %[[X]]
   attn_gpu.global_reduce_add %g, %x : !llvm.ptr, f32
-  // CHECK: llvm.inline_asm has_side_effects "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f" %[[G]], %[[X]], %[[X]]
+  // CHECK: llvm.inline_asm has_side_effects "red.global.add.f32 [$0], $1;\0Ared.global.add.f32 [$0+4], $2;", "l,f,f" %[[G]], %[[X]], %[[X]]
   attn_gpu.global_reduce_add %g, %x, %x : !llvm.ptr, f32, f32
+  // CHECK: llvm.inline_asm has_side_effects "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f" %[[G]], %[[X]], %[[X]]
+  attn_gpu.global_reduce_add %g, %x, %x {vector} : !llvm.ptr, f32, f32
   // CHECK: %[[N256:.+]] = llvm.mlir.constant(256 : i32) : i32
   // CHECK: nvvm.barrier id = %[[I]] number_of_threads = %[[N256]]
   attn_gpu.named_barrier_sync %i, threads = 256
@@ -137,7 +139,7 @@ llvm.func @softmax_math(%x: f32) -> f32 {
   %f = attn_gpu.exp2 %x {fma} : f32
   // CHECK: %[[L:.+]] = llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"(%[[X]]) : (f32) -> f32
   %l = attn_gpu.log2 %x : f32
-  // CHECK: %[[T:.+]] = llvm.call_intrinsic "llvm.nvvm.tanh.approx.f32"(%[[X]]) : (f32) -> f32
+  // CHECK: %[[T:.+]] = llvm.call_intrinsic "llvm.tanh.f32"(%[[X]]) {fastmathFlags = #llvm.fastmath<afn>} : (f32) -> f32
   %t = attn_gpu.tanh %x : f32
   %s0 = llvm.fadd %e, %f : f32
   %s1 = llvm.fadd %l, %t : f32

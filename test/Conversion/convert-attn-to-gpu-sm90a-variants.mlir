@@ -38,7 +38,7 @@ func.func @sliding(%q: tensor<1x2x1000x128xbf16>) -> (tensor<1x2x1000x128xbf16>,
 
 // -----
 
-// softcap (C · tanh(s / C)) is recognised and folded: tanh.approx.f32 of
+// softcap (C · tanh(s / C)) is recognised and folded: attn_gpu.tanh of
 // s · (scale / C) (1/sqrt(128)/30 = 0.002946...), and C · log2(e) =
 // 43.28... as the softmax's constant.
 // CHECK-LABEL: func.func @softcap
@@ -47,8 +47,7 @@ func.func @sliding(%q: tensor<1x2x1000x128xbf16>) -> (tensor<1x2x1000x128xbf16>,
 // CHECK: llvm.func @attn_fwd_sm90_d128_bf16_causal_mod{{[0-9a-f]+}}_nolse_m128n128s2(
 // CHECK-DAG: arith.constant 0.00294627831 : f32
 // CHECK-DAG: arith.constant 43.2808495 : f32
-// CHECK-DAG: tanh.approx.f32
-// CHECK-NOT: tanh.approx.f16x2
+// CHECK-DAG: attn_gpu.tanh %{{.*}} : f32
 func.func @softcap(%q: tensor<1x1x256x128xbf16>) -> tensor<1x1x256x128xbf16> {
   %o = attn.attention %q, %q, %q mask <causal> softcap 30.0
       : tensor<1x1x256x128xbf16>, tensor<1x1x256x128xbf16>, tensor<1x1x256x128xbf16> -> tensor<1x1x256x128xbf16>

@@ -9,8 +9,8 @@
 // named by the kernel, the polynomial's round-down add in its body.
 // RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a exp2-emulated=3" --split-input-file | FileCheck %s --check-prefix=EXP2
 // EXP2: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2_e3
-// EXP2: add.rm.ftz.f32
-// EXP2: ex2.approx.ftz.f32
+// EXP2: attn_gpu.exp2 %{{.*}} {fma} : f32
+// EXP2: attn_gpu.exp2 %{{.*}} : f32
 
 // The sm90a-wgmma family: a producer warpgroup and two consumers (384
 // threads), tensor maps as 128-byte grid-constant parameters. Causal: one
@@ -25,61 +25,62 @@
 // CHECK-SAME: attributes {gpu.kernel, nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
 // Thread 0 initialises 2 + 4 x stages mbarriers (Q full/empty, K and V
 // full/empty per stage); the "empty" ones count the 8 consumer warps.
-// CHECK-COUNT-10: mbarrier.init.shared::cta.b64
-// CHECK: fence.mbarrier_init.release.cluster
+// CHECK-COUNT-10: attn_gpu.mbarrier_init
+// CHECK: attn_gpu.mbarrier_init_fence
 // CHECK: nvvm.barrier0
 // Producer: fewer registers; the default grid's block owns one query block
 // (no loop over query blocks): Q by two 64-column TMA boxes, then K and V
 // per key block once the consumers released the stage.
 // CHECK: nvvm.setmaxregister  decrease 24
 // CHECK-NOT: nvvm.read.ptx.sreg.nctaid.x
-// CHECK: mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;
-// CHECK-COUNT-2: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// CHECK: attn_gpu.mbarrier_arrive_expect_tx %{{.*}}, bytes = 32768
+// CHECK-COUNT-2: attn_gpu.tma_load
 // CHECK: scf.for
-// CHECK: mbarrier.try_wait.parity.shared::cta.b64
-// CHECK: cp.async.bulk.tensor.4d
+// CHECK: attn_gpu.mbarrier_wait
+// CHECK: attn_gpu.tma_load
 // Consumers: more registers (24 + 2 x 240 = 3 x 168). Block 0: S = Q·Kᵀ by 8 wgmma k-steps from
 // shared memory (the first overwrites the accumulators), its softmax.
 // CHECK: nvvm.setmaxregister  increase 240
 // Ping-pong: consumer 1 lets consumer 0 issue its GEMMs first; each then
 // waits for its turn (named barrier 1 or 2) before issuing. The consumers
 // wait for Q first.
-// CHECK: bar.arrive $0, $1;
+// CHECK: attn_gpu.named_barrier_arrive %{{.*}}, threads = 256
 // CHECK-NOT: scf.for
-// CHECK: mbarrier.try_wait.parity.shared::cta.b64
-// CHECK: bar.sync $0, $1;
-// CHECK: mbarrier.try_wait.parity.shared::cta.b64
-// CHECK: wgmma.fence.sync.aligned
-// CHECK: setp.ne.b32 p, 0, 0;{{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
-// CHECK-COUNT-7: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
-// CHECK: wgmma.commit_group.sync.aligned
-// CHECK: wgmma.wait_group.sync.aligned 0;
-// CHECK: mbarrier.arrive.shared::cta.b64
+// CHECK: attn_gpu.mbarrier_wait
+// CHECK: attn_gpu.named_barrier_sync %{{.*}}, threads = 256
+// CHECK: attn_gpu.mbarrier_wait
+// CHECK: attn_gpu.wgmma_fence
+// CHECK: attn_gpu.wgmma_ss {{.*}} {accumulate = false, element_type = bf16, n = 128 : i64}
+// CHECK-COUNT-7: attn_gpu.wgmma_ss {{.*}} {accumulate = true, element_type = bf16, n = 128 : i64}
+// CHECK: attn_gpu.wgmma_commit_group
+// CHECK: attn_gpu.wgmma_wait_group 0
+// CHECK: attn_gpu.mbarrier_arrive
 // CHECK: arith.cmpi sge
-// CHECK: ex2.approx.ftz.f32
+// CHECK: attn_gpu.exp2
 // Blocks 1..: S(j) and O += P(j-1)·V(j-1) (P from registers, V transposed)
 // in flight together; the softmax of S(j) runs once S(j) is done. The loop
 // carries O (64), m and l (2 + 2) and P (32 packed registers).
 // CHECK: %{{.*}}:100 = scf.for
-// CHECK: bar.sync $0, $1;
-// CHECK: wgmma.fence.sync.aligned
-// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
-// CHECK: wgmma.commit_group.sync.aligned
-// CHECK: mbarrier.try_wait.parity.shared::cta.b64
-// CHECK-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, {{{.*}}}, ${{[0-9]+}}, p, 1, 1, 1;
-// CHECK: wgmma.commit_group.sync.aligned
-// CHECK: bar.arrive $0, $1;
-// CHECK: wgmma.wait_group.sync.aligned 1;
-// CHECK: ex2.approx.ftz.f32
-// CHECK: wgmma.wait_group.sync.aligned 0;
+// CHECK: attn_gpu.named_barrier_sync
+// CHECK: attn_gpu.wgmma_fence
+// CHECK: attn_gpu.wgmma_ss {{.*}} {accumulate = false, element_type = bf16, n = 128 : i64}
+// CHECK-COUNT-7: attn_gpu.wgmma_ss {{.*}} {accumulate = true, element_type = bf16, n = 128 : i64}
+// CHECK: attn_gpu.wgmma_commit_group
+// CHECK: attn_gpu.mbarrier_wait
+// CHECK-COUNT-8: attn_gpu.wgmma_rs {{.*}} {accumulate = true, element_type = bf16, n = 128 : i64, transpose_b}
+// CHECK: attn_gpu.wgmma_commit_group
+// CHECK: attn_gpu.named_barrier_arrive
+// CHECK: attn_gpu.wgmma_wait_group 1
+// CHECK: attn_gpu.exp2
+// CHECK: attn_gpu.wgmma_wait_group 0
 // The last block's P·V after the loop (on the persistent grid once Q is
 // released: every Q·Kᵀ of the query block is done).
 // CHECK: scf.yield
-// CHECK: wgmma.fence.sync.aligned
-// CHECK-COUNT-8: {{.*}}, p, 1, 1, 1;
-// CHECK: wgmma.wait_group.sync.aligned 0;
+// CHECK: attn_gpu.wgmma_fence
+// CHECK-COUNT-8: attn_gpu.wgmma_rs {{.*}} {accumulate = true, element_type = bf16, n = 128 : i64, transpose_b}
+// CHECK: attn_gpu.wgmma_wait_group 0
 // Epilogue: LSE and O straight from registers.
-// CHECK: lg2.approx.ftz.f32
+// CHECK: attn_gpu.log2
 // The persistent grid: (blocks per batch, batch); each block walks its
 // batch's (head, query block) tiles head-major with the ring counter and
 // the "Q empty" mbarrier carried across them; the producer keeps 40
@@ -91,8 +92,8 @@
 // PERSISTENT: scf.for
 // PERSISTENT: arith.divui
 // PERSISTENT: arith.remui
-// PERSISTENT: mbarrier.try_wait.parity.shared::cta.b64
-// PERSISTENT: mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;
+// PERSISTENT: attn_gpu.mbarrier_wait
+// PERSISTENT: attn_gpu.mbarrier_arrive_expect_tx
 // PERSISTENT: nvvm.setmaxregister  increase 232
 // AUTO: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2
 // AUTO-SAME: reason = "family auto chose sm90a-wgmma (chip sm_90a, the attention fits it); sm90a-wgmma heuristic"
@@ -118,10 +119,10 @@ func.func @causal_gqa(%q: tensor<1x8x200x128xbf16>, %k: tensor<1x2x300x128xbf16>
 // CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_f16_nolse_m192n128s2
 // CHECK-SAME: threads = 512
 // CHECK: nvvm.maxntid = array<i32: 512, 1, 1>
-// CHECK-COUNT-10: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r" %{{.*}}, %c{{1|12}}_i32
+// CHECK-COUNT-10: attn_gpu.mbarrier_init %{{.*}}, count = {{1|12}} : !llvm.ptr<3>
 // CHECK: nvvm.setmaxregister  decrease 32
 // CHECK: nvvm.setmaxregister  increase 160
-// CHECK: m64n128k16.f32.f16.f16
+// CHECK: attn_gpu.wgmma_ss {{.*}} {accumulate = false, element_type = f16, n = 128 : i64}
 // AUTO: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_f16_nolse_m192n128s2
 func.func @d64_f16(%q: tensor<2x4x64x64xf16>) -> tensor<2x4x64x64xf16> {
   %o = attn.attention %q, %q, %q

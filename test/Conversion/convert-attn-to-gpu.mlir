@@ -29,10 +29,10 @@
 // CHECK: scf.if
 // CHECK: arith.cmpi sle
 // CHECK: nvvm.shfl.sync bfly
-// CHECK: ex2.approx.ftz.f32
+// CHECK: attn_gpu.exp2
 // CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>
 // Epilogue: LSE with lg2, then O through shared memory with 16-byte stores.
-// CHECK: lg2.approx.ftz.f32
+// CHECK: attn_gpu.log2
 // CHECK: llvm.store {{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
 // OPT-LABEL: func.func @causal_gqa
 // OPT: attn.kernel = @attn_kernels::@attn_fwd_d64_bf16_causal_m64n32w2s2
@@ -57,7 +57,7 @@ func.func @causal_gqa(%q: tensor<1x8x200x64xbf16>, %k: tensor<1x2x300x64xbf16>,
 // CHECK: gpu.func @attn_fwd_d128_f16_nolse_m128n64w4s2
 // CHECK-NOT: gpu.func
 // CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
-// CHECK-NOT: lg2.approx
+// CHECK-NOT: attn_gpu.log2
 func.func @f16_shared_kernel(%q: tensor<2x4x64x128xf16>, %k: tensor<2x4x64x128xf16>,
                              %v: tensor<2x4x64x128xf16>) -> tensor<2x4x64x128xf16> {
   %o = attn.attention %q, %k, %v
@@ -87,13 +87,13 @@ func.func @scaled(%q: tensor<1x1x16x256xbf16>, %k: tensor<1x1x16x256xbf16>,
 // A sliding window (top-left, [64, 0]) with the softcap sugar: the kv loop
 // starts at the window's first block, blocks straddling either edge take
 // the mask (a left test as well as the right one), and the softcap region
-// is cloned per score element with tanh.approx.
+// is cloned per score element with attn_gpu.tanh (tanh.approx.f32).
 // CHECK-LABEL: func.func @sliding_softcap
 // CHECK: attn.kernel = @attn_kernels::@attn_fwd_d64_bf16_tl64x0_mod{{[0-9a-f]+}}_nolse_m128n64w4s2
 // CHECK: gpu.func @attn_fwd_d64_bf16_tl64x0_mod{{[0-9a-f]+}}_nolse_m128n64w4s2
 // CHECK: arith.divui
 // CHECK: scf.for %{{.+}} = %[[FIRST:[^ ]+]] to
-// CHECK: tanh.approx.f32
+// CHECK: attn_gpu.tanh %{{.*}} : f32
 // CHECK: arith.ori
 // CHECK: scf.if
 // CHECK: arith.cmpi sle

@@ -70,14 +70,22 @@ def AttnSelectKernelConfig
 }
 
 def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Generate a tensor-core FlashAttention kernel per attn.attention";
+  let summary = "Schedule a tensor-core FlashAttention kernel per attention op";
   let description = [{
-    For every `attn.attention`, emits one `gpu.func` kernel into the
-    `gpu.module @attn_kernels` of the enclosing module and records the kernel
-    on the op as `attn.kernel` (a symbol reference) and `attn.launch`
-    (block sizes, threads, dynamic shared memory). The kernel is the
-    FlashAttention-2 algorithm of attn-tile / attn-fuse-online-softmax mapped
-    onto one thread block per (query block, batch × query head):
+    For every `attn.attention` (and `attn.attention_grad`), writes the
+    kernel(s) of its `#attn.kernel_config` into the `gpu.module
+    @attn_kernels` of the enclosing module and records them on the op as
+    `attn.kernel` (a symbol reference) and `attn.launch` (threads, dynamic
+    shared memory, grid, tensor maps). A kernel is a *schedule* in the
+    mid-level kernel IR: `attn_gpu` ops (mbarrier waits and arrivals, TMA
+    loads, named barriers, warpgroup MMAs, the fence and the wait that
+    threads the accumulators, exp2/log2) with upstream scf/arith/LLVM/NVVM
+    ops (cp.async, ldmatrix, mma.sync, shuffles, setmaxnreg), in issue order;
+    `convert-attn-gpu-to-nvvm` lowers it (docs/pipeline.md). The sm80-mma
+    forward kernel is the FlashAttention-2 algorithm of attn-tile /
+    attn-fuse-online-softmax mapped onto one thread block per (query block,
+    batch × query head); the sm90a-wgmma one is warp-specialised (a TMA
+    producer warpgroup, two wgmma consumer warpgroups in ping-pong):
 
       * the Q tile is brought into shared memory once; K and V tiles stream
         through a `stages`-deep shared-memory ring filled with `cp.async`
@@ -119,14 +127,14 @@ def ConvertAttnGPUToNVVM : Pass<"convert-attn-gpu-to-nvvm"> {
   let summary = "Lower attn's mid-level kernel IR (attn_gpu) to NVVM";
   let description = [{
     Rewrites every `attn_gpu` op by one pattern (populateAttnGPUToNVVMPatterns)
-    onto NVVM ops: mbarrier init/arrive/expect-tx/try-wait (the wait as an
-    `scf.while` around `nvvm.mbarrier.try_wait`), TMA tensor loads, named
-    barriers, the wgmma fence/commit/wait and the shared-memory wgmma;
-    ex2/lg2/tanh become NVVM intrinsic calls, a scalar global reduction
-    LLVM's atomicrmw. What neither NVVM nor LLVM's NVPTX intrinsics express
-    becomes inline PTX, behind one helper: the wgmma with A in registers,
-    the non-tensor bulk reduction (cp.reduce.async.bulk), the paired
-    red.global.add.v2.f32 and the opaque register moves. Nothing is
+    onto NVVM ops: mbarrier init/arrive/expect-tx/try-wait-parity, TMA
+    tensor loads, named barriers, the wgmma fence/commit/wait and the
+    shared-memory wgmma;
+    ex2/lg2/tanh become intrinsic calls. What neither NVVM nor LLVM's NVPTX
+    intrinsics express becomes inline PTX, behind one helper: the wgmma
+    with A in registers, the non-tensor bulk reduction
+    (cp.reduce.async.bulk), the global f32 reductions (red.global.add) and
+    the opaque register moves. Nothing is
     reordered: each op's replacement takes its place, so the schedule's
     program order is kept.
 
@@ -135,8 +143,7 @@ def ConvertAttnGPUToNVVM : Pass<"convert-attn-gpu-to-nvvm"> {
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",
-                           "::mlir::arith::ArithDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::arith::ArithDialect"];
 }
 
 #endif // ATTN_CONVERSION_PASSES_TD

@@ -13,10 +13,14 @@ def AttnCompileKernels : Pass<"attn-compile-kernels", "::mlir::ModuleOp"> {
   let summary = "Lower attn's gpu.module @attn_kernels to NVVM and serialise it";
   let description = [{
     The second half of `attn-to-ptx`, after `convert-attn-to-gpu`: lowers
-    the kernels in `gpu.module @attn_kernels` (structured control flow, GPU
+    the kernels in `gpu.module @attn_kernels` (the attn_gpu kernel IR to
+    NVVM by `convert-attn-gpu-to-nvvm`, then structured control flow, GPU
     and arith ops to the NVVM and LLVM dialects with 32-bit indices),
     attaches an NVVM target for `chip`, and, unless `format` is `none`,
-    serialises the module into `gpu.binary @attn_kernels` (PTX for `isa`).
+    serialises the module into `gpu.binary @attn_kernels` (PTX for `isa`):
+    upstream's `convert-nvvm-to-llvm` first expands the NVVM ops that MLIR
+    implements as PTX strings (wgmma.mma_async, mbarrier.try_wait.parity),
+    then `gpu-module-to-binary`.
 
     Only `@attn_kernels` is touched: other `gpu.module`s of the module (a
     caller's own kernels) are neither lowered, nor given a target, nor

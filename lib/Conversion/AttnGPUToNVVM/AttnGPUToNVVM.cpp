@@ -14,7 +14,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
@@ -215,14 +214,18 @@ struct GlobalReduceAddLowering : OpRewritePattern<GlobalReduceAddOp> {
   LogicalResult matchAndRewrite(GlobalReduceAddOp op,
                                 PatternRewriter &rewriter) const override {
     ValueRange values = op.getValues();
-    if (values.size() == 2)
-      inlinePtx(rewriter, op.getLoc(), TypeRange(),
-                ValueRange{op.getPtr(), values[0], values[1]},
+    SmallVector<Value> operands{op.getPtr()};
+    llvm::append_range(operands, values);
+    if (op.getVector())
+      inlinePtx(rewriter, op.getLoc(), TypeRange(), operands,
                 "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f");
+    else if (values.size() == 2)
+      inlinePtx(rewriter, op.getLoc(), TypeRange(), operands,
+                "red.global.add.f32 [$0], $1;\nred.global.add.f32 [$0+4], $2;",
+                "l,f,f");
     else
-      LLVM::AtomicRMWOp::create(rewriter, op.getLoc(), LLVM::AtomicBinOp::fadd,
-                                op.getPtr(), values[0],
-                                LLVM::AtomicOrdering::monotonic);
+      inlinePtx(rewriter, op.getLoc(), TypeRange(), operands,
+                "red.global.add.f32 [$0], $1;", "l,f");
     rewriter.eraseOp(op);
     return success();
   }
@@ -447,9 +450,14 @@ struct TanhLowering : OpRewritePattern<TanhOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TanhOp op,
                                 PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, callIntrinsic(rewriter, op.getLoc(), op.getType(),
-                                         "llvm.nvvm.tanh.approx.f32",
-                                         op.getX()));
+    // NVPTX has no tanh intrinsic of its own: LLVM's tanh with approximate
+    // functions allowed (afn) is its tanh.approx.f32.
+    auto call = LLVM::CallIntrinsicOp::create(
+        rewriter, op.getLoc(), TypeRange(op.getType()),
+        rewriter.getStringAttr("llvm.tanh.f32"), ValueRange(op.getX()),
+        LLVM::FastmathFlagsAttr::get(rewriter.getContext(),
+                                     LLVM::FastmathFlags::afn));
+    rewriter.replaceOp(op, call.getResults());
     return success();
   }
 };

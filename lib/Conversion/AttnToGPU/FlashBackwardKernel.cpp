@@ -122,15 +122,8 @@ Value dqAccumulator(KernelBuilder &kb, Value region, Value seqQ) {
 /// one vector reduction (sm_90 and newer), else two scalar ones.
 void atomicAddPairF32(KernelBuilder &kb, Value ptr, Value lo, Value hi,
                       bool paired) {
-  OpBuilder &b = kb.builder();
-  Location loc = kb.location();
-  if (paired) {
-    attn_gpu::GlobalReduceAddOp::create(b, loc, ptr, ValueRange{lo, hi});
-    return;
-  }
-  attn_gpu::GlobalReduceAddOp::create(b, loc, ptr, ValueRange{lo});
-  attn_gpu::GlobalReduceAddOp::create(
-      b, loc, kb.gep(ptr, b.getF32Type(), kb.i64(1)), ValueRange{hi});
+  attn_gpu::GlobalReduceAddOp::create(kb.builder(), kb.location(), ptr,
+                                      ValueRange{lo, hi}, paired);
 }
 
 Value loadF32(KernelBuilder &kb, Value ptr) {

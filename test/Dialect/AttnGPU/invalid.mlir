@@ -108,3 +108,11 @@ llvm.func @reduce_three(%p: !llvm.ptr, %x: f32) {
   attn_gpu.global_reduce_add %p, %x, %x, %x : !llvm.ptr, f32, f32, f32
   llvm.return
 }
+
+// -----
+
+llvm.func @reduce_vector(%p: !llvm.ptr<1>, %x: f32) {
+  // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected 2 values with vector, got 1}}
+  attn_gpu.global_reduce_add %p, %x {vector} : !llvm.ptr<1>, f32
+  llvm.return
+}

@@ -13,7 +13,7 @@ class RewritePatternSet;
 namespace attn {
 /// One pattern per attn_gpu op, onto NVVM ops (and LLVM intrinsics where
 /// MLIR has no NVVM op); inline PTX only for what neither expresses: the
-/// register-A wgmma, the bulk and the paired f32 reductions and the opaque
+/// register-A wgmma, the bulk and the global f32 reductions and the opaque
 /// moves. The attn_gpu ops carry LLVM types already, so no type conversion
 /// is involved.
 void populateAttnGPUToNVVMPatterns(RewritePatternSet &patterns);

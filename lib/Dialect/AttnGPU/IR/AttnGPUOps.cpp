@@ -57,6 +57,8 @@ LogicalResult GlobalReduceAddOp::verify() {
   size_t count = getValues().size();
   if (count < 1 || count > 2)
     return emitOpError("expected 1 or 2 values, got ") << count;
+  if (getVector() && count != 2)
+    return emitOpError("expected 2 values with vector, got ") << count;
   return success();
 }
 

@@ -42,6 +42,9 @@ class AttnGPU_Op<string mnemonic, list<Trait> traits = []>
 
 def AttnGPU_SharedPtr : LLVM_PointerInAddressSpace<3>;
 def AttnGPU_GenericPtr : LLVM_PointerInAddressSpace<0>;
+// Global memory, generic (0) or global (1) address space.
+def AttnGPU_GlobalPtr : AnyTypeOf<[LLVM_PointerInAddressSpace<0>,
+                                   LLVM_PointerInAddressSpace<1>]>;
 
 //===----------------------------------------------------------------------===//
 // mbarriers
@@ -163,7 +166,7 @@ def AttnGPU_BulkReduceAddOp : AttnGPU_Op<"bulk_reduce_add",
     attn_gpu.bulk_reduce_add %dst, %src, %bytes : !llvm.ptr, !llvm.ptr<3>
     ```
   }];
-  let arguments = (ins AttnGPU_GenericPtr:$dst, AttnGPU_SharedPtr:$src,
+  let arguments = (ins AttnGPU_GlobalPtr:$dst, AttnGPU_SharedPtr:$src,
                        I32:$bytes);
   let assemblyFormat = [{
     $dst `,` $src `,` $bytes attr-dict `:` qualified(type($dst)) `,` qualified(type($src))
@@ -174,17 +177,19 @@ def AttnGPU_GlobalReduceAddOp : AttnGPU_Op<"global_reduce_add",
     [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Atomically add one or two consecutive f32 into global memory";
   let description = [{
-    `*ptr += values` with no result (a reduction: the sm80 backward's dQ
-    accumulation). One value is LLVM's `atomicrmw fadd`; two consecutive
-    ones (8-byte aligned) are one `red.global.add.v2.f32` (sm_90 and newer),
-    half the atomic instructions of two scalar adds: LLVM's atomicrmw has no
-    vector form for NVPTX, so that one lowers to inline PTX.
+    `ptr[i] += values[i]` with no result (a reduction: the sm80 backward's
+    dQ accumulation): one `red.global.add.f32` per value, or with `vector`
+    (two values, 8-byte aligned, sm_90 and newer) one
+    `red.global.add.v2.f32`, half the atomic instructions. Inline PTX:
+    NVPTX emits LLVM's `atomicrmw fadd` as `atom` with a result, and has no
+    vector form.
 
     ```mlir
-    attn_gpu.global_reduce_add %ptr, %lo, %hi : !llvm.ptr, f32, f32
+    attn_gpu.global_reduce_add %ptr, %lo, %hi {vector} : !llvm.ptr<1>, f32, f32
     ```
   }];
-  let arguments = (ins AttnGPU_GenericPtr:$ptr, Variadic<F32>:$values);
+  let arguments = (ins AttnGPU_GlobalPtr:$ptr, Variadic<F32>:$values,
+                       UnitAttr:$vector);
   let assemblyFormat = [{
     $ptr `,` $values attr-dict `:` qualified(type($ptr)) `,` type($values)
   }];
