@@ -123,8 +123,14 @@ extern "C" void *mgpuModuleLoadJIT(void *data, int optLevel) {
 extern "C" void mgpuModuleUnload(void *module) {
   if (!module) // its load failed, and said so
     return;
-  if (const CudaDriver *d = driverFor("cuModuleUnload"))
-    ok(*d, d->ModuleUnload(static_cast<cu::Module>(module)), "cuModuleUnload");
+  // gpu-to-llvm unloads from a global destructor: at process exit the driver
+  // may have shut down already, and the module went with its context.
+  Expected<const CudaDriver *> d = CudaDriver::get();
+  if (!d)
+    return;
+  cu::Result r = (*d)->ModuleUnload(static_cast<cu::Module>(module));
+  if (r != cu::kErrorDeinitialized)
+    ok(**d, r, "cuModuleUnload");
 }
 
 extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {

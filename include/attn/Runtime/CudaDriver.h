@@ -40,6 +40,8 @@ using Event = ::CUevent_st *;
 // Enumerator values from <cuda.h> (CUDA 12/13); RuntimeTests checks them
 // against the header where the toolkit is installed.
 constexpr Result kSuccess = 0;
+/// The driver has shut down (calls from static destructors at exit).
+constexpr Result kErrorDeinitialized = 4;
 constexpr Result kErrorNotFound = 500;
 constexpr int kFuncAttrMaxThreadsPerBlock = 0;
 constexpr int kFuncAttrNumRegs = 4;
