@@ -49,6 +49,15 @@ Value callIntrinsic(OpBuilder &b, Location loc, Type result, StringRef name,
       .getResult(0);
 }
 
+/// The `count` members of the struct `s`.
+SmallVector<Value> unpackStruct(OpBuilder &b, Location loc, Value s,
+                                size_t count) {
+  SmallVector<Value> values;
+  for (size_t i = 0; i < count; ++i)
+    values.push_back(LLVM::ExtractValueOp::create(b, loc, s, i));
+  return values;
+}
+
 /// The one place attn writes inline PTX: instructions that neither NVVM nor
 /// LLVM's NVPTX intrinsics express. Side-effecting, so LLVM keeps it in
 /// program order; `results` come back unpacked.
@@ -68,11 +77,7 @@ SmallVector<Value> inlinePtx(OpBuilder &b, Location loc, TypeRange results,
       ArrayAttr());
   if (results.size() <= 1)
     return SmallVector<Value>(op->getResults());
-  SmallVector<Value> values;
-  for (size_t i = 0; i < results.size(); ++i)
-    values.push_back(
-        LLVM::ExtractValueOp::create(b, loc, op.getResult(0), i));
-  return values;
+  return unpackStruct(b, loc, op.getResult(0), results.size());
 }
 
 /// The accumulators as the LLVM struct NVVM's wgmma reads and writes.
@@ -83,14 +88,6 @@ Value packStruct(OpBuilder &b, Location loc, ValueRange values) {
   for (auto [i, v] : llvm::enumerate(values))
     s = LLVM::InsertValueOp::create(b, loc, s, v, i);
   return s;
-}
-
-SmallVector<Value> unpackStruct(OpBuilder &b, Location loc, Value s,
-                                size_t count) {
-  SmallVector<Value> values;
-  for (size_t i = 0; i < count; ++i)
-    values.push_back(LLVM::ExtractValueOp::create(b, loc, s, i));
-  return values;
 }
 
 NVVM::WGMMATypes wgmmaType(Type t) {
