@@ -56,7 +56,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 using namespace mlir;

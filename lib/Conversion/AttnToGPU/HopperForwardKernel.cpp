@@ -37,6 +37,7 @@
 #include "ScoreModEmitter.h"
 #include "WgmmaHelpers.h"
 #include "attn/Conversion/AttnToGPU/HopperKernel.h"
+#include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -406,7 +407,7 @@ HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
   if (foldedSoftcap) {
     Value k = kb.f32(spec.scale * foldedSoftcap->first);
     for (Value &v : s)
-      v = emitTanhApprox(b, loc, kb.fmul(v, k));
+      v = attn_gpu::TanhOp::create(b, loc, kb.fmul(v, k));
   } else if (spec.scoreMod) {
     Value scale = kb.f32(spec.scale);
     SmallVector<Value> rows;

@@ -342,10 +342,6 @@ mlir::attn::matchAdditiveScoreMod(Block &scoreMod) {
   return match;
 }
 
-Value mlir::attn::emitTanhApprox(OpBuilder &b, Location loc, Value x) {
-  return attn_gpu::TanhOp::create(b, loc, x);
-}
-
 std::optional<std::pair<double, double>>
 mlir::attn::matchSoftcap(Block &scoreMod) {
   auto constant = [](Value v) -> std::optional<double> {

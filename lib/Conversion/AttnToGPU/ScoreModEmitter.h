@@ -109,9 +109,6 @@ struct AdditiveScoreMod {
 };
 std::optional<AdditiveScoreMod> matchAdditiveScoreMod(Block &scoreMod);
 
-/// tanh.approx.f32 of x.
-Value emitTanhApprox(OpBuilder &b, Location loc, Value x);
-
 } // namespace mlir::attn
 
 #endif // ATTN_LIB_CONVERSION_ATTNTOGPU_SCOREMODEMITTER_H

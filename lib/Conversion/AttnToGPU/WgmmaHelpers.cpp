@@ -8,7 +8,6 @@
 
 #include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 using namespace mlir;
