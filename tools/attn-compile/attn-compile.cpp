@@ -328,6 +328,17 @@ static int compileMain(int argc, char **argv) {
   if (deterministic && !(backward || hasGrad))
     return fail("--deterministic applies to the backward kernels: add "
                 "--backward");
+  if (sectionMb >= 0 && !(backward || hasGrad))
+    return fail("--section-mb applies to the sm90a backward kernels: add "
+                "--backward");
+  if (backward || hasGrad)
+    for (auto [given, flag] : {std::pair<bool, const char *>{
+                                   exp2Emulated >= 0, "--exp2-emulated"},
+                               {wideProducer, "--wide-producer"}})
+      if (given)
+        return fail(std::string(flag) +
+                    " applies to the sm90a forward kernel, not to the "
+                    "backward kernels: drop it");
   mlir::attn::TuneBundleOptions bundle;
   for (const std::string &s : tuneShapes) {
     llvm::SmallVector<llvm::StringRef, 3> parts;
