@@ -32,7 +32,7 @@ endif()
 
 # The MLIR-free libraries are plain add_library targets (lib/Support,
 # lib/Runtime, lib/Tuning); they join the same export set from here.
-foreach(target AttnSupport AttnRuntime AttnTuning attn_runtime attn_mgpu)
+foreach(target AttnSupport AttnKernelAbi AttnRuntime AttnTuning attn_runtime attn_mgpu)
   if(TARGET ${target})
     attn_install_library(${target})
   endif()

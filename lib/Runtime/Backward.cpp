@@ -28,6 +28,7 @@ BackwardArgs BackwardArgs::dense(const AttentionProblem &p) {
   a.vStride = a.dvStride = strides(p.headsKv, p.seqKv, p.vDim());
   a.oStride = a.doStride = strides(p.headsQ, p.seqQ, p.vDim());
   a.lseStride = {p.headsQ * p.seqQ, p.seqQ};
+  a.softmaxScale = p.effectiveScale();
   return a;
 }
 
@@ -101,6 +102,13 @@ bool backwardValue(const BackwardArgs &a, const std::string &name,
     const char *name;
     int64_t value;
   };
+  if (name == "softmax_scale") {
+    float narrow = static_cast<float>(a.softmaxScale);
+    uint32_t bits;
+    std::memcpy(&bits, &narrow, sizeof(bits));
+    v = bits;
+    return true;
+  }
   for (Int i : {Int{"seq_q", a.seqQ},
                 {"seq_kv", a.seqKv}, {"heads_q", a.headsQ},
                 {"heads_kv", a.headsKv}, {"lse_stride_b", a.lseStride[0]},
@@ -137,6 +145,7 @@ Status BackwardKernel::launch(const BackwardArgs &a, cu::Stream stream) const {
   fwd.seqQ = a.seqQ, fwd.seqKv = a.seqKv;
   fwd.qStride = a.qStride, fwd.kStride = a.kStride, fwd.vStride = a.vStride;
   fwd.oStride = a.oStride, fwd.lseStride = a.lseStride;
+  fwd.softmaxScale = a.softmaxScale;
   KernelManifest withLse = m;
   withLse.problem.withLse = true; // the backward reads the LSE
   if (Status s = checkLaunchArgs(withLse, fwd); !s)

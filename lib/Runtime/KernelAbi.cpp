@@ -16,6 +16,8 @@ const char *attn::runtime::paramTypeName(ParamType t) {
     return "i32";
   case ParamType::I64:
     return "i64";
+  case ParamType::F32:
+    return "f32";
   case ParamType::TensorMap:
     return "tensormap";
   }
@@ -42,6 +44,7 @@ std::vector<AbiParam> KernelAbi::params() const {
     add({"q", "k", "v", "o", "do", "lse", "dq", "dk", "dv", "workspace"},
         ParamType::Ptr);
     add(sizes, ParamType::I32);
+    add({"softmax_scale"}, ParamType::F32);
     strides({"q", "k", "v", "o", "do", "dq", "dk", "dv"});
     add({"lse_stride_b", "lse_stride_h"}, ParamType::I64);
     if (tensorMaps)
@@ -50,6 +53,7 @@ std::vector<AbiParam> KernelAbi::params() const {
   }
   add({"q", "k", "v", "o", "lse"}, ParamType::Ptr);
   add(sizes, ParamType::I32);
+  add({"softmax_scale"}, ParamType::F32);
   strides({"q", "k", "v", "o"});
   add({"lse_stride_b", "lse_stride_h"}, ParamType::I64);
   if (bias) {
@@ -61,6 +65,14 @@ std::vector<AbiParam> KernelAbi::params() const {
   if (tensorMaps)
     maps({"q", "k", "v"});
   return ps;
+}
+
+int KernelAbi::indexOf(const std::string &name) const {
+  std::vector<AbiParam> ps = params();
+  for (size_t i = 0; i < ps.size(); ++i)
+    if (ps[i].name == name)
+      return static_cast<int>(i);
+  return -1;
 }
 
 std::string KernelAbi::describe() const {

@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Runtime/LaunchChecks.h"
+#include "attn/Support/JsonNumber.h"
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -75,6 +77,12 @@ Status attn::runtime::checkLaunchArgs(const KernelManifest &m,
                            str(s.value) + ")");
   if (isEmptyLaunch(a))
     return Status::success();
+  // 0 is what a caller that forgot the field passes: refused, never a
+  // launch with every score scaled to 0.
+  if (!std::isfinite(a.softmaxScale) || a.softmaxScale == 0 ||
+      !std::isfinite(static_cast<float>(a.softmaxScale)))
+    return Status::error("softmax_scale must be finite and non-zero (got " +
+                         jsonNumber(a.softmaxScale) + ")");
   // ALiBi's region is built with the compiled heads_q (its slopes) and,
   // bottom-right aligned, the compiled Nk - Nq (its distances) as constants:
   // another launch shape would run other slopes or distances, silently.

@@ -568,11 +568,13 @@ Expected<KernelManifest> attn::runtime::parseManifest(const std::string &text) {
         kp.type = ParamType::I32;
       else if (type == "i64")
         kp.type = ParamType::I64;
+      else if (type == "f32")
+        kp.type = ParamType::F32;
       else if (type == "tensormap")
         kp.type = ParamType::TensorMap;
       else {
         r.status = Status::error("field '" + pre + "type': expected ptr, i32, "
-                                 "i64 or tensormap, got '" + type + "'");
+                                 "i64, f32 or tensormap, got '" + type + "'");
         break;
       }
       if (kp.type == ParamType::TensorMap &&

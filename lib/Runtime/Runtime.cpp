@@ -35,10 +35,19 @@ LaunchArgs LaunchArgs::dense(const AttentionProblem &p, cu::DevicePtr q,
   a.vStride = {p.headsKv * p.seqKv * dv, p.seqKv * dv, dv};
   a.oStride = {p.headsQ * p.seqQ * dv, p.seqQ * dv, dv};
   a.lseStride = {p.headsQ * p.seqQ, p.seqQ};
+  a.softmaxScale = p.effectiveScale();
   return a;
 }
 
 namespace {
+/// An f32 parameter's slot value: the float's bits in the low 4 bytes.
+uint64_t f32Bits(double value) {
+  float narrow = static_cast<float>(value);
+  uint32_t bits;
+  std::memcpy(&bits, &narrow, sizeof(bits));
+  return bits;
+}
+
 bool hasParam(const KernelManifest &m, const char *name) {
   for (const KernelParam &p : m.params)
     if (p.name == name)
@@ -83,6 +92,7 @@ bool abiValue(const LaunchArgs &a, const std::string &name, uint64_t &out) {
       {"bias_stride_n", static_cast<uint64_t>(a.biasStride[2])},
       {"cu_seqlens_q", a.cuSeqlensQ},
       {"cu_seqlens_kv", a.cuSeqlensKv},
+      {"softmax_scale", f32Bits(a.softmaxScale)},
   };
   for (const Entry &e : table)
     if (name == e.name) {

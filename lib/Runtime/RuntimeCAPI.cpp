@@ -49,6 +49,7 @@ LaunchArgs convert(const attn_launch_args &c) {
     a.oStride[i] = c.o_stride[i];
   }
   a.lseStride = {c.lse_stride[0], c.lse_stride[1]};
+  a.softmaxScale = c.softmax_scale;
   return a;
 }
 } // namespace
@@ -141,6 +142,7 @@ BackwardArgs convertBackward(const attn_backward_args &c) {
     a.dvStride[i] = c.dv_stride[i];
   }
   a.lseStride = {c.lse_stride[0], c.lse_stride[1]};
+  a.softmaxScale = c.softmax_scale;
   return a;
 }
 } // namespace

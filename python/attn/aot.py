@@ -11,9 +11,9 @@ On the GPU host (PyTorch, libattn_runtime.so built with
 
     ATTN_KERNEL_PACK=attn-pack python my_model.py
 
-The default set is D in {64, 128, 256} x {f16, bf16} x {causal, full} at
-the default scale, forward kernels, plus the backward kernels (D <= 128)
-when attn-compile has --backward, in the family the PyTorch op uses by
+The default set is D in {64, 128, 256} x {f16, bf16} x {causal, full}
+(each serves every softmax scale), forward kernels, plus the backward
+kernels (D <= 128) when attn-compile has --backward, in the family the PyTorch op uses by
 default: ``--family auto``, resolved per kernel as the compiler resolves
 it (attn.families: on sm_90a the wgmma kernels where that family
 implements the kernel, else sm80). ``--family sm80`` or ``sm90a`` builds
@@ -47,14 +47,12 @@ BACKWARD_HEAD_DIMS = (32, 64, 128)
 
 
 def default_specs(head_dims=(64, 128, 256), dtypes=("f16", "bf16"),
-                  masks=("full", "causal"), scales=(None,),
-                  chip: str = "sm_90a", backward: bool = False
-                  ) -> List[KernelSpec]:
+                  masks=("full", "causal"), chip: str = "sm_90a",
+                  backward: bool = False) -> List[KernelSpec]:
     kinds = ("fwd", "bwd") if backward else ("fwd",)
-    return [KernelSpec(kind, d, d, t, m == "causal", s, chip)
+    return [KernelSpec(kind, d, d, t, m == "causal", chip)
             for kind in kinds for d in head_dims for t in dtypes
-            for m in masks for s in scales
-            if kind == "fwd" or d in BACKWARD_HEAD_DIMS]
+            for m in masks if kind == "fwd" or d in BACKWARD_HEAD_DIMS]
 
 
 def variant_specs(head_dims=(64, 128), dtypes=("f16", "bf16"),
@@ -75,11 +73,11 @@ def variant_specs(head_dims=(64, 128), dtypes=("f16", "bf16"),
     for d in head_dims:
         for t in dtypes:
             for v in forms:
-                specs.append(KernelSpec("fwd", d, d, t, v.causal, None, chip,
+                specs.append(KernelSpec("fwd", d, d, t, v.causal, chip,
                                         variant=v.key, family=family))
             alibi = make_variant(causal=True, alibi=True)
             for heads, offset in alibi_shapes:
-                specs.append(KernelSpec("fwd", d, d, t, alibi.causal, None,
+                specs.append(KernelSpec("fwd", d, d, t, alibi.causal,
                                         chip, variant=alibi.key,
                                         alibi_heads=heads,
                                         alibi_offset=offset,
@@ -110,7 +108,7 @@ def build_bundle(out: "os.PathLike[str]", spec: KernelSpec, log=sys.stdout,
                            head_dim=spec.head_dim,
                            value_head_dim=spec.value_head_dim,
                            dtype=spec.dtype, causal=spec.causal,
-                           scale=spec.scale, chip=spec.chip, jobs=jobs,
+                           chip=spec.chip, jobs=jobs,
                            family=spec.family, default_family=asked)
     os.rename(tmp, final)
     print(f"  bundles/{spec.name}: {bundle.candidates} candidates, "
@@ -145,7 +143,7 @@ def build_pack(out: "os.PathLike[str]", specs: List[KernelSpec],
                         "head_dim": spec.head_dim,
                         "value_head_dim": spec.value_head_dim,
                         "dtype": spec.dtype, "causal": spec.causal,
-                        "scale": spec.scale, "chip": spec.chip,
+                        "chip": spec.chip,
                         "variant": spec.variant_info().name,
                         "family": spec.family})
         print(f"  {spec.name}: {manifest.get('entry')} "
@@ -185,8 +183,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     build.add_argument("--dtypes", default="f16,bf16", type=_strs)
     build.add_argument("--masks", default="full,causal", type=_strs,
                        help="full, causal or both")
-    build.add_argument("--scales", default="default", type=_strs,
-                       help="'default' (1/sqrt(D)) and/or numbers")
     build.add_argument("--chip", default="sm_90a")
     build.add_argument("--family", default="auto",
                        choices=("sm80", "sm90a", "auto"),
@@ -202,7 +198,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     build.add_argument("--bundles", default="", type=_strs,
                        help="candidate bundles (for tuning on the GPU "
                             "host) of these forward kernels in --family, "
-                            "by name (fwd-d64-bf16-full-sdefault-sm_90a-auto"
+                            "by name (fwd-d64-bf16-full-sm_90a-auto"
                             "), or 'all'")
     build.add_argument("--only-bundles", action="store_true",
                        help="build only the --bundles (add them to a pack)")
@@ -227,11 +223,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     for m in args.masks:
         if m not in ("full", "causal"):
             parser.error(f"--masks: {m!r} is not full or causal")
-    try:
-        scales = [None if s == "default" else float(s) for s in args.scales]
-    except ValueError:
-        parser.error(f"--scales: expected 'default' or numbers, got "
-                     f"{','.join(args.scales)}")
     backward = {"on": True, "off": False}.get(args.backward)
     if backward is None:
         backward = cache.backward_compiler_available()
@@ -242,7 +233,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ValueError:
         parser.error("--alibi-shapes: expected HEADS:OFFSET pairs with "
                      f"HEADS > 0, got {','.join(args.alibi_shapes)}")
-    specs = default_specs(args.head_dims, args.dtypes, args.masks, scales,
+    specs = default_specs(args.head_dims, args.dtypes, args.masks,
                           args.chip, backward)
     if args.family == "sm90a":  # no sm90a backward for the rest
         specs = [s for s in specs if s.kind == "fwd" or
@@ -261,7 +252,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     def bundle_specs(masks):
         specs = [dataclasses.replace(s, family=args.family) for s in
-                 default_specs(args.head_dims, args.dtypes, masks, (None,),
+                 default_specs(args.head_dims, args.dtypes, masks,
                                args.chip)]
         return {bundle_spec(s).name: s for s in specs}
 

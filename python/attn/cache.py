@@ -1,8 +1,8 @@
 """Kernel directories for the PyTorch op: an on-disk cache and AOT packs.
 
 A kernel is specialised on what is compiled in (docs/kernel-abi.md): head
-dims, dtype, mask, scale, chip, and the compiler version; batch, heads,
-sequence lengths and strides are launch arguments. ``KernelSpec`` is that
+dims, dtype, mask, chip, and the compiler version; batch, heads, sequence
+lengths, strides and the softmax scale are launch arguments. ``KernelSpec`` is that
 key. ``kernel_dir(spec)`` finds its directory:
 
 1. in the AOT kernel pack named by $ATTN_KERNEL_PACK (``python -m attn.aot
@@ -40,7 +40,7 @@ from .families import (FAMILY_OF_KEY, backward_tile_options, parse_tile,
 # One line per kernel compiled on first use (logger "attn.cache").
 _log = logging.getLogger(__name__)
 
-PACK_FORMAT = "attn-kernel-pack/1"
+PACK_FORMAT = "attn-kernel-pack/2"
 MANIFEST_FORMAT = "attn-kernel/1"
 
 # The problem a kernel is compiled for when only its specialisation is
@@ -57,7 +57,6 @@ class KernelSpec:
     value_head_dim: int
     dtype: str           # "f16" or "bf16"
     causal: bool
-    scale: Optional[float]  # None = 1/sqrt(head_dim)
     chip: str = "sm_90a"
     # The mask/score_mod variant (attn.variants.Variant.key; "" = none or
     # bottom-right causal, as `causal` says).
@@ -83,9 +82,8 @@ class KernelSpec:
         dims = f"d{self.head_dim}" + (
             f"v{self.value_head_dim}"
             if self.value_head_dim != self.head_dim else "")
-        scale = "sdefault" if self.scale is None else f"s{self.scale!r}"
         mask = self.variant_info().name
-        name = f"{self.kind}-{dims}-{self.dtype}-{mask}-{scale}-{self.chip}"
+        name = f"{self.kind}-{dims}-{self.dtype}-{mask}-{self.chip}"
         if self.alibi_heads:
             name += f"-h{self.alibi_heads}o{self.alibi_offset}"
         if self.deterministic:
@@ -112,9 +110,6 @@ class KernelSpec:
         from .families import resolve
         family = tile_family(self.tile) if self.tile else resolve(self)
         return self if family == self.family else replace(self, family=family)
-
-    def effective_scale(self) -> float:
-        return self.head_dim ** -0.5 if self.scale is None else self.scale
 
 
 def manifest_tile_name(manifest: dict) -> str:
@@ -224,10 +219,6 @@ def validate_kernel_dir(path: Path, spec: KernelSpec) -> Optional[str]:
     if direction == "backward" and bool((manifest.get("tile") or {}).get(
             "deterministic")) != spec.deterministic:
         return (f"manifest tile.deterministic is not {spec.deterministic}")
-    scale = problem.get("scale")
-    if not isinstance(scale, (int, float)) or not math.isclose(
-            scale, spec.effective_scale(), rel_tol=1e-5):
-        return f"manifest problem.scale is {scale!r}, not {spec.effective_scale()}"
     if manifest.get("chip") != spec.chip:
         return f"manifest chip is {manifest.get('chip')!r}, not {spec.chip!r}"
     return _check_kernel_files(path, manifest)
@@ -281,7 +272,7 @@ class KernelCache:
         self.events: list = []  # ("hit"|"built"|"rebuilt", name): for tests
 
     def key(self, spec: KernelSpec, compiler_version: str) -> dict:
-        return {"format": "attn-kernel-cache/2", "spec": asdict(spec),
+        return {"format": "attn-kernel-cache/3", "spec": asdict(spec),
                 "compiler_version": compiler_version}
 
     def entry_path(self, spec: KernelSpec, compiler_version: str) -> Path:
@@ -394,7 +385,7 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
     shape = dict(batch=1, heads_q=16, heads_kv=16, seq_q=CANONICAL_SEQ,
                  seq_kv=CANONICAL_SEQ, head_dim=spec.head_dim,
                  value_head_dim=spec.value_head_dim, dtype=spec.dtype,
-                 causal=spec.causal, scale=spec.scale)
+                 causal=spec.causal)
     variant = spec.variant_info()
     if spec.alibi_heads:  # the slopes and the offset are compiled in
         shape["heads_q"] = shape["heads_kv"] = spec.alibi_heads

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ._native import PACKAGE_LIB
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 _REPO = Path(__file__).resolve().parents[2]
 # The wheel's copy first (attn._native), then the build trees'.
@@ -46,6 +46,7 @@ class LaunchArgs(ctypes.Structure):
         ("q_stride", ctypes.c_int64 * 3), ("k_stride", ctypes.c_int64 * 3),
         ("v_stride", ctypes.c_int64 * 3), ("o_stride", ctypes.c_int64 * 3),
         ("lse_stride", ctypes.c_int64 * 2),
+        ("softmax_scale", ctypes.c_double),
     ]
 
 
@@ -66,6 +67,7 @@ class BackwardArgs(ctypes.Structure):
         ("do_stride", ctypes.c_int64 * 3), ("dq_stride", ctypes.c_int64 * 3),
         ("dk_stride", ctypes.c_int64 * 3), ("dv_stride", ctypes.c_int64 * 3),
         ("lse_stride", ctypes.c_int64 * 2),
+        ("softmax_scale", ctypes.c_double),
     ]
 
 
@@ -257,14 +259,16 @@ class Kernel:
                 raise ValueError(f"lse must be a float32 CUDA tensor of shape "
                                  f"{(B, Hq, Nq)}, last dimension contiguous")
 
-    def __call__(self, q, k, v, out=None, lse=None, stream=None):
+    def __call__(self, q, k, v, out=None, lse=None, stream=None, scale=None):
         """Computes attention(q, k, v) into `out` (and `lse` when the kernel
-        writes it), allocating them when not given; returns (out, lse)."""
-        launch, out, lse = self.prepare(q, k, v, out, lse, stream)
+        writes it), allocating them when not given; returns (out, lse).
+        `scale`: the softmax scale of this launch (a kernel argument;
+        default: the manifest problem's)."""
+        launch, out, lse = self.prepare(q, k, v, out, lse, stream, scale)
         launch()
         return out, lse
 
-    def prepare(self, q, k, v, out=None, lse=None, stream=None):
+    def prepare(self, q, k, v, out=None, lse=None, stream=None, scale=None):
         """Checks the tensors once and returns (launch, out, lse): `launch()`
         runs the kernel on them again with no Python-side checks (for
         timing loops). The tensors must stay alive while it is used."""
@@ -287,6 +291,7 @@ class Kernel:
             getattr(args, field)[:] = [t.stride(0), t.stride(1), t.stride(2)]
         if lse is not None:
             args.lse_stride[:] = [lse.stride(0), lse.stride(1)]
+        args.softmax_scale = self.scale if scale is None else float(scale)
         if stream is None:
             stream = torch.cuda.current_stream(q.device)
         handle = stream.cuda_stream if hasattr(stream, "cuda_stream") else stream
@@ -309,6 +314,7 @@ class Kernel:
         args.q = args.k = args.v = args.o = args.lse = 1
         args.batch, args.heads_q, args.seq_q = q.shape[0], q.shape[1], q.shape[2]
         args.heads_kv, args.seq_kv = k.shape[1], k.shape[2]
+        args.softmax_scale = self.scale
         out = (ctypes.c_uint32 * 3)()
         if self._lib.attn_kernel_grid(self._handle, ctypes.byref(args), out):
             raise AttnRuntimeError(_last_error(self._lib))

@@ -28,7 +28,8 @@ stream. The kernel family is 'auto' by default, forward and backward: the
 compiler's choice by chip (Hopper's wgmma kernels on sm_90a where they
 implement the call, else the sm80 mma.sync ones; set_kernel_family or
 $ATTN_KERNEL_FAMILY pins one). Kernels are specialised on family, head
-dims, dtype, mask, scale and chip; the first use of each compiles one (with the compiler bindings) into the
+dims, dtype, mask and chip (the softmax scale is a launch argument); the
+first use of each compiles one (with the compiler bindings) into the
 on-disk cache or takes it from the AOT pack in $ATTN_KERNEL_PACK
 (attn.cache); later calls only launch it. The tile is the tuning
 database's winner for the call's shape class when it has one, forward
@@ -73,10 +74,11 @@ _DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16"}
 _ALIGN_ELEMENTS = 8
 _ALIGN_BYTES = 16
 
-# attn_launch_args / attn_backward_args are all 8-byte fields: packing them
-# in one struct call is much cheaper than setting 24 ctypes fields.
-_FWD_FORMAT = struct.Struct("=5Q5q14q")
-_BWD_FORMAT = struct.Struct("=10Q5q26q")
+# attn_launch_args / attn_backward_args are all 8-byte fields (the last the
+# softmax scale, a double): packing them in one struct call is much cheaper
+# than setting 25 ctypes fields.
+_FWD_FORMAT = struct.Struct("=5Q5q14qd")
+_BWD_FORMAT = struct.Struct("=10Q5q26qd")
 assert _FWD_FORMAT.size == ctypes.sizeof(_rt.LaunchArgs)
 assert _BWD_FORMAT.size == ctypes.sizeof(_rt.BackwardArgs)
 # The five pointers that lead attn_launch_args (q, k, v, o, lse): all a
@@ -123,9 +125,15 @@ def _check_shapes(q: Tensor, k: Tensor, v: Tensor, what: str = _OP) -> None:
                          "attention)")
 
 
+def _softmax_scale(scale: Optional[float], head_dim: int) -> float:
+    """The scale a GPU launch passes (a kernel argument)."""
+    return head_dim ** -0.5 if scale is None else scale
+
+
 def _kernel_scale(scale: Optional[float], head_dim: int) -> Optional[float]:
-    """The scale a kernel is specialised on: None (the default, 1/sqrt(D))
-    also for a scale within a few ulps of 1/sqrt(D) -- callers compute it
+    """The scale a CPU module is specialised on: None (the default,
+    1/sqrt(D)) also for a scale within a few ulps of 1/sqrt(D) -- callers
+    compute it
     their own way (Hugging Face passes 0.08838834764831845 for D = 128, one
     ulp from 1/math.sqrt(128)), which must not build a second kernel with
     the same float32 scale."""
@@ -270,7 +278,6 @@ def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
     variant = parse_variant(causal, vkey)
     B, Hq, Nq, D = q.shape
     Hkv, Nk = k.shape[1], k.shape[2]
-    scale = _kernel_scale(scale, int(D))
     alibi_heads = alibi_offset = 0
     if variant.alibi:  # slopes and offset are compiled in
         alibi_heads = int(Hq)
@@ -279,8 +286,7 @@ def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
     # variant the op takes has an sm90a kernel; backward: plain and
     # bottom-right causal, equal head dims 64 or 128).
     spec = KernelSpec(kind, int(D), int(v.shape[3]), _DTYPE_NAMES[q.dtype],
-                      bool(causal), None if scale is None else float(scale),
-                      chip, variant=vkey, alibi_heads=alibi_heads,
+                      bool(causal), chip, variant=vkey, alibi_heads=alibi_heads,
                       alibi_offset=alibi_offset, family=_family,
                       deterministic=kind == "bwd" and bool(deterministic))
     shape = _tuning.Shape(int(B), int(Hq), int(Hkv), int(Nq), int(Nk))
@@ -293,8 +299,7 @@ def _launcher_key(kind, q, k, v, causal, scale, vkey, index,
     database, the heads ratio and sequence buckets (ALiBi: Hq, Nk - Nq)."""
     Hq, Nq = q.shape[1], q.shape[2]
     Hkv, Nk = k.shape[1], k.shape[2]
-    scale = _kernel_scale(scale, int(q.shape[3]))
-    return (kind, q.shape[3], v.shape[3], q.dtype, causal, scale, vkey, index,
+    return (kind, q.shape[3], v.shape[3], q.dtype, causal, vkey, index,
             _family,
             Hq // max(1, Hkv), _tuning.sequence_bucket(Nq),
             _tuning.sequence_bucket(Nk),
@@ -391,7 +396,8 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, causal: bool,
     _FWD_FORMAT.pack_into(
         args, 0, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
         lse.data_ptr(), B, Hq, Hkv, Nq, Nk, qs[0], qs[1], qs[2], ks[0], ks[1],
-        ks[2], vs[0], vs[1], vs[2], os_[0], os_[1], os_[2], Hq * Nq, Nq)
+        ks[2], vs[0], vs[1], vs[2], os_[0], os_[1], os_[2], Hq * Nq, Nq,
+        _softmax_scale(scale, q.shape[3]))
     launcher.run(ref, _current_stream(q.device.index))
     return out, lse
 
@@ -453,7 +459,7 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
         args, 0, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
         grad_out.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(),
         dv.data_ptr(), 0, B, Hq, Hkv, Nq, Nk, *strides, lse.stride(0),
-        lse.stride(1))
+        lse.stride(1), _softmax_scale(scale, q.shape[3]))
     nbytes = launcher.lib.attn_kernel_workspace_bytes(launcher.handle, ref)
     workspace = None
     if nbytes:
@@ -624,7 +630,7 @@ def _fast_entry(q: Tensor, k: Tensor, v: Tensor, causal: bool,
     _FWD_FORMAT.pack_into(
         args, 0, 0, 0, 0, 0, 0, B, Hq, Hkv, Nq, Nk, qs[0], qs[1], qs[2],
         ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], Hq * Nq * Dv, Nq * Dv, Dv,
-        Hq * Nq, Nq)
+        Hq * Nq, Nq, _softmax_scale(scale, q.shape[3]))
     index = q.device.index
     if index is None:
         index = torch.cuda.current_device()
@@ -671,9 +677,10 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
         bfloat16 CUDA tensors, or float32/bfloat16/float16 CPU tensors (the
         compiler's CPU path), Hq a multiple of Hkv.
       causal: causal mask, aligned as ``mask_align`` says.
-      scale: softmax scale, default 1/sqrt(D) (compiled into the kernel:
-        each distinct value is its own kernel; one within a few ulps of
-        1/sqrt(D) is the default's).
+      scale: softmax scale, default 1/sqrt(D): a launch argument of the
+        GPU kernels (one kernel serves every scale); the CPU path compiles
+        a module per scale (one within a few ulps of 1/sqrt(D) is the
+        default's).
       return_lse: also return the row log-sum-exp (float32 [B, Hq, Nq],
         natural log, -inf for fully masked rows); it is not differentiated.
       mask_align: "bottom_right" (FlashAttention: row i aligned with key

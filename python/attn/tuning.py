@@ -270,15 +270,14 @@ def select(spec: KernelSpec, shape: Shape, gpu: str = "", sms: int = 0,
 
 def untunable(spec: KernelSpec) -> Optional[str]:
     """Why the database cannot hold ``spec`` (None when it can): forward
-    and backward kernels of the plain variants at the default scale."""
+    and backward kernels of the plain variants (any scale: it is a launch
+    argument)."""
     if spec.family not in FAMILY_KEYS and spec.family != "auto":
         return f"the tuner has no tile space for the {spec.family} family"
     variant = spec.variant_info()
     if not variant.plain:
         return (f"the tuning key has no field for the {variant.name} "
                 "variant (only no mask and bottom-right causal)")
-    if spec.scale is not None:
-        return "the tuning key has no scale (default-scale kernels only)"
     return None
 
 
@@ -427,7 +426,7 @@ def bundle_for(spec: KernelSpec, shape: Shape) -> Path:
                           seq_kv=shape.seq_kv, head_dim=spec.head_dim,
                           value_head_dim=spec.value_head_dim,
                           dtype=spec.dtype, causal=variant.causal,
-                          scale=spec.scale, chip=spec.chip,
+                          chip=spec.chip,
                           family=bspec.family, default_family=spec.family)
             os.rename(tmp, out)
         finally:

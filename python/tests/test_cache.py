@@ -17,7 +17,7 @@ import attn
 from attn import aot, cache
 from attn.cache import KernelCache, KernelSpec
 
-SPEC = KernelSpec("fwd", 64, 64, "bf16", True, None, "sm_90a")
+SPEC = KernelSpec("fwd", 64, 64, "bf16", True, "sm_90a")
 
 
 def _no_ptxas(monkeypatch):
@@ -29,11 +29,12 @@ def _no_ptxas(monkeypatch):
 
 
 def test_spec_names_are_distinct():
-    names = {KernelSpec(kind, d, d, t, c, s, "sm_90a").name
+    names = {KernelSpec(kind, d, d, t, c, "sm_90a").name
              for kind in ("fwd", "bwd") for d in (64, 128) for t in
-             ("f16", "bf16") for c in (False, True) for s in (None, 0.5)}
-    assert len(names) == 32
-    assert SPEC.name == "fwd-d64-bf16-causal-sdefault-sm_90a"
+             ("f16", "bf16") for c in (False, True)}
+    assert len(names) == 16
+    # No scale: it is a launch argument, one kernel serves every scale.
+    assert SPEC.name == "fwd-d64-bf16-causal-sm_90a"
 
 
 def test_cache_builds_then_hits(compiler, monkeypatch, tmp_path):
@@ -52,7 +53,7 @@ def test_compiler_version_is_part_of_the_key(tmp_path):
     c = KernelCache(tmp_path)
     assert c.entry_path(SPEC, "v1") != c.entry_path(SPEC, "v2")
     assert c.entry_path(SPEC, "v1") != c.entry_path(
-        KernelSpec("fwd", 64, 64, "bf16", True, 0.125, "sm_90a"), "v1")
+        KernelSpec("fwd", 64, 64, "bf16", False, "sm_90a"), "v1")
 
 
 @pytest.mark.parametrize("damage", ["manifest", "ptx", "key", "problem"])
@@ -102,7 +103,7 @@ from attn import cache, compiler
 real = compiler.compile
 compiler.compile = lambda *a, **kw: real(*a, assemble=False, **kw)
 c = cache.KernelCache({root!r})
-spec = cache.KernelSpec("fwd", 64, 64, "bf16", True, None, "sm_90a")
+spec = cache.KernelSpec("fwd", 64, 64, "bf16", True, "sm_90a")
 path = c.get(spec, compiler.version(), cache.compile_spec)
 print(c.events[-1][0], path)
 """
@@ -144,7 +145,7 @@ def test_pack_build_and_lookup(compiler, monkeypatch, tmp_path):
     assert index["format"] == cache.PACK_FORMAT
     assert [e["name"] for e in index["kernels"]] == [SPEC.name]
     assert cache.find_in_pack(SPEC, pack) == pack / SPEC.name
-    other = KernelSpec("fwd", 128, 128, "bf16", True, None, "sm_90a")
+    other = KernelSpec("fwd", 128, 128, "bf16", True, "sm_90a")
     assert cache.find_in_pack(other, pack) is None
     # kernel_dir prefers the pack and compiles nothing.
     monkeypatch.setenv("ATTN_KERNEL_PACK", str(pack))
@@ -176,7 +177,7 @@ def test_aot_command_line(compiler, tmp_path):
     index = json.loads((out / "pack.json").read_text())
     # The op's default family, auto: the wgmma kernel on sm_90a.
     assert [e["name"] for e in index["kernels"]] == [
-        "fwd-d64-f16-full-sdefault-sm_90a-sm90a"]
+        "fwd-d64-f16-full-sm_90a-sm90a"]
     assert index["kernels"][0]["family"] == "sm90a"
     done = subprocess.run(
         [sys.executable, "-m", "attn.aot", "build", "--out", str(out),
@@ -186,8 +187,8 @@ def test_aot_command_line(compiler, tmp_path):
     assert done.returncode == 0, done.stderr
     index = json.loads((out / "pack.json").read_text())
     assert sorted(e["name"] for e in index["kernels"]) == [
-        "fwd-d64-f16-full-sdefault-sm_90a",
-        "fwd-d64-f16-full-sdefault-sm_90a-sm90a"]
+        "fwd-d64-f16-full-sm_90a",
+        "fwd-d64-f16-full-sm_90a-sm90a"]
     bad = subprocess.run(
         [sys.executable, "-m", "attn.aot", "build", "--out", str(out),
          "--dtypes", "f32"], cwd=PYTHON_DIR, capture_output=True, text=True)
@@ -201,7 +202,7 @@ def test_backward_family_auto_compiles_the_sm90a_kernel(compiler):
     if not cache.backward_compiler_available():
         pytest.skip("attn-compile has no --backward")
     for d, family in ((128, "sm90a"), (32, "sm80")):
-        spec = KernelSpec("bwd", d, d, "bf16", True, None, "sm_90a",
+        spec = KernelSpec("bwd", d, d, "bf16", True, "sm_90a",
                           family="auto").resolved()
         assert spec.family == family
         path = KernelCache().get(spec, compiler.version(), cache.compile_spec)
@@ -226,8 +227,7 @@ def _fake_build(spec, directory):
                 "cubin": "kernel.cubin",
                 "problem": {"head_dim": spec.head_dim,
                             "value_head_dim": spec.value_head_dim,
-                            "dtype": spec.dtype, "causal": spec.causal,
-                            "scale": spec.effective_scale()}}
+                            "dtype": spec.dtype, "causal": spec.causal}}
     (directory / "manifest.json").write_text(json.dumps(manifest))
     (directory / "kernel.ptx").write_text(_PTX)
     (directory / "kernel.cubin").write_bytes(b"\x7fELF" + bytes(range(256)))

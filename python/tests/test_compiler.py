@@ -86,7 +86,7 @@ def test_ptx_only_kernel_directory(compiler, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["kernel.ptx",
                                                      "manifest.json"]
     assert "cubin" not in json.loads((out / "manifest.json").read_text())
-    spec = KernelSpec("fwd", 64, 64, "bf16", False, None, "sm_90a")
+    spec = KernelSpec("fwd", 64, 64, "bf16", False, "sm_90a")
     assert cache.validate_kernel_dir(out, spec) is None
 
 

@@ -241,23 +241,24 @@ def test_a_repeated_problem_compiles_nothing():
     assert attn_cpu.compiled_modules() == before + 2
 
 
-def test_an_explicit_default_scale_is_the_default_kernel():
-    """Hugging Face passes scale=0.08838834764831845 for D=128, one ulp
-    from 1/math.sqrt(128): the same kernel, not a second one."""
+def test_every_scale_is_the_default_kernel():
+    """The GPU kernels take the scale as a launch argument: Hugging Face's
+    scale=0.08838834764831845 for D=128 (one ulp from 1/math.sqrt(128)),
+    Gemma's query_pre_attn_scalar and any other scale use the default's
+    kernel (KernelSpec) and call key; the CPU path keeps one module for
+    scales within a few ulps of the default."""
     hf = 0.08838834764831845
     assert hf != 1 / math.sqrt(128) and abs(hf - 128 ** -0.5) < 1e-16
     q, k, v = qkv(1, 2, 2, 16, 16, 128, seed=8, dtype=torch.bfloat16)
-    # The GPU kernel's specialisation (KernelSpec) and the call key.
-    spec, _ = attn_torch._spec_and_shape("fwd", q, k, v, False, hf, "",
-                                         "sm_90a")
-    assert spec.scale is None
-    assert spec == attn_torch._spec_and_shape("fwd", q, k, v, False, None,
+    default_spec = attn_torch._spec_and_shape("fwd", q, k, v, False, None,
                                               "", "sm_90a")[0]
-    assert attn_torch._launcher_key("fwd", q, k, v, False, hf, "", 0) == \
-        attn_torch._launcher_key("fwd", q, k, v, False, None, "", 0)
-    # A scale that differs is its own kernel.
-    assert attn_torch._spec_and_shape("fwd", q, k, v, False, 0.09, "",
-                                      "sm_90a")[0].scale == 0.09
+    default_key = attn_torch._launcher_key("fwd", q, k, v, False, None, "",
+                                           0)
+    for scale in (hf, 0.09, 1.0, 256 ** -0.5):
+        assert attn_torch._spec_and_shape("fwd", q, k, v, False, scale, "",
+                                          "sm_90a")[0] == default_spec
+        assert attn_torch._launcher_key("fwd", q, k, v, False, scale, "",
+                                        0) == default_key
     # The CPU path: one module for both.
     before = attn_cpu.compiled_modules()
     default = attn_torch.attention(q, k, v)

@@ -178,7 +178,7 @@ def test_backward_calls_look_the_database_up(tmp_path, monkeypatch):
 
     def fake_select(spec, shape, gpu, sms, deterministic=None):
         seen["deterministic"] = deterministic
-        tuned = KernelSpec("bwd", 64, 64, "bf16", True, None, "sm_90a",
+        tuned = KernelSpec("bwd", 64, 64, "bf16", True, "sm_90a",
                            family="sm90a", tile="wg-m64n128s3-dqfirst")
         return tuning.Selection(tuned, "tuning-db", "hit: ... -> "
                                 "wg-m64n128s3-dqfirst", "db.json")
@@ -196,7 +196,7 @@ def test_backward_calls_look_the_database_up(tmp_path, monkeypatch):
     monkeypatch.setattr(attn_torch, "_launchers_by_spec", {})
     monkeypatch.setattr(compiler, "available", lambda: False)
     monkeypatch.setenv("ATTN_KERNEL_PACK", str(Path(tmp_path)))
-    spec = KernelSpec("bwd", 64, 64, "bf16", True, None, "sm_90a",
+    spec = KernelSpec("bwd", 64, 64, "bf16", True, "sm_90a",
                       family="auto")
     sel = attn_torch._select("bwd", spec, tuning.Shape(1, 2, 2, 64, 64), 0)
     assert sel.source == "tuning-db" and seen["deterministic"] is False

@@ -99,9 +99,15 @@ def test_matches_reference(shape, d, causal, dtype):
 
 
 def test_scale_is_honoured():
+    """The scale is a launch argument: every value runs on one kernel,
+    forward and backward, each checked against the reference."""
     q, k, v = inputs(1, 4, 4, 96, 96, 64, torch.bfloat16, seed=1)
-    out = attn_torch.attention(q, k, v, scale=0.3)
-    assert rel_err(out, reference(q, k, v, False, 0.3)[0]) <= 1e-2
+    dirs = set()
+    for scale in (0.3, 64 ** -0.5, 0.08838834764831845, 1.0):
+        out = attn_torch.attention(q, k, v, scale=scale)
+        assert rel_err(out, reference(q, k, v, False, scale)[0]) <= 1e-2
+        dirs.add(attn_torch.explain(q, k, v, scale=scale).kernel_dir)
+    assert len(dirs) == 1
 
 
 def test_strided_inputs_in_place_and_copied():
@@ -470,7 +476,7 @@ def test_sm90a_family_matches_reference(shape, d, causal, dtype):
     if torch.cuda.get_device_capability()[0] != 9:
         pytest.skip("the sm90a family needs a Hopper GPU")
     t = "bf16" if dtype == torch.bfloat16 else "f16"
-    name = f"fwd-d{d}-{t}-{'causal' if causal else 'full'}-sdefault-sm_90a-sm90a"
+    name = f"fwd-d{d}-{t}-{'causal' if causal else 'full'}-sm_90a-sm90a"
     if not _pack_has(name):
         pytest.skip(f"the pack has no {name} (attn.aot build --family sm90a)")
     b, hq, hkv, nq, nk = shape

@@ -71,8 +71,8 @@ def write_db(path, entries):
     return path
 
 
-SPEC = KernelSpec("fwd", 64, 64, "bf16", False, None)
-CAUSAL = KernelSpec("fwd", 64, 64, "bf16", True, None)
+SPEC = KernelSpec("fwd", 64, 64, "bf16", False)
+CAUSAL = KernelSpec("fwd", 64, 64, "bf16", True)
 
 
 def test_sequence_buckets_match_lib_tuning(lookup_lib):
@@ -128,7 +128,7 @@ def test_hostile_database_is_a_warning_not_a_hang(lookup_lib, tmp_path,
         db.symlink_to("/dev/zero")
     code = ("import sys; sys.path.insert(0, sys.argv[1]); "
             "from attn import tuning; from attn.cache import KernelSpec; "
-            "spec = KernelSpec('fwd', 64, 64, 'bf16', False, None); "
+            "spec = KernelSpec('fwd', 64, 64, 'bf16', False); "
             "print(tuning.lookup(spec, tuning.Shape(1, 2, 2, 64, 64), '', "
             "0, sys.argv[2], 'v1'))")
     done = subprocess.run(
@@ -155,16 +155,15 @@ def test_select_uses_the_database_only_where_its_key_fits(lookup_lib,
     sel = tuning.select(SPEC, shape, "Test GPU", 8)
     assert sel.source == "heuristic" and sel.spec.tile == ""
     assert sel.reason.startswith("family sm80; miss:")
-    # Variants, scales and other families are not in the key.
+    # Variants and other families are not in the key (nor is the scale: a
+    # launch argument, any scale is the plain kernel's).
     top_left = make_variant(causal=True, mask_align="top_left")
-    spec = KernelSpec("fwd", 64, 64, "bf16", True, None, variant=top_left.key)
+    spec = KernelSpec("fwd", 64, 64, "bf16", True, variant=top_left.key)
     sel = tuning.select(spec, shape, "Test GPU", 8)
     assert sel.source == "heuristic"
     assert "no field for the causal-tl variant" in sel.reason
-    sel = tuning.select(KernelSpec("fwd", 64, 64, "bf16", True, 0.5), shape)
-    assert "default-scale kernels only" in sel.reason
     # The sm90a family is looked up under its own key.
-    sel = tuning.select(KernelSpec("fwd", 64, 64, "bf16", True, None,
+    sel = tuning.select(KernelSpec("fwd", 64, 64, "bf16", True,
                                    family="sm90a"), shape)
     assert sel.source == "heuristic" and sel.spec.family == "sm90a"
     assert "sm_90a sm90a-wgmma compiler=v1" in sel.reason
@@ -207,7 +206,7 @@ def write_db_v2(path, entries):
     return path
 
 
-H200_D128 = KernelSpec("fwd", 128, 128, "bf16", False, None, "sm_90a",
+H200_D128 = KernelSpec("fwd", 128, 128, "bf16", False, "sm_90a",
                        family="auto")
 
 
@@ -250,7 +249,7 @@ def test_sm90a_tile_names_match_lib_tuning(lookup_lib, tmp_path):
 
 
 def test_family_auto_resolves_by_chip():
-    spec = KernelSpec("fwd", 128, 128, "bf16", True, None, "sm_90a",
+    spec = KernelSpec("fwd", 128, 128, "bf16", True, "sm_90a",
                       family="auto")
     assert spec.resolved().family == "sm90a"
     assert spec.resolved().name.endswith("-sm_90a-sm90a")
@@ -333,14 +332,14 @@ def test_bundles_are_of_the_lookups_key_family():
         assert families.tuning_key_family(list(tuning.key_families(spec))) \
             == tuning.FAMILY_KEYS.get(b.family, "auto")
         return b.family, b.name
-    assert bundle() == ("auto", "fwd-d128-bf16-full-sdefault-sm_90a-auto")
+    assert bundle() == ("auto", "fwd-d128-bf16-full-sm_90a-auto")
     assert bundle(tile="wg-m128n176s2-p")[0] == "auto"  # the asked family
     assert bundle(family="sm80") == ("sm80",
-                                     "fwd-d128-bf16-full-sdefault-sm_90a")
+                                     "fwd-d128-bf16-full-sm_90a")
     assert bundle(family="sm90a")[0] == "sm90a"
     # Family auto where the wgmma kernels do not run: the sm80 bundle.
     assert bundle(chip="sm_80") == ("sm80",
-                                    "fwd-d128-bf16-full-sdefault-sm_80")
+                                    "fwd-d128-bf16-full-sm_80")
     assert bundle(head_dim=96, value_head_dim=96)[0] == "sm80"
 
 
@@ -383,7 +382,7 @@ def test_tuned_sm90a_tile_is_compiled_into_the_cache(compiler):
 
 
 def test_tuned_tile_is_compiled_into_the_cache(compiler):
-    spec = KernelSpec("fwd", 64, 64, "bf16", True, None, tile="m64n64r16s2")
+    spec = KernelSpec("fwd", 64, 64, "bf16", True, tile="m64n64r16s2")
     path = KernelCache().get(spec, compiler.version(), cache.compile_spec)
     tile = json.loads((path / "manifest.json").read_text())["tile"]
     assert (tile["block_m"], tile["block_n"], tile["warp_rows"]) == \
@@ -420,7 +419,7 @@ def fake_pack(tmp_path, spec, compiler_version="test-compiler"):
 
 
 # The fake bundle's kernels: f32, D=64, the "naive-test" family.
-FAKE_SPEC = KernelSpec("fwd", 64, 64, "f32", False, None)
+FAKE_SPEC = KernelSpec("fwd", 64, 64, "f32", False)
 
 
 def test_pack_bundle_is_reaimed_at_the_shape(tmp_path):
@@ -500,11 +499,11 @@ def test_tune_without_a_bundle_says_how_to_get_one(lookup_lib, tmp_path,
                              r"--bundles fwd-d64-bf16-causal"):
         tuning.bundle_for(CAUSAL, Shape(1, 2, 2, 64, 64))
     with pytest.raises(KernelNotAvailableError,
-                       match=r"--bundles fwd-d128-bf16-full-sdefault-sm_90a-"
+                       match=r"--bundles fwd-d128-bf16-full-sm_90a-"
                              r"auto --chip sm_90a --family auto"):
         tuning.bundle_for(H200_D128, Shape(1, 2, 2, 64, 64))
     variant = make_variant(window=(8, 0))
-    spec = KernelSpec("fwd", 64, 64, "bf16", False, None, variant=variant.key)
+    spec = KernelSpec("fwd", 64, 64, "bf16", False, variant=variant.key)
     with pytest.raises(tuning.TuneError, match=r"cannot be tuned: the tuning "
                                                r"key has no field"):
         tuning.bundle_for(spec, Shape(1, 2, 2, 64, 64))
@@ -536,11 +535,11 @@ def test_compiler_host_auto_bundle_is_what_the_lookup_hits(
     the op's lookup hits, an sm90a winner included."""
     monkeypatch.setenv("PATH", os.path.dirname(ptxas) + os.pathsep +
                        os.environ.get("PATH", ""))
-    spec = KernelSpec("fwd", 64, 64, "bf16", True, None, "sm_90a",
+    spec = KernelSpec("fwd", 64, 64, "bf16", True, "sm_90a",
                       family="auto")
     shape = Shape(1, 4, 2, 300, 700)
     bundle = tuning.bundle_for(spec, shape)
-    assert bundle.name.startswith("fwd-d64-bf16-causal-sdefault-sm_90a-auto-")
+    assert bundle.name.startswith("fwd-d64-bf16-causal-sm_90a-auto-")
     doc = json.loads((bundle / "bundle.json").read_text())
     assert doc["family"] == "auto" and doc["chip"] == "sm_90a"
     assert " auto " in doc["key"]
@@ -583,11 +582,11 @@ def test_aot_bundles_argument_errors(capsys):
     err = capsys.readouterr().err
     assert "--bundles: fwd-d63-bf16 is not a forward kernel" in err
     # Bundles are named by the family --family's lookup takes (auto here).
-    assert "(e.g. fwd-d64-f16-full-sdefault-sm_90a-auto)" in err
+    assert "(e.g. fwd-d64-f16-full-sm_90a-auto)" in err
     with pytest.raises(SystemExit):
         aot.main(["build", "--out", "x", "--family", "sm80", "--bundles",
-                  "fwd-d64-bf16-full-sdefault-sm_90a-auto"])
-    assert "(e.g. fwd-d64-f16-full-sdefault-sm_90a)" in \
+                  "fwd-d64-bf16-full-sm_90a-auto"])
+    assert "(e.g. fwd-d64-f16-full-sm_90a)" in \
         capsys.readouterr().err
     with pytest.raises(SystemExit):
         aot.main(["build", "--out", "x", "--alibi-shapes", "8"])
@@ -602,7 +601,7 @@ def test_aot_bundles_argument_errors(capsys):
 # sm80 candidates too), sm80-mma entries (atomic and deterministic dQ), and
 # an sm80 entry whose tile the kernel cannot take (block-m 48).
 BWD_DB = REPO / "test" / "Tuning" / "Inputs" / "lookup-db-bwd.json"
-BWD = KernelSpec("bwd", 64, 64, "bf16", True, None, "sm_90a", family="auto")
+BWD = KernelSpec("bwd", 64, 64, "bf16", True, "sm_90a", family="auto")
 BWD_SHAPE = Shape(4, 2, 2, 1000, 1000)  # buckets 1024
 
 
@@ -663,7 +662,7 @@ def test_backward_lookup_hits_and_misses(lookup_lib, monkeypatch):
     assert sel.source == "tuning-db", sel.reason
     assert (sel.spec.tile, sel.spec.family) == ("wg-m64n128s3-dqfirst",
                                                 "sm90a")
-    assert sel.spec.name == ("bwd-d64-bf16-causal-sdefault-sm_90a-sm90a-"
+    assert sel.spec.name == ("bwd-d64-bf16-causal-sm_90a-sm90a-"
                              "wg-m64n128s3-dqfirst")
     assert sel.reason == (
         "family auto chose sm90a (chip sm_90a); hit: Test GPU (8 SMs): bwd "
@@ -792,7 +791,7 @@ def test_tuned_backward_tile_not_in_the_pack(tmp_path, monkeypatch):
     spec = dataclasses.replace(BWD, tile="wg-m64n128s3-dqfirst").resolved()
     assert tuning.pack_bundle(spec, tmp_path) is None
     with pytest.raises(attn_errors.KernelNotAvailableError,
-                       match=r"no bwd-d64-bf16-causal-sdefault-sm_90a-sm90a-"
+                       match=r"no bwd-d64-bf16-causal-sm_90a-sm90a-"
                              r"wg-m64n128s3-dqfirst kernel: .* has no valid "
                              r".*packs hold the heuristic's backward kernels, "
                              r"not tuned tiles"):

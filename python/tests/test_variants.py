@@ -109,15 +109,15 @@ def test_reference_mask_bounds():
 
 
 def test_spec_names_and_plain_compatibility():
-    plain = KernelSpec("fwd", 64, 64, "bf16", True, None)
-    assert plain.name == "fwd-d64-bf16-causal-sdefault-sm_90a"  # old packs
+    plain = KernelSpec("fwd", 64, 64, "bf16", True)
+    assert plain.name == "fwd-d64-bf16-causal-sm_90a"  # old packs
     v = make_variant(window=(64, 0))
-    spec = KernelSpec("fwd", 64, 64, "bf16", v.causal, None, variant=v.key)
-    assert spec.name == "fwd-d64-bf16-win64_0-sdefault-sm_90a"
+    spec = KernelSpec("fwd", 64, 64, "bf16", v.causal, variant=v.key)
+    assert spec.name == "fwd-d64-bf16-win64_0-sm_90a"
     a = make_variant(causal=True, alibi=True)
-    spec = KernelSpec("fwd", 64, 64, "f16", a.causal, None, variant=a.key,
+    spec = KernelSpec("fwd", 64, 64, "f16", a.causal, variant=a.key,
                       alibi_heads=8, alibi_offset=133, tile="m128n64r32s2")
-    assert spec.name == ("fwd-d64-f16-causal-alibi-sdefault-sm_90a-h8o133-"
+    assert spec.name == ("fwd-d64-f16-causal-alibi-sm_90a-h8o133-"
                          "m128n64r32s2")
     assert spec.heuristic().tile == ""
 
@@ -138,7 +138,7 @@ def test_cache_compiles_each_variant(compiler, variant, heads, offset):
     """The cache's kernel for a variant spec carries the variant in its
     manifest (what validate_kernel_dir checks), and a kernel of another
     variant is refused as that spec's entry."""
-    spec = KernelSpec("fwd", 64, 64, "bf16", variant.causal, None,
+    spec = KernelSpec("fwd", 64, 64, "bf16", variant.causal,
                       variant=variant.key, alibi_heads=heads,
                       alibi_offset=offset)
     path = KernelCache().get(spec, compiler.version(), cache.compile_spec)
@@ -155,7 +155,7 @@ def test_cache_compiles_each_variant(compiler, variant, heads, offset):
     if heads:
         assert problem["heads_q"] == heads
         assert problem["seq_kv"] - problem["seq_q"] == offset
-    plain = KernelSpec("fwd", 64, 64, "bf16", variant.causal, None)
+    plain = KernelSpec("fwd", 64, 64, "bf16", variant.causal)
     assert cache.validate_kernel_dir(path, plain) is not None
 
 
@@ -180,12 +180,12 @@ def attn_errors():
 def test_sm90a_family_spec_compiles(compiler):
     """An sm90a-family spec (what an sm_90a pack may carry) compiles to a
     wgmma kernel and is validated as that family."""
-    spec = KernelSpec("fwd", 128, 128, "bf16", True, None, family="sm90a")
+    spec = KernelSpec("fwd", 128, 128, "bf16", True, family="sm90a")
     assert spec.name.endswith("-sm90a")
     path = KernelCache().get(spec, compiler.version(), cache.compile_spec)
     manifest = json.loads((path / "manifest.json").read_text())
     assert manifest["family"].startswith("sm90a")
-    sm80 = KernelSpec("fwd", 128, 128, "bf16", True, None)
+    sm80 = KernelSpec("fwd", 128, 128, "bf16", True)
     assert "family" in (cache.validate_kernel_dir(path, sm80) or "")
 
 
@@ -194,7 +194,7 @@ def test_sm90a_family_variant_spec_compiles(compiler):
     set_kernel_family("sm90a") and `attn.aot build --family sm90a
     --variants` ask for)."""
     v = make_variant(window=(64, 0), softcap=30.0)
-    spec = KernelSpec("fwd", 64, 64, "bf16", v.causal, None, variant=v.key,
+    spec = KernelSpec("fwd", 64, 64, "bf16", v.causal, variant=v.key,
                       family="sm90a")
     path = KernelCache().get(spec, compiler.version(), cache.compile_spec)
     manifest = json.loads((path / "manifest.json").read_text())

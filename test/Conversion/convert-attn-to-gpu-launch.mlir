@@ -2,7 +2,8 @@
 
 // Dynamic batch and sequence lengths: the grid is computed from the
 // buffers' sizes at run time, the arguments follow the kernel ABI (q, k, v,
-// o, lse; seq_q, seq_kv, heads_q, heads_kv; the strides).
+// o, lse; seq_q, seq_kv, heads_q, heads_kv; softmax_scale, the op's scale
+// (1/sqrt(64) here) as a launch argument; the strides).
 // CHECK-LABEL: func.func @dynamic
 // CHECK-SAME: (%[[Q:.+]]: tensor<?x8x?x64xbf16>, %[[K:.+]]: tensor<?x2x?x64xbf16>, %[[V:.+]]: tensor<?x2x?x64xbf16>)
 // CHECK-NOT: attn.attention
@@ -21,6 +22,7 @@
 // CHECK: %[[QP:.+]] = llvm.inttoptr %[[QI]] : i64 to !llvm.ptr<1>
 // CHECK: %[[SEQQ:.+]] = arith.index_cast %[[QSIZE]]#2 : index to i32
 // CHECK: %[[SEQKV:.+]] = arith.index_cast %[[KSIZE]]#2 : index to i32
+// CHECK: %[[SCALE:.+]] = arith.constant 1.250000e-01 : f32
 // CHECK: %[[QSB:.+]] = arith.index_cast %[[QSTRIDE]]#0 : index to i64
 // The grid: (ceil(seq_q / 128), batch * heads_q).
 // CHECK: %[[C128:.+]] = arith.constant 128 : index
@@ -29,7 +31,7 @@
 // CHECK: %[[ONE:.+]] = arith.constant 1 : index
 // CHECK: %[[SMEM:.+]] = arith.constant 49152 : i32
 // CHECK: %[[THREADS:.+]] = arith.constant 128 : index
-// CHECK: %[[T3:.+]] = gpu.launch_func async [%[[T2]]] @attn_kernels::@attn_fwd_d64_bf16_causal_m128n64w4s2 blocks in (%[[GX]], %[[GY]], %[[ONE]]) threads in (%[[THREADS]], %[[ONE]], %[[ONE]]) dynamic_shared_memory_size %[[SMEM]] args(%[[QP]] : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %[[SEQQ]] : i32, %[[SEQKV]] : i32, %{{.*}} : i32, %{{.*}} : i32, %[[QSB]] : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64)
+// CHECK: %[[T3:.+]] = gpu.launch_func async [%[[T2]]] @attn_kernels::@attn_fwd_d64_bf16_causal_m128n64w4s2 blocks in (%[[GX]], %[[GY]], %[[ONE]]) threads in (%[[THREADS]], %[[ONE]], %[[ONE]]) dynamic_shared_memory_size %[[SMEM]] args(%[[QP]] : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %[[SEQQ]] : i32, %[[SEQKV]] : i32, %{{.*}} : i32, %{{.*}} : i32, %[[SCALE]] : f32, %[[QSB]] : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64)
 // The function returns once the kernel is done.
 // CHECK: gpu.wait [%[[T3]]]
 // CHECK: %[[OT:.+]] = bufferization.to_tensor %[[O]] restrict : memref<?x8x?x64xbf16> to tensor<?x8x?x64xbf16>

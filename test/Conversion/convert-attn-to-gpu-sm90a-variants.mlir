@@ -39,13 +39,15 @@ func.func @sliding(%q: tensor<1x2x1000x128xbf16>) -> (tensor<1x2x1000x128xbf16>,
 // -----
 
 // softcap (C · tanh(s / C)) is recognised and folded: attn_gpu.tanh of
-// s · (scale / C) (1/sqrt(128)/30 = 0.002946...), and C · log2(e) =
-// 43.28... as the softmax's constant.
+// s · (scale / C) (the softmax_scale argument times 1/30), and C · log2(e)
+// = 43.28... as the softmax's constant.
 // CHECK-LABEL: func.func @softcap
 // CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_mod{{[0-9a-f]+}}_nolse_m128n128s2
 // AUTO: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_mod{{[0-9a-f]+}}_nolse_m128n128s2
 // CHECK: llvm.func @attn_fwd_sm90_d128_bf16_causal_mod{{[0-9a-f]+}}_nolse_m128n128s2(
-// CHECK-DAG: arith.constant 0.00294627831 : f32
+// CHECK-SAME: %[[SCALE:arg9]]: f32
+// CHECK-DAG: %[[INV:.+]] = arith.constant 0.0333333{{[0-9]*}} : f32
+// CHECK-DAG: arith.mulf %[[SCALE]], %[[INV]] : f32
 // CHECK-DAG: arith.constant 43.2808495 : f32
 // CHECK-DAG: attn_gpu.tanh %{{.*}} : f32
 func.func @softcap(%q: tensor<1x1x256x128xbf16>) -> tensor<1x1x256x128xbf16> {
@@ -59,12 +61,14 @@ func.func @softcap(%q: tensor<1x1x256x128xbf16>) -> tensor<1x1x256x128xbf16> {
 // A score_mod the tile emitter keeps per element where position arithmetic
 // is not signed and wide (uitofp, i1 flags): it still lowers, and the
 // additive form (score + term) keeps plain attention's softmax constant
-// scale · log2(e) = 0.12752...
+// scale · log2(e) (the softmax_scale argument times 1.4426...).
 // CHECK-LABEL: func.func @relative_bias_flags
 // CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_mod{{[0-9a-f]+}}_nolse_m128n128s2
 // CHECK: llvm.func @attn_fwd_sm90_d128_bf16_causal_mod{{[0-9a-f]+}}_nolse_m128n128s2(
+// CHECK-SAME: %[[SCALE:arg9]]: f32
 // CHECK: arith.uitofp
-// CHECK: arith.constant 0.1275174{{[0-9]*}} : f32
+// CHECK: %[[LOG2E:.+]] = arith.constant 1.44269502 : f32
+// CHECK: arith.mulf %[[SCALE]], %[[LOG2E]] : f32
 func.func @relative_bias_flags(%q: tensor<1x4x1000x128xbf16>) -> tensor<1x4x1000x128xbf16> {
   %o = attn.attention %q, %q, %q mask <causal>
       : tensor<1x4x1000x128xbf16>, tensor<1x4x1000x128xbf16>, tensor<1x4x1000x128xbf16> -> tensor<1x4x1000x128xbf16>

@@ -2,14 +2,14 @@
 // RUN: attn-opt %s --convert-attn-to-gpu="family=auto" --split-input-file | FileCheck %s
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a" --split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=SM90A
 
-// Variable length: the kernel takes cu_seqlens_q/kv after the 23 plain
+// Variable length: the kernel takes cu_seqlens_q/kv after the 24 plain
 // parameters, reads the sequence's bounds from them, and skips the query
 // blocks past the sequence's end. `auto` keeps the sm80 family (the sm90a
 // family does not implement it).
 // CHECK-LABEL: func.func @varlen
 // CHECK: attn.kernel = @attn_kernels::@attn_fwd_d64_bf16_causal_varlen_m128n64w4s2
 // CHECK: gpu.func @attn_fwd_d64_bf16_causal_varlen_m128n64w4s2(
-// CHECK-SAME: %arg22: i64, %arg23: !llvm.ptr<1>, %arg24: !llvm.ptr<1>) kernel
+// CHECK-SAME: %arg23: i64, %arg24: !llvm.ptr<1>, %arg25: !llvm.ptr<1>) kernel
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> i32
 // CHECK: scf.if
 // CHECK: scf.for
@@ -31,7 +31,7 @@ func.func @varlen(%q: tensor<400x8x64xbf16>, %k: tensor<500x2x64xbf16>,
 // CHECK-LABEL: func.func @bias
 // CHECK: attn.kernel = @attn_kernels::@attn_fwd_d64_f16_bias_nolse_m128n64w4s2
 // CHECK: gpu.func @attn_fwd_d64_f16_bias_nolse_m128n64w4s2(
-// CHECK-SAME: %arg22: i64, %arg23: !llvm.ptr<1>, %arg24: i64, %arg25: i64, %arg26: i64) kernel
+// CHECK-SAME: %arg23: i64, %arg24: !llvm.ptr<1>, %arg25: i64, %arg26: i64, %arg27: i64) kernel
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f16
 // CHECK: llvm.fpext %{{.*}} : f16 to f32
 // SM90A: cannot be compiled for the GPU: the bias operand is not supported by the sm90a-wgmma forward kernels

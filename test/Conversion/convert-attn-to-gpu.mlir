@@ -71,9 +71,14 @@ func.func @f16_shared_kernel(%q: tensor<2x4x64x128xf16>, %k: tensor<2x4x64x128xf
 
 // -----
 
-// A non-default scale is baked in and named.
+// The scale is a launch argument (softmax_scale, f32, after the sizes): a
+// non-default one names no kernel of its own, and the kernel multiplies by
+// the argument, never by a constant.
 // CHECK-LABEL: func.func @scaled
-// CHECK: attn.kernel = @attn_kernels::@attn_fwd_d256_bf16_sc3f000000_m64n32w4s2
+// CHECK: attn.kernel = @attn_kernels::@attn_fwd_d256_bf16_m64n32w4s2
+// CHECK: gpu.func @attn_fwd_d256_bf16_m64n32w4s2(%{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %[[SCALE:.+]]: f32, %{{.*}}: i64,
+// CHECK: arith.mulf %[[SCALE]], %{{.*}} : f32
+// CHECK-NOT: 5.000000e-01
 func.func @scaled(%q: tensor<1x1x16x256xbf16>, %k: tensor<1x1x16x256xbf16>,
                   %v: tensor<1x1x16x256xbf16>) -> (tensor<1x1x16x256xbf16>, tensor<1x1x16xf32>) {
   %o, %lse = attn.attention %q, %k, %v scale 0.5

@@ -101,6 +101,7 @@ struct AbiArgs {
   char *q, *k, *v, *o;
   float *lse;
   int seqQ, seqKv, headsQ, headsKv;
+  float scale;
   int64_t qs[3], ks[3], vs[3], os[3], ls[2];
 };
 AbiArgs readArgs(void **p) {
@@ -117,14 +118,15 @@ AbiArgs readArgs(void **p) {
   a.seqKv = i32(6);
   a.headsQ = i32(7);
   a.headsKv = i32(8);
+  a.scale = *static_cast<float *>(p[9]);
   for (int i = 0; i < 3; ++i) {
-    a.qs[i] = i64(9 + i);
-    a.ks[i] = i64(12 + i);
-    a.vs[i] = i64(15 + i);
-    a.os[i] = i64(18 + i);
+    a.qs[i] = i64(10 + i);
+    a.ks[i] = i64(13 + i);
+    a.vs[i] = i64(16 + i);
+    a.os[i] = i64(19 + i);
   }
-  a.ls[0] = i64(21);
-  a.ls[1] = i64(22);
+  a.ls[0] = i64(22);
+  a.ls[1] = i64(23);
   return a;
 }
 
@@ -156,7 +158,7 @@ void runBlock(const std::string &entry, const AbiArgs &a, unsigned bx,
   (void)eb;
   const int b = by / a.headsQ, h = by % a.headsQ;
   const int hk = h / (a.headsQ / a.headsKv);
-  const float scale = 0.125f;
+  const float scale = a.scale;
   for (int t = 0; t < 64; ++t) {
     const int row = bx * 64 + t;
     if (row >= a.seqQ)
@@ -212,12 +214,12 @@ void runBackward(const std::string &entry, void **p, unsigned gy) {
   int64_t st[8][3]; // q k v o do dq dk dv: batch, head, row
   for (int t = 0; t < 8; ++t)
     for (int x = 0; x < 3; ++x)
-      st[t][x] = i64(14 + 3 * t + x);
-  const int64_t lb = i64(38), lh = i64(39);
+      st[t][x] = i64(15 + 3 * t + x);
+  const int64_t lb = i64(39), lh = i64(40);
   const bool causal = entry.find("causal") != std::string::npos;
   const bool zero = entry.find("zero") != std::string::npos;
   const int D = 64, group = hq / hkv, batch = gy / hkv;
-  const float scale = 0.125f;
+  const float scale = *static_cast<float *>(p[14]);
   auto at = [&](int t, int b, int h, int n) {
     return b * st[t][0] + h * st[t][1] + n * st[t][2];
   };

@@ -115,7 +115,7 @@ std::string allParams() {
     {"name":"v","type":"ptr"},{"name":"o","type":"ptr"},
     {"name":"lse","type":"ptr"},{"name":"seq_q","type":"i32"},
     {"name":"seq_kv","type":"i32"},{"name":"heads_q","type":"i32"},
-    {"name":"heads_kv","type":"i32"})";
+    {"name":"heads_kv","type":"i32"},{"name":"softmax_scale","type":"f32"})";
   for (const char *t : {"q", "k", "v", "o"})
     for (const char *d : {"b", "h", "n"})
       s += std::string(",{\"name\":\"") + t + "_stride_" + d +
@@ -182,11 +182,13 @@ void manifestGood() {
   EXPECT(m->tile.blockM == 128 && m->tile.blockN == 64 && m->tile.warps == 8 &&
          m->tile.stages == 2 && m->tile.source == "heuristic");
   EXPECT(m->threads == 256 && m->dynamicSharedMemory == 49152);
-  EXPECT(m->params.size() == 23);
+  EXPECT(m->params.size() == 24);
   EXPECT(m->params[0].name == "q" && m->params[0].type == ParamType::Ptr);
   EXPECT(m->params[5].name == "seq_q" && m->params[5].type == ParamType::I32);
-  EXPECT(m->params[22].name == "lse_stride_h" &&
-         m->params[22].type == ParamType::I64);
+  EXPECT(m->params[9].name == "softmax_scale" &&
+         m->params[9].type == ParamType::F32);
+  EXPECT(m->params[23].name == "lse_stride_h" &&
+         m->params[23].type == ParamType::I64);
   EXPECT(m->ptxas.registers == 168);
   EXPECT(m->grid[0].text() == "ceil(seq_q / 128)");
 
@@ -238,7 +240,7 @@ void manifestWrongType() {
   EXPECT_ERROR(parseManifest(
                    goodManifest("\"params\": [", "\"params\": [], \"old\": [")),
                "field 'params': missing 'q' (parameter 0) (the forward "
-               "kernel takes 23 parameters, docs/kernel-abi.md)");
+               "kernel takes 24 parameters, docs/kernel-abi.md)");
   EXPECT_ERROR(parseManifest("[1, 2]"), "expected a JSON object, got an array");
   EXPECT_ERROR(parseManifest(goodManifest("\"dtype\": \"bf16\"", "\"dtype\": \"fp8\"")),
                "field 'problem.dtype': expected f16, bf16 or f32, got 'fp8'");
@@ -253,7 +255,7 @@ void manifestWrongType() {
                "field 'ptx': must be a file name");
   EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
                                           "{\"name\":\"seq_q\",\"type\":\"u32\"}")),
-               "field 'params[5].type': expected ptr, i32, i64 or tensormap, got 'u32'");
+               "field 'params[5].type': expected ptr, i32, i64, f32 or tensormap, got 'u32'");
   EXPECT_ERROR(
       parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
                                  "{\"name\":\"seq_q\",\"type\":\"ptr\"}")),
@@ -298,29 +300,29 @@ void manifestParamsAreTheAbi() {
   std::vector<JsonValue> ps = all->asArray();
   std::reverse(ps.begin(), ps.end());
   EXPECT_ERROR(withParams(ps), "field 'params[0].name': expected 'q', got "
-                               "'lse_stride_h' (the forward kernel takes 23 "
+                               "'lse_stride_h' (the forward kernel takes 24 "
                                "parameters, docs/kernel-abi.md)");
   ps = all->asArray();
   ps.pop_back();
   EXPECT_ERROR(withParams(ps),
-               "field 'params': missing 'lse_stride_h' (parameter 22)");
+               "field 'params': missing 'lse_stride_h' (parameter 23)");
   EXPECT_ERROR(parseManifest(goodManifest(first, "")),
                "field 'params[0].name': expected 'q', got 'k'");
   EXPECT_ERROR(
       parseManifest(
           goodManifest(last, last + R"(,{"name":"bias","type":"ptr"})")),
-      "field 'params[23]': 'bias' is one parameter too many (the forward "
-      "kernel takes 23");
+      "field 'params[24]': 'bias' is one parameter too many (the forward "
+      "kernel takes 24");
   EXPECT_ERROR(
       parseManifest(goodManifest(R"({"name":"q_stride_b","type":"i64"})",
                                  R"({"name":"q_stride_b","type":"i32"})")),
-      "field 'params[9].type': 'q_stride_b' must be i64, got 'i32'");
+      "field 'params[10].type': 'q_stride_b' must be i64, got 'i32'");
   // The variants' parameters follow from the problem.
   EXPECT_ERROR(
       parseManifest(goodManifest("\"with_lse\": true",
                                  "\"with_lse\": true, \"bias\": \"bh\"")),
-      "field 'params': missing 'bias' (parameter 23) (the forward "
-      "kernel with a bias takes 27 parameters");
+      "field 'params': missing 'bias' (parameter 24) (the forward "
+      "kernel with a bias takes 28 parameters");
   std::string biasParams = R"(,{"name":"bias","type":"ptr"},
       {"name":"bias_stride_b","type":"i64"},{"name":"bias_stride_h","type":"i64"},
       {"name":"bias_stride_n","type":"i64"})";
@@ -328,19 +330,19 @@ void manifestParamsAreTheAbi() {
   withBias.replace(withBias.find("\"with_lse\""), 10,
                    "\"bias\": \"bh\", \"with_lse\"");
   Expected<KernelManifest> bias = parseManifest(withBias);
-  EXPECT(bias.ok() && bias->params.size() == 27);
-  // A backward manifest takes the backward kernels' 40.
+  EXPECT(bias.ok() && bias->params.size() == 28);
+  // A backward manifest takes the backward kernels' 41.
   EXPECT_ERROR(
       parseManifest(goodManifest("\"family\"", R"("direction": "backward",
       "launches": [{"role": "dkdv", "entry": "e", "threads": 64, "grid":
       {"x": "1", "y": "1", "z": "1"}, "dynamic_shared_memory": 0}],
       "family")")),
       "field 'params[4].name': expected 'do', got 'lse' (the backward "
-      "kernel takes 40 parameters");
+      "kernel takes 41 parameters");
 }
 
 /// sm90a-wgmma kernels take TMA descriptors the runtime encodes: q, k, v
-/// after the 23 (KernelAbi.h).
+/// after the 24 (KernelAbi.h).
 std::string tensorMapParam(const char *tensor, int rows = 128) {
   return std::string(R"({"name":")") + tensor +
          R"(_tmap","type":"tensormap","tensor":")" + tensor +
@@ -361,9 +363,9 @@ std::string sm90aMaps() {
 
 void manifestTensorMap() {
   Expected<KernelManifest> m = parseManifest(sm90aManifest(sm90aMaps()));
-  EXPECT(m.ok() && m->params.size() == 26);
-  if (m.ok() && m->params.size() == 26) {
-    const KernelParam &p = m->params[24];
+  EXPECT(m.ok() && m->params.size() == 27);
+  if (m.ok() && m->params.size() == 27) {
+    const KernelParam &p = m->params[25];
     EXPECT(p.type == ParamType::TensorMap && p.tensor == "k" &&
            p.boxCols == 64 && p.boxRows == 128 && p.swizzle == 128);
     EXPECT(std::string(paramTypeName(p.type)) == "tensormap");
@@ -374,28 +376,28 @@ void manifestTensorMap() {
     return parseManifest(sm90aManifest(maps));
   };
   EXPECT_ERROR(variant("\"tensor\":\"q\"", "\"tensor\":\"x\""),
-               "field 'params[23].tensor': 'q_tmap' describes q, got 'x'");
+               "field 'params[24].tensor': 'q_tmap' describes q, got 'x'");
   EXPECT_ERROR(variant("\"swizzle\":128", "\"swizzle\":96"),
-               "field 'params[23].swizzle': expected 0, 32, 64 or 128, got 96");
+               "field 'params[24].swizzle': expected 0, 32, 64 or 128, got 96");
   EXPECT_ERROR(variant("[64,128]", "[64]"),
-               "field 'params[23].box': expected [columns, rows], integers in "
+               "field 'params[24].box': expected [columns, rows], integers in "
                "[1, 256]");
   EXPECT_ERROR(variant("[64,128]", "[64,512]"),
-               "field 'params[23].box': expected [columns, rows]");
+               "field 'params[24].box': expected [columns, rows]");
   EXPECT_ERROR(variant(",\"swizzle\":128", ""),
-               "missing required field 'params[23].swizzle'");
+               "missing required field 'params[24].swizzle'");
   // The family's maps are part of its ABI: none, or out of order, is an
   // error; an sm80-mma kernel takes none.
   EXPECT_ERROR(parseManifest(sm90aManifest("")),
-               "field 'params': missing 'q_tmap' (parameter 23) (the forward "
-               "sm90a-wgmma kernel takes 26 parameters");
+               "field 'params': missing 'q_tmap' (parameter 24) (the forward "
+               "sm90a-wgmma kernel takes 27 parameters");
   EXPECT_ERROR(parseManifest(sm90aManifest("," + tensorMapParam("k") + "," +
                                            tensorMapParam("q") + "," +
                                            tensorMapParam("v"))),
-               "field 'params[23].name': expected 'q_tmap', got 'k_tmap'");
+               "field 'params[24].name': expected 'q_tmap', got 'k_tmap'");
   std::string last = R"({"name":"lse_stride_h","type":"i64"})";
   EXPECT_ERROR(parseManifest(goodManifest(last, last + sm90aMaps())),
-               "field 'params[23]': 'q_tmap' is one parameter too many");
+               "field 'params[24]': 'q_tmap' is one parameter too many");
 }
 
 void manifestFormat() {
@@ -512,19 +514,21 @@ void packing() {
     return;
   LaunchArgs a = someArgs(*m);
   Expected<PackedParams> pp = packParams(*m, a);
-  EXPECT(pp.ok() && pp->pointers.size() == 23);
-  if (!pp.ok() || pp->pointers.size() != 23)
+  EXPECT(pp.ok() && pp->pointers.size() == 24);
+  if (!pp.ok() || pp->pointers.size() != 24)
     return;
   auto slot = [&](size_t i) { return pp->pointers[i]; };
   EXPECT(*static_cast<uint64_t *>(slot(0)) == 0x1000);  // q
   EXPECT(*static_cast<uint64_t *>(slot(4)) == 0x5000);  // lse
   EXPECT(*static_cast<int32_t *>(slot(5)) == 4096);     // seq_q as i32
   EXPECT(*static_cast<int32_t *>(slot(8)) == 4);        // heads_kv
-  EXPECT(*static_cast<int64_t *>(slot(9)) == 16 * 4096 * 128); // q_stride_b
-  EXPECT(*static_cast<int64_t *>(slot(11)) == 128);     // q_stride_n
-  EXPECT(*static_cast<int64_t *>(slot(12)) == 4 * 4096 * 128); // k_stride_b
-  EXPECT(*static_cast<int64_t *>(slot(21)) == 16 * 4096); // lse_stride_b
-  EXPECT(*static_cast<int64_t *>(slot(22)) == 4096);      // lse_stride_h
+  // softmax_scale: the problem's, as f32 (0.088388 in goodManifest).
+  EXPECT(*static_cast<float *>(slot(9)) == static_cast<float>(0.088388));
+  EXPECT(*static_cast<int64_t *>(slot(10)) == 16 * 4096 * 128); // q_stride_b
+  EXPECT(*static_cast<int64_t *>(slot(12)) == 128);     // q_stride_n
+  EXPECT(*static_cast<int64_t *>(slot(13)) == 4 * 4096 * 128); // k_stride_b
+  EXPECT(*static_cast<int64_t *>(slot(22)) == 16 * 4096); // lse_stride_b
+  EXPECT(*static_cast<int64_t *>(slot(23)) == 4096);      // lse_stride_h
   a.seqQ = 3000000000LL;
   EXPECT_ERROR(packParams(*m, a),
                "parameter 'seq_q' = 3000000000 does not fit the kernel's i32");

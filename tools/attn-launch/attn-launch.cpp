@@ -41,6 +41,8 @@ const char *kUsage =
     "  --batch N --heads-q N --heads-kv N --seq-q N --seq-kv N\n"
     "                    launch shape (default: the manifest's problem);\n"
     "                    --batch 0: an empty problem, nothing is launched\n"
+    "  --scale S         softmax scale of the launch (a kernel argument;\n"
+    "                    default: the manifest problem's)\n"
     "  --seed N          random inputs' seed (default 0)\n"
     "  --input-range R   Q and K drawn from U(-R, R) (default 1; V is U(-1,1))\n"
     "  --special TENSOR:INDEX=VALUE\n"
@@ -72,6 +74,7 @@ struct Options {
   std::optional<int64_t> batch, headsQ, headsKv, seqQ, seqKv;
   uint64_t seed = 0;
   double inputRange = 1.0;
+  std::optional<double> scale;
   std::vector<attn::SpecialValue> specials;
   bool check = false, time = false, preferPtx = false;
   int64_t checkRows = 0, warmup = 5, reps = 20, device = 0, repeats = 0;
@@ -181,6 +184,15 @@ Expected<Options> parseArgs(int argc, char **argv) {
           return Status::error(why);
         o.specials.push_back(sv);
       }
+    } else if (flag == "--scale") {
+      if (s = takeValue(); s) {
+        char *end = nullptr;
+        double v = std::strtod(value.c_str(), &end);
+        if (value.empty() || *end || !(v > 0) || !std::isfinite(v))
+          return Status::error("--scale expects a positive number, got '" +
+                               value + "'");
+        o.scale = v;
+      }
     } else if (flag == "--input-range") {
       if (s = takeValue(); s) {
         char *end = nullptr;
@@ -247,6 +259,8 @@ int main(int argc, char **argv) {
     p.seqQ = *opts.seqQ;
   if (opts.seqKv)
     p.seqKv = *opts.seqKv;
+  if (opts.scale)
+    p.scale = *opts.scale;
   // Batch 0 is an empty problem (the runtime launches nothing); the rest of
   // the shape must still be valid.
   AttentionProblem shape = p;

@@ -24,6 +24,8 @@ struct BackwardArgs {
   std::array<int64_t, 3> qStride{}, kStride{}, vStride{}, oStride{},
       doStride{}, dqStride{}, dkStride{}, dvStride{};
   std::array<int64_t, 2> lseStride{};
+  /// The forward's softmax scale (as LaunchArgs::softmaxScale).
+  double softmaxScale = 0;
 
   /// Arguments for dense row-major tensors of `problem`'s shape (dO, dQ,
   /// dK, dV shaped as O, Q, K, V).

@@ -19,8 +19,8 @@
 
 namespace attn::runtime {
 
-enum class ParamType { Ptr, I32, I64, TensorMap };
-/// "ptr", "i32", "i64" or "tensormap" (the manifest's spelling).
+enum class ParamType { Ptr, I32, I64, F32, TensorMap };
+/// "ptr", "i32", "i64", "f32" or "tensormap" (the manifest's spelling).
 const char *paramTypeName(ParamType t);
 
 struct AbiParam {
@@ -41,11 +41,14 @@ struct KernelAbi {
   bool varlen = false;     // forward: problem.seq_lens_q
   bool tensorMaps = false; // family kTensorMapFamily
 
-  /// Forward: q, k, v, o, lse; seq_q, seq_kv, heads_q, heads_kv; the
-  /// q/k/v/o strides and lse_stride_b/h (23), then bias and its 3 strides,
-  /// then cu_seqlens_q/kv, then q_tmap, k_tmap, v_tmap. Backward: the 40
-  /// of docs/kernel-abi.md, then q_tmap, k_tmap, v_tmap, do_tmap.
+  /// Forward: q, k, v, o, lse; seq_q, seq_kv, heads_q, heads_kv;
+  /// softmax_scale; the q/k/v/o strides and lse_stride_b/h (24), then bias
+  /// and its 3 strides, then cu_seqlens_q/kv, then q_tmap, k_tmap, v_tmap.
+  /// Backward: the 41 of docs/kernel-abi.md, then q_tmap, k_tmap, v_tmap,
+  /// do_tmap.
   std::vector<AbiParam> params() const;
+  /// The position of parameter `name` in params(); -1 if it has none.
+  int indexOf(const std::string &name) const;
   /// "forward kernel with a bias", "backward sm90a-wgmma kernel", ...
   std::string describe() const;
 };

@@ -38,6 +38,9 @@ struct LaunchArgs {
   /// [batch + 1]; seqQ/seqKv are then the maximum lengths.
   cu::DevicePtr bias = 0, cuSeqlensQ = 0, cuSeqlensKv = 0;
   std::array<int64_t, 3> biasStride{};
+  /// The softmax scale (a kernel argument, not part of the kernel): finite
+  /// and non-zero; dense() sets the problem's.
+  double softmaxScale = 0;
 
   /// Arguments for dense row-major tensors of `problem`'s shape.
   static LaunchArgs dense(const AttentionProblem &problem, cu::DevicePtr q,

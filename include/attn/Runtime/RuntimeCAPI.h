@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a signature or attn_launch_args changes. */
-#define ATTN_RUNTIME_ABI_VERSION 1
+#define ATTN_RUNTIME_ABI_VERSION 2
 
 typedef struct attn_kernel attn_kernel;
 
@@ -34,6 +34,10 @@ typedef struct attn_launch_args {
   int64_t batch, heads_q, heads_kv, seq_q, seq_kv;
   int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3]; /* b, h, n */
   int64_t lse_stride[2];                                      /* b, h */
+  /* The softmax scale applied to Q·Kᵀ, usually 1/sqrt(head_dim): a kernel
+     argument, so one kernel serves every scale. Finite and non-zero (a
+     zero is refused: it is what a forgotten field holds). */
+  double softmax_scale;
 } attn_launch_args;
 
 ATTN_RUNTIME_EXPORT int attn_runtime_abi_version(void);
@@ -77,6 +81,7 @@ typedef struct attn_backward_args {
   int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3], do_stride[3];
   int64_t dq_stride[3], dk_stride[3], dv_stride[3]; /* b, h, n */
   int64_t lse_stride[2];                            /* b, h */
+  double softmax_scale; /* the forward's (attn_launch_args) */
 } attn_backward_args;
 
 /* 1 for a backward kernel directory, 0 otherwise. */

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelSignature.h"
 #include "KernelTiles.h"
 #include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
@@ -46,14 +47,13 @@ constexpr const char *kSharedMemorySymbol = "attn_dynamic_smem";
 using Acc = std::array<Value, 4>;
 using AFrag = std::array<Value, 4>;
 
-/// Parameter indices (docs/kernel-abi.md, "Backward kernel parameters").
-enum Param : unsigned {
-  kQ = 0, kK, kV, kO, kDO, kLse, kDQ, kDK, kDV, kWorkspace,
-  kSeqQ, kSeqKv, kHeadsQ, kHeadsKv,
-  kQStride = 14, kKStride = 17, kVStride = 20, kOStride = 23, kDOStride = 26,
-  kDQStride = 29, kDKStride = 32, kDVStride = 35, kLseStride = 38,
-  kNumParams = 40
-};
+/// The backward kernels' parameters (docs/kernel-abi.md): all three
+/// kernels of the sm80 family take the same list.
+nvvm::KernelSignature backwardSignature() {
+  ::attn::runtime::KernelAbi abi;
+  abi.backward = true;
+  return nvvm::KernelSignature(abi);
+}
 
 /// One warp's C[16 × 8·nTiles] = A·Bᵀ with both operands in shared memory
 /// as [row][depth]: A's 16 rows through `aRows`, B's 8·nTiles rows through
@@ -82,17 +82,25 @@ struct Common {
   Value tid;
 };
 
-Value arg(gpu::GPUFuncOp func, unsigned i) {
-  return func.getBody().front().getArgument(i);
+/// Parameter `name` of a backward kernel.
+Value arg(gpu::GPUFuncOp func, StringRef name) {
+  nvvm::KernelSignature params = backwardSignature();
+  params.bind(func.getBody().front());
+  return params[name];
+}
+/// Stride `dim` (0 = b, 1 = h, 2 = n) of `tensor`.
+Value stride(gpu::GPUFuncOp func, StringRef tensor, int dim) {
+  nvvm::KernelSignature params = backwardSignature();
+  params.bind(func.getBody().front());
+  return params.stride(tensor, dim);
 }
 
-/// ptr + b·stride_b + h·stride_h for the tensor whose strides start at
-/// parameter `strideArg`.
-Value headBase(KernelBuilder &kb, gpu::GPUFuncOp func, Value ptr, Type elt,
-               unsigned strideArg, Value batch, Value head) {
-  Value off = kb.add(kb.mul(kb.zext64(batch), arg(func, strideArg)),
-                     kb.mul(kb.zext64(head), arg(func, strideArg + 1)));
-  return kb.gep(ptr, elt, off);
+/// tensor + b·stride_b + h·stride_h, with elements of type `elt`.
+Value headBase(KernelBuilder &kb, gpu::GPUFuncOp func, StringRef tensor,
+               Type elt, Value batch, Value head) {
+  Value off = kb.add(kb.mul(kb.zext64(batch), stride(func, tensor, 0)),
+                     kb.mul(kb.zext64(head), stride(func, tensor, 1)));
+  return kb.gep(arg(func, tensor), elt, off);
 }
 
 /// Nq rounded up to a multiple of 4: the workspace's Δ slots, so that the
@@ -109,7 +117,7 @@ Value workspaceRegion(KernelBuilder &kb, gpu::GPUFuncOp func, Value bh,
   Value floats =
       kb.mul(kb.zext64(bh),
              kb.mul(kb.zext64(paddedSeqQ(kb, seqQ)), kb.i64(headDim + 1)));
-  return kb.gep(arg(func, kWorkspace), kb.builder().getF32Type(), floats);
+  return kb.gep(arg(func, "workspace"), kb.builder().getF32Type(), floats);
 }
 
 /// The dQ accumulator inside a workspace region.
@@ -185,10 +193,10 @@ void maskTiles(KernelBuilder &kb, SmallVector<Acc> &s, Value needed,
 
 Common setUpCommon(KernelBuilder &kb, gpu::GPUFuncOp func) {
   Common c;
-  c.seqQ = arg(func, kSeqQ);
-  c.seqKv = arg(func, kSeqKv);
-  c.headsQ = arg(func, kHeadsQ);
-  c.headsKv = arg(func, kHeadsKv);
+  c.seqQ = arg(func, "seq_q");
+  c.seqKv = arg(func, "seq_kv");
+  c.headsQ = arg(func, "heads_q");
+  c.headsKv = arg(func, "heads_kv");
   c.tid = NVVM::ThreadIdXOp::create(kb.builder(), kb.location(),
                                     kb.builder().getI32Type());
   return c;
@@ -212,9 +220,9 @@ void emitPreprocess(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
                      kb.lshr(c.tid, llvm::Log2_64(chunks)));
   Value chunk = kb.andi(c.tid, chunks - 1);
   Value inRange = kb.slt(row, c.seqQ);
-  Value oBase = headBase(kb, func, arg(func, kO), elt, kOStride, batch, head);
+  Value oBase = headBase(kb, func, "o", elt, batch, head);
   Value doBase =
-      headBase(kb, func, arg(func, kDO), elt, kDOStride, batch, head);
+      headBase(kb, func, "do", elt, batch, head);
 
   // Rows past Nq contribute 0 (and are not stored).
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()}, inRange,
@@ -227,11 +235,11 @@ void emitPreprocess(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
     SmallVector<Value> o = loadChunkAsF32(
         kb, elt,
         kb.gep(oBase, elt,
-               kb.add(kb.mul(rowL, arg(func, kOStride + 2)), col)));
+               kb.add(kb.mul(rowL, stride(func, "o", 2)), col)));
     SmallVector<Value> dO = loadChunkAsF32(
         kb, elt,
         kb.gep(doBase, elt,
-               kb.add(kb.mul(rowL, arg(func, kDOStride + 2)), col)));
+               kb.add(kb.mul(rowL, stride(func, "do", 2)), col)));
     Value dot = kb.f32(0.0);
     for (int64_t i = 0; i < 8; ++i)
       dot = LLVM::FMAOp::create(b, loc, o[i], dO[i], dot);
@@ -292,7 +300,7 @@ void emitConvert(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
     Value acc = kb.gep(dqAccumulator(kb, region, c.seqQ), b.getF32Type(),
                        kb.add(kb.mul(kb.sext64(row), kb.i64(spec.headDim)),
                               kb.sext64(kb.shl(chunk, 3))));
-    Value scale = kb.f32(spec.scale);
+    Value scale = arg(func, "softmax_scale");
     SmallVector<Value> packed;
     for (int64_t i = 0; i < 8; i += 2) {
       Value lo = kb.fmul(loadF32(kb, kb.gep(acc, b.getF32Type(), kb.i64(i))),
@@ -306,8 +314,8 @@ void emitConvert(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
     for (int64_t i = 0; i < 4; ++i)
       vec = LLVM::InsertElementOp::create(b, loc, vec, packed[i], kb.i32(i));
     Value dqBase =
-        headBase(kb, func, arg(func, kDQ), elt, kDQStride, batch, head);
-    Value offset = kb.add(kb.mul(kb.sext64(row), arg(func, kDQStride + 2)),
+        headBase(kb, func, "dq", elt, batch, head);
+    Value offset = kb.add(kb.mul(kb.sext64(row), stride(func, "dq", 2)),
                           kb.sext64(kb.shl(chunk, 3)));
     LLVM::StoreOp::create(b, loc, vec, kb.gep(dqBase, elt, offset), 16);
   });
@@ -378,8 +386,8 @@ DkDvEmitter::Step DkDvEmitter::stepAt(Value it) {
   s.head = kb.add(kb.mul(kvHead, groupSize), headInGroup);
   s.q0 = kb.mul(qBlock, kb.i32(config.blockM));
   s.stage = kb.andi(it, 1);
-  s.qBase = headBase(kb, func, arg(func, kQ), elt, kQStride, batch, s.head);
-  s.doBase = headBase(kb, func, arg(func, kDO), elt, kDOStride, batch, s.head);
+  s.qBase = headBase(kb, func, "q", elt, batch, s.head);
+  s.doBase = headBase(kb, func, "do", elt, batch, s.head);
   s.region = workspaceRegion(kb, func, kb.add(kb.mul(batch, c.headsQ), s.head),
                              c.seqQ, spec.headDim);
   return s;
@@ -391,10 +399,10 @@ void DkDvEmitter::issueStepLoads(const Step &step) {
   Value doDst =
       kb.gepBytes(doRing, kb.mul(step.stage, kb.i32(doLayout.bytes())));
   nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, step.qBase,
-                      arg(func, kQStride + 2), step.q0, rowsLeft, qLayout,
+                      stride(func, "q", 2), step.q0, rowsLeft, qLayout,
                       qDst);
   nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, step.doBase,
-                      arg(func, kDOStride + 2), step.q0, rowsLeft, doLayout,
+                      stride(func, "do", 2), step.q0, rowsLeft, doLayout,
                       doDst);
 }
 
@@ -409,8 +417,8 @@ std::pair<Value, Value> DkDvEmitter::loadRowScalars(const Step &step,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value lseBase = headBase(kb, func, arg(func, kLse), b.getF32Type(),
-                             kLseStride, batch, step.head);
+    Value lseBase = headBase(kb, func, "lse", b.getF32Type(),
+                             batch, step.head);
     Value lse = loadF32(kb, kb.gep(lseBase, b.getF32Type(), kb.sext64(row)));
     // A row that saw no key in the forward (LSE = -inf) has P = 0: shift
     // its scores by +inf instead.
@@ -508,7 +516,8 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
         [](int64_t nt, int e) { return 8 * (e / 2) - 8 * nt - (e & 1); });
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), column-wise LSE from shared memory.
-  Value cScale = kb.f32(spec.scale * M_LOG2E);
+  Value cScale =
+      kb.fmul(arg(func, "softmax_scale"), kb.f32(M_LOG2E));
   auto v2f32 = VectorType::get({2}, b.getF32Type());
   auto columnPair = [&](Value base, int64_t nt) {
     Value ptr = kb.gepBytes(base, kb.add(kb.shl(t, 3), kb.i32(32 * nt)));
@@ -650,18 +659,17 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
 
 void DkDvEmitter::emitEpilogue(ValueRange accs) {
   // dK·scale and dV, rows kv0 + 16·warp + g (+8) < Nk, packed pairs.
-  Value scale = kb.f32(spec.scale);
-  auto store = [&](unsigned ptrArg, unsigned strideArg, int64_t tiles,
-                   int64_t first, bool scaled) {
-    Value base = headBase(kb, func, arg(func, ptrArg), elt, strideArg, batch,
-                          kvHead);
+  Value scale = arg(func, "softmax_scale");
+  auto store = [&](StringRef tensor, int64_t tiles, int64_t first,
+                   bool scaled) {
+    Value base = headBase(kb, func, tensor, elt, batch, kvHead);
     for (int h = 0; h < 2; ++h) {
       Value row = kb.add(kb.add(kv0, kb.mul(warp, kb.i32(16))),
                          kb.add(g, kb.i32(8 * h)));
       ifThen(kb, kb.slt(row, c.seqKv), [&] {
         Value rowPtr = kb.gep(
             base, elt,
-            kb.add(kb.mul(kb.sext64(row), arg(func, strideArg + 2)),
+            kb.add(kb.mul(kb.sext64(row), stride(func, tensor, 2)),
                    kb.sext64(kb.shl(t, 1))));
         for (int64_t nt = 0; nt < tiles; ++nt) {
           Value lo = accs[4 * (first + nt) + 2 * h];
@@ -676,8 +684,8 @@ void DkDvEmitter::emitEpilogue(ValueRange accs) {
       });
     }
   };
-  store(kDK, kDKStride, dTiles, 0, /*scaled=*/true);
-  store(kDV, kDVStride, dvTiles, dTiles, /*scaled=*/false);
+  store("dk", dTiles, 0, /*scaled=*/true);
+  store("dv", dvTiles, dTiles, /*scaled=*/false);
 }
 
 void DkDvEmitter::emit() {
@@ -746,14 +754,14 @@ void DkDvEmitter::emit() {
   // Prologue: K and V of this block with step 0's Q and dO, one group;
   // step 0's row scalars straight into their shared-memory slots.
   Value kBase =
-      headBase(kb, func, arg(func, kK), elt, kKStride, batch, kvHead);
+      headBase(kb, func, "k", elt, batch, kvHead);
   Value vBase =
-      headBase(kb, func, arg(func, kV), elt, kVStride, batch, kvHead);
+      headBase(kb, func, "v", elt, batch, kvHead);
   Value keysLeft = kb.sub(c.seqKv, kv0);
   nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, kBase,
-                      arg(func, kKStride + 2), kv0, keysLeft, kLayout, kTile);
+                      stride(func, "k", 2), kv0, keysLeft, kLayout, kTile);
   nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, vBase,
-                      arg(func, kVStride + 2), kv0, keysLeft, vLayout, vTile);
+                      stride(func, "v", 2), kv0, keysLeft, vLayout, vTile);
   Step first = stepAt(kb.i32(0));
   issueStepLoads(first);
   kb.cpAsyncCommit();
@@ -820,11 +828,11 @@ void DqEmitter::issueKvLoads(Value block) {
   Value kv0 = kb.mul(block, kb.i32(keys));
   Value left = kb.sub(c.seqKv, kv0);
   nvvm::loadTileAsync(
-      kb, elt, config.dqThreads(), c.tid, kPtr, arg(func, kKStride + 2), kv0,
+      kb, elt, config.dqThreads(), c.tid, kPtr, stride(func, "k", 2), kv0,
       left, kLayout,
       kb.gepBytes(kRing, kb.mul(stage, kb.i32(kLayout.bytes()))));
   nvvm::loadTileAsync(
-      kb, elt, config.dqThreads(), c.tid, vPtr, arg(func, kVStride + 2), kv0,
+      kb, elt, config.dqThreads(), c.tid, vPtr, stride(func, "v", 2), kv0,
       left, vLayout,
       kb.gepBytes(vRing, kb.mul(stage, kb.i32(vLayout.bytes()))));
 }
@@ -865,7 +873,8 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
         [](int64_t nt, int e) { return 8 * nt + (e & 1) - 8 * (e / 2); });
   }
 
-  Value cScale = kb.f32(spec.scale * M_LOG2E);
+  Value cScale =
+      kb.fmul(arg(func, "softmax_scale"), kb.f32(M_LOG2E));
   for (int64_t nt = 0; nt < kTiles; ++nt)
     for (int e = 0; e < 4; ++e) {
       Value negLse = arith::NegFOp::create(b, loc, lseRow[e / 2]);
@@ -928,11 +937,11 @@ void DqEmitter::emit() {
   }
   numBlocks = kb.divu(kb.add(kvEnd, kb.i32(keys - 1)), kb.i32(keys));
 
-  Value qPtr = headBase(kb, func, arg(func, kQ), elt, kQStride, batch, head);
+  Value qPtr = headBase(kb, func, "q", elt, batch, head);
   Value doPtr =
-      headBase(kb, func, arg(func, kDO), elt, kDOStride, batch, head);
-  kPtr = headBase(kb, func, arg(func, kK), elt, kKStride, batch, kvHead);
-  vPtr = headBase(kb, func, arg(func, kV), elt, kVStride, batch, kvHead);
+      headBase(kb, func, "do", elt, batch, head);
+  kPtr = headBase(kb, func, "k", elt, batch, kvHead);
+  vPtr = headBase(kb, func, "v", elt, batch, kvHead);
 
   Value smem = LLVM::AddressOfOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
@@ -955,8 +964,8 @@ void DqEmitter::emit() {
 
   // This thread's rows: LSE·log2e (+inf past Nq or for rows without keys,
   // so that P = 0) and Δ, read once.
-  Value lseBase = headBase(kb, func, arg(func, kLse), b.getF32Type(),
-                           kLseStride, batch, head);
+  Value lseBase = headBase(kb, func, "lse", b.getF32Type(),
+                           batch, head);
   Value region = workspaceRegion(kb, func, bh, c.seqQ, spec.headDim);
   Value inf = kb.f32(std::numeric_limits<double>::infinity());
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
@@ -985,9 +994,9 @@ void DqEmitter::emit() {
 
   Value rowsLeft = kb.sub(c.seqQ, q0);
   nvvm::loadTileAsync(kb, elt, config.dqThreads(), c.tid, qPtr,
-                      arg(func, kQStride + 2), q0, rowsLeft, qLayout, qTile);
+                      stride(func, "q", 2), q0, rowsLeft, qLayout, qTile);
   nvvm::loadTileAsync(kb, elt, config.dqThreads(), c.tid, doPtr,
-                      arg(func, kDOStride + 2), q0, rowsLeft, doLayout,
+                      stride(func, "do", 2), q0, rowsLeft, doLayout,
                       doTile);
   ifThen(kb, kb.slt(kb.i32(0), numBlocks), [&] { issueKvLoads(kb.i32(0)); });
   kb.cpAsyncCommit();
@@ -1001,16 +1010,16 @@ void DqEmitter::emit() {
       });
 
   // dQ·scale, rows < Nq, packed pairs.
-  Value dqBase = headBase(kb, func, arg(func, kDQ), elt, kDQStride, batch,
+  Value dqBase = headBase(kb, func, "dq", elt, batch,
                           head);
-  Value scale = kb.f32(spec.scale);
+  Value scale = arg(func, "softmax_scale");
   for (int h = 0; h < 2; ++h) {
     Value row = kb.add(kb.add(q0, kb.mul(warp, kb.i32(16))),
                        kb.add(g, kb.i32(8 * h)));
     ifThen(kb, kb.slt(row, c.seqQ), [&] {
       Value rowPtr = kb.gep(
           dqBase, elt,
-          kb.add(kb.mul(kb.sext64(row), arg(func, kDQStride + 2)),
+          kb.add(kb.mul(kb.sext64(row), stride(func, "dq", 2)),
                  kb.sext64(kb.shl(t, 1))));
       for (int64_t nt = 0; nt < dTiles; ++nt) {
         Value lo = kb.fmul(loop.getResult(4 * nt + 2 * h), scale);
@@ -1027,12 +1036,9 @@ gpu::GPUFuncOp createKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                             StringRef name, int64_t threads) {
   MLIRContext *ctx = builder.getContext();
   Location loc = module.getLoc();
-  Type gptr = LLVM::LLVMPointerType::get(ctx, 1);
-  SmallVector<Type> params(10, gptr);
-  params.append(4, builder.getI32Type());
-  params.append(kNumParams - 14, builder.getI64Type());
-  auto func = gpu::GPUFuncOp::create(builder, loc, name,
-                                     builder.getFunctionType(params, {}));
+  auto func = gpu::GPUFuncOp::create(
+      builder, loc, name,
+      builder.getFunctionType(backwardSignature().types(ctx), {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                 builder.getUnitAttr());
   int32_t n = static_cast<int32_t>(threads);
@@ -1056,7 +1062,6 @@ FlashBackwardSpec FlashBackwardSpec::fromOp(AttentionGradOp op) {
   spec.band = op.getMaskBand();
   spec.causal =
       !spec.band.topLeft && !spec.band.hasLeft() && spec.band.right == 0;
-  spec.scale = op.getEffectiveScale();
   return spec;
 }
 

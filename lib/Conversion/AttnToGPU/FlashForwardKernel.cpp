@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelSignature.h"
 #include "KernelTiles.h"
 #include "ScoreModEmitter.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
@@ -39,10 +40,14 @@ using nvvm::TileLayout;
 namespace {
 
 constexpr const char *kSharedMemorySymbol = "attn_dynamic_smem";
-/// The parameters after the 23 of the plain kernel (docs/kernel-abi.md):
-/// bias, bias_stride_b/h/n when spec.bias, then cu_seqlens_q/kv when
-/// spec.varlen. Index of the first of each group.
-constexpr unsigned kBiasParam = 23;
+
+/// The forward kernel's parameters (docs/kernel-abi.md).
+nvvm::KernelSignature forwardSignature(const FlashKernelSpec &spec) {
+  ::attn::runtime::KernelAbi abi;
+  abi.bias = spec.bias;
+  abi.varlen = spec.varlen;
+  return nvvm::KernelSignature(abi);
+}
 
 /// One m16n8 f32 accumulator tile held by a thread: rows g (0, 1) and g + 8
 /// (2, 3), columns 2t and 2t + 1.
@@ -64,7 +69,7 @@ public:
                       const FlashKernelSpec &spec,
                       const FlashKernelConfig &config)
       : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
-        mTiles(config.warpRows / 16), dQK(paddedHeadDim(spec.headDim)),
+        params(forwardSignature(spec)), mTiles(config.warpRows / 16), dQK(paddedHeadDim(spec.headDim)),
         dV(paddedHeadDim(spec.valueHeadDim)), qLayout(config.blockM, dQK),
         kLayout(config.blockN, dQK), vLayout(config.blockN, dV),
         oLayout(config.blockM, dV) {}
@@ -106,6 +111,7 @@ private:
   Location loc;
   const FlashKernelSpec &spec;
   const FlashKernelConfig &config;
+  nvvm::KernelSignature params;
   int64_t mTiles;
   int64_t dQK, dV; // head dims as computed (zero-padded, see paddedHeadDim)
   TileLayout qLayout, kLayout, vLayout, oLayout;
@@ -115,6 +121,7 @@ private:
   Value qPtr, kPtr, vPtr, oPtr, lsePtr;
   Value biasPtr, biasRowStride; // this (batch, head)'s bias [Nq, Nk]
   Value seqQ, seqKv, diagonal; // diagonal = Nk - Nq (causal alignment)
+  Value softmaxScale;          // the run-time scale of the scores (f32)
   Value bandOffset;            // d(i) - i: Nk - Nq bottom-right, 0 top-left
   Value batchIdx, headIdx;     // for score_mod
   Value qRowStride, kRowStride, vRowStride, oRowStride;
@@ -241,7 +248,7 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
   if (spec.scoreMod || spec.bias) {
     Value kv0 = kb.mul(block, kb.i32(config.blockN));
     Value keyBase = kb.add(kv0, kb.shl(t, 1));
-    Value scale = kb.f32(spec.scale);
+    Value scale = softmaxScale;
     // Bias reads are clamped into [Nq, Nk]: padding rows and keys read a
     // real element and are masked below.
     Value lastRow = kb.sub(seqQ, kb.i32(1)), lastKey = kb.sub(seqKv, kb.i32(1));
@@ -322,8 +329,9 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
   // max(c·s) = c·max(s), and p = exp2(c·s - m) is one FMA and one ex2.
   // (With a score_mod or a bias the scale was applied before them:
   // c = log2(e).)
-  Value c = kb.f32(spec.scoreMod || spec.bias ? M_LOG2E
-                                              : spec.scale * M_LOG2E);
+  Value c = spec.scoreMod || spec.bias
+                ? kb.f32(M_LOG2E)
+                : kb.fmul(softmaxScale, kb.f32(M_LOG2E));
   State out(mTiles);
   SmallVector<SmallVector<AFrag>> p(mTiles); // [mt][kk]
   for (int64_t mt = 0; mt < mTiles; ++mt) {
@@ -470,18 +478,16 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   elt = spec.elementType;
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
-  auto arg = [&](unsigned i) -> Value { return entry.getArgument(i); };
-
-  // Parameters (docs/kernel-abi.md).
-  Value q = arg(0), k = arg(1), v = arg(2), o = arg(3);
-  lsePtr = arg(4);
-  seqQ = arg(5);
-  seqKv = arg(6);
-  Value headsQ = arg(7), headsKv = arg(8);
-  qRowStride = arg(11);
-  kRowStride = arg(14);
-  vRowStride = arg(17);
-  oRowStride = arg(20);
+  params.bind(entry);
+  lsePtr = params["lse"];
+  seqQ = params["seq_q"];
+  seqKv = params["seq_kv"];
+  softmaxScale = params["softmax_scale"];
+  Value headsQ = params["heads_q"], headsKv = params["heads_kv"];
+  qRowStride = params.stride("q", 2);
+  kRowStride = params.stride("k", 2);
+  vRowStride = params.stride("v", 2);
+  oRowStride = params.stride("o", 2);
   diagonal = kb.sub(seqKv, seqQ);
   bandOffset = spec.band.topLeft ? kb.i32(0) : diagonal;
 
@@ -514,8 +520,7 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
     auto cuAt = [&](Value cu, Value idx) -> Value {
       return LLVM::LoadOp::create(b, loc, i32, kb.gep(cu, i32, kb.zext64(idx)));
     };
-    unsigned first = spec.bias ? kBiasParam + 4 : kBiasParam;
-    Value cuQ = arg(first), cuK = arg(first + 1);
+    Value cuQ = params["cu_seqlens_q"], cuK = params["cu_seqlens_kv"];
     Value next = kb.add(batch, kb.i32(1));
     tokenQ0 = cuAt(cuQ, batch);
     tokenK0 = cuAt(cuK, batch);
@@ -527,30 +532,31 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
 
   // Per-(batch, head) base pointers; varlen: the sequence's first token
   // instead of a batch stride.
-  auto base = [&](Value ptr, Type eltTy, unsigned strideArg, Value h,
-                  Value token0) {
-    Value first = token0 ? kb.mul(kb.zext64(token0), arg(strideArg + 2))
-                         : kb.mul(kb.zext64(batch), arg(strideArg));
-    Value off = kb.add(first, kb.mul(kb.zext64(h), arg(strideArg + 1)));
-    return kb.gep(ptr, eltTy, off);
+  auto base = [&](StringRef tensor, Value h, Value token0) {
+    Value first = token0
+                      ? kb.mul(kb.zext64(token0), params.stride(tensor, 2))
+                      : kb.mul(kb.zext64(batch), params.stride(tensor, 0));
+    Value off = kb.add(first, kb.mul(kb.zext64(h), params.stride(tensor, 1)));
+    return kb.gep(params[tensor], elt, off);
   };
-  qPtr = base(q, elt, 9, head, tokenQ0);
-  kPtr = base(k, elt, 12, kvHead, tokenK0);
-  vPtr = base(v, elt, 15, kvHead, tokenK0);
-  oPtr = base(o, elt, 18, head, tokenQ0);
+  qPtr = base("q", head, tokenQ0);
+  kPtr = base("k", kvHead, tokenK0);
+  vPtr = base("v", kvHead, tokenK0);
+  oPtr = base("o", head, tokenQ0);
   if (spec.withLse) {
     // LSE rows are contiguous: varlen [Hq, Tq] starts at token cu_q[b].
-    Value off = kb.mul(kb.zext64(head), arg(22));
+    Value off = kb.mul(kb.zext64(head), params["lse_stride_h"]);
     off = kb.add(off, tokenQ0 ? kb.zext64(tokenQ0)
-                              : kb.mul(kb.zext64(batch), arg(21)));
+                              : kb.mul(kb.zext64(batch),
+                                       params["lse_stride_b"]));
     lsePtr = kb.gep(lsePtr, b.getF32Type(), off);
   }
   if (spec.bias) {
     // Broadcast dims have stride 0 (the runtime passes them so).
-    Value off = kb.add(kb.mul(kb.zext64(batch), arg(kBiasParam + 1)),
-                       kb.mul(kb.zext64(head), arg(kBiasParam + 2)));
-    biasPtr = kb.gep(arg(kBiasParam), elt, off);
-    biasRowStride = arg(kBiasParam + 3);
+    Value off = kb.add(kb.mul(kb.zext64(batch), params.stride("bias", 0)),
+                       kb.mul(kb.zext64(head), params.stride("bias", 1)));
+    biasPtr = kb.gep(params["bias"], elt, off);
+    biasRowStride = params.stride("bias", 2);
   }
 
   // Query blocks past the end of a shorter sequence have nothing to do
@@ -671,19 +677,9 @@ gpu::GPUFuncOp mlir::attn::emitFlashForwardKernel(
     (void)global;
   }
 
-  Type gptr = LLVM::LLVMPointerType::get(ctx, 1);
-  Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
-  SmallVector<Type> params(5, gptr);
-  params.append(4, i32);
-  params.append(14, i64);
-  if (spec.bias) {
-    params.push_back(gptr);
-    params.append(3, i64);
-  }
-  if (spec.varlen)
-    params.append(2, gptr);
-  auto func = gpu::GPUFuncOp::create(builder, loc, name,
-                                     builder.getFunctionType(params, {}));
+  auto func = gpu::GPUFuncOp::create(
+      builder, loc, name,
+      builder.getFunctionType(forwardSignature(spec).types(ctx), {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                 builder.getUnitAttr());
   int32_t threads = static_cast<int32_t>(config.threads());

@@ -29,7 +29,6 @@ FlashKernelSpec FlashKernelSpec::fromOp(AttentionOp op) {
   spec.mask = op.getMask();
   spec.band = op.getMaskBand();
   spec.scoreMod = op.getScoreModBlock();
-  spec.scale = op.getEffectiveScale();
   spec.withLse = static_cast<bool>(op.getLse());
   spec.varlen = op.isVarlen();
   spec.bias = static_cast<bool>(op.getBias());
@@ -225,11 +224,6 @@ std::string mlir::attn::forwardKernelNameStem(const FlashKernelSpec &spec,
   os << flashKernelVariantSuffix(spec);
   if (!spec.withLse)
     os << "_nolse";
-  // A non-default scale is baked into the kernel: keep names unique.
-  float defaultScale = 1.0f / std::sqrt(static_cast<float>(spec.headDim));
-  float scale = static_cast<float>(spec.scale);
-  if (scale != defaultScale)
-    os << "_sc" << std::hex << llvm::bit_cast<uint32_t>(scale) << std::dec;
   return os.str();
 }
 

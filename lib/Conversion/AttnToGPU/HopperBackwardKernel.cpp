@@ -76,15 +76,14 @@ constexpr int64_t kConsumerBarrier = 1, kDqFullBarrier = 2,
 /// the dQ bulk reductions.
 constexpr int64_t kLseWarp = 1, kDqWarp = 2;
 
-/// Parameter indices (docs/kernel-abi.md, "Backward kernel parameters"),
-/// then the tensor maps.
-enum Param : unsigned {
-  kQ = 0, kK, kV, kO, kDO, kLse, kDQ, kDK, kDV, kWorkspace,
-  kSeqQ, kSeqKv, kHeadsQ, kHeadsKv,
-  kDKStride = 32, kDVStride = 35, kLseStride = 38,
-  kNumParams = 40,
-  kQMap = 40, kKMap, kVMap, kDOMap, kNumHopperParams
-};
+/// The sm90a backward kernel's parameters (docs/kernel-abi.md): the sm80
+/// family's, then the Q, K, V and dO tensor maps.
+KernelSignature hopperBackwardSignature() {
+  ::attn::runtime::KernelAbi abi;
+  abi.backward = true;
+  abi.tensorMaps = true;
+  return KernelSignature(abi);
+}
 
 Value eq(KernelBuilder &kb, Value x, Value y) {
   return arith::CmpIOp::create(kb.builder(), kb.location(),
@@ -97,14 +96,15 @@ public:
                         const FlashBackwardSpec &spec,
                         const HopperBackwardConfig &config)
       : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
-        elt(spec.elementType) {}
+        params(hopperBackwardSignature()), elt(spec.elementType) {}
 
   void emit(LLVM::LLVMFuncOp func);
 
 private:
-  Value arg(unsigned i) { return entry->getArgument(i); }
+  Value arg(StringRef name) const { return params[name]; }
   Value barrierAt(int64_t slot, Value stage);
-  Value headBase(Value ptr, Type eltTy, unsigned strideArg, Value head);
+  /// tensor + batch·stride_b + head·stride_h, elements of type `eltTy`.
+  Value headBase(StringRef tensor, Type eltTy, Value head);
   /// Query head and first row of step `it` of the walk.
   std::pair<Value, Value> stepAt(Value it);
   Value stageOf(Value it) { return kb.remu(it, kb.i32(config.stages)); }
@@ -165,6 +165,7 @@ private:
   Location loc;
   const FlashBackwardSpec &spec;
   const HopperBackwardConfig &config;
+  KernelSignature params;
   Type elt;
   Block *entry = nullptr;
 
@@ -183,11 +184,11 @@ Value HopperBackwardEmitter::barrierAt(int64_t slot, Value stage) {
   return kb.gepBytes(barriers, kb.shl(index, 3));
 }
 
-Value HopperBackwardEmitter::headBase(Value ptr, Type eltTy,
-                                      unsigned strideArg, Value head) {
-  Value off = kb.add(kb.mul(kb.zext64(batch), arg(strideArg)),
-                     kb.mul(kb.zext64(head), arg(strideArg + 1)));
-  return kb.gep(ptr, eltTy, off);
+Value HopperBackwardEmitter::headBase(StringRef tensor, Type eltTy,
+                                      Value head) {
+  Value off = kb.add(kb.mul(kb.zext64(batch), params.stride(tensor, 0)),
+                     kb.mul(kb.zext64(head), params.stride(tensor, 1)));
+  return kb.gep(arg(tensor), eltTy, off);
 }
 
 std::pair<Value, Value> HopperBackwardEmitter::stepAt(Value it) {
@@ -222,10 +223,10 @@ void HopperBackwardEmitter::emitTmaLoads() {
     mbarrierArriveExpectTx(kb, kvFull, kTileBytes() + vTileBytes());
     for (int64_t p = 0; p < spec.headDim / 64; ++p)
       tmaLoad4d(kb, kb.gepBytes(kTile, kb.i32(p * kvPanelBytes())),
-                arg(kKMap), {kb.i32(64 * p), kv0, kvHead, batch}, kvFull);
+                arg("k_tmap"), {kb.i32(64 * p), kv0, kvHead, batch}, kvFull);
     for (int64_t p = 0; p < spec.valueHeadDim / 64; ++p)
       tmaLoad4d(kb, kb.gepBytes(vTile, kb.i32(p * kvPanelBytes())),
-                arg(kVMap), {kb.i32(64 * p), kv0, kvHead, batch}, kvFull);
+                arg("v_tmap"), {kb.i32(64 * p), kv0, kvHead, batch}, kvFull);
     scf::ForOp::create(
         b, loc, kb.i32(0), numSteps, kb.i32(1), ValueRange{},
         [&](OpBuilder &, Location, Value it, ValueRange) {
@@ -241,12 +242,12 @@ void HopperBackwardEmitter::emitTmaLoads() {
             Value q = kb.gepBytes(qRing, kb.mul(stage, kb.i32(qTileBytes())));
             for (int64_t p = 0; p < spec.headDim / 64; ++p)
               tmaLoad4d(kb, kb.gepBytes(q, kb.i32(p * qPanelBytes())),
-                        arg(kQMap), {kb.i32(64 * p), q0, head, batch}, full);
+                        arg("q_tmap"), {kb.i32(64 * p), q0, head, batch}, full);
             Value dO =
                 kb.gepBytes(doRing, kb.mul(stage, kb.i32(doTileBytes())));
             for (int64_t p = 0; p < spec.valueHeadDim / 64; ++p)
               tmaLoad4d(kb, kb.gepBytes(dO, kb.i32(p * qPanelBytes())),
-                        arg(kDOMap), {kb.i32(64 * p), q0, head, batch}, full);
+                        arg("do_tmap"), {kb.i32(64 * p), q0, head, batch}, full);
           });
           scf::YieldOp::create(b, loc);
         });
@@ -280,7 +281,7 @@ void HopperBackwardEmitter::emitLseLoader() {
           Value stage = stageOf(it);
           mbarrierWait(kb, barrierAt(emptySlot(), stage),
                        kb.xori(parityOf(it), kb.i32(1)));
-          Value lseBase = headBase(arg(kLse), b.getF32Type(), kLseStride, head);
+          Value lseBase = headBase("lse", b.getF32Type(), head);
           Value deltaBase = deltaBaseOf(it);
           // Rows are clamped to Nq − 1 so that every load is in bounds.
           Value lastRow = kb.sub(seqQ, kb.i32(1));
@@ -510,7 +511,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), LSE·log2e of this thread's query columns
   // 8·j + 2t + {0, 1} read only now (after the mask: fewer live registers).
   SmallVector<Value> lse = sharedColumns(stage, 0);
-  Value cScale = kb.f32(spec.scale * M_LOG2E);
+  Value cScale = kb.fmul(arg("softmax_scale"), kb.f32(M_LOG2E));
   for (int64_t j = 0; j < sTiles; ++j)
     for (int e = 0; e < 4; ++e) {
       Value negLse = arith::NegFOp::create(b, loc, lse[2 * j + (e & 1)]);
@@ -700,23 +701,22 @@ Value HopperBackwardEmitter::deltaBaseOf(Value it) {
   Value head = stepAt(it).first;
   Value bh = kb.add(kb.mul(batch, headsQ), head);
   Value seqQ4 = kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
-  return kb.gep(arg(kWorkspace), b.getF32Type(),
+  return kb.gep(arg("workspace"), b.getF32Type(),
                 kb.mul(kb.zext64(bh),
                        kb.mul(kb.zext64(seqQ4), kb.i64(spec.headDim + 1))));
 }
 
 /// dK·scale and dV of this warp's key rows < Nk, packed pairs.
 void HopperBackwardEmitter::emitEpilogue(ValueRange accs) {
-  Value scale = kb.f32(spec.scale);
-  auto store = [&](unsigned ptrArg, unsigned strideArg, int64_t dim,
-                   size_t first, bool scaled) {
-    Value base = headBase(arg(ptrArg), elt, strideArg, kvHead);
+  Value scale = arg("softmax_scale");
+  auto store = [&](StringRef tensor, int64_t dim, size_t first, bool scaled) {
+    Value base = headBase(tensor, elt, kvHead);
     for (int h = 0; h < 2; ++h) {
       Value row = kb.add(kb.add(kv0, warpKey0), kb.add(g, kb.i32(8 * h)));
       ifThen(kb, kb.slt(row, seqKv), [&] {
         Value rowPtr =
             kb.gep(base, elt,
-                   kb.add(kb.mul(kb.sext64(row), arg(strideArg + 2)),
+                   kb.add(kb.mul(kb.sext64(row), params.stride(tensor, 2)),
                           kb.sext64(kb.shl(t, 1))));
         for (int64_t j = 0; j < dim / 8; ++j) {
           Value lo = accs[first + 4 * j + 2 * h];
@@ -731,9 +731,8 @@ void HopperBackwardEmitter::emitEpilogue(ValueRange accs) {
       });
     }
   };
-  store(kDK, kDKStride, spec.headDim, 0, /*scaled=*/true);
-  store(kDV, kDVStride, spec.valueHeadDim, spec.headDim / 2,
-        /*scaled=*/false);
+  store("dk", spec.headDim, 0, /*scaled=*/true);
+  store("dv", spec.valueHeadDim, spec.headDim / 2, /*scaled=*/false);
 }
 
 void HopperBackwardEmitter::emitConsumer() {
@@ -769,11 +768,12 @@ void HopperBackwardEmitter::emitConsumer() {
 
 void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   entry = &func.getBody().front();
+  params.bind(*entry);
   b.setInsertionPointToStart(entry);
-  seqQ = arg(kSeqQ);
-  seqKv = arg(kSeqKv);
-  headsQ = arg(kHeadsQ);
-  Value headsKv = arg(kHeadsKv);
+  seqQ = arg("seq_q");
+  seqKv = arg("seq_kv");
+  headsQ = arg("heads_q");
+  Value headsKv = arg("heads_kv");
   diagonal = kb.sub(seqKv, seqQ);
 
   Type i32 = b.getI32Type();
@@ -981,7 +981,6 @@ void mlir::attn::emitHopperBackwardKernel(OpBuilder &builder,
                                           StringRef name,
                                           const FlashBackwardSpec &spec,
                                           const HopperBackwardConfig &config) {
-  MLIRContext *ctx = builder.getContext();
   Location loc = module.getLoc();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(module.getBody());
@@ -991,13 +990,7 @@ void mlir::attn::emitHopperBackwardKernel(OpBuilder &builder,
         /*isConstant=*/false, LLVM::Linkage::External, kSharedMemorySymbol,
         Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
 
-  Type gptr = LLVM::LLVMPointerType::get(ctx, 1);
-  SmallVector<Type> params(10, gptr);
-  params.append(4, builder.getI32Type());
-  params.append(kNumParams - 14, builder.getI64Type());
-  params.append(kNumHopperParams - kNumParams, LLVM::LLVMPointerType::get(ctx));
   LLVM::LLVMFuncOp func = nvvm::createHopperKernelFunc(
-      builder, loc, name, params, /*firstTensorMap=*/kNumParams,
-      kNumHopperParams - kNumParams, config.threads());
+      builder, loc, name, hopperBackwardSignature(), config.threads());
   HopperBackwardEmitter(builder, loc, spec, config).emit(func);
 }

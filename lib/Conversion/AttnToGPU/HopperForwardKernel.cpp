@@ -59,15 +59,22 @@ namespace {
 constexpr const char *kHopperSharedMemorySymbol = "attn_dynamic_smem_sm90";
 /// Bytes of one swizzled panel row: 64 16-bit elements.
 constexpr int64_t kPanelRowBytes = 128;
-/// Parameters after the sm80 family's 23: the Q, K and V tensor maps.
-constexpr unsigned kFirstTensorMapArg = 23;
+
+/// The sm90a forward kernel's parameters (docs/kernel-abi.md): the sm80
+/// family's, then the Q, K and V tensor maps.
+KernelSignature hopperForwardSignature() {
+  ::attn::runtime::KernelAbi abi;
+  abi.tensorMaps = true;
+  return KernelSignature(abi);
+}
 
 class HopperForwardEmitter {
 public:
   HopperForwardEmitter(OpBuilder &builder, Location loc,
                        const FlashKernelSpec &spec,
                        const HopperKernelConfig &config)
-      : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config) {}
+      : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
+        params(hopperForwardSignature()) {}
 
   void emit(LLVM::LLVMFuncOp func);
 
@@ -128,6 +135,7 @@ private:
   Location loc;
   const FlashKernelSpec &spec;
   const HopperKernelConfig &config;
+  KernelSignature params;
   Type elt;
 
   Value qMap, kMap, vMap;
@@ -137,6 +145,7 @@ private:
   Value oArg, lseArg, headsQ, headsKv;
   std::array<Value, 2> oBatchHeadStride, lseBatchHeadStride;
   Value seqQ, seqKv, oRowStride;
+  Value softmaxScale; // the run-time scale of the scores (f32)
   // softcap's region C · tanh(s · k) as {k, C}: scale · k is one multiply
   // before the tanh and C joins the softmax's log2(e), two multiplies per
   // score fewer than the region as written (1.029 vs 1.146 ms at D = 128,
@@ -405,11 +414,11 @@ HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
   Value kv0 = kb.mul(block, kb.i32(config.blockN));
   SmallVector<Value> s(in);
   if (foldedSoftcap) {
-    Value k = kb.f32(spec.scale * foldedSoftcap->first);
+    Value k = kb.fmul(softmaxScale, kb.f32(foldedSoftcap->first));
     for (Value &v : s)
       v = attn_gpu::TanhOp::create(b, loc, kb.fmul(v, k));
   } else if (spec.scoreMod) {
-    Value scale = kb.f32(spec.scale);
+    Value scale = softmaxScale;
     SmallVector<Value> rows;
     for (int h = 0; h < 2; ++h)
       rows.push_back(kb.add(warpRow0, kb.add(g, kb.i32(8 * h))));
@@ -431,7 +440,7 @@ HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
         roots.push_back(add.rowFactor);
       ScoreModTileEmitter mod(b, loc, *spec.scoreMod, batch, head, rows,
                               keyBase, roots);
-      Value constant = kb.f32(add.sign / spec.scale);
+      Value constant = kb.fdiv(kb.f32(add.sign), softmaxScale);
       std::array<Value, 2> factor = {constant, constant};
       if (add.rowFactor)
         for (int h = 0; h < 2; ++h)
@@ -482,9 +491,10 @@ SmallVector<Value> HopperForwardEmitter::softmax(SmallVector<Value> s,
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
   // With a score_mod the scale was applied before it: c = log2(e); a
   // folded softcap leaves its C here too, an additive one the scale.
-  Value c = kb.f32(foldedSoftcap                   ? foldedSoftcap->second * M_LOG2E
-                   : spec.scoreMod && !additiveTerm ? M_LOG2E
-                                                    : spec.scale * M_LOG2E);
+  Value c = foldedSoftcap ? kb.f32(foldedSoftcap->second * M_LOG2E)
+            : spec.scoreMod && !additiveTerm
+                ? kb.f32(M_LOG2E)
+                : kb.fmul(softmaxScale, kb.f32(M_LOG2E));
   int64_t sTiles = config.blockN / 8;
   for (int h = 0; h < 2; ++h) {
     Value mx = negInf;
@@ -812,21 +822,20 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
   elt = spec.elementType;
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
-  auto arg = [&](unsigned i) -> Value { return entry.getArgument(i); };
-
-  // Parameters: the sm80 family's (docs/kernel-abi.md), then tensor maps.
-  oArg = arg(3);
-  lseArg = arg(4);
-  seqQ = arg(5);
-  seqKv = arg(6);
-  headsQ = arg(7);
-  headsKv = arg(8);
-  oBatchHeadStride = {arg(18), arg(19)};
-  lseBatchHeadStride = {arg(21), arg(22)};
-  oRowStride = arg(20);
-  qMap = arg(kFirstTensorMapArg);
-  kMap = arg(kFirstTensorMapArg + 1);
-  vMap = arg(kFirstTensorMapArg + 2);
+  params.bind(entry);
+  oArg = params["o"];
+  lseArg = params["lse"];
+  seqQ = params["seq_q"];
+  seqKv = params["seq_kv"];
+  softmaxScale = params["softmax_scale"];
+  headsQ = params["heads_q"];
+  headsKv = params["heads_kv"];
+  oBatchHeadStride = {params.stride("o", 0), params.stride("o", 1)};
+  lseBatchHeadStride = {params["lse_stride_b"], params["lse_stride_h"]};
+  oRowStride = params.stride("o", 2);
+  qMap = params["q_tmap"];
+  kMap = params["k_tmap"];
+  vMap = params["v_tmap"];
   bandOffset = spec.band.topLeft ? kb.i32(0) : kb.sub(seqKv, seqQ);
   if (spec.scoreMod)
     foldedSoftcap = matchSoftcap(*spec.scoreMod);
@@ -900,7 +909,6 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
 Operation *mlir::attn::emitHopperForwardKernel(
     OpBuilder &builder, gpu::GPUModuleOp module, StringRef name,
     const FlashKernelSpec &spec, const HopperKernelConfig &config) {
-  MLIRContext *ctx = builder.getContext();
   Location loc = module.getLoc();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(module.getBody());
@@ -912,17 +920,8 @@ Operation *mlir::attn::emitHopperForwardKernel(
         kHopperSharedMemorySymbol, Attribute(), /*alignment=*/1024,
         /*addrSpace=*/3);
 
-  Type gptr = LLVM::LLVMPointerType::get(ctx, 1);
-  Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
-  SmallVector<Type> params(5, gptr);
-  params.append(4, i32);
-  params.append(14, i64);
-  // Tensor maps: 128-byte __grid_constant__ parameters whose (generic)
-  // address TMA takes.
-  params.append(3, LLVM::LLVMPointerType::get(ctx));
   LLVM::LLVMFuncOp func = nvvm::createHopperKernelFunc(
-      builder, loc, name, params, kFirstTensorMapArg, /*numTensorMaps=*/3,
-      config.threads());
+      builder, loc, name, hopperForwardSignature(), config.threads());
 
   HopperForwardEmitter emitter(builder, loc, spec, config);
   emitter.emit(func);

@@ -141,17 +141,18 @@ SmallVector<Value> mlir::attn::nvvm::wgmmaRS(KernelBuilder &kb,
 }
 
 LLVM::LLVMFuncOp mlir::attn::nvvm::createHopperKernelFunc(
-    OpBuilder &builder, Location loc, StringRef name, ArrayRef<Type> params,
-    unsigned firstTensorMap, unsigned numTensorMaps, int64_t threads) {
+    OpBuilder &builder, Location loc, StringRef name,
+    const KernelSignature &params, int64_t threads) {
   MLIRContext *ctx = builder.getContext();
   auto func = LLVM::LLVMFuncOp::create(
       builder, loc, name,
-      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                  params.types(ctx)));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                 builder.getUnitAttr());
   func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
                 builder.getUnitAttr());
-  for (unsigned i = firstTensorMap; i < firstTensorMap + numTensorMaps; ++i) {
+  for (unsigned i : params.tensorMapPositions()) {
     func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
                     TypeAttr::get(LLVM::LLVMArrayType::get(
                         builder.getI8Type(), 128)));

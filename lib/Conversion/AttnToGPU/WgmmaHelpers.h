@@ -14,6 +14,7 @@
 #ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_WGMMAHELPERS_H
 #define ATTN_LIB_CONVERSION_ATTNTOGPU_WGMMAHELPERS_H
 
+#include "KernelSignature.h"
 #include "NVVMHelpers.h"
 
 namespace mlir::attn::nvvm {
@@ -22,13 +23,12 @@ namespace mlir::attn::nvvm {
 /// and one block per SM (setmaxnreg redistributes that block's registers).
 /// An llvm.func rather than a gpu.func: the NVVM verifier accepts
 /// nvvm.grid_constant only on functions marked nvvm.kernel, which a
-/// gpu.func cannot carry. The `numTensorMaps` parameters from
-/// `firstTensorMap` on are TMA tensor maps: 128-byte, 64-aligned
-/// __grid_constant__ byval parameters whose (generic) address TMA takes.
+/// gpu.func cannot carry. The signature's tensor maps are 128-byte,
+/// 64-aligned __grid_constant__ byval parameters whose (generic) address
+/// TMA takes.
 LLVM::LLVMFuncOp createHopperKernelFunc(OpBuilder &builder, Location loc,
-                                        StringRef name, ArrayRef<Type> params,
-                                        unsigned firstTensorMap,
-                                        unsigned numTensorMaps,
+                                        StringRef name,
+                                        const KernelSignature &params,
                                         int64_t threads);
 
 /// The 32-bit shared-memory address of a shared (addrspace 3) pointer.

@@ -310,6 +310,14 @@ FailureOr<Value> HostLowering::argument(const rt::AbiParam &param) {
     if (name == "heads_kv")
       return toI32(k.sizes[1]);
     break;
+  case rt::ParamType::F32:
+    // The op's scale, passed at launch: the kernel serves every scale.
+    if (name == "softmax_scale")
+      return arith::ConstantFloatOp::create(
+                 b, loc, b.getF32Type(),
+                 APFloat(static_cast<float>(op.getEffectiveScale())))
+          .getResult();
+    break;
   case rt::ParamType::I64: {
     // <tensor>_stride_<b|h|n>
     auto [t, dim] = name.rsplit("_stride_");

@@ -44,8 +44,9 @@ padding with holes, ``dropout`` > 0 (training with attention dropout),
 attention sinks (``s_aux``) and position biases. A silent fallback would
 hide that the model does not run on attn; the message names the model's
 other choice, ``attn_implementation="sdpa"``. docs/transformers.md says
-more, and what waits for the kernels (a run-time scale, padding masks
-inside the GPU kernels).
+more, and what waits for the kernels (padding masks inside the GPU
+kernels, a run-time scale on the CPU path; the GPU kernels take the scale
+as a launch argument).
 """
 
 import inspect

@@ -41,6 +41,7 @@ args.k_stride[:] = [Hkv * Nk * D, Nk * D, D]
 args.v_stride[:] = [Hkv * Nk * D, Nk * D, D]
 args.o_stride[:] = [Hq * Nq * D, Nq * D, D]
 args.lse_stride[:] = [Hq * Nq, Nq]
+args.softmax_scale = 0.125
 
 grid = (ctypes.c_uint32 * 3)()
 print("grid rc", lib.attn_kernel_grid(kern, ctypes.byref(args), grid), list(grid))
@@ -92,6 +93,9 @@ launch_with("odd k stride", k_stride=[Hkv * Nk * D, Nk * D, 66])
 launch_with("negative q stride", q_stride=[-1, Nq * D, D])
 launch_with("overlapping o rows", o_stride=[Hq * Nq * D, Nq * D, 32])
 launch_with("seq_q beyond i32", seq_q=2**31)
+launch_with("forgotten scale", softmax_scale=0.0)
+launch_with("nan scale", softmax_scale=float("nan"))
+launch_with("scale beyond f32", softmax_scale=1e39)
 # An empty batch (or no query rows) launches nothing and succeeds: O keeps
 # its poison.
 for i in range(len(o)):
@@ -127,6 +131,7 @@ names = ["q", "k", "v", "o", "do", "lse", "dq", "dk", "dv", "workspace"]
 man["params"] = [{"name": n, "type": "ptr"} for n in names] + [
     {"name": n, "type": "i32"}
     for n in ("seq_q", "seq_kv", "heads_q", "heads_kv")] + [
+    {"name": "softmax_scale", "type": "f32"}] + [
     {"name": f"{t}_stride_{d}", "type": "i64"}
     for t in ("q", "k", "v", "o", "do", "dq", "dk", "dv") for d in "bhn"] + [
     {"name": "lse_stride_b", "type": "i64"}, {"name": "lse_stride_h", "type": "i64"}]
@@ -156,6 +161,7 @@ def backward_with(what, **changes):
                       ("dk_stride", args.k_stride), ("dv_stride", args.v_stride)):
         getattr(b, name)[:] = list(src)
     b.lse_stride[:] = list(args.lse_stride)
+    b.softmax_scale = args.softmax_scale
     for key, value in changes.items():
         if isinstance(value, list):
             getattr(b, key)[:] = value

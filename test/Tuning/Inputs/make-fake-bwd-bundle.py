@@ -36,6 +36,7 @@ def kernel_dir(name, prefix, block_m, block_n):
                "workspace"]]
     params += [{"name": n, "type": "i32"} for n in
                ["seq_q", "seq_kv", "heads_q", "heads_kv"]]
+    params += [{"name": "softmax_scale", "type": "f32"}]
     for t in ["q", "k", "v", "o", "do", "dq", "dk", "dv"]:
         params += [{"name": "%s_stride_%s" % (t, x), "type": "i64"}
                    for x in "bhn"]

@@ -46,7 +46,6 @@ struct FlashBackwardSpec {
   bool causal = false;
   MaskKind mask = MaskKind::none; // as written (for diagnostics)
   MaskBand band;
-  double scale = 1.0;
 
   static FlashBackwardSpec fromOp(AttentionGradOp op);
 };

@@ -32,7 +32,6 @@ struct FlashKernelSpec {
   MaskKind mask = MaskKind::none; // as written (for diagnostics)
   MaskBand band;        // the keys each row sees (every mask kind)
   Block *scoreMod = nullptr; // the op's score_mod block (not owned), or none
-  double scale = 1.0;   // applied to Q·Kᵀ
   bool withLse = true;
   bool varlen = false;  // packed sequences with cu_seqlens (sm80 only)
   bool bias = false;    // additive [B|1, Hq|1, Nq, Nk] bias (sm80 only)

@@ -23,8 +23,8 @@ template <> __device__ float load<__nv_bfloat16>(const __nv_bfloat16 *p) {
 __device__ void store(float *p, float x) { *p = x; }
 __device__ void store(__nv_bfloat16 *p, float x) { *p = __float2bfloat16_rn(x); }
 
-// scaleLog2 = softmax scale * log2(e): the scale is compiled in, as the
-// ABI says, and folded into exp2.
+// scaleLog2 = softmax scale * log2(e): the scale is the ABI's
+// softmax_scale argument, folded into exp2.
 template <typename T, int D, int DV, bool CAUSAL, int BM, int BN>
 __device__ void attention(const T *__restrict__ q, const T *__restrict__ k,
                           const T *__restrict__ v, T *__restrict__ o,
@@ -102,7 +102,8 @@ __device__ void attention(const T *__restrict__ q, const T *__restrict__ k,
 
 #define ABI_PARAMS(T)                                                          \
   const T *q, const T *k, const T *v, T *o, float *lse, int seq_q,             \
-      int seq_kv, int heads_q, int heads_kv, i64 q_stride_b, i64 q_stride_h,   \
+      int seq_kv, int heads_q, int heads_kv, float softmax_scale,              \
+      i64 q_stride_b, i64 q_stride_h,                                          \
       i64 q_stride_n, i64 k_stride_b, i64 k_stride_h, i64 k_stride_n,          \
       i64 v_stride_b, i64 v_stride_h, i64 v_stride_n, i64 o_stride_b,          \
       i64 o_stride_h, i64 o_stride_n, i64 lse_stride_b, i64 lse_stride_h
@@ -112,8 +113,7 @@ __device__ void attention(const T *__restrict__ q, const T *__restrict__ k,
       v_stride_n, o_stride_b, o_stride_h, o_stride_n, lse_stride_b,            \
       lse_stride_h
 
-// 1/sqrt(64) * log2(e).
-#define SCALE_LOG2_D64 0.18033688011112042f
+#define SCALE_LOG2 (softmax_scale * 1.4426950408889634f)
 
 // regen.sh compiles one kernel per directory (-DKERNEL_...), so each
 // kernel directory holds only its own entry.
@@ -122,7 +122,7 @@ __device__ void attention(const T *__restrict__ q, const T *__restrict__ k,
 // raise the kernel's limit past 48 KiB.
 extern "C" __global__ void __launch_bounds__(64)
     attn_fwd_naive_d64_f32_m64n128(ABI_PARAMS(float)) {
-  attention<float, 64, 64, false, 64, 128>(ABI_ARGS, SCALE_LOG2_D64);
+  attention<float, 64, 64, false, 64, 128>(ABI_ARGS, SCALE_LOG2);
 }
 #endif
 
@@ -130,7 +130,7 @@ extern "C" __global__ void __launch_bounds__(64)
 // bf16, causal (grouped-query heads come from the launch).
 extern "C" __global__ void __launch_bounds__(64)
     attn_fwd_naive_d64_bf16_causal_m64n64(ABI_PARAMS(__nv_bfloat16)) {
-  attention<__nv_bfloat16, 64, 64, true, 64, 64>(ABI_ARGS, SCALE_LOG2_D64);
+  attention<__nv_bfloat16, 64, 64, true, 64, 64>(ABI_ARGS, SCALE_LOG2);
 }
 #endif
 
