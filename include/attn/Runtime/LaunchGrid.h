@@ -73,8 +73,7 @@ struct GridSpec {
 /// give values >= 0 that do not overflow for sizes below 2^31; the caller
 /// checks them against the device's limits. A batch of 0 gives y = 0 (and
 /// no division by zero).
-std::array<int64_t, 3> launchGrid(const GridSpec &spec,
-                                  const GridSizes &sizes);
+std::array<int64_t, 3> launchGrid(const GridSpec &spec, const GridSizes &sizes);
 
 /// launchGrid's grid as CUDA takes it, or an error naming the dimension
 /// that is empty or beyond CUDA's limits (x < 2^31, y and z <= 65535).
