@@ -37,15 +37,17 @@ std::array<Value, 3> mlir::attn::buildLaunchGrid(OpBuilder &b, Location loc,
   case GridPolicy::persistent: {
     // max(1, seq_q >= 4096 ? T : min(T, num_sms / max(batch, 1))): an
     // empty batch launches nothing, but the division must not trap first.
-    Value tiles = mul(blocks(s.seqQ), s.headsQ);
+    // (One statement per op: the IR's order is the source's.)
+    Value queryBlocks = blocks(s.seqQ);
+    Value sms = s.numSms();
     Value one = constant(1);
-    Value perBatch = b.createOrFold<arith::DivUIOp>(
-        loc, s.numSms(), b.createOrFold<arith::MaxUIOp>(loc, s.batch, one));
+    Value tiles = mul(queryBlocks, s.headsQ);
+    Value batch = b.createOrFold<arith::MaxUIOp>(loc, s.batch, one);
+    Value perBatch = b.createOrFold<arith::DivUIOp>(loc, sms, batch);
     Value longRows = b.createOrFold<arith::CmpIOp>(
         loc, arith::CmpIPredicate::uge, s.seqQ, constant(4096));
-    Value x = b.createOrFold<arith::SelectOp>(
-        loc, longRows, tiles,
-        b.createOrFold<arith::MinUIOp>(loc, tiles, perBatch));
+    Value fewer = b.createOrFold<arith::MinUIOp>(loc, tiles, perBatch);
+    Value x = b.createOrFold<arith::SelectOp>(loc, longRows, tiles, fewer);
     out = {b.createOrFold<arith::MaxUIOp>(loc, one, x), s.batch, Value()};
     break;
   }
