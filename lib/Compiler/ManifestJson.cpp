@@ -90,7 +90,7 @@ void mlir::attn::writeManifestGrid(llvm::json::OStream &j,
   });
 }
 
-std::vector<CompiledKernel::TensorMapParam>
+std::vector<mlir::attn::CompiledKernel::TensorMapParam>
 mlir::attn::tensorMapParams(LaunchAttr launch) {
   std::vector<CompiledKernel::TensorMapParam> out;
   for (TensorMapAttr m : launch.getTensorMaps())
