@@ -69,7 +69,7 @@ func.func @causal(%q: tensor<2x8x?x128xbf16>, %k: tensor<2x2x?x128xbf16>,
 // PERSISTENT: %[[LONG:.+]] = arith.cmpi uge, %[[QSIZE]]#2, %[[C4096]] : index
 // PERSISTENT: %[[MIN:.+]] = arith.minui %[[T]], %[[PERB]] : index
 // PERSISTENT: %[[SEL:.+]] = arith.select %[[LONG]], %[[T]], %[[MIN]] : index
-// PERSISTENT: %[[X:.+]] = arith.maxui %[[ONE]], %[[SEL]] : index
+// PERSISTENT: %[[X:.+]] = arith.maxui %[[SEL]], %[[ONE]] : index
 // PERSISTENT: gpu.launch_func async [%{{.*}}] @attn_kernels::@{{.*}}_p blocks in (%[[X]], %[[QSIZE]]#0, %{{.*}})
 func.func @full(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x8x?x128xbf16>,
                 %v: tensor<?x8x?x128xbf16>) -> tensor<?x8x?x128xbf16> {

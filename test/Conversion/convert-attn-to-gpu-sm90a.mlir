@@ -86,7 +86,7 @@
 // the "Q empty" mbarrier carried across them; the producer keeps 40
 // registers for that loop (40 + 2 x 232 = 3 x 168).
 // PERSISTENT: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2_p
-// PERSISTENT-SAME: grid_x = "max(1, min(ceil(seq_q / 128) * heads_q, max(floor(num_sms / batch), ceil(seq_q / 128) * heads_q * floor(seq_q / 4096))))", grid_y = "batch", persistent = true
+// PERSISTENT-SAME: grid = #attn.grid<persistent, block_rows = 128>
 // PERSISTENT: nvvm.setmaxregister  decrease 40
 // PERSISTENT: nvvm.read.ptx.sreg.nctaid.x
 // PERSISTENT: scf.for
