@@ -527,9 +527,9 @@ void gridPolicies() {
   EXPECT((launchGrid({GridPolicy::Persistent, 128}, s) ==
           std::array<int64_t, 3>{512, 2, 1}));
   // An empty batch is no division by zero, and no launch.
-  s.batch = 0;
+  s.batch = 0, s.seqQ = 1000; // num_sms / max(batch, 1)
   EXPECT((launchGrid({GridPolicy::Persistent, 128}, s) ==
-          std::array<int64_t, 3>{1, 0, 1}));
+          std::array<int64_t, 3>{128, 0, 1}));
   EXPECT_ERROR(cudaGrid({GridPolicy::Persistent, 128}, s),
                "grid.y = 0 (persistent, block_rows 128) is empty: no block "
                "to launch");
