@@ -211,8 +211,8 @@ Status BackwardKernel::launch(const BackwardArgs &a, cu::Stream stream) const {
     if (Status s = d.check(
             d.LaunchKernel(functions[i], (*grid)[0], (*grid)[1], (*grid)[2],
                            static_cast<unsigned>(l.threads), 1, 1,
-                           static_cast<unsigned>(l.dynamicSharedMemory),
-                           stream, pointers.data(), nullptr),
+                           static_cast<unsigned>(l.dynamicSharedMemory), stream,
+                           pointers.data(), nullptr),
             "cuLaunchKernel(" + l.entry + ")");
         !s)
       return fail(s);

@@ -143,10 +143,13 @@ void readGrid(FieldReader &r, const JsonValue &obj, const std::string &pre,
     return;
   std::string at = pre + "grid.";
   if (!g->get("policy") && g->get("x")) {
-    r.status = Status::error(
-        "field '" + at + "policy': missing; this manifest gives the grid as "
-        "formulas ('" + at + "x'), as attn-compile did before grid policies: "
-        "recompile the kernel");
+    r.status =
+        Status::error("field '" + at +
+                      "policy': missing; this manifest gives the grid as "
+                      "formulas ('" +
+                      at +
+                      "x'), as attn-compile did before grid policies: "
+                      "recompile the kernel");
     return;
   }
   std::string name;

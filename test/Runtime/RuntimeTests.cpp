@@ -190,8 +190,7 @@ void manifestGood() {
   EXPECT(m->params[22].name == "lse_stride_h" &&
          m->params[22].type == ParamType::I64);
   EXPECT(m->ptxas.registers == 168);
-  EXPECT(m->grid.policy == GridPolicy::QueryTiles &&
-         m->grid.blockRows == 128);
+  EXPECT(m->grid.policy == GridPolicy::QueryTiles && m->grid.blockRows == 128);
 
   // Optional fields may be left out.
   Expected<KernelManifest> bare =
@@ -275,9 +274,9 @@ void manifestWrongType() {
   EXPECT_ERROR(parseManifest(goodManifest("\"query_tiles\"", "\"tiles\"")),
                "field 'grid.policy': expected query_tiles, length_major, "
                "persistent or key_tiles, got 'tiles'");
-  EXPECT_ERROR(parseManifest(goodManifest("\"block_rows\": 128",
-                                          "\"block_rows\": 0")),
-               "field 'grid.block_rows': must be >= 1 (got 0)");
+  EXPECT_ERROR(
+      parseManifest(goodManifest("\"block_rows\": 128", "\"block_rows\": 0")),
+      "field 'grid.block_rows': must be >= 1 (got 0)");
   // The grid formulas of attn-compile before grid policies: recompile.
   EXPECT_ERROR(
       parseManifest(goodManifest(
@@ -468,10 +467,10 @@ std::array<int64_t, 3> documentedGrid(GridPolicy p, double rows,
 void gridPolicies() {
   const int64_t batches[] = {1, 2, 3, 4, 5, 7, 8, 16, 33, 64, 132, 133, 1000};
   const int64_t heads[] = {1, 2, 3, 8, 16, 32, 40, 64, 128};
-  const int64_t seqs[] = {1,    2,    15,   16,   17,    63,    64,    65,
-                          127,  128,  129,  191,  192,   193,   1000,  1023,
-                          1024, 4095, 4096, 4097, 8191,  8192,  12345, 16384,
-                          32768, 65536, 131072, 1000000};
+  const int64_t seqs[] = {1,    2,     15,    16,    17,    63,     64,
+                          65,   127,   128,   129,   191,   192,    193,
+                          1000, 1023,  1024,  4095,  4096,  4097,   8191,
+                          8192, 12345, 16384, 32768, 65536, 131072, 1000000};
   // Forward tiles, the backward's dkdv blocks, dq (64) and the preprocess
   // and convert kernels' 128 / (D / 8) rows (D 32 to 256).
   const int64_t rows[] = {4, 8, 16, 32, 64, 80, 96, 128, 176, 192, 256};
@@ -493,13 +492,13 @@ void gridPolicies() {
                 documentedGrid(p, static_cast<double>(r), s);
             ++compared;
             if (got != want && ++mismatches <= 5) {
-              std::printf("FAIL %s: %s rows %lld batch %lld heads %lld seq %lld:"
-                          " (%lld, %lld, %lld), documented (%lld, %lld, %lld)\n",
-                          current.c_str(), gridPolicyName(p), (long long)r,
-                          (long long)b, (long long)h, (long long)n,
-                          (long long)got[0], (long long)got[1],
-                          (long long)got[2], (long long)want[0],
-                          (long long)want[1], (long long)want[2]);
+              std::printf(
+                  "FAIL %s: %s rows %lld batch %lld heads %lld seq %lld:"
+                  " (%lld, %lld, %lld), documented (%lld, %lld, %lld)\n",
+                  current.c_str(), gridPolicyName(p), (long long)r,
+                  (long long)b, (long long)h, (long long)n, (long long)got[0],
+                  (long long)got[1], (long long)got[2], (long long)want[0],
+                  (long long)want[1], (long long)want[2]);
               ++failures;
             }
           }
