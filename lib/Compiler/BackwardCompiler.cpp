@@ -7,6 +7,7 @@
 #include "attn/Compiler/BackwardCompiler.h"
 #include "ManifestJson.h"
 #include "attn/Conversion/AttnToGPU/KernelSelection.h"
+#include "attn/Conversion/AttnToGPULaunch/LaunchGridIR.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Pipelines/Pipelines.h"
 
@@ -164,47 +165,28 @@ mlir::attn::compileAttentionGradKernels(ModuleOp module,
   if (failed(pm.run(module)))
     return error("generating the GPU backward kernels failed");
 
-  auto launch = op->getAttrOfType<DictionaryAttr>("attn.launch");
-  auto launches = launch ? launch.getAs<ArrayAttr>("launches") : ArrayAttr();
-  if (!launches)
+  auto launch = op->getAttrOfType<LaunchAttr>(kLaunchAttrName);
+  if (!launch || launch.getKernels().empty())
     return error("convert-attn-to-gpu left no backward kernels on the op");
-  auto getInt = [](DictionaryAttr d, StringRef name) -> int64_t {
-    auto a = d.getAs<IntegerAttr>(name);
-    return a ? a.getInt() : 0;
-  };
-  out.blockM = getInt(launch, "block_m");
-  out.blockN = getInt(launch, "block_n");
-  out.threads = getInt(launch, "threads");
-  if (auto det = launch.getAs<BoolAttr>("deterministic"))
-    out.deterministic = det.getValue();
-  if (auto src = launch.getAs<StringAttr>("source"))
-    out.tileSource = src.getValue().str();
+  out.blockM = launch.getBlockM();
+  out.blockN = launch.getBlockN();
+  out.threads = launch.getThreads();
+  out.deterministic = launch.getDeterministic();
+  out.tileSource = launch.getSource().str();
   if (auto config =
           op->getAttrOfType<KernelConfigAttr>(kKernelConfigAttrName))
     out.tileReason = config.getReason().str();
-  if (auto fam = launch.getAs<StringAttr>("family"))
-    out.family = fam.getValue().str();
-  if (int64_t stages = getInt(launch, "stages"))
-    out.stages = stages;
-  if (auto schedule = launch.getAs<StringAttr>("schedule"))
-    out.schedule = schedule.getValue().str();
-  if (auto maps = launch.getAs<ArrayAttr>("tensor_maps"))
-    for (auto m : maps.getAsRange<DictionaryAttr>()) {
-      CompiledKernel::TensorMapParam p;
-      p.name = m.getAs<StringAttr>("name").getValue().str();
-      p.tensor = m.getAs<StringAttr>("tensor").getValue().str();
-      p.boxCols = m.getAs<IntegerAttr>("box_cols").getInt();
-      p.boxRows = m.getAs<IntegerAttr>("box_rows").getInt();
-      out.tensorMaps.push_back(p);
-    }
-  for (auto d : launches.getAsRange<DictionaryAttr>()) {
+  out.family = launch.getFamily().str();
+  out.stages = launch.getStages();
+  out.schedule = launch.getSchedule().str();
+  out.tensorMaps = tensorMapParams(launch);
+  for (KernelLaunchAttr k : launch.getKernels()) {
     CompiledBackward::Launch l;
-    l.role = d.getAs<StringAttr>("role").getValue().str();
-    l.entry = d.getAs<StringAttr>("entry").getValue().str();
-    l.gridX = d.getAs<StringAttr>("grid_x").getValue().str();
-    l.gridY = d.getAs<StringAttr>("grid_y").getValue().str();
-    l.threads = getInt(d, "threads");
-    l.dynamicSharedMemory = getInt(d, "dynamic_shared_memory");
+    l.role = k.getRole().str();
+    l.entry = k.getEntry().str();
+    l.grid = runtimeGrid(k.getGrid());
+    l.threads = k.getThreads();
+    l.dynamicSharedMemory = k.getDynamicSharedMemory();
     out.launches.push_back(l);
   }
   module.walk([&](gpu::GPUModuleOp m) {
@@ -277,11 +259,7 @@ std::string CompiledBackward::manifestJSON() const {
     // The main kernel's launch, also at the top level so that tools that
     // only look there see a consistent description.
     j.attribute("threads", main().threads);
-    j.attributeObject("grid", [&] {
-      j.attribute("x", main().gridX);
-      j.attribute("y", main().gridY);
-      j.attribute("z", "1");
-    });
+    writeManifestGrid(j, main().grid);
     j.attribute("dynamic_shared_memory", main().dynamicSharedMemory);
     // f32 scratch the caller provides: per (batch, query head) Δ [seq_q,
     // padded to a multiple of 4] then the dQ accumulator [seq_q, head_dim].
@@ -293,11 +271,7 @@ std::string CompiledBackward::manifestJSON() const {
           j.attribute("role", l.role);
           j.attribute("entry", l.entry);
           j.attribute("threads", l.threads);
-          j.attributeObject("grid", [&] {
-            j.attribute("x", l.gridX);
-            j.attribute("y", l.gridY);
-            j.attribute("z", "1");
-          });
+          writeManifestGrid(j, l.grid);
           j.attribute("dynamic_shared_memory", l.dynamicSharedMemory);
           if (l.ptxas)
             ptxasObject(*l.ptxas);

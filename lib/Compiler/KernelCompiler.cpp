@@ -7,6 +7,7 @@
 #include "attn/Compiler/KernelCompiler.h"
 #include "ManifestJson.h"
 #include "attn/Conversion/AttnToGPU/KernelSelection.h"
+#include "attn/Conversion/AttnToGPULaunch/LaunchGridIR.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Execution/AttentionModule.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -217,37 +218,20 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
     return error("generating the GPU kernel failed");
 
   auto kernelRef = op->getAttrOfType<SymbolRefAttr>("attn.kernel");
-  auto launch = op->getAttrOfType<DictionaryAttr>("attn.launch");
+  auto launch = op->getAttrOfType<LaunchAttr>(kLaunchAttrName);
   if (!kernelRef || !launch)
     return error("convert-attn-to-gpu left no kernel on the op");
   kernel.entry = kernelRef.getLeafReference().getValue().str();
-  auto getInt = [&](StringRef name) {
-    auto a = launch.getAs<IntegerAttr>(name);
-    return a ? a.getInt() : 0;
-  };
-  kernel.blockM = getInt("block_m");
-  kernel.blockN = getInt("block_n");
-  kernel.stages = getInt("stages");
-  kernel.threads = getInt("threads");
-  kernel.dynamicSharedMemory = getInt("dynamic_shared_memory");
-  kernel.warpRows = getInt("warp_rows");
-  if (auto fam = launch.getAs<StringAttr>("family"))
-    kernel.family = fam.getValue().str();
-  if (auto maps = launch.getAs<ArrayAttr>("tensor_maps"))
-    for (auto m : maps.getAsRange<DictionaryAttr>()) {
-      CompiledKernel::TensorMapParam p;
-      p.name = m.getAs<StringAttr>("name").getValue().str();
-      p.tensor = m.getAs<StringAttr>("tensor").getValue().str();
-      p.boxCols = m.getAs<IntegerAttr>("box_cols").getInt();
-      p.boxRows = m.getAs<IntegerAttr>("box_rows").getInt();
-      kernel.tensorMaps.push_back(p);
-    }
-  if (auto x = launch.getAs<StringAttr>("grid_x"))
-    kernel.gridX = x.getValue().str();
-  if (auto y = launch.getAs<StringAttr>("grid_y"))
-    kernel.gridY = y.getValue().str();
-  if (auto src = launch.getAs<StringAttr>("source"))
-    kernel.tileSource = src.getValue().str();
+  kernel.blockM = launch.getBlockM();
+  kernel.blockN = launch.getBlockN();
+  kernel.stages = launch.getStages();
+  kernel.threads = launch.getThreads();
+  kernel.dynamicSharedMemory = launch.getDynamicSharedMemory();
+  kernel.warpRows = launch.getWarpRows();
+  kernel.family = launch.getFamily().str();
+  kernel.tensorMaps = tensorMapParams(launch);
+  kernel.grid = runtimeGrid(launch.getGrid());
+  kernel.tileSource = launch.getSource().str();
   if (auto config =
           op->getAttrOfType<KernelConfigAttr>(kKernelConfigAttrName))
     kernel.tileReason = config.getReason().str();
@@ -339,13 +323,7 @@ std::string CompiledKernel::manifestJSON() const {
         j.attribute("reason", tileReason);
     });
     j.attribute("threads", threads);
-    j.attributeObject("grid", [&] {
-      j.attribute("x", gridX.empty()
-                           ? "ceil(seq_q / " + std::to_string(blockM) + ")"
-                           : gridX);
-      j.attribute("y", gridY.empty() ? std::string("batch * heads_q") : gridY);
-      j.attribute("z", "1");
-    });
+    writeManifestGrid(j, grid);
     j.attribute("dynamic_shared_memory", dynamicSharedMemory);
     ::attn::runtime::KernelAbi abi;
     abi.bias = problem.bias;

@@ -81,3 +81,20 @@ void mlir::attn::writeManifestParams(
       });
   });
 }
+
+void mlir::attn::writeManifestGrid(llvm::json::OStream &j,
+                                   const ::attn::runtime::GridSpec &grid) {
+  j.attributeObject("grid", [&] {
+    j.attribute("policy", ::attn::runtime::gridPolicyName(grid.policy));
+    j.attribute("block_rows", grid.blockRows);
+  });
+}
+
+std::vector<mlir::attn::CompiledKernel::TensorMapParam>
+mlir::attn::tensorMapParams(LaunchAttr launch) {
+  std::vector<CompiledKernel::TensorMapParam> out;
+  for (TensorMapAttr m : launch.getTensorMaps())
+    out.push_back({m.getName().str(), m.getTensor().str(), m.getBoxCols(),
+                   m.getBoxRows()});
+  return out;
+}

@@ -12,6 +12,7 @@
 #define ATTN_LIB_COMPILER_MANIFESTJSON_H
 
 #include "attn/Compiler/KernelCompiler.h"
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Runtime/KernelAbi.h"
 #include "attn/Support/AttentionProblem.h"
 
@@ -37,6 +38,14 @@ void writeProblemShape(llvm::json::OStream &j,
 void writeManifestHeader(llvm::json::OStream &j, llvm::StringRef direction,
                          llvm::StringRef entry, llvm::StringRef family,
                          llvm::StringRef chip, bool hasCubin);
+
+/// A manifest's "grid": the policy's name and block rows
+/// (attn/Runtime/LaunchGrid.h).
+void writeManifestGrid(llvm::json::OStream &j,
+                       const ::attn::runtime::GridSpec &grid);
+
+/// The TMA descriptors of `launch`, for writeManifestParams.
+std::vector<CompiledKernel::TensorMapParam> tensorMapParams(LaunchAttr launch);
 
 /// A manifest's "params": the kernel ABI's (attn/Runtime/KernelAbi.h, which
 /// the runtime checks them against) up to the TMA descriptors, then the

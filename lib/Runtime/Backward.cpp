@@ -201,40 +201,27 @@ Status BackwardKernel::launch(const BackwardArgs &a, cu::Stream stream) const {
     pointers[i] = &storage[i];
   }
 
-  GridVars vars;
-  vars.batch = a.batch;
-  vars.headsQ = a.headsQ;
-  vars.headsKv = a.headsKv;
-  vars.seqQ = a.seqQ;
-  vars.seqKv = a.seqKv;
-  vars.headDim = m.problem.headDim;
-  vars.valueHeadDim = m.problem.vDim();
-  vars.blockM = m.tile.blockM;
-  vars.blockN = m.tile.blockN;
-  vars.numSms = main->numSms();
+  GridSizes sizes;
+  sizes.batch = a.batch;
+  sizes.headsQ = a.headsQ;
+  sizes.headsKv = a.headsKv;
+  sizes.seqQ = a.seqQ;
+  sizes.seqKv = a.seqKv;
+  sizes.numSms = main->numSms();
   const CudaDriver &d = main->driver();
   ScopedContext guard(d, main->context());
   if (!guard.status())
     return fail(guard.status());
   for (size_t i = 0; i < m.launches.size(); ++i) {
     const KernelManifest::Launch &l = m.launches[i];
-    std::array<unsigned, 3> grid{};
-    for (int dim = 0; dim < 3; ++dim) {
-      Expected<int64_t> n = l.grid[dim].evaluate(vars);
-      if (!n)
-        return fail(Status(n.status())
-                        .prepend(l.role + " grid." + "xyz"[dim]));
-      if (*n > (dim == 0 ? 0x7fffffffLL : 65535LL))
-        return fail(Status::error(l.role + " grid." + "xyz"[dim] + " = " +
-                                  std::to_string(*n) +
-                                  " exceeds the device's limit"));
-      grid[dim] = static_cast<unsigned>(*n);
-    }
+    Expected<std::array<unsigned, 3>> grid = cudaGrid(l.grid, sizes);
+    if (!grid)
+      return fail(Status(grid.status()).prepend(l.role));
     if (Status s = d.check(
-            d.LaunchKernel(functions[i], grid[0], grid[1], grid[2],
+            d.LaunchKernel(functions[i], (*grid)[0], (*grid)[1], (*grid)[2],
                            static_cast<unsigned>(l.threads), 1, 1,
-                           static_cast<unsigned>(l.dynamicSharedMemory),
-                           stream, pointers.data(), nullptr),
+                           static_cast<unsigned>(l.dynamicSharedMemory), stream,
+                           pointers.data(), nullptr),
             "cuLaunchKernel(" + l.entry + ")");
         !s)
       return fail(s);

@@ -7,269 +7,9 @@
 #include "attn/Runtime/Manifest.h"
 #include "attn/Runtime/Json.h"
 
-#include <algorithm>
-#include <cctype>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
+#include <optional>
 
 using namespace attn::runtime;
-
-//===----------------------------------------------------------------------===//
-// Grid formulas
-//===----------------------------------------------------------------------===//
-
-struct GridExpr::Node {
-  enum Kind { Num, Var, Neg, Add, Sub, Mul, Div, Ceil, Floor, Min, Max } kind;
-  double value = 0;          // Num
-  int64_t GridVars::*var{};  // Var
-  std::string name;          // Var, for messages
-  std::shared_ptr<const Node> lhs, rhs;
-};
-
-namespace {
-using Node = GridExpr::Node;
-using NodeRef = std::shared_ptr<const Node>;
-
-struct NamedVar {
-  const char *name;
-  int64_t GridVars::*member;
-};
-const NamedVar kGridVars[] = {
-    {"batch", &GridVars::batch},
-    {"heads_q", &GridVars::headsQ},
-    {"heads_kv", &GridVars::headsKv},
-    {"seq_q", &GridVars::seqQ},
-    {"seq_kv", &GridVars::seqKv},
-    {"head_dim", &GridVars::headDim},
-    {"value_head_dim", &GridVars::valueHeadDim},
-    {"block_m", &GridVars::blockM},
-    {"block_n", &GridVars::blockN},
-    {"num_sms", &GridVars::numSms},
-};
-
-/// expr := term (('+'|'-') term)*; term := unary (('*'|'/') unary)*;
-/// unary := '-' unary | primary; primary := number | name | fn '(' args ')'
-/// | '(' expr ')'.
-class GridParser {
-public:
-  explicit GridParser(const std::string &s) : s(s) {}
-
-  Expected<NodeRef> parse() {
-    NodeRef n = expr();
-    if (n && (skip(), pos != s.size()))
-      n = error("unexpected '" + s.substr(pos, 1) + "'");
-    if (!n)
-      return Status::error(err);
-    return n;
-  }
-
-private:
-  const std::string &s;
-  size_t pos = 0;
-  std::string err;
-  int depth = 0;
-
-  NodeRef error(const std::string &what) {
-    if (err.empty())
-      err = what + " at offset " + std::to_string(pos) + " in '" + s + "'";
-    return nullptr;
-  }
-  void skip() {
-    while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\t'))
-      ++pos;
-  }
-  bool eat(char c) {
-    skip();
-    if (pos < s.size() && s[pos] == c) {
-      ++pos;
-      return true;
-    }
-    return false;
-  }
-  static NodeRef make(Node::Kind k, NodeRef l, NodeRef r = nullptr) {
-    auto n = std::make_shared<Node>();
-    n->kind = k;
-    n->lhs = std::move(l);
-    n->rhs = std::move(r);
-    return n;
-  }
-
-  NodeRef expr() {
-    if (++depth > 32)
-      return error("formula nested too deeply");
-    NodeRef l = term();
-    while (l) {
-      if (eat('+'))
-        l = binary(Node::Add, l, term());
-      else if (eat('-'))
-        l = binary(Node::Sub, l, term());
-      else
-        break;
-    }
-    --depth;
-    return l;
-  }
-  NodeRef term() {
-    NodeRef l = unary();
-    while (l) {
-      if (eat('*'))
-        l = binary(Node::Mul, l, unary());
-      else if (eat('/'))
-        l = binary(Node::Div, l, unary());
-      else
-        break;
-    }
-    return l;
-  }
-  NodeRef binary(Node::Kind k, NodeRef l, NodeRef r) {
-    return r ? make(k, std::move(l), std::move(r)) : nullptr;
-  }
-  NodeRef unary() {
-    if (eat('-')) {
-      NodeRef v = unary();
-      return v ? make(Node::Neg, v) : nullptr;
-    }
-    return primary();
-  }
-  NodeRef primary() {
-    skip();
-    if (pos >= s.size())
-      return error("unexpected end of formula");
-    char c = s[pos];
-    if (c == '(') {
-      ++pos;
-      NodeRef e = expr();
-      if (e && !eat(')'))
-        return error("expected ')'");
-      return e;
-    }
-    if (c >= '0' && c <= '9') {
-      size_t start = pos;
-      while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9')
-        ++pos;
-      if (pos - start > 12)
-        return error("number too large");
-      auto n = std::make_shared<Node>();
-      n->kind = Node::Num;
-      n->value = std::strtod(s.substr(start, pos - start).c_str(), nullptr);
-      return n;
-    }
-    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-      size_t start = pos;
-      while (pos < s.size() && (std::isalnum(static_cast<unsigned char>(s[pos])) ||
-                                s[pos] == '_'))
-        ++pos;
-      std::string name = s.substr(start, pos - start);
-      static const std::pair<const char *, Node::Kind> fns[] = {
-          {"ceil", Node::Ceil},
-          {"floor", Node::Floor},
-          {"min", Node::Min},
-          {"max", Node::Max}};
-      for (const auto &[fn, kind] : fns) {
-        if (name != fn)
-          continue;
-        if (!eat('('))
-          return error("expected '(' after " + name);
-        NodeRef a = expr();
-        if (!a)
-          return nullptr;
-        NodeRef b;
-        if (kind == Node::Min || kind == Node::Max) {
-          if (!eat(','))
-            return error(name + " takes two arguments");
-          b = expr();
-          if (!b)
-            return nullptr;
-        }
-        if (!eat(')'))
-          return error("expected ')' after " + name + "'s argument");
-        return make(kind, a, b);
-      }
-      for (const NamedVar &v : kGridVars)
-        if (name == v.name) {
-          auto n = std::make_shared<Node>();
-          n->kind = Node::Var;
-          n->var = v.member;
-          n->name = name;
-          return n;
-        }
-      pos = start;
-      return error("unknown name '" + name + "'");
-    }
-    return error(std::string("unexpected '") + c + "'");
-  }
-};
-
-Expected<double> evalNode(const Node &n, const GridVars &vars) {
-  if (n.kind == Node::Num)
-    return n.value;
-  if (n.kind == Node::Var)
-    return static_cast<double>(vars.*(n.var));
-  Expected<double> a = evalNode(*n.lhs, vars);
-  if (!a)
-    return a;
-  if (n.kind == Node::Neg)
-    return -*a;
-  if (n.kind == Node::Ceil)
-    return std::ceil(*a);
-  if (n.kind == Node::Floor)
-    return std::floor(*a);
-  Expected<double> b = evalNode(*n.rhs, vars);
-  if (!b)
-    return b;
-  switch (n.kind) {
-  case Node::Add:
-    return *a + *b;
-  case Node::Sub:
-    return *a - *b;
-  case Node::Mul:
-    return *a * *b;
-  case Node::Div:
-    if (*b == 0)
-      return Status::error("division by zero");
-    return *a / *b;
-  case Node::Min:
-    return std::min(*a, *b);
-  case Node::Max:
-    return std::max(*a, *b);
-  default:
-    return Status::error("internal error: bad grid formula node");
-  }
-}
-} // namespace
-
-Expected<GridExpr> GridExpr::parse(const std::string &text) {
-  Expected<NodeRef> root = GridParser(text).parse();
-  if (!root)
-    return root.status();
-  GridExpr e;
-  e.src = text;
-  e.root = root.take();
-  return e;
-}
-
-Expected<int64_t> GridExpr::evaluate(const GridVars &vars) const {
-  if (!root)
-    return Status::error("empty grid formula");
-  Expected<double> v = evalNode(*root, vars);
-  if (!v)
-    return Status(v.status()).prepend("'" + src + "'");
-  // Grid sizes are far below 2^53, so doubles hold them exactly; a
-  // fraction means the formula lacks a ceil().
-  if (!std::isfinite(*v) || *v != std::floor(*v))
-    return Status::error("'" + src + "' is not a whole number (" +
-                         std::to_string(*v) + ")");
-  if (*v < 1 || *v > 2147483647.0) {
-    // Print the double: a value beyond int64 must not be cast (UB; found by
-    // fuzzing the manifest parser).
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.17g", *v);
-    return Status::error("'" + src + "' = " + buf +
-                         " is outside [1, 2^31 - 1]");
-  }
-  return static_cast<int64_t>(*v);
-}
 
 //===----------------------------------------------------------------------===//
 // manifest.json
@@ -393,6 +133,38 @@ bool readTensorMapParam(FieldReader &r, const JsonValue &pv,
   return true;
 }
 
+/// A "grid" object: the policy's name and its block rows
+/// (attn/Runtime/LaunchGrid.h). Manifests of older compilers gave formulas
+/// instead ("x": "ceil(seq_q / 128)"); they are refused with a way out.
+void readGrid(FieldReader &r, const JsonValue &obj, const std::string &pre,
+              GridSpec &grid) {
+  const JsonValue *g = r.getObject(obj, pre, "grid");
+  if (!g)
+    return;
+  std::string at = pre + "grid.";
+  if (!g->get("policy") && g->get("x")) {
+    r.status =
+        Status::error("field '" + at +
+                      "policy': missing; this manifest gives the grid as "
+                      "formulas ('" +
+                      at +
+                      "x'), as attn-compile did before grid policies: "
+                      "recompile the kernel");
+    return;
+  }
+  std::string name;
+  if (!r.getString(*g, at, "policy", name))
+    return;
+  std::optional<GridPolicy> policy = parseGridPolicy(name);
+  if (!policy) {
+    r.status = Status::error("field '" + at + "policy': expected " +
+                             gridPolicyNames() + ", got '" + name + "'");
+    return;
+  }
+  grid.policy = *policy;
+  r.getInt(*g, at, "block_rows", grid.blockRows, true, 1);
+}
+
 void readProblem(FieldReader &r, const JsonValue &obj,
                  attn::AttentionProblem &p) {
   const std::string pre = "problem.";
@@ -514,21 +286,7 @@ Expected<KernelManifest> attn::runtime::parseManifest(const std::string &text) {
     r.status = Status::error("field 'threads': at most 1024 threads in a "
                              "block (got " + std::to_string(m.threads) + ")");
 
-  if (const JsonValue *g = r.getObject(root, "", "grid")) {
-    const char *dims[] = {"x", "y", "z"};
-    for (int i = 0; i < 3 && r.status; ++i) {
-      std::string formula;
-      if (!r.getString(*g, "grid.", dims[i], formula))
-        break;
-      Expected<GridExpr> e = GridExpr::parse(formula);
-      if (!e) {
-        r.status = Status::error("field 'grid." + std::string(dims[i]) +
-                                 "': " + e.message());
-        break;
-      }
-      m.grid[i] = e.take();
-    }
-  }
+  readGrid(r, root, "", m.grid);
 
   r.getInt(root, "", "dynamic_shared_memory", m.dynamicSharedMemory, true, 0);
 
@@ -627,21 +385,7 @@ Expected<KernelManifest> attn::runtime::parseManifest(const std::string &text) {
       r.getInt(lv, pre, "threads", l.threads, true, 1);
       r.getInt(lv, pre, "dynamic_shared_memory", l.dynamicSharedMemory, true,
                0);
-      if (const JsonValue *g = r.getObject(lv, pre, "grid")) {
-        const char *dims[] = {"x", "y", "z"};
-        for (int d = 0; d < 3 && r.status; ++d) {
-          std::string formula;
-          if (!r.getString(*g, pre + "grid.", dims[d], formula))
-            break;
-          Expected<GridExpr> e = GridExpr::parse(formula);
-          if (!e) {
-            r.status = Status::error("field '" + pre + "grid." + dims[d] +
-                                     "': " + e.message());
-            break;
-          }
-          l.grid[d] = e.take();
-        }
-      }
+      readGrid(r, lv, pre, l.grid);
       if (r.status && l.threads > 1024)
         r.status = Status::error("field '" + pre + "threads': at most 1024");
       m.launches.push_back(std::move(l));

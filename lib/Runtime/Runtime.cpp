@@ -135,33 +135,18 @@ attn::runtime::computeLaunchGeometry(const KernelManifest &m,
     return Status::error("the lse pointer is null but the kernel writes the "
                          "LSE (with_lse)");
 
-  GridVars vars;
-  vars.batch = a.batch;
-  vars.headsQ = a.headsQ;
-  vars.headsKv = a.headsKv;
-  vars.seqQ = a.seqQ;
-  vars.seqKv = a.seqKv;
-  vars.headDim = m.problem.headDim;
-  vars.valueHeadDim = m.problem.vDim();
-  vars.blockM = m.tile.blockM;
-  vars.blockN = m.tile.blockN;
-  vars.numSms = numSms;
-
+  GridSizes sizes;
+  sizes.batch = a.batch;
+  sizes.headsQ = a.headsQ;
+  sizes.headsKv = a.headsKv;
+  sizes.seqQ = a.seqQ;
+  sizes.seqKv = a.seqKv;
+  sizes.numSms = numSms;
+  Expected<std::array<unsigned, 3>> grid = cudaGrid(m.grid, sizes);
+  if (!grid)
+    return grid.status();
   LaunchGeometry g;
-  const char *dims[] = {"x", "y", "z"};
-  // CUDA's limits on grid y and z.
-  const int64_t limits[] = {2147483647, 65535, 65535};
-  for (int i = 0; i < 3; ++i) {
-    Expected<int64_t> v = m.grid[i].evaluate(vars);
-    if (!v)
-      return Status(v.status()).prepend(std::string("grid.") + dims[i]);
-    if (*v > limits[i])
-      return Status::error(std::string("grid.") + dims[i] + " = " +
-                           m.grid[i].text() + " = " + std::to_string(*v) +
-                           " exceeds CUDA's limit of " +
-                           std::to_string(limits[i]));
-    g.grid[i] = static_cast<unsigned>(*v);
-  }
+  g.grid = *grid;
   g.threads = static_cast<unsigned>(m.threads);
   g.dynamicSharedMemory = static_cast<unsigned>(m.dynamicSharedMemory);
   return g;

@@ -114,11 +114,11 @@ class KernelSpec:
 
 def manifest_tile_name(manifest: dict) -> str:
     """The tile name of a kernel directory's manifest: its family's name
-    (attn.families.tile_name) from block_m, block_n, warp_rows and
-    stages. A forward manifest does not record an sm90a tile's schedule or
-    grid: those parts of the name are the tile's own, not checked. A
-    backward manifest records the sm90a dQ schedule; its warps own 16
-    keys each (the database's warp_rows)."""
+    (attn.families.tile_name) from block_m, block_n, warp_rows, stages
+    and the grid policy (persistent: "-p"). A forward manifest does not
+    record an sm90a tile's consumer schedule: that part of the name is the
+    tile's own, not checked. A backward manifest records the sm90a dQ
+    schedule; its warps own 16 keys each (the database's warp_rows)."""
     tile = manifest.get("tile") or {}
     backward = manifest.get("direction") == "backward"
     fields = [tile.get("block_m", 0), tile.get("block_n", 0),
@@ -127,7 +127,10 @@ def manifest_tile_name(manifest: dict) -> str:
     family = FAMILY_OF_KEY.get(str(manifest.get("family", "sm80-mma")),
                                "sm80")
     schedule = str(tile.get("schedule", "")) if backward else ""
-    return tile_name(*fields, family=family, schedule=schedule)
+    grid = manifest.get("grid")
+    persistent = isinstance(grid, dict) and grid.get("policy") == "persistent"
+    return tile_name(*fields, family=family, schedule=schedule,
+                     persistent=persistent)
 
 
 def _tile_matches(manifest: dict, tile: str) -> Optional[str]:
@@ -136,8 +139,8 @@ def _tile_matches(manifest: dict, tile: str) -> Optional[str]:
     got = manifest_tile_name(manifest)
     if want["family"] == "sm90a" and \
             manifest.get("direction") != "backward":
-        # A forward manifest records neither schedule nor grid.
-        want = dict(want, schedule="", persistent=False)
+        # A forward manifest does not record the consumer schedule.
+        want = dict(want, schedule="")
     if got != tile_name(**want):
         return f"manifest tile is {got}, not {tile}"
     return None
@@ -173,6 +176,26 @@ def cache_root() -> Path:
     return Path(base) / "attn"
 
 
+# The grid policies the runtime launches (include/attn/Runtime/LaunchGrid.h).
+GRID_POLICIES = ("query_tiles", "length_major", "persistent", "key_tiles")
+
+
+def _unknown_grid(manifest: dict) -> Optional[str]:
+    """Why the manifest's grids are not ones the runtime launches (None when
+    they are): a directory an older compiler wrote gives formulas ("x":
+    "ceil(seq_q / 128)") instead of a policy, and is rebuilt, not loaded."""
+    launches = manifest.get("launches") or []
+    grids = [manifest.get("grid")] + [
+        launch.get("grid") for launch in launches if isinstance(launch, dict)]
+    for grid in grids:
+        policy = grid.get("policy") if isinstance(grid, dict) else None
+        if policy not in GRID_POLICIES:
+            return (f"manifest grid policy is {policy!r}, not one of "
+                    f"{', '.join(GRID_POLICIES)} (an older compiler's grid "
+                    "formulas?)")
+    return None
+
+
 def validate_kernel_dir(path: Path, spec: KernelSpec) -> Optional[str]:
     """Why ``path`` is not a usable kernel directory for ``spec`` (None
     when it is)."""
@@ -186,6 +209,9 @@ def validate_kernel_dir(path: Path, spec: KernelSpec) -> Optional[str]:
     direction = manifest.get("direction", "forward")
     if direction != ("backward" if spec.kind == "bwd" else "forward"):
         return f"manifest direction is {direction!r}, the spec is {spec.kind}"
+    why = _unknown_grid(manifest)
+    if why:
+        return why
     problem = manifest.get("problem") or {}
     variant = spec.variant_info()
     fields = variant.problem_fields()

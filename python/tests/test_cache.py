@@ -227,7 +227,8 @@ def _fake_build(spec, directory):
                 "cubin": "kernel.cubin",
                 "problem": {"head_dim": spec.head_dim,
                             "value_head_dim": spec.value_head_dim,
-                            "dtype": spec.dtype, "causal": spec.causal}}
+                            "dtype": spec.dtype, "causal": spec.causal},
+                "grid": {"policy": "query_tiles", "block_rows": 64}}
     (directory / "manifest.json").write_text(json.dumps(manifest))
     (directory / "kernel.ptx").write_text(_PTX)
     (directory / "kernel.cubin").write_bytes(b"\x7fELF" + bytes(range(256)))
@@ -292,6 +293,28 @@ def test_entry_moved_to_another_name_is_rebuilt(tmp_path):
     assert "renamed" in c._check_entry(other, SPEC, "v2")
     assert c.get(SPEC, "v2", _fake_build) == other
     assert c.events[-1] == ("rebuilt", SPEC.name)
+
+
+def test_entry_with_grid_formulas_is_rebuilt(tmp_path):
+    """An entry an older compiler of the same version wrote, whose manifest
+    gives the grid as formulas (which the runtime no longer reads), is
+    rebuilt, not handed to the runtime to fail at load."""
+    c = KernelCache(tmp_path / "c")
+    path = c.get(SPEC, "v1", _fake_build)
+    m = json.loads((path / "manifest.json").read_text())
+    m["grid"] = {"x": "ceil(seq_q / 64)", "y": "batch * heads_q", "z": "1"}
+    (path / "manifest.json").write_text(json.dumps(m))
+    record = json.loads((path / "key.json").read_text())
+    record["files"] = cache._file_hashes(path)  # consistent, only stale
+    (path / "key.json").write_text(json.dumps(record))
+    assert cache.validate_kernel_dir(path, SPEC) == (
+        "manifest grid policy is None, not one of query_tiles, "
+        "length_major, persistent, key_tiles (an older compiler's grid "
+        "formulas?)")
+    assert c.get(SPEC, "v1", _fake_build) == path
+    assert c.events[-1] == ("rebuilt", SPEC.name)
+    assert json.loads((path / "manifest.json").read_text())["grid"] == {
+        "policy": "query_tiles", "block_rows": 64}
 
 
 def test_pack_kernel_files_are_checked(tmp_path):

@@ -376,9 +376,14 @@ def test_tuned_sm90a_tile_is_compiled_into_the_cache(compiler):
     assert (manifest["tile"]["block_m"], manifest["tile"]["block_n"],
             manifest["tile"]["stages"]) == (128, 160, 2)
     assert manifest["entry"].endswith("_m128n160s2_p")  # the persistent grid
+    assert manifest["grid"] == {"policy": "persistent", "block_rows": 128}
     other = dataclasses.replace(spec, tile="wg-m128n176s2")
     assert cache.validate_kernel_dir(path, other) == \
-        "manifest tile is wg-m128n160s2, not wg-m128n176s2"
+        "manifest tile is wg-m128n160s2-p, not wg-m128n176s2"
+    # The grid is the tile's too: the same tile without -p is another.
+    plain = dataclasses.replace(spec, tile="wg-m128n160s2")
+    assert cache.validate_kernel_dir(path, plain) == \
+        "manifest tile is wg-m128n160s2-p, not wg-m128n160s2"
 
 
 def test_tuned_tile_is_compiled_into_the_cache(compiler):

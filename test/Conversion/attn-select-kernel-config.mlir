@@ -55,10 +55,14 @@
 
 // CONVERT: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m64n128s2
 // CONVERT-SAME: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 64, block_n = 128
-// CONVERT-SAME: attn.launch = {block_m = 64 : i64, block_n = 128 : i64
+// CONVERT-SAME: attn.launch = #attn.launch<family = "sm90a-wgmma", block_m = 64, block_n = 128,
+// CONVERT-SAME: grid = #attn.grid<length_major, block_rows = 64>
 // CONVERT: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_causal_dkdv_n128m64s2
 // CONVERT-SAME: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 64, block_n = 128
-// CONVERT-SAME: attn.launch = {block_m = 64 : i64, block_n = 128 : i64
+// CONVERT-SAME: attn.launch = #attn.launch<family = "sm90a-wgmma", block_m = 64, block_n = 128,
+// CONVERT-SAME: grid = #attn.grid<key_tiles, block_rows = 128>
+// CONVERT-SAME: kernels = [#attn.kernel_launch<role = "preprocess",
+// CONVERT-SAME: schedule = "dq-pipelined"
 
 // DB: attn.kernel_config = #attn.kernel_config<family = "sm80", block_m = 64, block_n = 32, source = "tuning-db", reason = "tuning database '{{.*}}lookup-db.json': hit: Test GPU (8 SMs): fwd bf16 d64 g4 causal q256 kv512 sm_90a sm80-mma compiler=test-compiler -> m64n32r16s2">
 // DB-NONE: attn.kernel_config = #attn.kernel_config<family = "sm80", block_m = 128, block_n = 64, warp_rows = 32, source = "heuristic", reason = "no tuning database (tuning-db, $ATTN_TUNING_DB)">

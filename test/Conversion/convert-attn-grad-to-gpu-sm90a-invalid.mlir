@@ -26,16 +26,17 @@
 // The ring depth and the dQ schedule: the kernel's name and the launch
 // (the head-dim-32 split below fails with family=sm90a).
 // KNOBS: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_dkdv_n128m64s3_dkf
-// KNOBS-SAME: schedule = "dk-first"
-// KNOBS-SAME: source = "option"
-// KNOBS-SAME: stages = 3 : i64
+// KNOBS-SAME: attn.launch = #attn.launch<family = "sm90a-wgmma", block_m = 64, block_n = 128, stages = 3,
+// KNOBS-SAME: grid = #attn.grid<key_tiles, block_rows = 128>
+// KNOBS-SAME: #attn.kernel_launch<role = "dkdv", entry = "attn_bwd_sm90_d64_bf16_dkdv_n128m64s3_dkf", threads = 384,
+// KNOBS-SAME: schedule = "dk-first", source = "option">
 // family=auto: the sm80 dkdv kernel where the Hopper one cannot run, the
 // Hopper one on sm_90a.
 // AUTO80: family = "sm80-mma"
 // AUTO80-NOT: attn_bwd_sm90
 // AUTO90: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_dkdv_n128m64s2
 // AUTO90-SAME: family = "sm90a-wgmma"
-// AUTO90-SAME: tensor_maps = [{box_cols = 64 : i64, box_rows = 64 : i64, name = "q_tmap", tensor = "q"}, {box_cols = 64 : i64, box_rows = 128 : i64, name = "k_tmap", tensor = "k"}, {box_cols = 64 : i64, box_rows = 128 : i64, name = "v_tmap", tensor = "v"}, {box_cols = 64 : i64, box_rows = 64 : i64, name = "do_tmap", tensor = "do"}]
+// AUTO90-SAME: tensor_maps = [#attn.tensor_map<name = "q_tmap", tensor = "q", box_cols = 64, box_rows = 64>, #attn.tensor_map<name = "k_tmap", tensor = "k", box_cols = 64, box_rows = 128>, #attn.tensor_map<name = "v_tmap", tensor = "v", box_cols = 64, box_rows = 128>, #attn.tensor_map<name = "do_tmap", tensor = "do", box_cols = 64, box_rows = 64>]
 // AUTO90: llvm.func @attn_bwd_sm90_d64_bf16_dkdv_n128m64s2(
 // AUTO90-SAME: attributes {gpu.kernel, nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
 

@@ -26,7 +26,7 @@ func.func @not_a_symbol(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>,
 
 func.func @no_launch(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>,
                      %v: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{has 'attn.kernel' but no 'attn.launch' dictionary: run convert-attn-to-gpu to annotate it}}
+  // expected-error @+1 {{has 'attn.kernel' but no #attn.launch 'attn.launch': run convert-attn-to-gpu to annotate it}}
   %o = attn.attention %q, %k, %v {attn.kernel = @attn_kernels::@k}
       : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>
       -> tensor<1x1x64x64xf16>
@@ -35,23 +35,13 @@ func.func @no_launch(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>,
 
 // -----
 
-func.func @no_block_m(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>,
-                      %v: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{'attn.launch' needs a positive integer 'block_m'}}
+// The dictionary of earlier convert-attn-to-gpu runs is not launch data.
+func.func @old_dictionary(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>,
+                          %v: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{has 'attn.kernel' but no #attn.launch 'attn.launch': run convert-attn-to-gpu to annotate it}}
   %o = attn.attention %q, %k, %v {attn.kernel = @attn_kernels::@k,
-                                  attn.launch = {threads = 128 : i64}}
-      : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>
-      -> tensor<1x1x64x64xf16>
-  return %o : tensor<1x1x64x64xf16>
-}
-
-// -----
-
-func.func @no_smem(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>,
-                   %v: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{'attn.launch' needs an integer 'dynamic_shared_memory'}}
-  %o = attn.attention %q, %k, %v {attn.kernel = @attn_kernels::@k,
-                                  attn.launch = {block_m = 64 : i64, threads = 128 : i64}}
+      attn.launch = {block_m = 64 : i64, threads = 128 : i64, dynamic_shared_memory = 0 : i64,
+                     grid_x = "ceil(seq_q / 64)", grid_y = "batch * heads_q"}}
       : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>
       -> tensor<1x1x64x64xf16>
   return %o : tensor<1x1x64x64xf16>
@@ -63,7 +53,9 @@ func.func @flat_symbol(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>,
                        %v: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
   // expected-error @+1 {{'attn.kernel' must be @module::@kernel, got @k}}
   %o = attn.attention %q, %k, %v {attn.kernel = @k,
-      attn.launch = {block_m = 64 : i64, threads = 128 : i64, dynamic_shared_memory = 0 : i64}}
+      attn.launch = #attn.launch<family = "sm80-mma", block_m = 64, block_n = 64, threads = 128,
+                     dynamic_shared_memory = 0, grid = #attn.grid<query_tiles, block_rows = 64>,
+                     source = "heuristic">}
       : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>
       -> tensor<1x1x64x64xf16>
   return %o : tensor<1x1x64x64xf16>
@@ -75,7 +67,9 @@ func.func @missing_kernel(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>,
                           %v: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
   // expected-error @+1 {{kernel @attn_kernels::@k is not in the module}}
   %o = attn.attention %q, %k, %v {attn.kernel = @attn_kernels::@k,
-      attn.launch = {block_m = 64 : i64, threads = 128 : i64, dynamic_shared_memory = 0 : i64}}
+      attn.launch = #attn.launch<family = "sm80-mma", block_m = 64, block_n = 64, threads = 128,
+                     dynamic_shared_memory = 0, grid = #attn.grid<query_tiles, block_rows = 64>,
+                     source = "heuristic">}
       : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>
       -> tensor<1x1x64x64xf16>
   return %o : tensor<1x1x64x64xf16>
@@ -93,7 +87,9 @@ module attributes {gpu.container_module} {
     // expected-error @+1 {{with cu_seqlens (variable length) cannot be lowered to a launch yet: the host lowering handles dense batches only}}
     %o = attn.attention %q, %k, %v cu_seqlens(%cq, %ck) : tensor<3xi32>, tensor<3xi32>
         max [128, 128] {attn.kernel = @attn_kernels::@k,
-        attn.launch = {block_m = 64 : i64, threads = 128 : i64, dynamic_shared_memory = 0 : i64}}
+        attn.launch = #attn.launch<family = "sm80-mma", block_m = 64, block_n = 64, threads = 128,
+                     dynamic_shared_memory = 0, grid = #attn.grid<query_tiles, block_rows = 64>,
+                     source = "heuristic">}
         : tensor<256x4x64xf16>, tensor<256x4x64xf16>, tensor<256x4x64xf16>
         -> tensor<256x4x64xf16>
     return %o : tensor<256x4x64xf16>
@@ -112,7 +108,9 @@ module attributes {gpu.container_module} {
     // expected-error @+1 {{cannot be lowered to a launch yet: no host value for the kernel's parameter 'bias' (ptr)}}
     %o = attn.attention %q, %k, %v bias %b : tensor<1x1x64x64xf16>
         {attn.kernel = @attn_kernels::@k,
-        attn.launch = {block_m = 64 : i64, threads = 128 : i64, dynamic_shared_memory = 0 : i64}}
+        attn.launch = #attn.launch<family = "sm80-mma", block_m = 64, block_n = 64, threads = 128,
+                     dynamic_shared_memory = 0, grid = #attn.grid<query_tiles, block_rows = 64>,
+                     source = "heuristic">}
         : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>
         -> tensor<1x1x64x64xf16>
     return %o : tensor<1x1x64x64xf16>
@@ -125,12 +123,15 @@ module attributes {gpu.container_module} {
   gpu.module @attn_kernels {
     gpu.func @k() kernel { gpu.return }
   }
-  func.func @no_maps(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>,
-                     %v: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-    // expected-error @+1 {{'attn.launch' of a sm90a-wgmma kernel needs 'tensor_maps'}}
+  func.func @no_q_map(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>,
+                      %v: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+    // expected-error @+1 {{'attn.launch' has no tensor map 'q_tmap'}}
     %o = attn.attention %q, %k, %v {attn.kernel = @attn_kernels::@k,
-        attn.launch = {block_m = 64 : i64, threads = 128 : i64, dynamic_shared_memory = 0 : i64,
-                       family = "sm90a-wgmma"}}
+        attn.launch = #attn.launch<family = "sm90a-wgmma", block_m = 64, block_n = 64,
+                                   threads = 128, dynamic_shared_memory = 0,
+                                   grid = #attn.grid<query_tiles, block_rows = 64>,
+                                   tensor_maps = [#attn.tensor_map<name = "k_tmap", tensor = "k", box_cols = 64, box_rows = 64>],
+                                   source = "heuristic">}
         : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>
         -> tensor<1x1x64x64xf16>
     return %o : tensor<1x1x64x64xf16>
@@ -143,12 +144,17 @@ module attributes {gpu.container_module} {
   gpu.module @attn_kernels {
     gpu.func @k() kernel { gpu.return }
   }
-  func.func @no_box(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>,
-                    %v: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-    // expected-error @+1 {{'attn.launch' has no tensor map 'q_tmap' with integer box_cols and box_rows}}
+  func.func @backward_launch(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>,
+                             %v: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+    // expected-error @+1 {{'attn.launch' describes backward kernels, not a forward attn.attention's}}
     %o = attn.attention %q, %k, %v {attn.kernel = @attn_kernels::@k,
-        attn.launch = {block_m = 64 : i64, threads = 128 : i64, dynamic_shared_memory = 0 : i64,
-                       family = "sm90a-wgmma", tensor_maps = [{name = "q_tmap"}]}}
+        attn.launch = #attn.launch<family = "sm80-mma", block_m = 64, block_n = 64,
+            threads = 128, dynamic_shared_memory = 0,
+            grid = #attn.grid<key_tiles, block_rows = 64>,
+            kernels = [#attn.kernel_launch<role = "preprocess", entry = "k", threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<query_tiles, block_rows = 16>>,
+                       #attn.kernel_launch<role = "dkdv", entry = "k", threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<key_tiles, block_rows = 64>>,
+                       #attn.kernel_launch<role = "convert", entry = "k", threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<query_tiles, block_rows = 16>>],
+            source = "heuristic">}
         : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>
         -> tensor<1x1x64x64xf16>
     return %o : tensor<1x1x64x64xf16>

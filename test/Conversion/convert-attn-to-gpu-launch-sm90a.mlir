@@ -53,7 +53,8 @@ func.func @causal(%q: tensor<2x8x?x128xbf16>, %k: tensor<2x2x?x128xbf16>,
 
 // Persistent: x = max(1, min(T, max(floor(num_sms / batch), T * floor(seq_q
 // / 4096)))) with T = ceil(seq_q / block_m) * heads_q and the SM count from
-// the runtime; y = batch.
+// the runtime, computed as the runtime's launchGrid does: max(1, seq_q >=
+// 4096 ? T : min(T, num_sms / max(batch, 1))); y = batch.
 // PERSISTENT: func.func private @attnDeviceMultiprocessorCount() -> i32
 // PERSISTENT-LABEL: func.func @full
 // PERSISTENT: %{{.*}}, %{{.*}}, %[[QSIZE:.+]]:4, %{{.*}}:4 = memref.extract_strided_metadata
@@ -65,11 +66,10 @@ func.func @causal(%q: tensor<2x8x?x128xbf16>, %k: tensor<2x2x?x128xbf16>,
 // PERSISTENT: %[[B1:.+]] = arith.maxui %[[QSIZE]]#0, %[[ONE]] : index
 // PERSISTENT: %[[PERB:.+]] = arith.divui %[[SMS]], %[[B1]] : index
 // PERSISTENT: %[[C4096:.+]] = arith.constant 4096 : index
-// PERSISTENT: %[[LONG:.+]] = arith.divui %[[QSIZE]]#2, %[[C4096]] : index
-// PERSISTENT: %[[TLONG:.+]] = arith.muli %[[T]], %[[LONG]] : index
-// PERSISTENT: %[[MAX:.+]] = arith.maxui %[[PERB]], %[[TLONG]] : index
-// PERSISTENT: %[[MIN:.+]] = arith.minui %[[T]], %[[MAX]] : index
-// PERSISTENT: %[[X:.+]] = arith.maxui %[[ONE]], %[[MIN]] : index
+// PERSISTENT: %[[LONG:.+]] = arith.cmpi uge, %[[QSIZE]]#2, %[[C4096]] : index
+// PERSISTENT: %[[MIN:.+]] = arith.minui %[[T]], %[[PERB]] : index
+// PERSISTENT: %[[SEL:.+]] = arith.select %[[LONG]], %[[T]], %[[MIN]] : index
+// PERSISTENT: %[[X:.+]] = arith.maxui %[[SEL]], %[[ONE]] : index
 // PERSISTENT: gpu.launch_func async [%{{.*}}] @attn_kernels::@{{.*}}_p blocks in (%[[X]], %[[QSIZE]]#0, %{{.*}})
 func.func @full(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x8x?x128xbf16>,
                 %v: tensor<?x8x?x128xbf16>) -> tensor<?x8x?x128xbf16> {

@@ -28,10 +28,11 @@
 // CHECK: %[[C128:.+]] = arith.constant 128 : index
 // CHECK: %[[GX:.+]] = arith.ceildivui %[[QSIZE]]#2, %[[C128]] : index
 // CHECK: %[[GY:.+]] = arith.muli %[[QSIZE]]#0, %[[QSIZE]]#1 : index
+// CHECK: %[[GZ:.+]] = arith.constant 1 : index
 // CHECK: %[[ONE:.+]] = arith.constant 1 : index
 // CHECK: %[[SMEM:.+]] = arith.constant 49152 : i32
 // CHECK: %[[THREADS:.+]] = arith.constant 128 : index
-// CHECK: %[[T3:.+]] = gpu.launch_func async [%[[T2]]] @attn_kernels::@attn_fwd_d64_bf16_causal_m128n64w4s2 blocks in (%[[GX]], %[[GY]], %[[ONE]]) threads in (%[[THREADS]], %[[ONE]], %[[ONE]]) dynamic_shared_memory_size %[[SMEM]] args(%[[QP]] : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %[[SEQQ]] : i32, %[[SEQKV]] : i32, %{{.*}} : i32, %{{.*}} : i32, %[[SCALE]] : f32, %[[QSB]] : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64)
+// CHECK: %[[T3:.+]] = gpu.launch_func async [%[[T2]]] @attn_kernels::@attn_fwd_d64_bf16_causal_m128n64w4s2 blocks in (%[[GX]], %[[GY]], %[[GZ]]) threads in (%[[THREADS]], %[[ONE]], %[[ONE]]) dynamic_shared_memory_size %[[SMEM]] args(%[[QP]] : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %[[SEQQ]] : i32, %[[SEQKV]] : i32, %{{.*}} : i32, %{{.*}} : i32, %[[SCALE]] : f32, %[[QSB]] : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64, %{{.*}} : i64)
 // The function returns once the kernel is done.
 // CHECK: gpu.wait [%[[T3]]]
 // CHECK: %[[OT:.+]] = bufferization.to_tensor %[[O]] restrict : memref<?x8x?x64xbf16> to tensor<?x8x?x64xbf16>

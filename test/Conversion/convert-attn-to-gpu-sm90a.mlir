@@ -18,7 +18,7 @@
 // query block first), y the batch.
 // CHECK-LABEL: func.func @causal_gqa
 // CHECK: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2
-// CHECK-SAME: attn.launch = {block_m = 128 : i64, block_n = 128 : i64, dynamic_shared_memory = 164944 : i64, family = "sm90a-wgmma", grid_x = "ceil(seq_q / 128) * heads_q", grid_y = "batch", persistent = false, source = "heuristic", stages = 2 : i64, tensor_maps = [{box_cols = 64 : i64, box_rows = 128 : i64, name = "q_tmap", tensor = "q"}, {box_cols = 64 : i64, box_rows = 128 : i64, name = "k_tmap", tensor = "k"}, {box_cols = 64 : i64, box_rows = 128 : i64, name = "v_tmap", tensor = "v"}], threads = 384 : i64, warp_rows = 16 : i64}
+// CHECK-SAME: attn.launch = #attn.launch<family = "sm90a-wgmma", block_m = 128, block_n = 128, threads = 384, dynamic_shared_memory = 164944, grid = #attn.grid<length_major, block_rows = 128>, tensor_maps = [#attn.tensor_map<name = "q_tmap", tensor = "q", box_cols = 64, box_rows = 128>, #attn.tensor_map<name = "k_tmap", tensor = "k", box_cols = 64, box_rows = 128>, #attn.tensor_map<name = "v_tmap", tensor = "v", box_cols = 64, box_rows = 128>], source = "heuristic">
 // CHECK: llvm.mlir.global external @attn_dynamic_smem_sm90() {addr_space = 3 : i32, alignment = 1024 : i64}
 // CHECK: llvm.func @attn_fwd_sm90_d128_bf16_causal_m128n128s2(
 // CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant})
@@ -86,7 +86,7 @@
 // the "Q empty" mbarrier carried across them; the producer keeps 40
 // registers for that loop (40 + 2 x 232 = 3 x 168).
 // PERSISTENT: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2_p
-// PERSISTENT-SAME: grid_x = "max(1, min(ceil(seq_q / 128) * heads_q, max(floor(num_sms / batch), ceil(seq_q / 128) * heads_q * floor(seq_q / 4096))))", grid_y = "batch", persistent = true
+// PERSISTENT-SAME: grid = #attn.grid<persistent, block_rows = 128>
 // PERSISTENT: nvvm.setmaxregister  decrease 40
 // PERSISTENT: nvvm.read.ptx.sreg.nctaid.x
 // PERSISTENT: scf.for

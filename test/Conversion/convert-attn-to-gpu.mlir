@@ -5,7 +5,7 @@
 // CHECK-LABEL: func.func @causal_gqa
 // CHECK: attn.attention
 // CHECK-SAME: attn.kernel = @attn_kernels::@attn_fwd_d64_bf16_causal_m128n64w4s2
-// CHECK-SAME: attn.launch = {block_m = 128 : i64, block_n = 64 : i64, dynamic_shared_memory = 49152 : i64, source = "heuristic", stages = 2 : i64, threads = 128 : i64, warp_rows = 32 : i64}
+// CHECK-SAME: attn.launch = #attn.launch<family = "sm80-mma", block_m = 128, block_n = 64, warp_rows = 32, threads = 128, dynamic_shared_memory = 49152, grid = #attn.grid<query_tiles, block_rows = 128>, source = "heuristic">
 // CHECK: gpu.module @attn_kernels
 // CHECK: llvm.mlir.global external @attn_dynamic_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // CHECK: gpu.func @attn_fwd_d64_bf16_causal_m128n64w4s2(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i64

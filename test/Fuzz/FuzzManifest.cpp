@@ -5,7 +5,7 @@
 // Feeds the input to the runtime's JSON reader and manifest parser, and
 // for manifests that parse, computes the launch geometry and packs the
 // parameters for the manifest's own problem and for a few awkward shapes
-// (the grid formulas run on them). Errors are expected; only crashes,
+// (the grid computed for them). Errors are expected; only crashes,
 // sanitizer reports and hangs are findings.
 //
 //===----------------------------------------------------------------------===//

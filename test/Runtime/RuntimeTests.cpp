@@ -2,7 +2,7 @@
 //
 // Part of the attn project: an MLIR compiler for exact attention.
 //
-// No GPU needed: the JSON reader, the manifest checks, grid formulas,
+// No GPU needed: the JSON reader, the manifest checks, grid policies,
 // parameter packing, the host-side checker and the "no CUDA driver" path.
 // A small harness rather than GoogleTest, so it also builds on the GPU
 // host, which has no package manager. Usage: attn-runtime-tests [group...]
@@ -15,12 +15,14 @@
 #include "attn/Runtime/Runtime.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -142,7 +144,7 @@ std::string goodManifest(const std::string &from = "",
   "tile": {"block_m": 128, "block_n": 64, "warps": 8, "stages": 2,
            "source": "heuristic"},
   "threads": 256,
-  "grid": {"x": "ceil(seq_q / 128)", "y": "batch * heads_q", "z": "1"},
+  "grid": {"policy": "query_tiles", "block_rows": 128},
   "dynamic_shared_memory": 49152,
   "params": PARAMS,
   "ptxas": {"registers": 168, "spill_stores": 0, "spill_loads": 0,
@@ -190,7 +192,7 @@ void manifestGood() {
   EXPECT(m->params[23].name == "lse_stride_h" &&
          m->params[23].type == ParamType::I64);
   EXPECT(m->ptxas.registers == 168);
-  EXPECT(m->grid[0].text() == "ceil(seq_q / 128)");
+  EXPECT(m->grid.policy == GridPolicy::QueryTiles && m->grid.blockRows == 128);
 
   // Optional fields may be left out.
   Expected<KernelManifest> bare =
@@ -210,8 +212,8 @@ void manifestMissingField() {
       "missing required field 'problem.head_dim'");
   EXPECT_ERROR(parseManifest(goodManifest("\"block_m\": 128,", "")),
                "missing required field 'tile.block_m'");
-  EXPECT_ERROR(parseManifest(goodManifest("\"z\": \"1\"", "\"w\": \"1\"")),
-               "missing required field 'grid.z'");
+  EXPECT_ERROR(parseManifest(goodManifest("\"block_rows\"", "\"rows\"")),
+               "missing required field 'grid.block_rows'");
   EXPECT_ERROR(parseManifest(goodManifest("\"format\": \"attn-kernel/1\",", "")),
                "missing required field 'format'");
   EXPECT_ERROR(parseManifest(goodManifest("{\"name\":\"q\",\"type\":\"ptr\"}",
@@ -271,9 +273,21 @@ void manifestWrongType() {
       parseManifest(goodManifest("{\"name\":\"seq_q\",\"type\":\"i32\"}",
                                  "{\"name\":\"q\",\"type\":\"ptr\"}")),
       "field 'params[5].name': expected 'seq_q', got 'q'");
-  EXPECT_ERROR(parseManifest(goodManifest("\"batch * heads_q\"",
-                                          "\"batch * heads\"")),
-               "field 'grid.y': unknown name 'heads'");
+  EXPECT_ERROR(parseManifest(goodManifest("\"query_tiles\"", "\"tiles\"")),
+               "field 'grid.policy': expected query_tiles, length_major, "
+               "persistent or key_tiles, got 'tiles'");
+  EXPECT_ERROR(
+      parseManifest(goodManifest("\"block_rows\": 128", "\"block_rows\": 0")),
+      "field 'grid.block_rows': must be >= 1 (got 0)");
+  // The grid formulas of attn-compile before grid policies: recompile.
+  EXPECT_ERROR(
+      parseManifest(goodManifest(
+          "{\"policy\": \"query_tiles\", \"block_rows\": 128}",
+          "{\"x\": \"ceil(seq_q / 128)\", \"y\": \"batch * heads_q\", "
+          "\"z\": \"1\"}")),
+      "field 'grid.policy': missing; this manifest gives the grid as formulas "
+      "('grid.x'), as attn-compile did before grid policies: recompile the "
+      "kernel");
 }
 
 /// The parameters, in order, must be the kernel ABI's (KernelAbi.h): the
@@ -335,7 +349,7 @@ void manifestParamsAreTheAbi() {
   EXPECT_ERROR(
       parseManifest(goodManifest("\"family\"", R"("direction": "backward",
       "launches": [{"role": "dkdv", "entry": "e", "threads": 64, "grid":
-      {"x": "1", "y": "1", "z": "1"}, "dynamic_shared_memory": 0}],
+      {"policy": "key_tiles", "block_rows": 64}, "dynamic_shared_memory": 0}],
       "family")")),
       "field 'params[4].name': expected 'do', got 'lse' (the backward "
       "kernel takes 41 parameters");
@@ -417,56 +431,109 @@ void manifestFile() {
 }
 
 //===----------------------------------------------------------------------===//
-// Grid formulas and launch geometry
+// Grid policies and launch geometry
 //===----------------------------------------------------------------------===//
 
-int64_t evalGrid(const std::string &text, const GridVars &vars) {
-  Expected<GridExpr> e = GridExpr::parse(text);
-  if (!e.ok()) {
-    std::printf("FAIL %s: '%s' does not parse: %s\n", current.c_str(),
-                text.c_str(), e.message().c_str());
-    ++failures;
-    return -1;
+/// The grid formulas manifests gave before grid policies, as
+/// docs/kernel-abi.md wrote them (real division, ceil and floor), for
+/// `rows` rows per block.
+std::array<int64_t, 3> documentedGrid(GridPolicy p, double rows,
+                                      const GridSizes &s) {
+  double batch = s.batch, headsQ = s.headsQ, headsKv = s.headsKv;
+  double seqQ = s.seqQ, seqKv = s.seqKv, numSms = s.numSms;
+  double t = std::ceil(seqQ / rows) * headsQ;
+  double x = 0, y = 0;
+  switch (p) {
+  case GridPolicy::QueryTiles: // "ceil(seq_q / 128)", "batch * heads_q"
+    x = std::ceil(seqQ / rows), y = batch * headsQ;
+    break;
+  case GridPolicy::LengthMajor: // "ceil(seq_q / 128) * heads_q", "batch"
+    x = t, y = batch;
+    break;
+  case GridPolicy::Persistent:
+    // "max(1, min(T, max(floor(num_sms / batch), T * floor(seq_q / 4096))))"
+    x = std::max(1.0, std::min(t, std::max(std::floor(numSms / batch),
+                                           t * std::floor(seqQ / 4096)))),
+    y = batch;
+    break;
+  case GridPolicy::KeyTiles: // "ceil(seq_kv / 128)", "batch * heads_kv"
+    x = std::ceil(seqKv / rows), y = batch * headsKv;
+    break;
   }
-  Expected<int64_t> v = e->evaluate(vars);
-  return v.ok() ? *v : -1;
+  return {static_cast<int64_t>(x), static_cast<int64_t>(y), 1};
 }
 
-void gridFormula() {
-  GridVars v;
-  v.batch = 2;
-  v.headsQ = 16;
-  v.seqQ = 4096;
-  v.blockM = 128;
-  v.numSms = 132;
-  EXPECT(evalGrid("ceil(seq_q / 128)", v) == 32);
-  EXPECT(evalGrid("ceil(seq_q / block_m)", v) == 32);
-  v.seqQ = 4097;
-  EXPECT(evalGrid("ceil(seq_q / 128)", v) == 33);
-  v.seqQ = 1;
-  EXPECT(evalGrid("ceil(seq_q/128)", v) == 1);
-  v.seqQ = 1000;
-  EXPECT(evalGrid("ceil(seq_q / 96)", v) == 11);
-  EXPECT(evalGrid("batch * heads_q", v) == 32);
-  EXPECT(evalGrid("1", v) == 1);
-  EXPECT(evalGrid("min(num_sms, batch * heads_q * ceil(seq_q / 128))", v) ==
-         132);
-  EXPECT(evalGrid("max(1, floor(seq_q / 128) - 2 * (3 - 1))", v) == 3);
-  EXPECT(evalGrid("-(-seq_q) / 8", v) == 125);
+/// launchGrid gives exactly the documented formulas' values, for every
+/// policy, over shapes around the block and 4096-row boundaries, on an
+/// H100/H200's 132 SMs.
+void gridPolicies() {
+  const int64_t batches[] = {1, 2, 3, 4, 5, 7, 8, 16, 33, 64, 132, 133, 1000};
+  const int64_t heads[] = {1, 2, 3, 8, 16, 32, 40, 64, 128};
+  const int64_t seqs[] = {1,    2,     15,    16,    17,    63,     64,
+                          65,   127,   128,   129,   191,   192,    193,
+                          1000, 1023,  1024,  4095,  4096,  4097,   8191,
+                          8192, 12345, 16384, 32768, 65536, 131072, 1000000};
+  // Forward tiles, the backward's dkdv blocks, dq (64) and the preprocess
+  // and convert kernels' 128 / (D / 8) rows (D 32 to 256).
+  const int64_t rows[] = {4, 8, 16, 32, 64, 80, 96, 128, 176, 192, 256};
+  const GridPolicy policies[] = {GridPolicy::QueryTiles,
+                                 GridPolicy::LengthMajor,
+                                 GridPolicy::Persistent, GridPolicy::KeyTiles};
+  int64_t compared = 0, mismatches = 0;
+  for (GridPolicy p : policies)
+    for (int64_t b : batches)
+      for (int64_t h : heads)
+        for (int64_t n : seqs)
+          for (int64_t r : rows) {
+            GridSizes s;
+            s.batch = b, s.headsQ = h, s.headsKv = h > 2 ? h / 2 : h;
+            s.seqQ = n, s.seqKv = n % 3 == 0 ? n : n + 7;
+            s.numSms = 132;
+            std::array<int64_t, 3> got = launchGrid({p, r}, s);
+            std::array<int64_t, 3> want =
+                documentedGrid(p, static_cast<double>(r), s);
+            ++compared;
+            if (got != want && ++mismatches <= 5) {
+              std::printf(
+                  "FAIL %s: %s rows %lld batch %lld heads %lld seq %lld:"
+                  " (%lld, %lld, %lld), documented (%lld, %lld, %lld)\n",
+                  current.c_str(), gridPolicyName(p), (long long)r,
+                  (long long)b, (long long)h, (long long)n, (long long)got[0],
+                  (long long)got[1], (long long)got[2], (long long)want[0],
+                  (long long)want[1], (long long)want[2]);
+              ++failures;
+            }
+          }
+  EXPECT(compared > 40000 && mismatches == 0);
 
-  EXPECT_ERROR(GridExpr::parse("ceil(seq_q / 128"), "expected ')'");
-  EXPECT_ERROR(GridExpr::parse("ceil seq_q"), "expected '(' after ceil");
-  EXPECT_ERROR(GridExpr::parse("seq_q +"), "unexpected end of formula");
-  EXPECT_ERROR(GridExpr::parse("seq_q % 2"), "unexpected '%'");
-  EXPECT_ERROR(GridExpr::parse("min(seq_q)"), "min takes two arguments");
-  EXPECT_ERROR(GridExpr::parse("blocks"), "unknown name 'blocks'");
-  Expected<GridExpr> frac = GridExpr::parse("seq_q / 128");
-  EXPECT(frac.ok());
-  EXPECT_ERROR(frac->evaluate(v), "is not a whole number");
-  Expected<GridExpr> zero = GridExpr::parse("seq_q / (batch - batch)");
-  EXPECT_ERROR(zero->evaluate(v), "division by zero");
-  Expected<GridExpr> neg = GridExpr::parse("1 - batch");
-  EXPECT_ERROR(neg->evaluate(v), "outside [1, 2^31 - 1]");
+  // The names are the manifest's and the IR's (#attn.grid).
+  for (GridPolicy p : policies) {
+    std::optional<GridPolicy> back = parseGridPolicy(gridPolicyName(p));
+    EXPECT(back && *back == p);
+  }
+  EXPECT(!parseGridPolicy("ceil(seq_q / 128)"));
+  // A few by hand.
+  GridSizes s;
+  s.batch = 2, s.headsQ = 16, s.headsKv = 4, s.seqQ = 1000, s.seqKv = 300;
+  s.numSms = 132;
+  EXPECT((launchGrid({GridPolicy::QueryTiles, 128}, s) ==
+          std::array<int64_t, 3>{8, 32, 1}));
+  EXPECT((launchGrid({GridPolicy::LengthMajor, 128}, s) ==
+          std::array<int64_t, 3>{128, 2, 1}));
+  EXPECT((launchGrid({GridPolicy::Persistent, 128}, s) ==
+          std::array<int64_t, 3>{66, 2, 1})); // min(128, 132 / 2)
+  EXPECT((launchGrid({GridPolicy::KeyTiles, 128}, s) ==
+          std::array<int64_t, 3>{3, 8, 1}));
+  s.seqQ = 4096; // one block per tile from 4096 query rows on
+  EXPECT((launchGrid({GridPolicy::Persistent, 128}, s) ==
+          std::array<int64_t, 3>{512, 2, 1}));
+  // An empty batch is no division by zero, and no launch.
+  s.batch = 0, s.seqQ = 1000; // num_sms / max(batch, 1)
+  EXPECT((launchGrid({GridPolicy::Persistent, 128}, s) ==
+          std::array<int64_t, 3>{128, 0, 1}));
+  EXPECT_ERROR(cudaGrid({GridPolicy::Persistent, 128}, s),
+               "grid.y = 0 (persistent, block_rows 128) is empty: no block "
+               "to launch");
 }
 
 LaunchArgs someArgs(const KernelManifest &m) {
@@ -504,7 +571,13 @@ void launchGeometry() {
   bad = a;
   bad.batch = 5000;
   EXPECT_ERROR(computeLaunchGeometry(*m, bad),
-               "grid.y = batch * heads_q = 80000 exceeds CUDA's limit of 65535");
+               "grid.y = 80000 (query_tiles, block_rows 128) exceeds CUDA's "
+               "limit of 65535");
+  // A persistent grid sees the SM count.
+  KernelManifest persistent = *m;
+  persistent.grid = {GridPolicy::Persistent, 128};
+  Expected<LaunchGeometry> p = computeLaunchGeometry(persistent, a, 132);
+  EXPECT(p.ok() && p->grid[0] == 44 && p->grid[1] == 3); // 132 / 3
 }
 
 void packing() {
@@ -537,20 +610,6 @@ void packing() {
 /// Errors the other tests check only in part, checked whole here: every
 /// message a user can get has a test (scripts/check-diagnostics.py).
 void wholeMessages() {
-  EXPECT_ERROR(GridExpr::parse(std::string(40, '(') + "1" +
-                               std::string(40, ')')),
-               "formula nested too deeply at offset");
-  EXPECT_ERROR(GridExpr::parse("1234567890123 * seq_q"),
-               "number too large at offset 13 in '1234567890123 * seq_q'");
-  EXPECT_ERROR(GridExpr::parse("ceil(seq_q / 128"),
-               "expected ')' after ceil's argument");
-  // Far beyond int64: reported as the double it is (casting it was UB).
-  Expected<GridExpr> huge =
-      GridExpr::parse("999999999999 * 999999999999 * 999999999999");
-  EXPECT(huge.ok());
-  if (huge.ok())
-    EXPECT_ERROR(huge->evaluate(GridVars()),
-                 "' = 9.9999999999700001e+35 is outside [1, 2^31 - 1]");
   EXPECT_ERROR(parseManifest(goodManifest("\"heads_kv\": 4",
                                           "\"heads_kv\": 5")),
                "problem: --heads-q (16) must be a multiple of --heads-kv (5)");
@@ -952,7 +1011,7 @@ const Test kTests[] = {
     {"manifest", "tensormap", manifestTensorMap},
     {"manifest", "abi", manifestParamsAreTheAbi},
     {"manifest", "file", manifestFile},
-    {"grid", "formula", gridFormula},
+    {"grid", "policies", gridPolicies},
     {"grid", "launch-geometry", launchGeometry},
     {"params", "packing", packing},
     {"params", "launch-checks", launchChecks},

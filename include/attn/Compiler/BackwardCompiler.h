@@ -18,7 +18,8 @@ namespace mlir::attn {
 
 struct CompiledBackward {
   struct Launch {
-    std::string role, entry, gridX, gridY;
+    std::string role, entry;
+    ::attn::runtime::GridSpec grid;
     int64_t threads = 0, dynamicSharedMemory = 0;
     std::optional<PtxasReport> ptxas;
   };

@@ -12,6 +12,7 @@
 #ifndef ATTN_COMPILER_KERNELCOMPILER_H
 #define ATTN_COMPILER_KERNELCOMPILER_H
 
+#include "attn/Runtime/LaunchGrid.h"
 #include "attn/Support/AttentionProblem.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -87,9 +88,8 @@ struct CompiledKernel {
     int64_t boxCols = 0, boxRows = 0;
   };
   std::vector<TensorMapParam> tensorMaps;
-  /// Grid formulas when the kernel sets them (attn.launch grid_x/grid_y),
-  /// else ceil(seq_q / block_m) by batch * heads_q.
-  std::string gridX, gridY;
+  /// The grid's policy and block rows (#attn.launch's grid).
+  ::attn::runtime::GridSpec grid;
 
   /// The launch manifest (docs/kernel-abi.md).
   std::string manifestJSON() const;

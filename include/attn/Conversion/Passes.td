@@ -75,8 +75,8 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
     For every `attn.attention` (and `attn.attention_grad`), writes the
     kernel(s) of its `#attn.kernel_config` into the `gpu.module
     @attn_kernels` of the enclosing module and records them on the op as
-    `attn.kernel` (a symbol reference) and `attn.launch` (threads, dynamic
-    shared memory, grid, tensor maps). A kernel is a *schedule* in the
+    `attn.kernel` (a symbol reference) and `attn.launch` (an `#attn.launch`:
+    threads, dynamic shared memory, the `#attn.grid` policy, tensor maps). A kernel is a *schedule* in the
     mid-level kernel IR: `attn_gpu` ops (mbarrier waits and arrivals, TMA
     loads, named barriers, warpgroup MMAs, the fence and the wait that
     threads the accumulators, exp2/log2) with upstream scf/arith/LLVM/NVVM

@@ -11,11 +11,11 @@
 #define ATTN_RUNTIME_MANIFEST_H
 
 #include "attn/Runtime/KernelAbi.h"
+#include "attn/Runtime/LaunchGrid.h"
 #include "attn/Runtime/ReadFile.h"
 #include "attn/Runtime/Status.h"
 #include "attn/Support/AttentionProblem.h"
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -52,30 +52,6 @@ struct PtxasInfo {
   int64_t localMemory = -1;
 };
 
-/// The run-time values a grid formula may name.
-struct GridVars {
-  int64_t batch = 0, headsQ = 0, headsKv = 0, seqQ = 0, seqKv = 0;
-  int64_t headDim = 0, valueHeadDim = 0, blockM = 0, blockN = 0;
-  int64_t numSms = 0; // multiprocessors, for persistent grids
-};
-
-/// One grid dimension's formula, e.g. "ceil(seq_q / 128)": integers, the
-/// names of GridVars (batch, heads_q, heads_kv, seq_q, seq_kv, head_dim,
-/// value_head_dim, block_m, block_n, num_sms), + - * / (exact division),
-/// parentheses, and ceil/floor/min/max.
-class GridExpr {
-public:
-  struct Node;
-  static Expected<GridExpr> parse(const std::string &text);
-  /// The value for `vars`; an error unless it is a whole number >= 1.
-  Expected<int64_t> evaluate(const GridVars &vars) const;
-  const std::string &text() const { return src; }
-
-private:
-  std::string src;
-  std::shared_ptr<const Node> root;
-};
-
 struct KernelManifest {
   std::string format;
   std::string entry;
@@ -88,7 +64,9 @@ struct KernelManifest {
   AttentionProblem problem;
   TileConfig tile;
   int64_t threads = 0;
-  std::array<GridExpr, 3> grid;
+  /// The grid's policy and block rows (LaunchGrid.h); backward: the dkdv
+  /// launch's.
+  GridSpec grid;
   int64_t dynamicSharedMemory = 0;
   std::vector<KernelParam> params;
   PtxasInfo ptxas;
@@ -98,7 +76,7 @@ struct KernelManifest {
   struct Launch {
     std::string role, entry;
     int64_t threads = 0;
-    std::array<GridExpr, 3> grid;
+    GridSpec grid;
     int64_t dynamicSharedMemory = 0;
   };
   std::vector<Launch> launches;

@@ -56,8 +56,8 @@ struct LaunchGeometry {
 };
 
 /// Checks `args` against the manifest (positive sizes, head ratio, the
-/// pointers the kernel needs) and evaluates the grid formulas. `numSms` is
-/// what a num_sms formula sees.
+/// pointers the kernel needs) and computes the manifest's grid
+/// (LaunchGrid.h). `numSms` is what a persistent grid sees.
 Expected<LaunchGeometry> computeLaunchGeometry(const KernelManifest &m,
                                                const LaunchArgs &args,
                                                int64_t numSms = 0);

@@ -95,73 +95,49 @@ mlir::attn::convertAttentionGradOps(ModuleOp module, gpu::GPUModuleOp kernels,
       emitFlashBackwardKernels(b, kernels, names, spec, config);
     }
 
-    auto launch = [&](StringRef role, StringRef entry, int64_t threads,
-                      std::string gridX, StringRef gridY, int64_t smem) {
-      return b.getDictionaryAttr({
-          b.getNamedAttr("role", b.getStringAttr(role)),
-          b.getNamedAttr("entry", b.getStringAttr(entry)),
-          b.getNamedAttr("threads", b.getI64IntegerAttr(threads)),
-          b.getNamedAttr("grid_x", b.getStringAttr(gridX)),
-          b.getNamedAttr("grid_y", b.getStringAttr(gridY)),
-          b.getNamedAttr("dynamic_shared_memory", b.getI64IntegerAttr(smem)),
-      });
+    // The kernels in launch order (docs/kernel-abi.md, "Backward").
+    MLIRContext *ctx = b.getContext();
+    auto kernel = [&](StringRef role, StringRef entry, int64_t threads,
+                      GridPolicy policy, int64_t rows, int64_t smem) {
+      return KernelLaunchAttr::get(ctx, role, entry, threads, smem,
+                                   GridAttr::get(ctx, policy, rows));
     };
-    auto ceilDiv = [](StringRef n, int64_t d) {
-      return "ceil(" + n.str() + " / " + std::to_string(d) + ")";
-    };
-    SmallVector<Attribute> launches = {
-        launch("preprocess", names.preprocess, kBackwardAuxThreads,
-               ceilDiv("seq_q", backwardAuxRowsPerBlock(spec.valueHeadDim)),
-               "batch * heads_q", 0),
-        launch("dkdv", names.dkdv, dkdvThreads,
-               ceilDiv("seq_kv", config.blockN), "batch * heads_kv",
-               dkdvSmem),
+    SmallVector<KernelLaunchAttr> launches = {
+        kernel("preprocess", names.preprocess, kBackwardAuxThreads,
+               GridPolicy::query_tiles,
+               backwardAuxRowsPerBlock(spec.valueHeadDim), 0),
+        kernel("dkdv", names.dkdv, dkdvThreads, GridPolicy::key_tiles,
+               config.blockN, dkdvSmem),
     };
     if (deterministic)
-      launches.push_back(launch(
-          "dq", names.dqDeterministic, config.dqThreads(),
-          ceilDiv("seq_q", config.dqBlockM()), "batch * heads_q",
-          flashBackwardDqSharedMemoryBytes(spec, config)));
+      launches.push_back(
+          kernel("dq", names.dqDeterministic, config.dqThreads(),
+                 GridPolicy::query_tiles, config.dqBlockM(),
+                 flashBackwardDqSharedMemoryBytes(spec, config)));
     else
-      launches.push_back(launch(
-          "convert", names.convert, kBackwardAuxThreads,
-          ceilDiv("seq_q", backwardAuxRowsPerBlock(spec.headDim)),
-          "batch * heads_q", 0));
+      launches.push_back(kernel("convert", names.convert, kBackwardAuxThreads,
+                                GridPolicy::query_tiles,
+                                backwardAuxRowsPerBlock(spec.headDim), 0));
     op->setAttr("attn.kernel",
                 SymbolRefAttr::get(kernels.getSymNameAttr(),
                                    {FlatSymbolRefAttr::get(
                                        b.getStringAttr(names.dkdv))}));
     // The TMA tensor maps the runtime builds for the sm90a dkdv kernel.
-    SmallVector<Attribute> maps;
+    SmallVector<TensorMapAttr> maps;
     if (hopper)
       for (const HopperBackwardTensorMap &m :
            hopperBackwardTensorMaps(hopperConfig))
-        maps.push_back(b.getDictionaryAttr({
-            b.getNamedAttr("name", b.getStringAttr(m.name)),
-            b.getNamedAttr("tensor", b.getStringAttr(m.tensor)),
-            b.getNamedAttr("box_cols", b.getI64IntegerAttr(m.boxCols)),
-            b.getNamedAttr("box_rows", b.getI64IntegerAttr(m.boxRows)),
-        }));
-    op->setAttr(
-        "attn.launch",
-        b.getDictionaryAttr({
-            b.getNamedAttr("block_m", b.getI64IntegerAttr(config.blockM)),
-            b.getNamedAttr("block_n", b.getI64IntegerAttr(config.blockN)),
-            b.getNamedAttr("threads", b.getI64IntegerAttr(dkdvThreads)),
-            b.getNamedAttr("source", b.getStringAttr(config.source)),
-            b.getNamedAttr("deterministic", b.getBoolAttr(deterministic)),
-            b.getNamedAttr("family",
-                           b.getStringAttr(hopper ? kHopperBackwardFamily
-                                                  : "sm80-mma")),
-            b.getNamedAttr("stages", b.getI64IntegerAttr(
-                                         hopper ? hopperConfig.stages : 2)),
-            b.getNamedAttr("schedule",
-                           b.getStringAttr(hopper ? hopperBackwardSchedule(
-                                                        hopperConfig)
-                                                  : "")),
-            b.getNamedAttr("tensor_maps", b.getArrayAttr(maps)),
-            b.getNamedAttr("launches", b.getArrayAttr(launches)),
-        }));
+        maps.push_back(
+            TensorMapAttr::get(ctx, m.name, m.tensor, m.boxCols, m.boxRows));
+    KernelLaunchAttr dkdv = launches[1];
+    auto launch = getVerified<LaunchAttr>(
+        op, hopper ? kHopperBackwardFamily : "sm80-mma", config.blockM,
+        config.blockN, /*warpRows=*/16, hopper ? hopperConfig.stages : 2,
+        dkdvThreads, dkdvSmem, dkdv.getGrid(), maps, launches, deterministic,
+        hopper ? hopperBackwardSchedule(hopperConfig) : "", config.source);
+    if (!launch)
+      return failure();
+    op->setAttr(kLaunchAttrName, launch);
   }
   return success();
 }

@@ -158,19 +158,18 @@ struct ConvertAttnToGPUPass
                   SymbolRefAttr::get(b.getStringAttr(kKernelModuleName),
                                      {FlatSymbolRefAttr::get(
                                          b.getStringAttr(name))}));
-      op->setAttr(
-          "attn.launch",
-          b.getDictionaryAttr({
-              b.getNamedAttr("block_m", b.getI64IntegerAttr(flash.blockM)),
-              b.getNamedAttr("block_n", b.getI64IntegerAttr(flash.blockN)),
-              b.getNamedAttr("stages", b.getI64IntegerAttr(flash.stages)),
-              b.getNamedAttr("warp_rows", b.getI64IntegerAttr(flash.warpRows)),
-              b.getNamedAttr("threads", b.getI64IntegerAttr(flash.threads())),
-              b.getNamedAttr("dynamic_shared_memory",
-                             b.getI64IntegerAttr(
-                                 flashKernelSharedMemoryBytes(spec, flash))),
-              b.getNamedAttr("source", b.getStringAttr(flash.source)),
-          }));
+      MLIRContext *ctx = b.getContext();
+      auto launch = getVerified<LaunchAttr>(
+          op, "sm80-mma", flash.blockM, flash.blockN, flash.warpRows,
+          flash.stages, flash.threads(),
+          flashKernelSharedMemoryBytes(spec, flash),
+          GridAttr::get(ctx, GridPolicy::query_tiles, flash.blockM),
+          ArrayRef<TensorMapAttr>(), ArrayRef<KernelLaunchAttr>(),
+          /*deterministic=*/false,
+          /*schedule=*/"", flash.source);
+      if (!launch)
+        return signalPassFailure();
+      op->setAttr(kLaunchAttrName, launch);
     }
     if (hasGrads &&
         failed(convertAttentionGradOps(module, kernels, chip, inputSymbols)))
@@ -200,33 +199,21 @@ struct ConvertAttnToGPUPass
                                    {FlatSymbolRefAttr::get(
                                        b.getStringAttr(name))}));
     // The tensor maps the runtime builds (docs/kernel-abi.md).
-    SmallVector<Attribute> maps;
+    MLIRContext *ctx = b.getContext();
+    SmallVector<TensorMapAttr> maps;
     for (const HopperTensorMap &m : hopperTensorMaps(spec, config))
-      maps.push_back(b.getDictionaryAttr({
-          b.getNamedAttr("name", b.getStringAttr(m.name)),
-          b.getNamedAttr("tensor", b.getStringAttr(m.tensor)),
-          b.getNamedAttr("box_cols", b.getI64IntegerAttr(m.boxCols)),
-          b.getNamedAttr("box_rows", b.getI64IntegerAttr(m.boxRows)),
-      }));
-    std::pair<std::string, std::string> grid = hopperKernelGrid(spec, config);
-    op->setAttr(
-        "attn.launch",
-        b.getDictionaryAttr({
-            b.getNamedAttr("block_m", b.getI64IntegerAttr(config.blockM)),
-            b.getNamedAttr("block_n", b.getI64IntegerAttr(config.blockN)),
-            b.getNamedAttr("stages", b.getI64IntegerAttr(config.stages)),
-            b.getNamedAttr("warp_rows", b.getI64IntegerAttr(16)),
-            b.getNamedAttr("threads", b.getI64IntegerAttr(config.threads())),
-            b.getNamedAttr("dynamic_shared_memory",
-                           b.getI64IntegerAttr(
-                               hopperKernelSharedMemoryBytes(spec, config))),
-            b.getNamedAttr("source", b.getStringAttr(config.source)),
-            b.getNamedAttr("family", b.getStringAttr(kHopperKernelFamily)),
-            b.getNamedAttr("tensor_maps", b.getArrayAttr(maps)),
-            b.getNamedAttr("grid_x", b.getStringAttr(grid.first)),
-            b.getNamedAttr("grid_y", b.getStringAttr(grid.second)),
-            b.getNamedAttr("persistent", b.getBoolAttr(config.persistent)),
-        }));
+      maps.push_back(
+          TensorMapAttr::get(ctx, m.name, m.tensor, m.boxCols, m.boxRows));
+    auto launch = getVerified<LaunchAttr>(
+        op, kHopperKernelFamily, config.blockM, config.blockN, /*warpRows=*/16,
+        config.stages, config.threads(),
+        hopperKernelSharedMemoryBytes(spec, config),
+        GridAttr::get(ctx, hopperKernelGrid(spec, config), config.blockM), maps,
+        ArrayRef<KernelLaunchAttr>(), /*deterministic=*/false,
+        /*schedule=*/"", config.source);
+    if (!launch)
+      return failure();
+    op->setAttr(kLaunchAttrName, launch);
     return success();
   }
 };

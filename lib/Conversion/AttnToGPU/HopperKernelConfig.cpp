@@ -224,24 +224,16 @@ bool mlir::attn::hopperLengthMajorTiles(const FlashKernelSpec &spec) {
   return spec.band.hasRight() && !spec.band.hasLeft();
 }
 
-std::pair<std::string, std::string>
-mlir::attn::hopperKernelGrid(const FlashKernelSpec &spec,
-                             const HopperKernelConfig &config) {
-  std::string queryBlocks = "ceil(seq_q / " + std::to_string(config.blockM) + ")";
-  if (!config.persistent)
-    return hopperLengthMajorTiles(spec)
-               ? std::pair<std::string, std::string>{queryBlocks + " * heads_q",
-                                                     "batch"}
-               : std::pair<std::string, std::string>{queryBlocks,
-                                                     "batch * heads_q"};
+GridPolicy mlir::attn::hopperKernelGrid(const FlashKernelSpec &spec,
+                                        const HopperKernelConfig &config) {
   // Persistent: per batch, no more blocks than its heads' query blocks and
   // than the SMs hold once across the batch, at least one. From 4096 query
   // rows on, one block per tile: the tiles are long enough that loading
   // the next one under the epilogue no longer pays, and the hardware's
   // dynamic dispatch evens out the last wave (H200: the walk was 1-4%
   // slower there at D 128, bench/results/2026-11-29-sm90a-v4.md).
-  std::string tiles = queryBlocks + " * heads_q";
-  return {"max(1, min(" + tiles + ", max(floor(num_sms / batch), " + tiles +
-              " * floor(seq_q / 4096))))",
-          "batch"};
+  if (config.persistent)
+    return GridPolicy::persistent;
+  return hopperLengthMajorTiles(spec) ? GridPolicy::length_major
+                                      : GridPolicy::query_tiles;
 }

@@ -12,8 +12,8 @@
 
 #include "attn/Conversion/AttnToGPULaunch/Passes.h"
 
-#include "attn/Conversion/AttnToGPU/FlashKernel.h"
-#include "attn/Conversion/AttnToGPU/HopperKernel.h"
+#include "attn/Conversion/AttnToGPU/KernelSelection.h"
+#include "attn/Conversion/AttnToGPULaunch/LaunchGridIR.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Runtime/KernelAbi.h"
 
@@ -46,17 +46,6 @@ struct BufferView {
   SmallVector<Value> sizes;
   SmallVector<Value> strides;
   Type elementType;
-};
-
-/// The launch data convert-attn-to-gpu left on the op.
-struct LaunchInfo {
-  SymbolRefAttr kernel;
-  int64_t blockM = 0;
-  int64_t threads = 0;
-  int64_t sharedMemory = 0;
-  bool tensorMaps = false; // the sm90a-wgmma family
-  bool persistent = false;
-  ArrayAttr maps; // sm90a-wgmma: {name, tensor, box_cols, box_rows}
 };
 
 /// The store of `result` into a caller's buffer (destination-passing
@@ -110,72 +99,50 @@ private:
   }
   /// The view of ABI tensor name `t` (q, k, v, o, lse), or null.
   const BufferView *lookup(StringRef t) const;
-  Value tensorMap(const BufferView &t, DictionaryAttr box);
+  Value tensorMap(const BufferView &t, TensorMapAttr box);
   FailureOr<Value> argument(const rt::AbiParam &param);
-  std::array<Value, 2> grid();
+  std::array<Value, 3> grid();
   func::FuncOp declareRuntimeFunction(StringRef name, FunctionType type);
 
   ModuleOp module;
   AttentionOp op;
   OpBuilder b;
   Location loc;
-  LaunchInfo launch;
+  SymbolRefAttr kernel;
+  LaunchAttr launch; // verified: a forward's, see readLaunch
   BufferView q, k, v, o;
   std::optional<BufferView> lse;
   Value lastSlot; // the last tensor-map stack slot, to keep them in order
 };
 
 LogicalResult HostLowering::readLaunch() {
-  launch.kernel = op->getAttrOfType<SymbolRefAttr>("attn.kernel");
-  if (!launch.kernel)
+  kernel = op->getAttrOfType<SymbolRefAttr>("attn.kernel");
+  if (!kernel)
     return op.emitOpError() << "'attn.kernel' must be a symbol reference";
-  auto dict = op->getAttrOfType<DictionaryAttr>("attn.launch");
-  if (!dict)
+  launch = op->getAttrOfType<LaunchAttr>(kLaunchAttrName);
+  if (!launch)
     return op.emitOpError()
-           << "has 'attn.kernel' but no 'attn.launch' dictionary: run "
-              "convert-attn-to-gpu to annotate it";
-  auto integer = [&](StringRef name, int64_t &out) -> LogicalResult {
-    auto attr = dict.getAs<IntegerAttr>(name);
-    if (!attr || attr.getInt() <= 0)
-      return op.emitOpError()
-             << "'attn.launch' needs a positive integer '" << name << "'";
-    out = attr.getInt();
-    return success();
-  };
-  if (failed(integer("block_m", launch.blockM)) ||
-      failed(integer("threads", launch.threads)))
-    return failure();
-  // A kernel without shared memory would say 0; attn's never do, but a
-  // zero is not wrong.
-  if (auto smem = dict.getAs<IntegerAttr>("dynamic_shared_memory"))
-    launch.sharedMemory = smem.getInt();
-  else
-    return op.emitOpError()
-           << "'attn.launch' needs an integer 'dynamic_shared_memory'";
-  if (auto family = dict.getAs<StringAttr>("family"))
-    launch.tensorMaps = family.getValue() == rt::kTensorMapFamily;
-  if (auto persistent = dict.getAs<BoolAttr>("persistent"))
-    launch.persistent = persistent.getValue();
-  launch.maps = dict.getAs<ArrayAttr>("tensor_maps");
-  if (launch.tensorMaps && !launch.maps)
-    return op.emitOpError() << "'attn.launch' of a " << rt::kTensorMapFamily
-                            << " kernel needs 'tensor_maps'";
+           << "has 'attn.kernel' but no #attn.launch '" << kLaunchAttrName
+           << "': run convert-attn-to-gpu to annotate it";
+  if (!launch.getKernels().empty())
+    return op.emitOpError() << "'" << kLaunchAttrName
+                            << "' describes backward kernels, not a forward "
+                               "attn.attention's";
   return success();
 }
 
 /// The kernel must be in the module: a gpu.module holding the function, or
 /// the gpu.binary attn-compile-kernels made of it.
 LogicalResult HostLowering::checkKernelSymbol() {
-  if (launch.kernel.getNestedReferences().size() != 1)
+  if (kernel.getNestedReferences().size() != 1)
     return op.emitOpError()
-           << "'attn.kernel' must be @module::@kernel, got " << launch.kernel;
-  Operation *container = module.lookupSymbol(launch.kernel.getRootReference());
+           << "'attn.kernel' must be @module::@kernel, got " << kernel;
+  Operation *container = module.lookupSymbol(kernel.getRootReference());
   if (isa_and_nonnull<gpu::BinaryOp>(container))
     return success();
   auto kernels = dyn_cast_or_null<gpu::GPUModuleOp>(container);
-  if (!kernels || !kernels.lookupSymbol(launch.kernel.getLeafReference()))
-    return op.emitOpError()
-           << "kernel " << launch.kernel << " is not in the module";
+  if (!kernels || !kernels.lookupSymbol(kernel.getLeafReference()))
+    return op.emitOpError() << "kernel " << kernel << " is not in the module";
   return success();
 }
 
@@ -235,7 +202,7 @@ const BufferView *HostLowering::lookup(StringRef t) const {
 
 /// A TMA descriptor of `t`, encoded by the runtime into a stack slot and
 /// loaded as the 128-byte value the kernel's byval parameter copies.
-Value HostLowering::tensorMap(const BufferView &t, DictionaryAttr box) {
+Value HostLowering::tensorMap(const BufferView &t, TensorMapAttr box) {
   MLIRContext *ctx = b.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
@@ -278,8 +245,8 @@ Value HostLowering::tensorMap(const BufferView &t, DictionaryAttr box) {
     args.push_back(toI64(t.sizes[i]));
   for (int i = 0; i < 3; ++i)
     args.push_back(toI64(t.strides[i]));
-  args.push_back(i64c(box.getAs<IntegerAttr>("box_cols").getInt()));
-  args.push_back(i64c(box.getAs<IntegerAttr>("box_rows").getInt()));
+  args.push_back(i64c(box.getBoxCols()));
+  args.push_back(i64c(box.getBoxRows()));
   // 128-byte swizzle: every attn TMA box column is one 128-byte panel
   // (docs/kernel-abi.md).
   args.push_back(i32c(128));
@@ -336,17 +303,14 @@ FailureOr<Value> HostLowering::argument(const rt::AbiParam &param) {
     break;
   }
   case rt::ParamType::TensorMap: {
-    DictionaryAttr box;
-    for (Attribute a : launch.maps)
-      if (auto d = dyn_cast<DictionaryAttr>(a))
-        if (auto n = d.getAs<StringAttr>("name"); n && n == name)
-          box = d;
-    if (!box || !box.getAs<IntegerAttr>("box_cols") ||
-        !box.getAs<IntegerAttr>("box_rows"))
-      return op.emitOpError() << "'attn.launch' has no tensor map '" << name
-                              << "' with integer box_cols and box_rows";
+    auto maps = launch.getTensorMaps();
+    const auto *box = llvm::find_if(
+        maps, [&](TensorMapAttr m) { return m.getName() == name; });
+    if (box == maps.end())
+      return op.emitOpError() << "'" << kLaunchAttrName
+                              << "' has no tensor map '" << name << "'";
     if (const BufferView *t = lookup(param.tensor))
-      return tensorMap(*t, box);
+      return tensorMap(*t, *box);
     break;
   }
   }
@@ -358,42 +322,19 @@ FailureOr<Value> HostLowering::argument(const rt::AbiParam &param) {
                           << ")";
 }
 
-/// docs/kernel-abi.md "Launch": one block per query block and (batch, query
-/// head); sm90a-wgmma's causal tiles length-major (x the tile, y the
-/// batch); its persistent kernels no more blocks per batch than the SMs
-/// hold once across the batch (at least one), one per tile from 4096 query
-/// rows on.
-std::array<Value, 2> HostLowering::grid() {
-  Value seqQ = q.sizes[2], headsQ = q.sizes[1], batch = q.sizes[0];
-  Value queryBlocks =
-      arith::CeilDivUIOp::create(b, loc, seqQ, constIndex(launch.blockM));
-  if (!launch.tensorMaps)
-    return {queryBlocks, arith::MulIOp::create(b, loc, batch, headsQ)};
-  bool lengthMajor = hopperLengthMajorTiles(FlashKernelSpec::fromOp(op));
-  if (!launch.persistent) {
-    if (lengthMajor)
-      return {arith::MulIOp::create(b, loc, queryBlocks, headsQ), batch};
-    return {queryBlocks, arith::MulIOp::create(b, loc, batch, headsQ)};
-  }
-  // max(1, min(T, max(floor(num_sms / batch), T * floor(seq_q / 4096))))
-  func::FuncOp numSmsFn = declareRuntimeFunction(
-      kNumSmsFn, FunctionType::get(b.getContext(), {}, {b.getI32Type()}));
-  Value sms = arith::IndexCastUIOp::create(
-      b, loc, b.getIndexType(),
-      func::CallOp::create(b, loc, numSmsFn, ValueRange{}).getResult(0));
-  Value one = constIndex(1);
-  Value tiles = arith::MulIOp::create(b, loc, queryBlocks, headsQ);
-  // An empty batch launches nothing (the runtime skips empty grids); the
-  // division must not trap first.
-  Value perBatch = arith::DivUIOp::create(
-      b, loc, sms, arith::MaxUIOp::create(b, loc, batch, one));
-  Value longRows = arith::MulIOp::create(
-      b, loc, tiles, arith::DivUIOp::create(b, loc, seqQ, constIndex(4096)));
-  Value x = arith::MaxUIOp::create(
-      b, loc, one,
-      arith::MinUIOp::create(
-          b, loc, tiles, arith::MaxUIOp::create(b, loc, perBatch, longRows)));
-  return {x, batch};
+/// docs/kernel-abi.md "Launch": the grid of the launch's policy
+/// (LaunchGridIR.h); a persistent grid asks the runtime for the SM count.
+std::array<Value, 3> HostLowering::grid() {
+  auto numSms = [&]() -> Value {
+    func::FuncOp fn = declareRuntimeFunction(
+        kNumSmsFn, FunctionType::get(b.getContext(), {}, {b.getI32Type()}));
+    return arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        func::CallOp::create(b, loc, fn, ValueRange{}).getResult(0));
+  };
+  GridSizeValues sizes{q.sizes[0], q.sizes[1], k.sizes[1],
+                       q.sizes[2], k.sizes[2], numSms};
+  return buildLaunchGrid(b, loc, launch.getGrid(), sizes);
 }
 
 LogicalResult HostLowering::run() {
@@ -408,7 +349,7 @@ LogicalResult HostLowering::run() {
   RankedTensorType outType = op.getOutputType();
 
   rt::KernelAbi abi;
-  abi.tensorMaps = launch.tensorMaps;
+  abi.tensorMaps = launch.getFamily() == rt::kTensorMapFamily;
   abi.bias = static_cast<bool>(op.getBias());
 
   q = view(toBuffer(op.getQuery()));
@@ -455,14 +396,14 @@ LogicalResult HostLowering::run() {
       return failure();
     operands.push_back(*value);
   }
-  auto [gridX, gridY] = grid();
+  auto [gridX, gridY, gridZ] = grid();
   Value one = constIndex(1);
-  Value smem =
-      arith::ConstantIntOp::create(b, loc, b.getI32Type(), launch.sharedMemory);
+  Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                            launch.getDynamicSharedMemory());
   auto launchOp =
-      gpu::LaunchFuncOp::create(b, loc, launch.kernel, {gridX, gridY, one},
-                                {constIndex(launch.threads), one, one}, smem,
-                                operands, tokenType, ValueRange{token});
+      gpu::LaunchFuncOp::create(b, loc, kernel, {gridX, gridY, gridZ},
+                                {constIndex(launch.getThreads()), one, one},
+                                smem, operands, tokenType, ValueRange{token});
   gpu::WaitOp::create(b, loc, Type(), ValueRange{launchOp.getAsyncToken()});
 
   auto replace = [&](Value result, Value buffer,

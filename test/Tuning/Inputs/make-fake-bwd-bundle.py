@@ -42,7 +42,8 @@ def kernel_dir(name, prefix, block_m, block_n):
                    for x in "bhn"]
     params += [{"name": "lse_stride_b", "type": "i64"},
                {"name": "lse_stride_h", "type": "i64"}]
-    grid = {"x": "1", "y": "batch * heads_kv", "z": "1"}
+    # y = batch * heads_kv, which the fake driver's dkdv reads.
+    grid = {"policy": "key_tiles", "block_rows": block_n}
     manifest = {
         "format": "attn-kernel/1", "direction": "backward",
         "entry": entries[1], "family": "naive-test", "chip": "sm_90a",

@@ -109,8 +109,8 @@ void emitFlashBackwardKernels(OpBuilder &builder, gpu::GPUModuleOp module,
 /// convert-attn-to-gpu's part for attn.attention_grad: emits the backward
 /// kernels the #attn.kernel_config of every grad op of `module` names
 /// (KernelSelection.h) into `kernels` and records them on the op
-/// (`attn.kernel` = the dkdv kernel, `attn.launch` with the ordered
-/// `launches`). Family sm80 is the sm80 dkdv kernel, sm90a the Hopper one
+/// (`attn.kernel` = the dkdv kernel, an `#attn.launch` with the ordered
+/// `kernels`). Family sm80 is the sm80 dkdv kernel, sm90a the Hopper one
 /// (HopperBackwardKernel.h). `inputSymbols` are the names @attn_kernels
 /// held before the pass.
 LogicalResult convertAttentionGradOps(ModuleOp module,

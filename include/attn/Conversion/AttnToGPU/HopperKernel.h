@@ -124,12 +124,11 @@ SmallVector<HopperTensorMap> hopperTensorMaps(const FlashKernelSpec &spec,
 /// blocks running together share K/V in L2.
 bool hopperLengthMajorTiles(const FlashKernelSpec &spec);
 
-/// The launch grid's x and y formulas (docs/kernel-abi.md): one block per
-/// query block (x the query block, y batch · heads_q; length-major tiles:
-/// x the tile, y the batch), or with `persistent` at most as many as the
-/// SMs allow.
-std::pair<std::string, std::string>
-hopperKernelGrid(const FlashKernelSpec &spec, const HopperKernelConfig &config);
+/// The launch grid's policy (#attn.grid, docs/kernel-abi.md): one block per
+/// query block (query_tiles; length-major tiles: length_major), or with
+/// `persistent` at most as many as the SMs allow (persistent).
+GridPolicy hopperKernelGrid(const FlashKernelSpec &spec,
+                            const HopperKernelConfig &config);
 
 /// Emits the Hopper forward kernel into `module` as an llvm.func marked
 /// gpu.kernel / nvvm.kernel. The caller validated the configuration.

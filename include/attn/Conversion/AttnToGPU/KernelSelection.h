@@ -29,6 +29,19 @@ namespace mlir::attn {
 
 /// The discardable attribute that holds an op's #attn.kernel_config.
 inline constexpr const char *kKernelConfigAttrName = "attn.kernel_config";
+/// The discardable attribute convert-attn-to-gpu leaves next to attn.kernel:
+/// the op's #attn.launch.
+inline constexpr const char *kLaunchAttrName = "attn.launch";
+
+/// AttrT::get(args...) once AttrT::verify accepts them; else null and the
+/// verifier's diagnostic on `op`. (getChecked would pick the storage
+/// uniquer's generic overload for arguments not of the exact types.)
+template <typename AttrT, typename... Args>
+AttrT getVerified(Operation *op, Args &&...args) {
+  if (failed(AttrT::verify([&] { return op->emitOpError(); }, args...)))
+    return {};
+  return AttrT::get(op->getContext(), std::forward<Args>(args)...);
+}
 
 /// The selection options (Passes.td, KernelSelectionOptions); 0, -1, ""
 /// and false leave the choice to the database or the heuristic.

@@ -34,9 +34,11 @@ def ConvertAttnToGPULaunch
         (`attn/Runtime/KernelAbi.h`): base pointers (aligned pointer plus
         offset), sizes as i32 and strides in elements as i64, all read from
         the memrefs at run time.
-      * The grid is computed in IR from the dynamic sizes
-        (docs/kernel-abi.md): `ceil(seq_q / block_m)` by `batch * heads_q`;
-        the sm90a-wgmma family's length-major causal tiles and persistent
+      * The grid is computed in IR from the dynamic sizes by the policy of
+        the `#attn.launch`'s `#attn.grid` (docs/kernel-abi.md; the
+        arithmetic of the runtime's `launchGrid`, LaunchGridIR.h):
+        `query_tiles`, `ceil(seq_q / block_m)` by `batch * heads_q`; the
+        sm90a-wgmma family's `length_major` causal tiles and `persistent`
         grids (which ask the runtime for the SM count,
         `attnDeviceMultiprocessorCount`).
       * sm90a-wgmma TMA descriptors are encoded at run time by
