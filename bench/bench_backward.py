@@ -32,22 +32,11 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
+from attn.runtime import BackwardArgs  # noqa: E402
 from bench import bench, kernel_dirs, rel_err  # noqa: E402
 
 PEERS = {"sdpa-flash": SDPBackend.FLASH_ATTENTION,
          "sdpa-cudnn": SDPBackend.CUDNN_ATTENTION}
-
-
-class BackwardArgs(ctypes.Structure):
-    """attn_backward_args of include/attn/Runtime/RuntimeCAPI.h."""
-    _fields_ = ([(n, ctypes.c_uint64) for n in
-                 ("q", "k", "v", "o", "d_o", "lse", "dq", "dk", "dv",
-                  "workspace")] +
-                [(n, ctypes.c_int64) for n in
-                 ("batch", "heads_q", "heads_kv", "seq_q", "seq_kv")] +
-                [(n + "_stride", ctypes.c_int64 * 3) for n in
-                 ("q", "k", "v", "o", "do", "dq", "dk", "dv")] +
-                [("lse_stride", ctypes.c_int64 * 2)])
 
 
 def load_runtime():
@@ -81,6 +70,7 @@ def backward_launcher(lib, handle, q, k, v, o, do, lse, dq, dk, dv):
                     ("dq", dq), ("dk", dk), ("dv", dv)):
         setattr(a, name + "_stride", strides3(t))
     a.lse_stride = (ctypes.c_int64 * 2)(lse.stride(0), lse.stride(1))
+    a.softmax_scale = q.shape[-1] ** -0.5  # SDPA's default, as the peers
     nbytes = lib.attn_kernel_workspace_bytes(handle, ctypes.byref(a))
     ws = torch.empty(max(nbytes, 16), dtype=torch.uint8, device="cuda")
     a.workspace = ws.data_ptr()
