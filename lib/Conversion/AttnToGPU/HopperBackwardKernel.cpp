@@ -326,20 +326,18 @@ void HopperBackwardEmitter::emitDqWriter() {
       [&](OpBuilder &, Location, Value it, ValueRange) {
         for (int64_t c = 0; c < config.consumers(); ++c)
           namedBarrierSync(kb, kb.i32(kDqFullBarrier + c), syncThreads);
-        withFreshScalars([&] {
-          ifThen(kb, eq(kb, lane, kb.i32(0)), [&] {
-            Value seqQ4 = kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
-            Value q0 = stepAt(it).second;
-            Value rows = kb.minsi(kb.sub(seqQ, q0), kb.i32(config.blockM));
-            Value dst = kb.gep(
-                deltaBaseOf(it), b.getF32Type(),
-                kb.add(kb.zext64(seqQ4),
-                       kb.mul(kb.sext64(q0), kb.i64(spec.headDim))));
-            attn_gpu::BulkReduceAddOp::create(
-                b, loc, dst, dqTile, kb.mul(rows, kb.i32(spec.headDim * 4)));
-            NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
-            NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
-          });
+        ifThen(kb, eq(kb, lane, kb.i32(0)), [&] {
+          Value seqQ4 = kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
+          Value q0 = stepAt(it).second;
+          Value rows = kb.minsi(kb.sub(seqQ, q0), kb.i32(config.blockM));
+          Value dst = kb.gep(
+              deltaBaseOf(it), b.getF32Type(),
+              kb.add(kb.zext64(seqQ4),
+                     kb.mul(kb.sext64(q0), kb.i64(spec.headDim))));
+          attn_gpu::BulkReduceAddOp::create(
+              b, loc, dst, dqTile, kb.mul(rows, kb.i32(spec.headDim * 4)));
+          NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+          NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
         });
         // The consumers wait once per step: no release after the last.
         ifThen(kb, kb.slt(kb.add(it, kb.i32(1)), numSteps), releaseTile);
