@@ -103,10 +103,7 @@ bool backwardValue(const BackwardArgs &a, const std::string &name,
     int64_t value;
   };
   if (name == "softmax_scale") {
-    float narrow = static_cast<float>(a.softmaxScale);
-    uint32_t bits;
-    std::memcpy(&bits, &narrow, sizeof(bits));
-    v = bits;
+    v = f32ParamSlot(a.softmaxScale);
     return true;
   }
   for (Int i : {Int{"seq_q", a.seqQ},
@@ -201,13 +198,7 @@ Status BackwardKernel::launch(const BackwardArgs &a, cu::Stream stream) const {
     pointers[i] = &storage[i];
   }
 
-  GridSizes sizes;
-  sizes.batch = a.batch;
-  sizes.headsQ = a.headsQ;
-  sizes.headsKv = a.headsKv;
-  sizes.seqQ = a.seqQ;
-  sizes.seqKv = a.seqKv;
-  sizes.numSms = main->numSms();
+  GridSizes sizes = fwd.gridSizes(main->numSms());
   const CudaDriver &d = main->driver();
   ScopedContext guard(d, main->context());
   if (!guard.status())

@@ -39,15 +39,25 @@ LaunchArgs LaunchArgs::dense(const AttentionProblem &p, cu::DevicePtr q,
   return a;
 }
 
-namespace {
-/// An f32 parameter's slot value: the float's bits in the low 4 bytes.
-uint64_t f32Bits(double value) {
+uint64_t attn::runtime::f32ParamSlot(double value) {
   float narrow = static_cast<float>(value);
   uint32_t bits;
   std::memcpy(&bits, &narrow, sizeof(bits));
   return bits;
 }
 
+GridSizes LaunchArgs::gridSizes(int64_t numSms) const {
+  GridSizes sizes;
+  sizes.batch = batch;
+  sizes.headsQ = headsQ;
+  sizes.headsKv = headsKv;
+  sizes.seqQ = seqQ;
+  sizes.seqKv = seqKv;
+  sizes.numSms = numSms;
+  return sizes;
+}
+
+namespace {
 bool hasParam(const KernelManifest &m, const char *name) {
   for (const KernelParam &p : m.params)
     if (p.name == name)
@@ -92,7 +102,7 @@ bool abiValue(const LaunchArgs &a, const std::string &name, uint64_t &out) {
       {"bias_stride_n", static_cast<uint64_t>(a.biasStride[2])},
       {"cu_seqlens_q", a.cuSeqlensQ},
       {"cu_seqlens_kv", a.cuSeqlensKv},
-      {"softmax_scale", f32Bits(a.softmaxScale)},
+      {"softmax_scale", f32ParamSlot(a.softmaxScale)},
   };
   for (const Entry &e : table)
     if (name == e.name) {
@@ -135,14 +145,8 @@ attn::runtime::computeLaunchGeometry(const KernelManifest &m,
     return Status::error("the lse pointer is null but the kernel writes the "
                          "LSE (with_lse)");
 
-  GridSizes sizes;
-  sizes.batch = a.batch;
-  sizes.headsQ = a.headsQ;
-  sizes.headsKv = a.headsKv;
-  sizes.seqQ = a.seqQ;
-  sizes.seqKv = a.seqKv;
-  sizes.numSms = numSms;
-  Expected<std::array<unsigned, 3>> grid = cudaGrid(m.grid, sizes);
+  Expected<std::array<unsigned, 3>> grid =
+      cudaGrid(m.grid, a.gridSizes(numSms));
   if (!grid)
     return grid.status();
   LaunchGeometry g;

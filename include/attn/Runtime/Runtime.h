@@ -42,11 +42,19 @@ struct LaunchArgs {
   /// and non-zero; dense() sets the problem's.
   double softmaxScale = 0;
 
+  /// The sizes a grid policy sees (LaunchGrid.h), `numSms` for persistent
+  /// grids.
+  GridSizes gridSizes(int64_t numSms) const;
+
   /// Arguments for dense row-major tensors of `problem`'s shape.
   static LaunchArgs dense(const AttentionProblem &problem, cu::DevicePtr q,
                           cu::DevicePtr k, cu::DevicePtr v, cu::DevicePtr o,
                           cu::DevicePtr lse);
 };
+
+/// An f32 parameter's 8-byte slot: the float's bits in the low 4 bytes
+/// (what cuLaunchKernel reads for a 4-byte parameter).
+uint64_t f32ParamSlot(double value);
 
 /// Grid, block and dynamic shared memory of one launch.
 struct LaunchGeometry {

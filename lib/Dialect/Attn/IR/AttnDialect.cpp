@@ -62,6 +62,24 @@ void AttnDialect::initialize() {
       >();
 }
 
+/// The tile fields #attn.kernel_config and #attn.launch share, within the
+/// tools' and passes' bounds (OptionLimits.h); each family checks its own,
+/// tighter ones when it generates the kernel.
+static LogicalResult verifyTile(function_ref<InFlightDiagnostic()> emitError,
+                                int64_t blockM, int64_t blockN,
+                                int64_t warpRows, int64_t stages) {
+  for (auto [name, v] : {std::pair<StringRef, int64_t>{"block_m", blockM},
+                         {"block_n", blockN}})
+    if (v < 1 || v > ::attn::kMaxBlockSize)
+      return emitError() << "expected " << name << " in [1, "
+                         << ::attn::kMaxBlockSize << "], got " << v;
+  if (warpRows != 16 && warpRows != ::attn::kMaxWarpRows)
+    return emitError() << "expected warp_rows 16 or 32, got " << warpRows;
+  if (stages < 2)
+    return emitError() << "expected stages >= 2, got " << stages;
+  return success();
+}
+
 LogicalResult
 KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          StringRef family, int64_t blockM, int64_t blockN,
@@ -73,17 +91,8 @@ KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (family != "sm80" && family != "sm90a")
     return emitError() << "expected family sm80 or sm90a, got '" << family
                        << "'";
-  // The tools' and passes' bounds (OptionLimits.h); each family checks
-  // its own, tighter ones when it generates the kernel.
-  for (auto [name, v] : {std::pair<StringRef, int64_t>{"block_m", blockM},
-                         {"block_n", blockN}})
-    if (v < 1 || v > ::attn::kMaxBlockSize)
-      return emitError() << "expected " << name << " in [1, "
-                         << ::attn::kMaxBlockSize << "], got " << v;
-  if (warpRows != 16 && warpRows != ::attn::kMaxWarpRows)
-    return emitError() << "expected warp_rows 16 or 32, got " << warpRows;
-  if (stages < 2)
-    return emitError() << "expected stages >= 2, got " << stages;
+  if (failed(verifyTile(emitError, blockM, blockN, warpRows, stages)))
+    return failure();
   // The sm90a schedules (forward consumers, backward dQ order); sm80
   // kernels have one.
   static constexpr StringRef kSchedules[] = {
@@ -176,15 +185,8 @@ LogicalResult LaunchAttr::verify(
   if (!tma && family != "sm80-mma")
     return emitError() << "expected family sm80-mma or sm90a-wgmma, got '"
                        << family << "'";
-  for (auto [name, v] :
-       {std::pair<StringRef, int64_t>{"block_m", blockM}, {"block_n", blockN}})
-    if (v < 1 || v > ::attn::kMaxBlockSize)
-      return emitError() << "expected " << name << " in [1, "
-                         << ::attn::kMaxBlockSize << "], got " << v;
-  if (warpRows != 16 && warpRows != ::attn::kMaxWarpRows)
-    return emitError() << "expected warp_rows 16 or 32, got " << warpRows;
-  if (stages < 2)
-    return emitError() << "expected stages >= 2, got " << stages;
+  if (failed(verifyTile(emitError, blockM, blockN, warpRows, stages)))
+    return failure();
   if (failed(verifyBlock(emitError, "", threads, dynamicSharedMemory)))
     return failure();
   if (source != "heuristic" && source != "option" && source != "tuning-db")
