@@ -56,7 +56,9 @@ ProblemFlags::ProblemFlags(cl::OptionCategory &category,
             cl::desc("ALiBi score_mod: score -= slope_h * |d(i) - j|, slope_h "
                      "= 2^(-8(h+1)/heads-q)"),
             cl::init(false), cl::cat(category)),
-      scale("scale", cl::desc("Softmax scale; 0 = 1/sqrt(head-dim)"),
+      scale("scale",
+            cl::desc("Softmax scale; 0 = 1/sqrt(head-dim) (GPU kernels take "
+                     "it at launch: the manifest's default)"),
             cl::init(0.0), cl::cat(category)),
       noLse("no-lse", cl::desc("Do not produce the log-sum-exp"),
             cl::init(false), cl::cat(category)),
