@@ -69,7 +69,8 @@ public:
                       const FlashKernelSpec &spec,
                       const FlashKernelConfig &config)
       : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
-        params(forwardSignature(spec)), mTiles(config.warpRows / 16), dQK(paddedHeadDim(spec.headDim)),
+        params(forwardSignature(spec)), mTiles(config.warpRows / 16),
+        dQK(paddedHeadDim(spec.headDim)),
         dV(paddedHeadDim(spec.valueHeadDim)), qLayout(config.blockM, dQK),
         kLayout(config.blockN, dQK), vLayout(config.blockN, dV),
         oLayout(config.blockM, dV) {}

@@ -247,7 +247,8 @@ void HopperBackwardEmitter::emitTmaLoads() {
                 kb.gepBytes(doRing, kb.mul(stage, kb.i32(doTileBytes())));
             for (int64_t p = 0; p < spec.valueHeadDim / 64; ++p)
               tmaLoad4d(kb, kb.gepBytes(dO, kb.i32(p * qPanelBytes())),
-                        arg("do_tmap"), {kb.i32(64 * p), q0, head, batch}, full);
+                        arg("do_tmap"), {kb.i32(64 * p), q0, head, batch},
+                        full);
           });
           scf::YieldOp::create(b, loc);
         });
