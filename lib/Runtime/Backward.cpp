@@ -7,9 +7,6 @@
 #include "attn/Runtime/Backward.h"
 #include "attn/Runtime/LaunchChecks.h"
 
-#include <cstring>
-#include <limits>
-
 using namespace attn;
 using namespace attn::runtime;
 
@@ -163,40 +160,21 @@ Status BackwardKernel::launch(const BackwardArgs &a, cu::Stream stream) const {
         " bytes of device memory, 16-byte aligned (got " +
         (a.workspace ? "a misaligned pointer" : "null") + ")"));
 
-  std::vector<uint64_t> storage(m.params.size());
-  std::vector<void *> pointers(m.params.size());
-  // The sm90a dkdv kernel's TMA descriptors; sized once, pointed into.
-  std::vector<PackedParams::TensorMap> maps(m.params.size());
-  for (size_t i = 0; i < m.params.size(); ++i) {
-    const KernelParam &p = m.params[i];
-    if (p.type == ParamType::TensorMap) {
-      // dO through the forward's "o" slot.
-      LaunchArgs mapArgs = fwd;
-      if (p.tensor == "do")
-        mapArgs.o = a.dO, mapArgs.oStride = a.doStride;
-      if (Status s = encodeTensorMap(m, p, mapArgs, maps[i]); !s)
-        return fail(s);
-      pointers[i] = &maps[i];
-      continue;
-    }
-    uint64_t v = 0;
-    if (!backwardValue(a, p.name, v))
-      return fail(Status::error("parameter '" + p.name +
-                                "' is not in the backward ABI"));
-    if (p.type == ParamType::I32) {
-      int64_t s = static_cast<int64_t>(v);
-      if (s < std::numeric_limits<int32_t>::min() ||
-          s > std::numeric_limits<int32_t>::max())
-        return fail(Status::error("parameter '" + p.name + "' = " +
-                                  std::to_string(s) +
-                                  " does not fit the kernel's i32"));
-      int32_t narrow = static_cast<int32_t>(s);
-      std::memcpy(&storage[i], &narrow, sizeof(narrow));
-    } else {
-      storage[i] = v;
-    }
-    pointers[i] = &storage[i];
-  }
+  // The sm90a dkdv kernel's TMA descriptors take dO through the forward's
+  // "o" slot.
+  Expected<PackedParams> packed = packParamList(
+      m, "the backward ABI",
+      [&](const std::string &name, uint64_t &v) {
+        return backwardValue(a, name, v);
+      },
+      [&](const KernelParam &p, PackedParams::TensorMap &out) {
+        LaunchArgs mapArgs = fwd;
+        if (p.tensor == "do")
+          mapArgs.o = a.dO, mapArgs.oStride = a.doStride;
+        return encodeTensorMap(m, p, mapArgs, out);
+      });
+  if (!packed)
+    return fail(packed.status());
 
   GridSizes sizes = fwd.gridSizes(main->numSms());
   const CudaDriver &d = main->driver();
@@ -212,7 +190,7 @@ Status BackwardKernel::launch(const BackwardArgs &a, cu::Stream stream) const {
             d.LaunchKernel(functions[i], (*grid)[0], (*grid)[1], (*grid)[2],
                            static_cast<unsigned>(l.threads), 1, 1,
                            static_cast<unsigned>(l.dynamicSharedMemory), stream,
-                           pointers.data(), nullptr),
+                           packed->pointers.data(), nullptr),
             "cuLaunchKernel(" + l.entry + ")");
         !s)
       return fail(s);

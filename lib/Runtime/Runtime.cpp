@@ -244,8 +244,11 @@ Status attn::runtime::encodeTiledTensorMap(const TiledTensorMap &t,
       "cuTensorMapEncodeTiled(" + t.tensor + ")");
 }
 
-Expected<PackedParams> attn::runtime::packParams(const KernelManifest &m,
-                                                 const LaunchArgs &a) {
+Expected<PackedParams> attn::runtime::packParamList(
+    const KernelManifest &m, const std::string &abiName,
+    const std::function<bool(const std::string &, uint64_t &)> &valueOf,
+    const std::function<Status(const KernelParam &,
+                               PackedParams::TensorMap &)> &encodeMap) {
   PackedParams pp;
   pp.storage.resize(m.params.size());
   pp.pointers.resize(m.params.size());
@@ -254,14 +257,14 @@ Expected<PackedParams> attn::runtime::packParams(const KernelManifest &m,
   for (size_t i = 0; i < m.params.size(); ++i) {
     const KernelParam &p = m.params[i];
     if (p.type == ParamType::TensorMap) {
-      if (Status s = encodeTensorMap(m, p, a, pp.tensorMaps[i]); !s)
+      if (Status s = encodeMap(p, pp.tensorMaps[i]); !s)
         return s;
       pp.pointers[i] = &pp.tensorMaps[i];
       continue;
     }
     uint64_t v = 0;
-    if (!abiValue(a, p.name, v))
-      return Status::error("parameter '" + p.name + "' is not in the ABI");
+    if (!valueOf(p.name, v))
+      return Status::error("parameter '" + p.name + "' is not in " + abiName);
     if (p.type == ParamType::I32) {
       int64_t s = static_cast<int64_t>(v);
       if (s < std::numeric_limits<int32_t>::min() ||
@@ -278,6 +281,18 @@ Expected<PackedParams> attn::runtime::packParams(const KernelManifest &m,
     pp.pointers[i] = &pp.storage[i];
   }
   return pp;
+}
+
+Expected<PackedParams> attn::runtime::packParams(const KernelManifest &m,
+                                                 const LaunchArgs &a) {
+  return packParamList(
+      m, "the ABI",
+      [&](const std::string &name, uint64_t &v) {
+        return abiValue(a, name, v);
+      },
+      [&](const KernelParam &p, PackedParams::TensorMap &out) {
+        return encodeTensorMap(m, p, a, out);
+      });
 }
 
 namespace {

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -106,6 +107,15 @@ Status encodeTensorMap(const KernelManifest &m, const KernelParam &p,
 /// value does not fit is an error naming it.
 Expected<PackedParams> packParams(const KernelManifest &m,
                                   const LaunchArgs &args);
+/// What packParams and the backward launch share: the manifest's
+/// parameters in order, tensor maps through `encodeMap`, the others'
+/// 8-byte values through `valueOf` (false: the parameter is not in
+/// `abiName`, e.g. "the backward ABI"), i32 values checked for range.
+Expected<PackedParams> packParamList(
+    const KernelManifest &m, const std::string &abiName,
+    const std::function<bool(const std::string &, uint64_t &)> &valueOf,
+    const std::function<Status(const KernelParam &,
+                               PackedParams::TensorMap &)> &encodeMap);
 
 struct LoadOptions {
   /// Load the PTX even when a cubin is present (tests the JIT path).
