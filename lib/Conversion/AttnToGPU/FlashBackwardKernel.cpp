@@ -501,8 +501,8 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
   // tile nt is key kv0 + 16·warp + g + 8·(e/2) of query q0 + 8·nt + 2t +
   // e%2; key <= query + diagonal  <=>
   //   8·(e/2) − 8·nt − e%2  <=  q0 + diagonal − kv0 + 2t − 16·warp − g.
-  // Rows past Nq need no mask (their LSE is +inf, so P = 0), nor do keys
-  // past Nk (zero-filled K, V rows; their dK, dV are never stored).
+  // Rows past Nq need no mask (their LSE is +inf, so P = 0); keys past Nk
+  // (zero-filled K, V rows of the last key block) do, below.
   if (spec.causal)
     maskTiles(
         kb, s,
@@ -514,6 +514,17 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
               kb.add(kb.mul(warp, kb.i32(16)), g));
         },
         [](int64_t nt, int e) { return 8 * (e / 2) - 8 * nt - (e & 1); });
+  // Keys past Nk: their S is 0, and P = exp2(0 − LSE·log2e) overflows to
+  // inf for a row whose LSE is below about −88 (few keys, large negative
+  // logits): dS·K would then be inf·0, a NaN dQ. key < Nk  <=>
+  //   8·(e/2) <= Nk − kv0 − 16·warp − g − 1.
+  maskTiles(
+      kb, s, kb.slt(c.seqKv, kb.add(kv0, kb.i32(config.blockN))),
+      [&] {
+        return kb.sub(kb.sub(kb.sub(c.seqKv, kv0), kb.mul(warp, kb.i32(16))),
+                      kb.add(g, kb.i32(1)));
+      },
+      [](int64_t, int e) { return 8 * (e / 2); });
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), column-wise LSE from shared memory.
   Value cScale =
@@ -859,10 +870,10 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
   // Causal: element e of tile nt is key kv0 + 8·nt + 2t + e%2 of row
   // q0 + 16·warp + g + 8·(e/2): visible iff
   //   8·nt + e%2 − 8·(e/2) <= q0 + 16·warp + g + diagonal − kv0 − 2t.
-  // Keys past Nk need no mask: their K rows are zero-filled, so they add
-  // nothing to dS·K.
+  // Keys past Nk are masked below (P would overflow for a row whose LSE
+  // is below about −88, and dS·K be inf·0).
+  Value kv0 = kb.mul(block, kb.i32(keys));
   if (spec.causal) {
-    Value kv0 = kb.mul(block, kb.i32(keys));
     maskTiles(
         kb, s, kb.slt(kb.add(q0, diagonal), kb.add(kv0, kb.i32(keys - 1))),
         [&] {
@@ -872,6 +883,13 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
         },
         [](int64_t nt, int e) { return 8 * nt + (e & 1) - 8 * (e / 2); });
   }
+  // key < Nk  <=>  8·nt + e%2 <= Nk − kv0 − 2t − 1.
+  maskTiles(
+      kb, s, kb.slt(c.seqKv, kb.add(kv0, kb.i32(keys))),
+      [&] {
+        return kb.sub(kb.sub(c.seqKv, kv0), kb.add(kb.shl(t, 1), kb.i32(1)));
+      },
+      [](int64_t nt, int e) { return 8 * nt + (e & 1); });
 
   Value cScale =
       kb.fmul(arg(func, "softmax_scale"), kb.f32(M_LOG2E));
