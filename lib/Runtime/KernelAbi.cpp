@@ -67,14 +67,6 @@ std::vector<AbiParam> KernelAbi::params() const {
   return ps;
 }
 
-int KernelAbi::indexOf(const std::string &name) const {
-  std::vector<AbiParam> ps = params();
-  for (size_t i = 0; i < ps.size(); ++i)
-    if (ps[i].name == name)
-      return static_cast<int>(i);
-  return -1;
-}
-
 std::string KernelAbi::describe() const {
   std::string s = backward ? "backward" : "forward";
   s += tensorMaps ? " sm90a-wgmma kernel" : " kernel";

@@ -124,6 +124,16 @@ Expected<Options> parseArgs(int argc, char **argv) {
       value = argv[++i];
       return Status::success();
     };
+    // A positive, finite number (--scale, --input-range).
+    auto positiveNumber = [&](double &slot) -> Status {
+      char *end = nullptr;
+      double v = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end || !(v > 0) || !std::isfinite(v))
+        return Status::error(flag + " expects a positive number, got '" +
+                             value + "'");
+      slot = v;
+      return Status::success();
+    };
     struct IntFlag {
       const char *name;
       std::optional<int64_t> *opt;
@@ -185,23 +195,12 @@ Expected<Options> parseArgs(int argc, char **argv) {
         o.specials.push_back(sv);
       }
     } else if (flag == "--scale") {
-      if (s = takeValue(); s) {
-        char *end = nullptr;
-        double v = std::strtod(value.c_str(), &end);
-        if (value.empty() || *end || !(v > 0) || !std::isfinite(v))
-          return Status::error("--scale expects a positive number, got '" +
-                               value + "'");
+      double v = 0;
+      if (s = takeValue(); s && (s = positiveNumber(v)))
         o.scale = v;
-      }
     } else if (flag == "--input-range") {
-      if (s = takeValue(); s) {
-        char *end = nullptr;
-        o.inputRange = std::strtod(value.c_str(), &end);
-        if (value.empty() || *end || !(o.inputRange > 0) ||
-            !std::isfinite(o.inputRange))
-          return Status::error("--input-range expects a positive number, "
-                               "got '" + value + "'");
-      }
+      if (s = takeValue(); s)
+        s = positiveNumber(o.inputRange);
     } else {
       return Status::error("unknown flag '" + flag + "' (see --help)");
     }

@@ -47,8 +47,6 @@ struct KernelAbi {
   /// Backward: the 41 of docs/kernel-abi.md, then q_tmap, k_tmap, v_tmap,
   /// do_tmap.
   std::vector<AbiParam> params() const;
-  /// The position of parameter `name` in params(); -1 if it has none.
-  int indexOf(const std::string &name) const;
   /// "forward kernel with a bias", "backward sm90a-wgmma kernel", ...
   std::string describe() const;
 };

@@ -156,39 +156,20 @@ SmallVector<Value> loadChunkAsF32(KernelBuilder &kb, Type elt, Value ptr) {
   return out;
 }
 
-/// The causal mask of a step's score tiles: under `scf.if needed` (blocks
-/// clear of the diagonal skip the compares), element e of tile nt stays
-/// when offset(nt, e) <= limit() and becomes -inf otherwise. `limit` is a
-/// per-thread value built inside the branch; `offset` the element's
-/// compile-time part of the comparison.
+/// nvvm::maskRegisters on a step's score tiles: element e of tile nt stays
+/// when offset(nt, e) <= limit().
 void maskTiles(KernelBuilder &kb, SmallVector<Acc> &s, Value needed,
                llvm::function_ref<Value()> limit,
                llvm::function_ref<int64_t(int64_t, int)> offset) {
-  OpBuilder &b = kb.builder();
-  Location loc = kb.location();
-  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
   SmallVector<Value> flat;
   for (Acc &acc : s)
     flat.append(acc.begin(), acc.end());
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(flat)), needed,
-                                /*withElse=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value lim = limit();
-    SmallVector<Value> masked;
-    for (int64_t nt = 0; nt < static_cast<int64_t>(s.size()); ++nt)
-      for (int e = 0; e < 4; ++e)
-        masked.push_back(kb.select(kb.sle(kb.i32(offset(nt, e)), lim),
-                                   s[nt][e], negInf));
-    scf::YieldOp::create(b, loc, masked);
-    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    scf::YieldOp::create(b, loc, flat);
-  }
+  SmallVector<Value> masked =
+      nvvm::maskRegisters(kb, flat, needed, limit, offset);
   int64_t i = 0;
   for (Acc &acc : s)
     for (Value &v : acc)
-      v = ifOp.getResult(i++);
+      v = masked[i++];
 }
 
 Common setUpCommon(KernelBuilder &kb, gpu::GPUFuncOp func) {

@@ -479,49 +479,29 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   }
   s = wgmmaWaitGroup(kb, 1 + pending, s);
 
-  // Under `scf.if needed` (other blocks skip the compares), register
-  // 4·j + e stays when offset(j, e) <= limit() and becomes -inf otherwise.
-  auto maskIf = [&](Value needed, llvm::function_ref<Value()> limitOf,
-                    llvm::function_ref<int64_t(int64_t, int)> offset) {
-    Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(s)), needed,
-                                  /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value limit = limitOf();
-      SmallVector<Value> masked;
-      for (int64_t j = 0; j < sTiles; ++j)
-        for (int e = 0; e < 4; ++e)
-          masked.push_back(kb.select(kb.sle(kb.i32(offset(j, e)), limit),
-                                     s[4 * j + e], negInf));
-      scf::YieldOp::create(b, loc, masked);
-      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      scf::YieldOp::create(b, loc, s);
-    }
-    s.assign(ifOp.getResults().begin(), ifOp.getResults().end());
-  };
   // Causal: key kv0 + warpKey0 + g + 8·(e/2) may see query
   // q0 + 8·j + 2t + e%2 when key <= query + diagonal, i.e.
   //   8·(e/2) − 8·j − e%2 <= q0 + diagonal − kv0 − warpKey0 − g + 2t.
+  // Blocks clear of the diagonal skip the compares.
   if (spec.causal)
-    maskIf(kb.slt(kb.add(q0, diagonal),
-                  kb.add(kv0, kb.i32(config.blockN - 1))),
-           [&] {
-             return kb.add(kb.sub(kb.sub(kb.add(q0, diagonal),
-                                         kb.add(kv0, warpKey0)),
-                                  g),
-                           kb.shl(t, 1));
-           },
-           [](int64_t j, int e) { return 8 * (e / 2) - 8 * j - (e & 1); });
+    s = maskRegisters(
+        kb, s,
+        kb.slt(kb.add(q0, diagonal), kb.add(kv0, kb.i32(config.blockN - 1))),
+        [&] {
+          return kb.add(
+              kb.sub(kb.sub(kb.add(q0, diagonal), kb.add(kv0, warpKey0)), g),
+              kb.shl(t, 1));
+        },
+        [](int64_t j, int e) { return 8 * (e / 2) - 8 * j - (e & 1); });
   // Keys past Nk (the last key block): key < Nk  <=>
   //   8·(e/2) <= Nk − kv0 − warpKey0 − g − 1.
-  maskIf(kb.slt(seqKv, kb.add(kv0, kb.i32(config.blockN))),
-         [&] {
-           return kb.sub(kb.sub(seqKv, kb.add(kv0, warpKey0)),
-                         kb.add(g, kb.i32(1)));
-         },
-         [](int64_t, int e) { return 8 * (e / 2); });
+  s = maskRegisters(
+      kb, s, kb.slt(seqKv, kb.add(kv0, kb.i32(config.blockN))),
+      [&] {
+        return kb.sub(kb.sub(seqKv, kb.add(kv0, warpKey0)),
+                      kb.add(g, kb.i32(1)));
+      },
+      [](int64_t, int e) { return 8 * (e / 2); });
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), LSE·log2e of this thread's query columns
   // 8·j + 2t + {0, 1} read only now (after the mask: fewer live registers).

@@ -10,6 +10,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::attn::nvvm;
 
@@ -195,4 +197,27 @@ Value KernelBuilder::packPair(Type elementType, Value lo, Value hi) {
   v = LLVM::InsertElementOp::create(b, loc, v, l, i32(0));
   v = LLVM::InsertElementOp::create(b, loc, v, h, i32(1));
   return LLVM::BitcastOp::create(b, loc, b.getI32Type(), v);
+}
+
+SmallVector<Value> mlir::attn::nvvm::maskRegisters(
+    KernelBuilder &kb, ValueRange regs, Value needed,
+    llvm::function_ref<Value()> limit,
+    llvm::function_ref<int64_t(int64_t, int)> offset) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange(regs), needed,
+                                /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value lim = limit();
+  SmallVector<Value> masked;
+  for (auto [i, v] : llvm::enumerate(regs))
+    masked.push_back(kb.select(
+        kb.sle(kb.i32(offset(i / 4, static_cast<int>(i % 4))), lim), v,
+        negInf));
+  scf::YieldOp::create(b, loc, masked);
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  scf::YieldOp::create(b, loc, regs);
+  return SmallVector<Value>(ifOp.getResults());
 }
