@@ -284,12 +284,6 @@ std::string CompiledKernel::manifestJSON() const {
     writeManifestHeader(j, "", entry, family, chip, !cubin.empty());
     j.attributeObject("problem", [&] {
       writeProblemShape(j, problem);
-      if (problem.topLeft)
-        j.attribute("mask_align", "top_left");
-      if (problem.windowLeft >= 0 || problem.windowRight >= 0) {
-        j.attribute("window_left", problem.windowLeft);
-        j.attribute("window_right", problem.windowRight);
-      }
       if (problem.softcap > 0)
         j.attribute("softcap", problem.softcap);
       if (problem.alibi)

@@ -39,6 +39,12 @@ void mlir::attn::writeProblemShape(llvm::json::OStream &j,
   j.attribute("value_head_dim", problem.vDim());
   j.attribute("dtype", ::attn::dtypeName(problem.dtype));
   j.attribute("causal", problem.causal);
+  if (problem.topLeft)
+    j.attribute("mask_align", "top_left");
+  if (problem.windowLeft >= 0 || problem.windowRight >= 0) {
+    j.attribute("window_left", problem.windowLeft);
+    j.attribute("window_right", problem.windowRight);
+  }
 }
 
 void mlir::attn::writeManifestHeader(llvm::json::OStream &j,

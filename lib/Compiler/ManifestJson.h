@@ -28,8 +28,9 @@ namespace mlir::attn {
                                         RankedTensorType k, int64_t headDim,
                                         int64_t valueHeadDim);
 
-/// "batch" … "causal" of a JSON "problem" object (the caller adds what its
-/// file needs after them).
+/// "batch" … "causal", then the mask's "mask_align" and "window_left"/
+/// "window_right" where it has them, of a JSON "problem" object (the caller
+/// adds what its file needs after them).
 void writeProblemShape(llvm::json::OStream &j,
                        const ::attn::AttentionProblem &problem);
 

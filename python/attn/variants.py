@@ -102,22 +102,18 @@ class Variant:
                 f"{int(self.alibi)}")
 
     def backward_unsupported(self) -> Optional[str]:
-        """Why the backward kernels cannot differentiate this variant (None
-        when they can: no mask or bottom-right causal, no score_mod)."""
-        if self.plain:
-            return None
+        """Why the GPU backward kernels cannot differentiate this variant
+        (None when they can: every mask, both alignments; no score_mod)."""
         what = []
-        if self.has_mask and self.top_left:
-            what.append("mask_align='top_left'")
-        if self.sliding:
-            what.append(f"window=({self.left}, {self.right})")
         if self.softcap:
             what.append(f"softcap={self.softcap:g}")
         if self.alibi:
             what.append("alibi=True")
-        return (", ".join(what) + ": attn's backward kernels support only "
-                "no mask and the bottom-right causal mask, without softcap "
-                "or ALiBi")
+        if not what:
+            return None
+        return (", ".join(what) + ": attn's GPU backward kernels take every "
+                "mask (causal, windows, either alignment) but no score "
+                "modification (softcap, ALiBi)")
 
     def reference_mask(self, nq: int, nk: int):
         """(first, last) key bounds per query row i as plain Python, for

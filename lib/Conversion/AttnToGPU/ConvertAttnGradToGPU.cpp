@@ -105,7 +105,7 @@ mlir::attn::convertAttentionGradOps(ModuleOp module, gpu::GPUModuleOp kernels,
     SmallVector<KernelLaunchAttr> launches = {
         kernel("preprocess", names.preprocess, kBackwardAuxThreads,
                GridPolicy::query_tiles,
-               backwardAuxRowsPerBlock(spec.valueHeadDim), 0),
+               backwardAuxRowsPerBlock(spec), 0),
         kernel("dkdv", names.dkdv, dkdvThreads, GridPolicy::key_tiles,
                config.blockN, dkdvSmem),
     };
@@ -117,7 +117,7 @@ mlir::attn::convertAttentionGradOps(ModuleOp module, gpu::GPUModuleOp kernels,
     else
       launches.push_back(kernel("convert", names.convert, kBackwardAuxThreads,
                                 GridPolicy::query_tiles,
-                                backwardAuxRowsPerBlock(spec.headDim), 0));
+                                backwardAuxRowsPerBlock(spec), 0));
     op->setAttr("attn.kernel",
                 SymbolRefAttr::get(kernels.getSymNameAttr(),
                                    {FlatSymbolRefAttr::get(

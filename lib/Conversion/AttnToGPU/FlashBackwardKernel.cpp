@@ -192,7 +192,9 @@ void emitPreprocess(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
   KernelBuilder kb(b, loc);
   Type elt = spec.elementType;
   Common c = setUpCommon(kb, func);
-  int64_t chunks = spec.valueHeadDim / 8; // one 8-element chunk per thread
+  // One 8-element chunk per thread, of a row padded to tileHeadDim (the
+  // chunks past the head dim add 0).
+  int64_t chunks = spec.tileHeadDim() / 8;
   int64_t rowsPerBlock = kBackwardAuxThreads / chunks;
   Value bh = NVVM::BlockIdYOp::create(b, loc, b.getI32Type());
   Value batch = kb.divu(bh, c.headsQ), head = kb.remu(bh, c.headsQ);
@@ -205,8 +207,12 @@ void emitPreprocess(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
   Value doBase =
       headBase(kb, func, "do", elt, batch, head);
 
-  // Rows past Nq contribute 0 (and are not stored).
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()}, inRange,
+  // Rows past Nq contribute 0 (and are not stored), as do the chunks of a
+  // padded row past the head dim (not loaded).
+  Value loads = inRange;
+  if (spec.tileHeadDim() != spec.valueHeadDim)
+    loads = kb.andb(loads, kb.slt(chunk, kb.i32(spec.valueHeadDim / 8)));
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()}, loads,
                                 /*withElse=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -268,7 +274,7 @@ void emitConvert(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
   KernelBuilder kb(b, loc);
   Type elt = spec.elementType;
   Common c = setUpCommon(kb, func);
-  int64_t chunks = spec.headDim / 8;
+  int64_t chunks = spec.tileHeadDim() / 8;
   int64_t rowsPerBlock = kBackwardAuxThreads / chunks;
   Value bh = NVVM::BlockIdYOp::create(b, loc, b.getI32Type());
   Value batch = kb.divu(bh, c.headsQ), head = kb.remu(bh, c.headsQ);
@@ -276,7 +282,11 @@ void emitConvert(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
   Value row = kb.add(kb.mul(blockX, kb.i32(rowsPerBlock)),
                      kb.lshr(c.tid, llvm::Log2_64(chunks)));
   Value chunk = kb.andi(c.tid, chunks - 1);
-  ifThen(kb, kb.slt(row, c.seqQ), [&] {
+  // Chunks of a padded row past the head dim have nothing to convert.
+  Value active = kb.slt(row, c.seqQ);
+  if (spec.tileHeadDim() != spec.headDim)
+    active = kb.andb(active, kb.slt(chunk, kb.i32(spec.headDim / 8)));
+  ifThen(kb, active, [&] {
     Value region = workspaceRegion(kb, func, bh, c.seqQ, spec.headDim);
     Value acc = kb.gep(dqAccumulator(kb, region, c.seqQ), b.getF32Type(),
                        kb.add(kb.mul(kb.sext64(row), kb.i64(spec.headDim)),
@@ -313,11 +323,12 @@ public:
               const FlashBackwardSpec &spec, const FlashBackwardConfig &config)
       : kb(b, loc), b(b), loc(loc), func(func), spec(spec), config(config),
         elt(spec.elementType), warps(config.warps()),
-        qTiles(config.blockM / 8), dTiles(spec.headDim / 8),
-        dvTiles(spec.valueHeadDim / 8), kLayout(config.blockN, spec.headDim),
-        vLayout(config.blockN, spec.valueHeadDim),
-        qLayout(config.blockM, spec.headDim),
-        doLayout(config.blockM, spec.valueHeadDim),
+        qTiles(config.blockM / 8), dTiles(spec.mmaHeadDim() / 8),
+        dvTiles(spec.mmaHeadDim() / 8),
+        kLayout(config.blockN, spec.tileHeadDim()),
+        vLayout(config.blockN, spec.tileHeadDim()),
+        qLayout(config.blockM, spec.tileHeadDim()),
+        doLayout(config.blockM, spec.tileHeadDim()),
         dsLayout(config.blockN, config.blockM) {}
 
   void emit();
@@ -348,6 +359,9 @@ private:
   Common c;
   Value lane, warp, g, t, batch, kvHead, groupSize, kv0, diagonal;
   Value qStart, qSteps, numSteps; // the walk: qSteps query blocks per head
+  // qSteps, or 1 where a window leaves a key block no query block (the
+  // prologue's step 0 is then never run, but its addresses are formed).
+  Value qStepsDivisor;
   Value kTile, vTile, qRing, doRing, dsTile, lseRing, deltaRing;
   std::optional<FragmentAddresses> aRows;  // A from [m][k]: K, V rows
   std::optional<FragmentAddresses> bRows;  // B from [n][k]: Q, dO rows
@@ -355,15 +369,15 @@ private:
   std::optional<FragmentAddresses> aTrans; // A from [k][m]: dSᵀ
   // dQ's split: warp w computes m-tile dqMTile = w % (blockM / 16) of the
   // query block, columns [8·dqTiles·dqColGroup, +8·dqTiles) of the head.
-  int64_t dqTiles = 0;
+  int64_t dqColGroups = 0, dqTiles = 0;
   Value dqMTile, dqColGroup;
   std::optional<FragmentAddresses> bTransKSlice; // B from [k][n]: K slice
 };
 
 DkDvEmitter::Step DkDvEmitter::stepAt(Value it) {
   Step s;
-  Value headInGroup = kb.divu(it, qSteps);
-  Value qBlock = kb.add(qStart, kb.remu(it, qSteps));
+  Value headInGroup = kb.divu(it, qStepsDivisor);
+  Value qBlock = kb.add(qStart, kb.remu(it, qStepsDivisor));
   s.head = kb.add(kb.mul(kvHead, groupSize), headInGroup);
   s.q0 = kb.mul(qBlock, kb.i32(config.blockM));
   s.stage = kb.andi(it, 1);
@@ -381,10 +395,10 @@ void DkDvEmitter::issueStepLoads(const Step &step) {
       kb.gepBytes(doRing, kb.mul(step.stage, kb.i32(doLayout.bytes())));
   nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, step.qBase,
                       stride(func, "q", 2), step.q0, rowsLeft, qLayout,
-                      qDst);
+                      qDst, spec.headDim / 8);
   nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, step.doBase,
                       stride(func, "do", 2), step.q0, rowsLeft, doLayout,
-                      doDst);
+                      doDst, spec.valueHeadDim / 8);
 }
 
 std::pair<Value, Value> DkDvEmitter::loadRowScalars(const Step &step,
@@ -476,25 +490,44 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
 
   // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for this warp's 16 keys: qTiles tiles each.
   SmallVector<Acc> s = warpGemmABt(kb, elt, *aRows, kPtrs, *bRows, qPtrs,
-                                   qTiles, spec.headDim);
+                                   qTiles, spec.mmaHeadDim());
 
-  // Causal: keys above the (bottom-right aligned) diagonal. Element e of
-  // tile nt is key kv0 + 16·warp + g + 8·(e/2) of query q0 + 8·nt + 2t +
-  // e%2; key <= query + diagonal  <=>
-  //   8·(e/2) − 8·nt − e%2  <=  q0 + diagonal − kv0 + 2t − 16·warp − g.
-  // Rows past Nq need no mask (their LSE is +inf, so P = 0); keys past Nk
-  // (zero-filled K, V rows of the last key block) do, below.
-  if (spec.causal)
+  // The band: element e of tile nt is key kv0 + 16·warp + g + 8·(e/2) of
+  // query q0 + 8·nt + 2t + e%2, visible iff d(query) − left <= key <=
+  // d(query) + right (d(i) = i + diagonal):
+  //   right: 8·(e/2) − 8·nt − e%2 <= q0 + diagonal + right − kv0 + 2t
+  //          − 16·warp − g;
+  //   left:  8·nt + e%2 − 8·(e/2) <= left − diagonal − q0 + kv0 − 2t
+  //          + 16·warp + g.
+  // Each is tested only in blocks that straddle its edge. Rows past Nq need
+  // no mask (their LSE is +inf, so P = 0); keys past Nk (zero-filled K, V
+  // rows of the last key block) do, below.
+  if (spec.band.hasRight()) {
+    Value reach = kb.add(step.q0, diagonal);
+    if (spec.band.right)
+      reach = kb.add(reach, kb.i32(spec.band.right));
     maskTiles(
-        kb, s,
-        kb.slt(kb.add(step.q0, diagonal),
-               kb.add(kv0, kb.i32(config.blockN - 1))),
+        kb, s, kb.slt(reach, kb.add(kv0, kb.i32(config.blockN - 1))),
         [&] {
-          return kb.sub(
-              kb.add(kb.sub(kb.add(step.q0, diagonal), kv0), kb.shl(t, 1)),
-              kb.add(kb.mul(warp, kb.i32(16)), g));
+          return kb.sub(kb.add(kb.sub(reach, kv0), kb.shl(t, 1)),
+                        kb.add(kb.mul(warp, kb.i32(16)), g));
         },
         [](int64_t nt, int e) { return 8 * (e / 2) - 8 * nt - (e & 1); });
+  }
+  if (spec.band.hasLeft()) {
+    // The lowest key the block's last row sees.
+    Value lowest = kb.sub(kb.add(step.q0, diagonal),
+                          kb.i32(spec.band.left - (config.blockM - 1)));
+    maskTiles(
+        kb, s, kb.slt(kv0, lowest),
+        [&] {
+          return kb.add(
+              kb.sub(kb.sub(kb.i32(spec.band.left), kb.add(step.q0, diagonal)),
+                     kb.shl(t, 1)),
+              kb.add(kb.add(kv0, kb.mul(warp, kb.i32(16))), g));
+        },
+        [](int64_t nt, int e) { return 8 * nt + (e & 1) - 8 * (e / 2); });
+  }
   // Keys past Nk: their S is 0, and P = exp2(0 − LSE·log2e) overflows to
   // inf for a row whose LSE is below about −88 (few keys, large negative
   // logits): dS·K would then be inf·0, a NaN dQ. key < Nk  <=>
@@ -557,7 +590,7 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
 
   // dSᵀ = Pᵀ ∘ (dPᵀ − Δ).
   SmallVector<Acc> dp = warpGemmABt(kb, elt, *aRows, vPtrs, *bRows, doPtrs,
-                                    qTiles, spec.valueHeadDim);
+                                    qTiles, spec.mmaHeadDim());
   for (int64_t nt = 0; nt < qTiles; ++nt) {
     auto delta = columnPair(deltaHere, nt);
     for (int e = 0; e < 4; ++e)
@@ -638,9 +671,20 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
             kb.add(kb.mul(kb.sext64(row), kb.i64(spec.headDim)),
                    kb.sext64(colBase)));
         for (int64_t nt = 0; nt < dqTiles; ++nt) {
-          Value pairPtr = kb.gep(rowPtr, b.getF32Type(), kb.i64(8 * nt));
-          atomicAddPairF32(kb, pairPtr, dq[nt][2 * h], dq[nt][2 * h + 1],
-                           config.pairedReductions);
+          auto add = [&] {
+            Value pairPtr = kb.gep(rowPtr, b.getF32Type(), kb.i64(8 * nt));
+            atomicAddPairF32(kb, pairPtr, dq[nt][2 * h], dq[nt][2 * h + 1],
+                             config.pairedReductions);
+          };
+          // A padded head dim: the column groups overshoot it.
+          if (dqColGroups * dqTiles * 8 <= spec.headDim)
+            add();
+          else
+            ifThen(kb,
+                   kb.slt(kb.add(kb.mul(dqColGroup, kb.i32(dqTiles)),
+                                 kb.i32(nt)),
+                          kb.i32(spec.headDim / 8)),
+                   add);
         }
       });
     }
@@ -676,8 +720,9 @@ void DkDvEmitter::emitEpilogue(ValueRange accs) {
       });
     }
   };
-  store("dk", dTiles, 0, /*scaled=*/true);
-  store("dv", dvTiles, dTiles, /*scaled=*/false);
+  // The head dim's tiles only (a padded head dim's rest is 0).
+  store("dk", spec.headDim / 8, 0, /*scaled=*/true);
+  store("dv", spec.valueHeadDim / 8, dTiles, /*scaled=*/false);
 }
 
 void DkDvEmitter::emit() {
@@ -688,7 +733,7 @@ void DkDvEmitter::emit() {
   warp = kb.lshr(c.tid, 5);
   g = kb.lshr(lane, 2);
   t = kb.andi(lane, 3);
-  diagonal = kb.sub(c.seqKv, c.seqQ);
+  diagonal = spec.band.topLeft ? kb.i32(0) : kb.sub(c.seqKv, c.seqQ);
 
   Value kvBlock = NVVM::BlockIdXOp::create(b, loc, b.getI32Type());
   Value bhKv = NVVM::BlockIdYOp::create(b, loc, b.getI32Type());
@@ -697,11 +742,14 @@ void DkDvEmitter::emit() {
   groupSize = kb.divu(c.headsQ, c.headsKv);
   kv0 = kb.mul(kvBlock, kb.i32(config.blockN));
 
-  nvvm::BackwardQueryWalk walk = nvvm::backwardQueryWalk(
-      kb, c.seqQ, config.blockM, kv0, diagonal, spec.causal, groupSize);
+  nvvm::BackwardQueryWalk walk =
+      nvvm::backwardQueryWalk(kb, c.seqQ, config.blockM, config.blockN, kv0,
+                              diagonal, spec.band, groupSize);
   qStart = walk.qStart;
   qSteps = walk.qSteps;
   numSteps = walk.numSteps;
+  qStepsDivisor =
+      spec.band.hasLeft() ? kb.maxsi(qSteps, kb.i32(1)) : qSteps;
 
   // Shared memory: K, V, the Q and dO rings, dSᵀ, the LSE and Δ rings.
   Value smem = LLVM::AddressOfOp::create(
@@ -734,8 +782,11 @@ void DkDvEmitter::emit() {
   // The warp's dQ slice enters through the lane-dependent chunk: adding a
   // chunk offset before the XOR swizzle keeps every fragment address a
   // lane part plus a constant.
+  // With a padded head dim each group takes an even number of tiles
+  // covering the product's width (the tiles past it read zero columns).
   int64_t mTiles = config.blockM / 16;
-  dqTiles = dTiles / (warps / mTiles);
+  dqColGroups = warps / mTiles;
+  dqTiles = llvm::alignTo(llvm::divideCeil(dTiles, dqColGroups), 2);
   dqMTile = kb.remu(warp, kb.i32(mTiles));
   dqColGroup = kb.divu(warp, kb.i32(mTiles));
   aTrans.emplace(kb, dsLayout, kb.add(kb.shl(highBit, 3), rowInMatrix),
@@ -751,9 +802,11 @@ void DkDvEmitter::emit() {
       headBase(kb, func, "v", elt, batch, kvHead);
   Value keysLeft = kb.sub(c.seqKv, kv0);
   nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, kBase,
-                      stride(func, "k", 2), kv0, keysLeft, kLayout, kTile);
+                      stride(func, "k", 2), kv0, keysLeft, kLayout, kTile,
+                      spec.headDim / 8);
   nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, vBase,
-                      stride(func, "v", 2), kv0, keysLeft, vLayout, vTile);
+                      stride(func, "v", 2), kv0, keysLeft, vLayout, vTile,
+                      spec.valueHeadDim / 8);
   Step first = stepAt(kb.i32(0));
   issueStepLoads(first);
   kb.cpAsyncCommit();
@@ -788,9 +841,10 @@ public:
             const FlashBackwardSpec &spec, const FlashBackwardConfig &config)
       : kb(b, loc), b(b), loc(loc), func(func), spec(spec), config(config),
         elt(spec.elementType), rows(config.dqBlockM()),
-        keys(config.dqBlockN()), kTiles(keys / 8), dTiles(spec.headDim / 8),
-        qLayout(rows, spec.headDim), doLayout(rows, spec.valueHeadDim),
-        kLayout(keys, spec.headDim), vLayout(keys, spec.valueHeadDim) {}
+        keys(config.dqBlockN()), kTiles(keys / 8),
+        dTiles(spec.mmaHeadDim() / 8), qLayout(rows, spec.tileHeadDim()),
+        doLayout(rows, spec.tileHeadDim()), kLayout(keys, spec.tileHeadDim()),
+        vLayout(keys, spec.tileHeadDim()) {}
 
   void emit();
 
@@ -809,7 +863,7 @@ private:
   TileLayout qLayout, doLayout, kLayout, vLayout;
 
   Common c;
-  Value warp, g, t, batch, head, kvHead, q0, diagonal, numBlocks;
+  Value warp, g, t, batch, head, kvHead, q0, diagonal, firstBlock, numBlocks;
   Value kPtr, vPtr, qTile, doTile, kRing, vRing;
   std::array<Value, 2> lseRow, deltaRow; // rows g and g + 8
   std::optional<FragmentAddresses> aRows, bRows, bTrans;
@@ -822,11 +876,13 @@ void DqEmitter::issueKvLoads(Value block) {
   nvvm::loadTileAsync(
       kb, elt, config.dqThreads(), c.tid, kPtr, stride(func, "k", 2), kv0,
       left, kLayout,
-      kb.gepBytes(kRing, kb.mul(stage, kb.i32(kLayout.bytes()))));
+      kb.gepBytes(kRing, kb.mul(stage, kb.i32(kLayout.bytes()))),
+      spec.headDim / 8);
   nvvm::loadTileAsync(
       kb, elt, config.dqThreads(), c.tid, vPtr, stride(func, "v", 2), kv0,
       left, vLayout,
-      kb.gepBytes(vRing, kb.mul(stage, kb.i32(vLayout.bytes()))));
+      kb.gepBytes(vRing, kb.mul(stage, kb.i32(vLayout.bytes()))),
+      spec.valueHeadDim / 8);
 }
 
 SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
@@ -846,23 +902,45 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
 
   // S = Q·Kᵀ and dP = dO·Vᵀ for this warp's 16 rows.
   SmallVector<Acc> s = warpGemmABt(kb, elt, *aRows, qPtrs, *bRows, kPtrs,
-                                   kTiles, spec.headDim);
+                                   kTiles, spec.mmaHeadDim());
 
-  // Causal: element e of tile nt is key kv0 + 8·nt + 2t + e%2 of row
-  // q0 + 16·warp + g + 8·(e/2): visible iff
-  //   8·nt + e%2 − 8·(e/2) <= q0 + 16·warp + g + diagonal − kv0 − 2t.
+  // The band: element e of tile nt is key kv0 + 8·nt + 2t + e%2 of row
+  // q0 + 16·warp + g + 8·(e/2), visible iff d(row) − left <= key <=
+  // d(row) + right (d(i) = i + diagonal):
+  //   right: 8·nt + e%2 − 8·(e/2) <= q0 + 16·warp + g + diagonal + right
+  //          − kv0 − 2t;
+  //   left:  8·(e/2) − 8·nt − e%2 <= left − diagonal − q0 − 16·warp − g
+  //          + kv0 + 2t.
   // Keys past Nk are masked below (P would overflow for a row whose LSE
   // is below about −88, and dS·K be inf·0).
   Value kv0 = kb.mul(block, kb.i32(keys));
-  if (spec.causal) {
+  if (spec.band.hasRight()) {
+    Value reach = diagonal;
+    if (spec.band.right)
+      reach = kb.add(reach, kb.i32(spec.band.right));
     maskTiles(
-        kb, s, kb.slt(kb.add(q0, diagonal), kb.add(kv0, kb.i32(keys - 1))),
+        kb, s, kb.slt(kb.add(q0, reach), kb.add(kv0, kb.i32(keys - 1))),
         [&] {
           return kb.sub(kb.add(kb.add(q0, kb.mul(warp, kb.i32(16))),
-                               kb.add(g, diagonal)),
+                               kb.add(g, reach)),
                         kb.add(kv0, kb.shl(t, 1)));
         },
         [](int64_t nt, int e) { return 8 * nt + (e & 1) - 8 * (e / 2); });
+  }
+  if (spec.band.hasLeft()) {
+    // The lowest key the block's last row sees.
+    Value lowest = kb.sub(kb.add(q0, diagonal),
+                          kb.i32(spec.band.left - (rows - 1)));
+    maskTiles(
+        kb, s, kb.slt(kv0, lowest),
+        [&] {
+          return kb.add(
+              kb.sub(kb.i32(spec.band.left),
+                     kb.add(kb.add(q0, kb.mul(warp, kb.i32(16))),
+                            kb.add(g, diagonal))),
+              kb.add(kv0, kb.shl(t, 1)));
+        },
+        [](int64_t nt, int e) { return 8 * (e / 2) - 8 * nt - (e & 1); });
   }
   // key < Nk  <=>  8·nt + e%2 <= Nk − kv0 − 2t − 1.
   maskTiles(
@@ -880,7 +958,7 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
       s[nt][e] = kb.exp2(LLVM::FMAOp::create(b, loc, s[nt][e], cScale, negLse));
     }
   SmallVector<Acc> dp = warpGemmABt(kb, elt, *aRows, doPtrs, *bRows, vPtrs,
-                                    kTiles, spec.valueHeadDim);
+                                    kTiles, spec.mmaHeadDim());
   for (int64_t nt = 0; nt < kTiles; ++nt)
     for (int e = 0; e < 4; ++e)
       s[nt][e] = kb.fmul(s[nt][e], kb.fsub(dp[nt][e], deltaRow[e / 2]));
@@ -918,7 +996,7 @@ void DqEmitter::emit() {
   warp = kb.lshr(c.tid, 5);
   g = kb.lshr(lane, 2);
   t = kb.andi(lane, 3);
-  diagonal = kb.sub(c.seqKv, c.seqQ);
+  diagonal = spec.band.topLeft ? kb.i32(0) : kb.sub(c.seqKv, c.seqQ);
   Value qBlock = NVVM::BlockIdXOp::create(b, loc, b.getI32Type());
   Value bh = NVVM::BlockIdYOp::create(b, loc, b.getI32Type());
   batch = kb.divu(bh, c.headsQ);
@@ -926,15 +1004,23 @@ void DqEmitter::emit() {
   kvHead = kb.divu(head, kb.divu(c.headsQ, c.headsKv));
   q0 = kb.mul(qBlock, kb.i32(rows));
 
-  // Key blocks this query block sees (causal: up to the diagonal).
+  // Key blocks this query block sees: [firstBlock, numBlocks), from the
+  // first row's lowest key to the last row's highest.
   Value kvEnd = c.seqKv;
-  if (spec.causal) {
+  if (spec.band.hasRight()) {
     Value rowsHere = kb.minsi(kb.i32(rows), kb.sub(c.seqQ, q0));
-    kvEnd = kb.minsi(kb.maxsi(kb.add(kb.add(q0, rowsHere), diagonal),
-                              kb.i32(0)),
-                     c.seqKv);
+    Value end = kb.add(kb.add(q0, rowsHere), diagonal);
+    if (spec.band.right)
+      end = kb.add(end, kb.i32(spec.band.right));
+    kvEnd = kb.minsi(kb.maxsi(end, kb.i32(0)), c.seqKv);
   }
   numBlocks = kb.divu(kb.add(kvEnd, kb.i32(keys - 1)), kb.i32(keys));
+  firstBlock = kb.i32(0);
+  if (spec.band.hasLeft()) {
+    Value lowest = kb.sub(kb.add(q0, diagonal), kb.i32(spec.band.left));
+    firstBlock = kb.minsi(
+        kb.divu(kb.maxsi(lowest, kb.i32(0)), kb.i32(keys)), numBlocks);
+  }
 
   Value qPtr = headBase(kb, func, "q", elt, batch, head);
   Value doPtr =
@@ -993,17 +1079,19 @@ void DqEmitter::emit() {
 
   Value rowsLeft = kb.sub(c.seqQ, q0);
   nvvm::loadTileAsync(kb, elt, config.dqThreads(), c.tid, qPtr,
-                      stride(func, "q", 2), q0, rowsLeft, qLayout, qTile);
+                      stride(func, "q", 2), q0, rowsLeft, qLayout, qTile,
+                      spec.headDim / 8);
   nvvm::loadTileAsync(kb, elt, config.dqThreads(), c.tid, doPtr,
-                      stride(func, "do", 2), q0, rowsLeft, doLayout,
-                      doTile);
-  ifThen(kb, kb.slt(kb.i32(0), numBlocks), [&] { issueKvLoads(kb.i32(0)); });
+                      stride(func, "do", 2), q0, rowsLeft, doLayout, doTile,
+                      spec.valueHeadDim / 8);
+  ifThen(kb, kb.slt(firstBlock, numBlocks),
+         [&] { issueKvLoads(firstBlock); });
   kb.cpAsyncCommit();
 
   Value zero = kb.f32(0.0);
   SmallVector<Value> init(4 * dTiles, zero);
   auto loop = scf::ForOp::create(
-      b, loc, kb.i32(0), numBlocks, kb.i32(1), init,
+      b, loc, firstBlock, numBlocks, kb.i32(1), init,
       [&](OpBuilder &, Location, Value block, ValueRange iterArgs) {
         scf::YieldOp::create(b, loc, emitBlock(block, iterArgs));
       });
@@ -1020,7 +1108,7 @@ void DqEmitter::emit() {
           dqBase, elt,
           kb.add(kb.mul(kb.sext64(row), stride(func, "dq", 2)),
                  kb.sext64(kb.shl(t, 1))));
-      for (int64_t nt = 0; nt < dTiles; ++nt) {
+      for (int64_t nt = 0; nt < spec.headDim / 8; ++nt) {
         Value lo = kb.fmul(loop.getResult(4 * nt + 2 * h), scale);
         Value hi = kb.fmul(loop.getResult(4 * nt + 2 * h + 1), scale);
         LLVM::StoreOp::create(b, loc, kb.packPair(elt, lo, hi),
@@ -1051,6 +1139,14 @@ gpu::GPUFuncOp createKernel(OpBuilder &builder, gpu::GPUModuleOp module,
 //===----------------------------------------------------------------------===//
 // Configuration.
 //===----------------------------------------------------------------------===//
+
+int64_t FlashBackwardSpec::tileHeadDim() const {
+  return std::max<int64_t>(32, llvm::PowerOf2Ceil(headDim));
+}
+
+int64_t FlashBackwardSpec::mmaHeadDim() const {
+  return llvm::alignTo(headDim, 16);
+}
 
 FlashBackwardSpec FlashBackwardSpec::fromOp(AttentionGradOp op) {
   FlashBackwardSpec spec;
@@ -1098,11 +1194,11 @@ mlir::attn::chooseFlashBackwardConfig(const FlashBackwardSpec &spec,
 int64_t
 mlir::attn::flashBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
                                            const FlashBackwardConfig &config) {
-  int64_t e = 2;
-  int64_t k = config.blockN * spec.headDim * e;
-  int64_t v = config.blockN * spec.valueHeadDim * e;
-  int64_t q = 2 * config.blockM * spec.headDim * e;
-  int64_t dO = 2 * config.blockM * spec.valueHeadDim * e;
+  int64_t e = 2, d = spec.tileHeadDim();
+  int64_t k = config.blockN * d * e;
+  int64_t v = config.blockN * d * e;
+  int64_t q = 2 * config.blockM * d * e;
+  int64_t dO = 2 * config.blockM * d * e;
   int64_t ds = config.deterministic ? 0 : config.blockN * config.blockM * e;
   int64_t scalars = 2 * 2 * 4 * config.blockM;
   return k + v + q + dO + ds + scalars;
@@ -1110,13 +1206,12 @@ mlir::attn::flashBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
 
 int64_t mlir::attn::flashBackwardDqSharedMemoryBytes(
     const FlashBackwardSpec &spec, const FlashBackwardConfig &config) {
-  int64_t e = 2;
-  return config.dqBlockM() * (spec.headDim + spec.valueHeadDim) * e +
-         2 * config.dqBlockN() * (spec.headDim + spec.valueHeadDim) * e;
+  int64_t e = 2, d = spec.tileHeadDim();
+  return config.dqBlockM() * 2 * d * e + 2 * config.dqBlockN() * 2 * d * e;
 }
 
-int64_t mlir::attn::backwardAuxRowsPerBlock(int64_t headDim) {
-  return kBackwardAuxThreads / (headDim / 8);
+int64_t mlir::attn::backwardAuxRowsPerBlock(const FlashBackwardSpec &spec) {
+  return kBackwardAuxThreads / (spec.tileHeadDim() / 8);
 }
 
 std::string
@@ -1137,15 +1232,15 @@ mlir::attn::validateFlashBackward(const FlashBackwardSpec &spec,
            " (got " + std::to_string(config.blockM) + ")";
   int64_t mTiles = config.blockM / 16;
   if (config.warps() < mTiles || config.warps() % mTiles ||
-      (spec.headDim / 8 / (config.warps() / mTiles)) % 2)
+      (spec.tileHeadDim() / 8 / (config.warps() / mTiles)) % 2)
     return "block-n " + std::to_string(config.blockN) + " (" +
            std::to_string(config.warps()) +
            " warps) cannot split dQ's block-m " +
            std::to_string(config.blockM) + " x " +
-           std::to_string(spec.headDim) + " tile";
+           std::to_string(spec.tileHeadDim()) + " tile";
   // The tiles' cooperative loads: each thread copies one 16-byte chunk of
   // a row per wave.
-  int64_t chunks = spec.headDim / 8;
+  int64_t chunks = spec.tileHeadDim() / 8;
   if (config.threads() % chunks)
     return std::to_string(config.threads()) +
            " threads cannot load rows of " + std::to_string(chunks) +
@@ -1170,7 +1265,7 @@ mlir::attn::flashBackwardKernelNames(const FlashBackwardSpec &spec,
                                      const FlashBackwardConfig &config) {
   std::string dtype = spec.elementType.isBF16() ? "bf16" : "f16";
   std::string stem = "attn_bwd_d" + std::to_string(spec.headDim) + "_" +
-                     dtype + (spec.causal ? "_causal" : "");
+                     dtype + maskKernelNameSuffix(spec.causal, spec.band);
   std::string tile = "_n" + std::to_string(config.blockN) + "m" +
                      std::to_string(config.blockM);
   if (config.deterministic)

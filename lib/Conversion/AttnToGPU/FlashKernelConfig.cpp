@@ -185,18 +185,22 @@ std::vector<FlashKernelConfig> mlir::attn::enumerateFlashKernelConfigs(
   return kept;
 }
 
+std::string mlir::attn::maskKernelNameSuffix(bool causal,
+                                              const MaskBand &band) {
+  if (causal)
+    return "_causal";
+  if (band.isNone())
+    return "";
+  auto bound = [](int64_t v) {
+    return v < 0 ? std::string("inf") : std::to_string(v);
+  };
+  return (band.topLeft ? "_tl" : "_br") + bound(band.left) + "x" +
+         bound(band.right);
+}
+
 std::string mlir::attn::flashKernelVariantSuffix(const FlashKernelSpec &spec) {
   std::ostringstream os;
-  // The mask: "_causal" as before; other kinds name their band.
-  if (spec.causal) {
-    os << "_causal";
-  } else if (!spec.band.isNone()) {
-    auto bound = [](int64_t v) {
-      return v < 0 ? std::string("inf") : std::to_string(v);
-    };
-    os << (spec.band.topLeft ? "_tl" : "_br") << bound(spec.band.left) << "x"
-       << bound(spec.band.right);
-  }
+  os << maskKernelNameSuffix(spec.causal, spec.band);
   if (spec.scoreMod) {
     // Different regions are different kernels: name them by the text of
     // the op that holds the region (block arguments print by position).

@@ -805,8 +805,9 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   kvHead = kb.remu(bhKv, headsKv);
   kv0 = kb.mul(kvBlock, kb.i32(config.blockN));
 
-  BackwardQueryWalk walk = backwardQueryWalk(kb, seqQ, config.blockM, kv0,
-                                             diagonal, spec.causal, groupSize);
+  BackwardQueryWalk walk =
+      backwardQueryWalk(kb, seqQ, config.blockM, config.blockN, kv0, diagonal,
+                        spec.band, groupSize);
   qStart = walk.qStart;
   qSteps = walk.qSteps;
   numSteps = walk.numSteps;

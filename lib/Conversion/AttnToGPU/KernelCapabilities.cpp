@@ -67,8 +67,9 @@ static const KernelCapability kTable[] = {
    true, true, true, true, true, false, false, true, true,
    {2, 8, 1}, {64, 192, 64}, {16, 256, 16}, false, true},
   {"sm80-mma", "sm80", KernelDirection::Backward, false,
-   {32, 128, 0}, "(dK and dV of a warp's 16 keys stay in registers)",
-   false, true, false, false, false, false, false, false, true,
+   {8, 128, 8}, "(zero-padded to 32, 64 or 128; dK and dV of a warp's 16 "
+                "keys stay in registers)",
+   false, true, true, true, false, false, false, false, true,
    {2, 2, 1}, {32, 64, 32}, {32, 128, 0}, false, false},
   {"sm90a-wgmma", "sm90a", KernelDirection::Backward, true,
    {64, 128, 0}, "(whole 128-byte swizzle panels, dK and dV in registers)",

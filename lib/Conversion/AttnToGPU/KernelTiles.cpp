@@ -121,17 +121,32 @@ Value BandMask::visible(int64_t col, int64_t rowOffset) const {
 }
 
 BackwardQueryWalk mlir::attn::nvvm::backwardQueryWalk(
-    KernelBuilder &kb, Value seqQ, int64_t blockM, Value kv0, Value diagonal,
-    bool causal, Value groupSize) {
+    KernelBuilder &kb, Value seqQ, int64_t blockM, int64_t blockN, Value kv0,
+    Value diagonal, const MaskBand &band, Value groupSize) {
   Value numQBlocks =
       kb.divu(kb.add(seqQ, kb.i32(blockM - 1)), kb.i32(blockM));
   BackwardQueryWalk walk;
   walk.qStart = kb.i32(0);
-  if (causal)
+  // The first row that sees key kv0: d(i) + right >= kv0.
+  if (band.hasRight()) {
+    Value first = kb.sub(kv0, diagonal);
+    if (band.right)
+      first = kb.sub(first, kb.i32(band.right));
     walk.qStart = kb.minsi(
-        kb.divu(kb.maxsi(kb.sub(kv0, diagonal), kb.i32(0)), kb.i32(blockM)),
-        numQBlocks);
-  walk.qSteps = kb.sub(numQBlocks, walk.qStart);
+        kb.divu(kb.maxsi(first, kb.i32(0)), kb.i32(blockM)), numQBlocks);
+  }
+  Value qEnd = numQBlocks;
+  // One past the last row that sees key kv0 + blockN − 1: d(i) − left <=
+  // that key. Clamped at qStart, so that a key block no row sees walks
+  // nothing.
+  if (band.hasLeft()) {
+    Value last = kb.add(kb.sub(kv0, diagonal),
+                        kb.i32(blockN - 1 + band.left));
+    Value end = kb.divu(kb.add(kb.maxsi(last, kb.i32(-1)), kb.i32(blockM)),
+                        kb.i32(blockM));
+    qEnd = kb.maxsi(kb.minsi(end, numQBlocks), walk.qStart);
+  }
+  walk.qSteps = kb.sub(qEnd, walk.qStart);
   walk.numSteps = kb.mul(walk.qSteps, groupSize);
   return walk;
 }

@@ -101,18 +101,21 @@ private:
   Value keysLeft, rightLimit, leftLimit;
 };
 
-/// The query blocks a backward dkdv thread block walks for its keys from
-/// kv0 (both backward families): from the first that sees any of them
-/// (causal: query >= key − diagonal) to the last, for each of the
-/// `groupSize` query heads of the kv head.
+/// The query blocks a backward dkdv thread block walks for its keys
+/// [kv0, kv0 + blockN) (both backward families): from the first whose rows
+/// can see one of them to the last, for each of the `groupSize` query heads
+/// of the kv head. Row i sees key j iff d(i) − left <= j <= d(i) + right
+/// with d(i) = i + diagonal (MaskBand; an unbounded side bounds nothing).
+/// A key block no row sees walks no block (qSteps = 0).
 struct BackwardQueryWalk {
   Value qStart;   // first query block
   Value qSteps;   // query blocks per query head
   Value numSteps; // qSteps · groupSize
 };
 BackwardQueryWalk backwardQueryWalk(KernelBuilder &kb, Value seqQ,
-                                    int64_t blockM, Value kv0, Value diagonal,
-                                    bool causal, Value groupSize);
+                                    int64_t blockM, int64_t blockN, Value kv0,
+                                    Value diagonal, const MaskBand &band,
+                                    Value groupSize);
 
 } // namespace mlir::attn::nvvm
 

@@ -42,10 +42,21 @@ struct FlashBackwardSpec {
   int64_t valueHeadDim = 0;
   Type elementType; // f16 or bf16
   /// The band is exactly bottom-right causal (a window as wide as the
-  /// sequences is none); the table refuses other bands.
+  /// sequences is none). The sm80 kernels take any band; the sm90a ones
+  /// (KernelCapabilities) only this one.
   bool causal = false;
   MaskKind mask = MaskKind::none; // as written (for diagnostics)
   MaskBand band;
+
+  /// The width of the shared-memory tiles and of the preprocess/convert
+  /// kernels' rows: the head dim (equal for Q/K and V/O) rounded up to 32,
+  /// 64 or 128, whole swizzle periods. The columns past headDim are
+  /// zero-filled on load and never stored.
+  int64_t tileHeadDim() const;
+  /// The width the tensor-core products run over: the head dim rounded up
+  /// to 16 (one k-step of mma.m16n8k16), so the zero columns of a padded
+  /// tile cost no product beyond that.
+  int64_t mmaHeadDim() const;
 
   static FlashBackwardSpec fromOp(AttentionGradOp op);
 };
@@ -91,9 +102,9 @@ int64_t flashBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
 /// Dynamic shared memory of the deterministic dq kernel, in bytes.
 int64_t flashBackwardDqSharedMemoryBytes(const FlashBackwardSpec &spec,
                                          const FlashBackwardConfig &config);
-/// Query rows per block of the preprocess (value head dim) and convert
-/// (head dim) kernels: one 8-element chunk per thread.
-int64_t backwardAuxRowsPerBlock(int64_t headDim);
+/// Query rows per block of the preprocess and convert kernels: one
+/// 8-element chunk of a tileHeadDim() row per thread.
+int64_t backwardAuxRowsPerBlock(const FlashBackwardSpec &spec);
 
 FlashBackwardKernelNames flashBackwardKernelNames(
     const FlashBackwardSpec &spec, const FlashBackwardConfig &config);

@@ -94,6 +94,10 @@ std::string flashKernelName(const FlashKernelSpec &spec,
 /// The part of a kernel name that names the variant (both families):
 /// [_causal | _tl<L>x<R> | _br<L>x<R>][_mod<hash>][_bias][_varlen].
 std::string flashKernelVariantSuffix(const FlashKernelSpec &spec);
+/// The mask's part of a kernel name (forward and backward): "" without a
+/// mask, "_causal" for bottom-right causal, else the band, e.g.
+/// "_br4095x0" or "_tlinfx0" (inf: an unbounded side).
+std::string maskKernelNameSuffix(bool causal, const MaskBand &band);
 
 /// The part of a forward kernel's name both families share: `prefix`
 /// ("attn_fwd" or "attn_fwd_sm90"), head dims, element type, the variant

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Compiles the sm80 backward kernels of issue 24's masks and head dims into
+# DIR (default gpu-kernels-bwdvar) for scripts/gpu-bwd-masks-dims.sh:
+#   chk/*    float64-checked: every mask band (windows, top-left causal,
+#            one-sided windows), padded head dims 8..112, deterministic;
+#   bench/*  timed against SDPA by bench/bench_backward.py (head dims
+#            that are not 32/64/128; no mask or causal: SDPA has no window).
+#   scripts/compile-bwd-masks-dims.sh [DIR]
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DIR="${1:-$ROOT/gpu-kernels-bwdvar}"
+COMPILE="${ATTN_COMPILE:-$ROOT/build/bin/attn-compile}"
+rm -rf "$DIR"
+mkdir -p "$DIR/chk" "$DIR/bench"
+one() { # name, attn-compile flags...
+  local name="$1"; shift
+  "$COMPILE" --backward --family sm80 --batch 2 --heads-q 4 --heads-kv 2 \
+    --seq-q 256 --seq-kv 256 "$@" -o "$DIR/chk/$name" | sed 's/^wrote [^:]*: //'
+}
+one chk_d64_br64x0 --head-dim 64 --window-left 64 --window-right 0
+one chk_d64_tl32x32 --head-dim 64 --window-left 32 --window-right 32 --top-left
+one chk_d128_tlcausal --head-dim 128 --causal --top-left
+one chk_d64_br100xinf --head-dim 64 --window-left 100 --window-right -1
+one chk_d64_brinfx50 --head-dim 64 --window-left -1 --window-right 50
+one chk_d128_br200x7 --head-dim 128 --window-left 200 --window-right 7
+one chk_det_d64_br64x0 --head-dim 64 --window-left 64 --window-right 0 --deterministic
+one chk_det_d128_tl32x32 --head-dim 128 --window-left 32 --window-right 32 --top-left --deterministic
+for d in 8 16 40 80 96 112; do
+  one "chk_d${d}c" --head-dim "$d" --causal
+done
+one chk_d80 --head-dim 80
+one chk_d96_br64x0 --head-dim 96 --window-left 64 --window-right 0
+one chk_det_d80c --head-dim 80 --causal --deterministic
+one chk_det_d40 --head-dim 40 --deterministic
+for d in 80 96 112; do
+  for c in "" c; do
+    "$COMPILE" --backward --family sm80 --batch 4 --heads-q $((2048 / d)) \
+      --seq-q 4096 --head-dim "$d" ${c:+--causal} -o "$DIR/bench/d$d$c" |
+      sed 's/^wrote [^:]*: //'
+  done
+done
+du -sh "$DIR"
