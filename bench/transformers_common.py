@@ -89,7 +89,7 @@ def families(tiny):
         g3 = dict(hidden_size=64, intermediate_size=128,
                   num_attention_heads=4, num_key_value_heads=1, head_dim=16)
         gpt2 = dict(n_embd=64, n_head=4, n_layer=2, vocab_size=128,
-                    n_positions=128)
+                    n_positions=128, bos_token_id=1, eos_token_id=2)
         g2_scalar = 24
     else:
         # Llama-3-8B / Mistral-7B attention: 32 q heads, 8 kv heads, D 128.
@@ -109,7 +109,7 @@ def families(tiny):
                   num_attention_heads=4, num_key_value_heads=1, head_dim=256)
         # GPT-2 medium (16 heads, D 64).
         gpt2 = dict(n_embd=1024, n_head=16, n_layer=2, vocab_size=8192,
-                    n_positions=4096)
+                    n_positions=4096, bos_token_id=1, eos_token_id=2)
         g2_scalar = 224
     return {
         "llama": (T.LlamaForCausalLM, T.LlamaModel,
@@ -178,10 +178,12 @@ class Report:
               + (f"  ({note})" if note else ""), flush=True)
         return row
 
-    def run(self, section, model, case, fn, unsupported=()):
-        """Runs fn() -> (status, note, figures); an exception is an error
-        row, an ``unsupported`` one (with attn's message) a "not supported"
-        row. Returns the row."""
+    def run(self, section, model, case, fn, unsupported=(),
+            error_status="error"):
+        """Runs fn() -> (status, note, figures); an exception is an
+        ``error_status`` row (a failure when "error"), an ``unsupported``
+        one (with attn's message) a "not supported" row. Returns the
+        row."""
         try:
             status, note, figures = fn()
         except unsupported as ex:
@@ -189,7 +191,7 @@ class Report:
                             note=_first_line(ex))
         except Exception as ex:  # noqa: BLE001 -- each case is reported
             traceback.print_exc(limit=4)
-            status, note, figures = "error", \
+            status, note, figures = error_status, \
                 f"{type(ex).__name__}: {_first_line(ex)}", {}
         finally:
             if self.args.device == "cuda":
