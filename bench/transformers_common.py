@@ -216,7 +216,7 @@ class Report:
                 f.write(f"\n## {section}\n\n" + self.table(section) + "\n")
         print(f"wrote {base}.json and {base}.md")
 
-    def table(self, section, keep=None):
+    def table(self, section, keep=None, width=None):
         rows = [r for r in self.rows if r["section"] == section]
         keys = []
         for r in rows:
@@ -228,14 +228,17 @@ class Report:
         lines = ["| " + " | ".join(keys) + " |",
                  "|" + "---|" * len(keys)]
         for r in rows:
-            lines.append("| " + " | ".join(
-                _fmt(r.get(k, "")).replace("|", "/") for k in keys) + " |")
+            cells = [_fmt(r.get(k, "")).replace("|", "/") for k in keys]
+            if width:
+                cells = [c if len(c) <= width else c[:width - 3] + "..."
+                         for c in cells]
+            lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines)
 
     def summary(self, keep=None):
         print(f"\n== summary ({self.name}, {time.time() - self.t0:.0f} s)")
         for section in dict.fromkeys(r["section"] for r in self.rows):
-            print(f"\n{section}\n" + self.table(section, keep))
+            print(f"\n{section}\n" + self.table(section, keep, 110))
         bad = self.failed()
         print(f"\n{len(self.rows)} cases, {len(bad)} failed"
               + "".join(f"\n  FAILED {r['section']} {r['model']} {r['case']}"
