@@ -450,7 +450,10 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
     try:
         launcher = _launcher("bwd", q, k, v, causal, scale, vkey,
                              deterministic)
-    except KernelNotAvailableError as ex:
+    except (KernelNotAvailableError, CompileError) as ex:
+        # Not in the pack, or the compiler has no backward kernel for the
+        # call (head dim 256: it names why): what attn cannot
+        # differentiate raises NotImplementedError, as variants do.
         raise NotImplementedError(f"{_OP} backward: {ex}") from ex
     args, ref = launcher.args()
     st = [t.stride() for t in (q, k, v, out, grad_out, dq, dk, dv)]

@@ -206,3 +206,26 @@ def test_backward_calls_look_the_database_up(tmp_path, monkeypatch):
                                  "available (no bwd-d64-bf16-causal-")
     assert "packs hold the heuristic's backward kernels" in sel.reason
     assert sel.reason.endswith("database: hit: ... -> wg-m64n128s3-dqfirst")
+
+
+def test_backward_the_compiler_cannot_build_is_not_implemented(monkeypatch):
+    """A backward kernel the compiler refuses (head dim 256 on the GPU:
+    CompileError on first use) raises NotImplementedError with the
+    compiler's reason, as a pack without the kernel does: callers
+    (attn.integrations.transformers) tell "attn cannot differentiate this"
+    from a failure by that type."""
+    from attn import CompileError
+
+    def refuse(*args, **kwargs):
+        raise CompileError("head dim 256 is not supported by the sm80-mma "
+                           "backward kernels: they take 32, 64 or 128")
+
+    monkeypatch.setattr(attn_torch, "_backward_kernels_missing", lambda: None)
+    monkeypatch.setattr(attn_torch, "_check_cuda", lambda tensors: None)
+    monkeypatch.setattr(attn_torch, "_launcher", refuse)
+    q = torch.zeros(1, 2, 4, 256, dtype=torch.bfloat16)
+    lse = torch.zeros(1, 2, 4)
+    with pytest.raises(NotImplementedError,
+                       match=r"attn.torch.attention backward: head dim 256 "
+                             r"is not supported"):
+        attn_torch._backward(q, q, q, q, q, lse, True, None)
