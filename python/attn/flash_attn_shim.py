@@ -11,9 +11,9 @@ run on attn's kernels:
 
 * tensors are [B, N, H, D] (attn's are [B, H, N, D]: transposed views in,
   a transposed view out);
-* head dims that are not multiples of 8 are zero-padded to the next one,
-  as FlashAttention's interface pads them, with the scale of the original
-  head dim (``softmax_scale`` defaults to D ** -0.5 before padding);
+* head dims that are not multiples of 8 are zero-padded to the next one
+  by attn.torch.attention itself, as FlashAttention's interface pads them,
+  with the scale of the original head dim;
 * ``causal`` and ``window_size`` are bottom-right aligned (attn's default),
   ``softcap`` 0 is none, ``alibi_slopes`` must be attn's ALiBi slopes
   2^(-8(h+1)/H) (per head, or per batch and head);
@@ -30,17 +30,12 @@ run (a backward of a variant, a head dim) raises attn's own errors.
 from typing import Optional, Tuple
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from . import torch as _attn_torch
 
 __all__ = ["flash_attn_func", "flash_attn_kvpacked_func",
            "flash_attn_qkvpacked_func", "attn_alibi_slopes"]
-
-# FlashAttention pads head dims to multiples of 8 (16-byte rows).
-_HEAD_DIM_MULTIPLE = 8
-
 
 def attn_alibi_slopes(heads: int, device=None) -> Tensor:
     """attn's ALiBi slopes 2^(-8(h+1)/H), float32 [heads]: the only
@@ -99,20 +94,12 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, dropout_p: float,
                              f"{getattr(t, 'shape', type(t).__name__)}")
     alibi = _check_alibi(alibi_slopes, q.shape[2], q.shape[0])
     window = _window(window_size, bool(causal))
-    head_dim = q.shape[3]
-    pad = -head_dim % _HEAD_DIM_MULTIPLE
-    if pad:
-        q, k, v = (F.pad(t, [0, pad]) for t in (q, k, v))
-        if softmax_scale is None:  # the original head dim's
-            softmax_scale = head_dim ** -0.5
     out, lse = _attn_torch.attention(
         q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
         causal=bool(causal), scale=softmax_scale, return_lse=True,
         window=window, softcap=softcap if softcap > 0 else None,
         alibi=alibi, deterministic=bool(deterministic))
     out = out.transpose(1, 2)
-    if pad:
-        out = out[..., :head_dim]
     return (out, lse, None) if return_attn_probs else out
 
 

@@ -664,6 +664,32 @@ def _variant_key(causal, mask_align, window, softcap, alibi) -> Tuple[bool, str]
     return _canonical_variant(causal, mask_align, window, softcap, alibi)
 
 
+_HEAD_DIM_MULTIPLE = 8  # the kernels' rows are whole 16-byte chunks
+
+
+def _needs_head_dim_padding(q, k, v) -> bool:
+    return (type(q) is Tensor and type(k) is Tensor and type(v) is Tensor
+            and q.is_cuda and q.dim() == 4 and k.dim() == 4 and v.dim() == 4
+            and (q.shape[3] % _HEAD_DIM_MULTIPLE
+                 or v.shape[3] % _HEAD_DIM_MULTIPLE))
+
+
+def _attention_padded(q, k, v, *, scale, return_lse, **kwargs):
+    """attention() on head dims zero-padded to multiples of 8: the padding
+    adds 0 to every score and its output columns are dropped; F.pad and
+    the slice are differentiable, so gradients come back unpadded."""
+    d, dv = q.shape[3], v.shape[3]
+    if scale is None:
+        scale = d ** -0.5
+    pad = -d % _HEAD_DIM_MULTIPLE
+    q, k = torch.nn.functional.pad(q, [0, pad]), \
+        torch.nn.functional.pad(k, [0, pad])
+    v = torch.nn.functional.pad(v, [0, -dv % _HEAD_DIM_MULTIPLE])
+    out, lse = attention(q, k, v, scale=scale, return_lse=True, **kwargs)
+    out = out[..., :dv].contiguous()
+    return (out, lse) if return_lse else out
+
+
 def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
               scale: Optional[float] = None, return_lse: bool = False,
               mask_align: str = "bottom_right",
@@ -701,13 +727,24 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
         --backward --deterministic; a kernel of its own, "-det"). The
         forward is the same. CPU tensors are deterministic either way.
 
-    Gradients: the backward kernels cover no mask and bottom-right causal
-    masks without softcap/ALiBi; other variants raise NotImplementedError
-    naming the variant when differentiated.
+    Gradients: the backward kernels cover every mask (both alignments,
+    windows) but no softcap/ALiBi, and head dims up to 128 on CUDA; other
+    variants raise NotImplementedError naming the variant when
+    differentiated.
+
+    Head dims of CUDA tensors that are not multiples of 8 are zero-padded
+    to the next one, as FlashAttention's interface does (the scale stays
+    the original head dim's; out is sliced back).
 
     Returns:
       out [B, Hq, Nq, Dv] (contiguous), or (out, lse).
     """
+    if _needs_head_dim_padding(q, k, v):
+        return _attention_padded(q, k, v, causal=causal, scale=scale,
+                                 return_lse=return_lse,
+                                 mask_align=mask_align, window=window,
+                                 softcap=softcap, alibi=alibi, tune=tune,
+                                 deterministic=deterministic)
     causal, vkey = _variant_key(causal, mask_align, window, softcap, alibi)
     if not isinstance(deterministic, bool):
         raise TypeError(f"{_OP}: deterministic must be a bool, got "
