@@ -87,6 +87,20 @@ def sm90a_backward_supports(spec) -> str:
     return ""
 
 
+def backward_head_dims_unsupported(head_dim: int, value_head_dim: int) -> str:
+    """Why no GPU backward family takes these head dims ('' when one does):
+    the sm80 family's, a superset of the sm90a one's (the capability table
+    of lib/Conversion/AttnToGPU/KernelCapabilities.cpp)."""
+    if head_dim != value_head_dim:
+        return (f"head dim {head_dim} with value head dim {value_head_dim}: "
+                "attn's GPU backward kernels take equal head dims")
+    if head_dim % 8 or not 8 <= head_dim <= 128:
+        return (f"head dim {head_dim}: attn's GPU backward kernels take "
+                "multiples of 8 up to 128 (D = 256 has no backward kernel "
+                "yet)")
+    return ""
+
+
 def _sm90a_supports(spec) -> str:
     return (sm90a_forward_supports(spec) if spec.kind == "fwd"
             else sm90a_backward_supports(spec))

@@ -433,6 +433,9 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
     """dQ, dK, dV with attn's backward kernels (recomputation from LSE;
     ``deterministic``: dQ without atomics, bit-identical over reruns)."""
     _check_backward_variant(causal, vkey)
+    why = _families.backward_head_dims_unsupported(q.shape[3], v.shape[3])
+    if why:
+        raise NotImplementedError(f"{_OP} backward: {why}")
     missing = _backward_kernels_missing()
     if missing is not None:
         raise NotImplementedError(f"{_OP} backward: {missing}")

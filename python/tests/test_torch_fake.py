@@ -209,23 +209,43 @@ def test_backward_calls_look_the_database_up(tmp_path, monkeypatch):
 
 
 def test_backward_the_compiler_cannot_build_is_not_implemented(monkeypatch):
-    """A backward kernel the compiler refuses (head dim 256 on the GPU:
-    CompileError on first use) raises NotImplementedError with the
-    compiler's reason, as a pack without the kernel does: callers
-    (attn.integrations.transformers) tell "attn cannot differentiate this"
-    from a failure by that type."""
+    """A backward kernel the compiler refuses (CompileError on first use)
+    raises NotImplementedError with the compiler's reason, as a pack
+    without the kernel does: callers (attn.integrations.transformers) tell
+    "attn cannot differentiate this" from a failure by that type."""
     from attn import CompileError
 
     def refuse(*args, **kwargs):
-        raise CompileError("head dim 256 is not supported by the sm80-mma "
-                           "backward kernels: they take 32, 64 or 128")
+        raise CompileError("stages 3 is not supported by the sm80-mma "
+                           "backward kernels: they take 2")
 
     monkeypatch.setattr(attn_torch, "_backward_kernels_missing", lambda: None)
     monkeypatch.setattr(attn_torch, "_check_cuda", lambda tensors: None)
     monkeypatch.setattr(attn_torch, "_launcher", refuse)
-    q = torch.zeros(1, 2, 4, 256, dtype=torch.bfloat16)
+    q = torch.zeros(1, 2, 4, 64, dtype=torch.bfloat16)
     lse = torch.zeros(1, 2, 4)
     with pytest.raises(NotImplementedError,
-                       match=r"attn.torch.attention backward: head dim 256 "
+                       match=r"attn.torch.attention backward: stages 3 "
                              r"is not supported"):
         attn_torch._backward(q, q, q, q, q, lse, True, None)
+
+
+@pytest.mark.parametrize("d, dv, named", [
+    (256, 256, r"head dim 256: attn's GPU backward kernels take multiples "
+               r"of 8 up to 128"),
+    (64, 128, r"head dim 64 with value head dim 128"),
+])
+def test_backward_head_dims_without_kernels_are_named(monkeypatch, d, dv,
+                                                      named):
+    """Head dims no backward family takes raise before any compile, the
+    head dim named in the first line (transformers' Gemma: D = 256)."""
+    def never(*args, **kwargs):
+        raise AssertionError("compiled a backward it cannot have")
+
+    monkeypatch.setattr(attn_torch, "_launcher", never)
+    q = torch.zeros(1, 2, 4, d, dtype=torch.bfloat16)
+    v = torch.zeros(1, 2, 4, dv, dtype=torch.bfloat16)
+    lse = torch.zeros(1, 2, 4)
+    with pytest.raises(NotImplementedError,
+                       match=r"attn.torch.attention backward: " + named):
+        attn_torch._backward(v, q, q, v, v, lse, True, None)
