@@ -39,6 +39,8 @@ def _extra(p):
     p.add_argument("--sections", default=",".join(SECTIONS))
     p.add_argument("--seq", type=int, help="default 2048 (tiny 24)")
     p.add_argument("--gen-steps", type=int, help="default 32 (tiny 4)")
+    p.add_argument("--train-seed", type=int, default=0,
+                   help="offset of the training run's data and weight seeds")
     p.add_argument("--steps", type=int, help="training steps, default 100 "
                    "(tiny 20)")
 
@@ -239,8 +241,10 @@ def check_train(rep, args, steps):
                             num_hidden_layers=4, vocab_size=4096,
                             max_position_embeddings=2048)
         batch, n = 8, 1024
-    data = markov_batches(cfg.vocab_size, steps, batch, n, args.device)
-    model = build(T.LlamaForCausalLM, cfg, "sdpa", args, seed=4)
+    data = markov_batches(cfg.vocab_size, steps, batch, n, args.device,
+                          seed=3 + args.train_seed)
+    model = build(T.LlamaForCausalLM, cfg, "sdpa", args,
+                  seed=4 + args.train_seed)
     init = {k: v.clone() for k, v in model.state_dict().items()}
     runs = {}
 
