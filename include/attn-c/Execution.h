@@ -6,7 +6,9 @@
 |* the compiler's own CPU path: attn.attention / attn.attention_grad, the     *|
 |* tiled FlashAttention pipeline, LLVM's JIT. The module of each distinct     *|
 |* problem is compiled on its first call and kept for the process, so        *|
-|* repeated calls only run it. Part of libattn-c.so (CMake: AttnCAPI).        *|
+|* repeated calls only run it; the scale is an argument of the module, so    *|
+|* problems that differ only in their scale share one. Part of libattn-c.so  *|
+|* (CMake: AttnCAPI).                                                         *|
 |* Every function is thread-safe; none aborts on bad input: errors come back  *|
 |* as a message.                                                              *|
 |*                                                                            *|
@@ -39,7 +41,8 @@ typedef struct AttnCPUProblem {
    * (-1 = unbounded); causal bounds the right side at 0. */
   bool causal, topLeft;
   int64_t windowLeft, windowRight;
-  bool hasScale; /* false: scale = 1/sqrt(headDim) */
+  bool hasScale; /* false: scale = 1/sqrt(headDim); passed at call time,
+                    one compiled module serves every scale */
   double scale;
   double softcap; /* 0 = none; forward only */
   bool alibi;     /* forward only */
@@ -65,7 +68,8 @@ attnCPUAttentionBackward(const AttnCPUProblem *problem, const void *q,
                          void *dv);
 
 /* How many modules (forward and backward problems) have been compiled in
- * this process; a repeated call compiles none. */
+ * this process; a repeated call compiles none, nor does a call that differs
+ * from an earlier one only in its scale. */
 MLIR_CAPI_EXPORTED int64_t attnCPUCompiledModules(void);
 
 /* Drops every compiled module (the next call of each problem compiles

@@ -25,8 +25,9 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-/// The compiled modules, one per problem and direction; shared_ptr so that
-/// a call in flight keeps its module through a concurrent clear.
+/// The compiled modules, one per problem (without its scale, which every
+/// call passes) and direction; shared_ptr so that a call in flight keeps
+/// its module through a concurrent clear.
 struct ModuleCache {
   std::mutex mutex;
   std::map<std::string, std::shared_ptr<HostModule>> modules;
@@ -89,7 +90,8 @@ std::string toProblem(const AttnCPUProblem &c, bool backward,
   return p.validate();
 }
 
-/// The key of a problem: every field that changes the module.
+/// The key of a problem: every field that changes the module. Not the
+/// scale: the modules take it as an argument (ScaleSource::Argument).
 std::string keyOf(const ::attn::AttentionProblem &p, bool backward) {
   std::ostringstream os;
   os.precision(17);
@@ -97,7 +99,7 @@ std::string keyOf(const ::attn::AttentionProblem &p, bool backward) {
      << p.headsKv << ' ' << p.seqQ << ' ' << p.seqKv << ' ' << p.headDim << ' '
      << p.vDim() << ' ' << ::attn::dtypeName(p.dtype) << ' ' << p.causal
      << p.topLeft << ' ' << p.windowLeft << ' ' << p.windowRight << ' '
-     << (p.scale ? *p.scale : 0.0) << ' ' << p.softcap << ' ' << p.alibi;
+     << p.softcap << ' ' << p.alibi;
   return os.str();
 }
 
@@ -113,8 +115,9 @@ std::unique_ptr<HostModule> compile(const ::attn::AttentionProblem &p,
     diagnostics << d << "\n";
     return success();
   });
-  OwningOpRef<ModuleOp> module = backward ? buildHostAttentionGradModule(ctx, p)
-                                          : buildAttentionModule(ctx, p);
+  OwningOpRef<ModuleOp> module =
+      backward ? buildHostAttentionGradModule(ctx, p, ScaleSource::Argument)
+               : buildAttentionModule(ctx, p, ScaleSource::Argument);
   if (failed(module->verify())) {
     error = "the generated module does not verify: " + error;
     return nullptr;
@@ -198,9 +201,10 @@ const char *attnCPUAttentionForward(const AttnCPUProblem *problem,
     return fail(error);
   // (The module only reads q, k and v.)
   auto in = [](const void *ptr) { return const_cast<void *>(ptr); };
-  auto seconds = module->call(kAttentionEntry,
-                              forwardArguments(p, in(q), in(k), in(v), nullptr,
-                                               nullptr, nullptr, out, lse));
+  float scale = static_cast<float>(p.effectiveScale());
+  auto seconds = module->call(
+      kAttentionEntry, forwardArguments(p, in(q), in(k), in(v), nullptr,
+                                        nullptr, nullptr, out, lse, &scale));
   if (!seconds)
     return fail("execution failed: " + llvm::toString(seconds.takeError()));
   return nullptr;
@@ -223,10 +227,11 @@ const char *attnCPUAttentionBackward(const AttnCPUProblem *problem,
   if (!module)
     return fail(error);
   auto in = [](const void *ptr) { return const_cast<void *>(ptr); };
-  auto seconds =
-      module->call(kHostAttentionGradEntry,
-                   gradArguments(p, in(q), in(k), in(v), in(out), in(dout),
-                                 static_cast<float *>(in(lse)), dq, dk, dv));
+  float scale = static_cast<float>(p.effectiveScale());
+  auto seconds = module->call(
+      kHostAttentionGradEntry,
+      gradArguments(p, in(q), in(k), in(v), in(out), in(dout),
+                    static_cast<float *>(in(lse)), dq, dk, dv, &scale));
   if (!seconds)
     return fail("execution failed: " + llvm::toString(seconds.takeError()));
   return nullptr;

@@ -82,7 +82,8 @@ mlir::attn::buildAttentionGradModule(MLIRContext &ctx,
   auto grad = AttentionGradOp::create(
       b, loc, TypeRange{q, k, v}, body->getArgument(0), body->getArgument(1),
       body->getArgument(2), body->getArgument(3), body->getArgument(4),
-      body->getArgument(5), MaskKindAttr::get(&ctx, mask), window, scale);
+      body->getArgument(5), /*runtime_scale=*/Value(),
+      MaskKindAttr::get(&ctx, mask), window, scale);
   func::ReturnOp::create(b, loc, grad.getResults());
   return module;
 }
@@ -143,7 +144,16 @@ mlir::attn::compileAttentionGradKernels(ModuleOp module,
     p.windowLeft = band.left;
     p.windowRight = band.right;
   }
-  p.scale = op.getEffectiveScale();
+  // The kernels take the scale at launch; the manifest records the default
+  // one, which a run-time operand does not give.
+  std::optional<double> scale = op.getStaticScale();
+  if (!scale)
+    return error(
+        "the attn.attention_grad takes its scale as a run-time operand "
+        "(scale(%s)): a kernel directory records its launches' "
+        "default scale, so give the scale attribute (the kernels "
+        "still take any scale at launch)");
+  p.scale = *scale;
 
   AttnToPTXOptions pipeline;
   pipeline.chip = options.chip;

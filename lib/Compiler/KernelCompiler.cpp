@@ -169,7 +169,15 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
     p.alibi = op->hasAttr(kAlibiScoreModAttr);
     p.customScoreMod = !p.alibi;
   }
-  p.scale = op.getEffectiveScale();
+  // The kernels take the scale at launch; the manifest records the default
+  // one, which a run-time operand does not give.
+  std::optional<double> scale = op.getStaticScale();
+  if (!scale)
+    return error("the attn.attention takes its scale as a run-time operand "
+                 "(scale(%s)): a kernel directory records its launches' "
+                 "default scale, so give the scale attribute (the kernels "
+                 "still take any scale at launch)");
+  p.scale = *scale;
   p.withLse = static_cast<bool>(op.getLse());
   if (op.isVarlen()) {
     // Packed [T, H, D]: the batch is |cu_seqlens| - 1 and the lengths are

@@ -9,8 +9,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
@@ -91,15 +92,29 @@ static void buildAlibiRegion(OpBuilder &b, AttentionOp op,
   op->setAttr(kAlibiScoreModAttr, b.getUnitAttr());
 }
 
+/// The scale attribute of `p` (none: 1/sqrt(D)), unless the scale is the
+/// run-time `runtimeScale`.
+static FloatAttr scaleAttr(OpBuilder &b, const ::attn::AttentionProblem &p,
+                           Value runtimeScale) {
+  if (runtimeScale || !p.scale)
+    return {};
+  return b.getF32FloatAttr(static_cast<float>(*p.scale));
+}
+
+/// The f32 in the memref<f32> `arg`.
+static Value loadScale(OpBuilder &b, Location loc, Value arg) {
+  return memref::LoadOp::create(b, loc, arg, ValueRange{});
+}
+
 /// attn.attention for `p`: its mask, window, score modification, and the
-/// bias / cu_seqlens operands when given.
-static AttentionOp createAttention(OpBuilder &b, Location loc,
-                                   TypeRange types, Value q, Value k, Value v,
+/// bias / cu_seqlens / run-time scale operands when given.
+static AttentionOp createAttention(OpBuilder &b, Location loc, TypeRange types,
+                                   Value q, Value k, Value v,
                                    const ::attn::AttentionProblem &p,
                                    Value bias = Value(), Value cuQ = Value(),
-                                   Value cuKv = Value()) {
-  FloatAttr scale =
-      p.scale ? b.getF32FloatAttr(static_cast<float>(*p.scale)) : FloatAttr();
+                                   Value cuKv = Value(),
+                                   Value runtimeScale = Value()) {
+  FloatAttr scale = scaleAttr(b, p, runtimeScale);
   auto [mask, window] = maskOf(b, p);
   FloatAttr softcap = p.softcap > 0
                           ? b.getF32FloatAttr(static_cast<float>(p.softcap))
@@ -107,9 +122,10 @@ static AttentionOp createAttention(OpBuilder &b, Location loc,
   DenseI64ArrayAttr maxSeqlen;
   if (cuQ)
     maxSeqlen = b.getDenseI64ArrayAttr({p.seqQ, p.seqKv});
-  auto op = AttentionOp::create(b, loc, types, q, k, v, bias, cuQ, cuKv,
-                                MaskKindAttr::get(b.getContext(), mask),
-                                window, scale, softcap, maxSeqlen);
+  auto op =
+      AttentionOp::create(b, loc, types, q, k, v, bias, cuQ, cuKv, runtimeScale,
+                          MaskKindAttr::get(b.getContext(), mask), window,
+                          scale, softcap, maxSeqlen);
   if (p.alibi)
     buildAlibiRegion(b, op, p);
   if (p.isVarlen()) {
@@ -121,9 +137,11 @@ static AttentionOp createAttention(OpBuilder &b, Location loc,
 
 OwningOpRef<ModuleOp>
 mlir::attn::buildAttentionModule(MLIRContext &ctx,
-                                 const ::attn::AttentionProblem &p) {
+                                 const ::attn::AttentionProblem &p,
+                                 ScaleSource scaleSource) {
   ctx.loadDialect<AttnDialect, arith::ArithDialect, math::MathDialect,
-                  func::FuncDialect, bufferization::BufferizationDialect>();
+                  func::FuncDialect, bufferization::BufferizationDialect,
+                  memref::MemRefDialect>();
   OpBuilder b(&ctx);
   Location loc = b.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -139,7 +157,8 @@ mlir::attn::buildAttentionModule(MLIRContext &ctx,
     oShape = {tq, p.headsQ, p.vDim()};
     lseShape = {p.headsQ, tq};
   }
-  // Inputs q, k, v, [bias], [cu_seqlens_q, cu_seqlens_kv]; outputs o, [lse].
+  // Inputs q, k, v, [bias], [cu_seqlens_q, cu_seqlens_kv], [scale];
+  // outputs o, [lse].
   SmallVector<Type> argTypes = {MemRefType::get(qShape, elt),
                                 MemRefType::get(kShape, elt),
                                 MemRefType::get(vShape, elt)};
@@ -148,6 +167,9 @@ mlir::attn::buildAttentionModule(MLIRContext &ctx,
         {p.biasBatch(), p.biasHeads(), p.seqQ, p.seqKv}, elt));
   if (p.isVarlen())
     argTypes.append(2, MemRefType::get({p.batch + 1}, b.getI32Type()));
+  bool scaleArg = scaleSource == ScaleSource::Argument;
+  if (scaleArg)
+    argTypes.push_back(MemRefType::get({}, b.getF32Type()));
   unsigned firstOut = argTypes.size();
   argTypes.push_back(MemRefType::get(oShape, elt));
   if (p.withLse)
@@ -176,11 +198,14 @@ mlir::attn::buildAttentionModule(MLIRContext &ctx,
     cuQ = toTensor(body->getArgument(next++));
     cuKv = toTensor(body->getArgument(next++));
   }
+  Value runtimeScale;
+  if (scaleArg)
+    runtimeScale = loadScale(b, loc, body->getArgument(next++));
   SmallVector<Type> resultTypes = {RankedTensorType::get(oShape, elt)};
   if (p.withLse)
     resultTypes.push_back(RankedTensorType::get(lseShape, b.getF32Type()));
-  auto attention =
-      createAttention(b, loc, resultTypes, q, k, v, p, bias, cuQ, cuKv);
+  auto attention = createAttention(b, loc, resultTypes, q, k, v, p, bias, cuQ,
+                                   cuKv, runtimeScale);
   for (unsigned i = 0; i < attention->getNumResults(); ++i) {
     auto store = bufferization::MaterializeInDestinationOp::create(
         b, loc, attention->getResult(i), body->getArgument(firstOut + i));
@@ -233,9 +258,9 @@ mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
                                  RankedTensorType::get(kShape, elt),
                                  RankedTensorType::get(vShape, elt)};
   auto grad = AttentionGradOp::create(
-      b, loc, gradTypes, q, k, v, attention.getOutput(), dO,
-      attention.getLse(), attention.getMaskAttr(), attention.getWindowAttr(),
-      scale);
+      b, loc, gradTypes, q, k, v, attention.getOutput(), dO, attention.getLse(),
+      /*runtime_scale=*/Value(), attention.getMaskAttr(),
+      attention.getWindowAttr(), scale);
   SmallVector<Value> results = {attention.getOutput(), attention.getLse()};
   llvm::append_range(results, grad.getResults());
   for (auto [i, r] : llvm::enumerate(results)) {
@@ -249,9 +274,10 @@ mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
 
 OwningOpRef<ModuleOp>
 mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
-                                         const ::attn::AttentionProblem &p) {
+                                         const ::attn::AttentionProblem &p,
+                                         ScaleSource scaleSource) {
   ctx.loadDialect<AttnDialect, func::FuncDialect,
-                  bufferization::BufferizationDialect>();
+                  bufferization::BufferizationDialect, memref::MemRefDialect>();
   OpBuilder b(&ctx);
   Location loc = b.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -259,12 +285,16 @@ mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
 
   Type elt = elementType(b, p.dtype);
   auto [qShape, kShape, vShape, oShape, lseShape] = denseShapes(p);
+  bool scaleArg = scaleSource == ScaleSource::Argument;
   SmallVector<Type> argTypes = {
       MemRefType::get(qShape, elt), MemRefType::get(kShape, elt),
       MemRefType::get(vShape, elt), MemRefType::get(oShape, elt),
-      MemRefType::get(oShape, elt), MemRefType::get(lseShape, b.getF32Type()),
-      MemRefType::get(qShape, elt), MemRefType::get(kShape, elt),
-      MemRefType::get(vShape, elt)};
+      MemRefType::get(oShape, elt), MemRefType::get(lseShape, b.getF32Type())};
+  if (scaleArg)
+    argTypes.push_back(MemRefType::get({}, b.getF32Type()));
+  unsigned firstOut = argTypes.size();
+  argTypes.append({MemRefType::get(qShape, elt), MemRefType::get(kShape, elt),
+                   MemRefType::get(vShape, elt)});
   auto func = func::FuncOp::create(b, loc, kHostAttentionGradEntry,
                                    b.getFunctionType(argTypes, {}));
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
@@ -280,17 +310,20 @@ mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
         /*restrict=*/true, /*writable=*/false));
   }
   auto [mask, window] = maskOf(b, p);
-  FloatAttr scale =
-      p.scale ? b.getF32FloatAttr(static_cast<float>(*p.scale)) : FloatAttr();
+  Value runtimeScale;
+  if (scaleArg)
+    runtimeScale = loadScale(b, loc, body->getArgument(6));
+  FloatAttr scale = scaleAttr(b, p, runtimeScale);
   SmallVector<Type> gradTypes = {RankedTensorType::get(qShape, elt),
                                  RankedTensorType::get(kShape, elt),
                                  RankedTensorType::get(vShape, elt)};
   auto grad = AttentionGradOp::create(
       b, loc, gradTypes, inputs[0], inputs[1], inputs[2], inputs[3], inputs[4],
-      inputs[5], MaskKindAttr::get(b.getContext(), mask), window, scale);
+      inputs[5], runtimeScale, MaskKindAttr::get(b.getContext(), mask), window,
+      scale);
   for (auto [i, r] : llvm::enumerate(grad.getResults())) {
     auto store = bufferization::MaterializeInDestinationOp::create(
-        b, loc, r, body->getArgument(6 + i));
+        b, loc, r, body->getArgument(firstOut + i));
     store.setWritable(true);
   }
   func::ReturnOp::create(b, loc);

@@ -79,10 +79,9 @@ llvm::Expected<double> HostModule::call(StringRef entry,
   return std::chrono::duration<double>(stop - start).count();
 }
 
-SmallVector<HostBuffer>
-mlir::attn::forwardArguments(const ::attn::AttentionProblem &p, void *q,
-                             void *k, void *v, void *bias, int32_t *cuQ,
-                             int32_t *cuKv, void *out, float *lse) {
+SmallVector<HostBuffer> mlir::attn::forwardArguments(
+    const ::attn::AttentionProblem &p, void *q, void *k, void *v, void *bias,
+    int32_t *cuQ, int32_t *cuKv, void *out, float *lse, float *scale) {
   SmallVector<HostBuffer> args;
   if (p.isVarlen()) { // packed [T, H, D], LSE [H, T]
     int64_t tq = p.totalQ(), tk = p.totalKv();
@@ -99,6 +98,10 @@ mlir::attn::forwardArguments(const ::attn::AttentionProblem &p, void *q,
   if (p.isVarlen()) {
     args.push_back({cuQ, {p.batch + 1}});
     args.push_back({cuKv, {p.batch + 1}});
+  }
+  if (scale)
+    args.push_back({scale, {}});
+  if (p.isVarlen()) {
     args.push_back({out, {p.totalQ(), p.headsQ, p.vDim()}});
     if (p.withLse)
       args.push_back({lse, {p.headsQ, p.totalQ()}});
@@ -113,14 +116,18 @@ mlir::attn::forwardArguments(const ::attn::AttentionProblem &p, void *q,
 SmallVector<HostBuffer>
 mlir::attn::gradArguments(const ::attn::AttentionProblem &p, void *q, void *k,
                           void *v, void *out, void *dout, float *lse, void *dq,
-                          void *dk, void *dv) {
+                          void *dk, void *dv, float *scale) {
   SmallVector<int64_t, 4> qs = {p.batch, p.headsQ, p.seqQ, p.headDim};
   SmallVector<int64_t, 4> ks = {p.batch, p.headsKv, p.seqKv, p.headDim};
   SmallVector<int64_t, 4> vs = {p.batch, p.headsKv, p.seqKv, p.vDim()};
   SmallVector<int64_t, 4> os = {p.batch, p.headsQ, p.seqQ, p.vDim()};
-  return {{q, qs},   {k, ks},    {v, vs},
-          {out, os}, {dout, os}, {lse, {p.batch, p.headsQ, p.seqQ}},
-          {dq, qs},  {dk, ks},   {dv, vs}};
+  SmallVector<HostBuffer> args = {
+      {q, qs},   {k, ks},    {v, vs},
+      {out, os}, {dout, os}, {lse, {p.batch, p.headsQ, p.seqQ}}};
+  if (scale)
+    args.push_back({scale, {}});
+  args.append({{dq, qs}, {dk, ks}, {dv, vs}});
+  return args;
 }
 
 llvm::Expected<double> mlir::attn::runOnHost(ModuleOp module,

@@ -5,8 +5,10 @@ the tiled FlashAttention pipeline and LLVM's JIT, in libattn-c.so's
 attn-c/Execution.h (attnCPUAttentionForward / attnCPUAttentionBackward):
 the same compiler that makes the GPU kernels, lowered for the host, so
 this is a real fallback rather than a reference. The library compiles one
-module per problem (shapes, dtype, mask, scale, variant) on its first call
-and keeps it for the process; compiled_modules() counts them.
+module per problem (shapes, dtype, mask, variant) on its first call and
+keeps it for the process; compiled_modules() counts them. The softmax scale
+is not part of the problem's module: every call passes it (the module's
+`scale(%s)` operand), so one module serves every scale.
 
 float32, bfloat16 and float16; every variant of the forward (causal and
 window masks in either alignment, softcap, ALiBi); the backward takes the
@@ -94,7 +96,7 @@ def available() -> bool:
 
 def compiled_modules() -> int:
     """How many CPU modules this process has compiled (a repeated problem
-    compiles none)."""
+    compiles none, nor does one that differs only in its scale)."""
     return int(_library().attnCPUCompiledModules())
 
 

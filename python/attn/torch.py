@@ -130,19 +130,6 @@ def _softmax_scale(scale: Optional[float], head_dim: int) -> float:
     return head_dim ** -0.5 if scale is None else scale
 
 
-def _kernel_scale(scale: Optional[float], head_dim: int) -> Optional[float]:
-    """The scale a CPU module is specialised on: None (the default,
-    1/sqrt(D)) also for a scale within a few ulps of 1/sqrt(D) -- callers
-    compute it
-    their own way (Hugging Face passes 0.08838834764831845 for D = 128, one
-    ulp from 1/math.sqrt(128)), which must not build a second kernel with
-    the same float32 scale."""
-    if scale is None or head_dim <= 0:
-        return scale
-    default = 1.0 / math.sqrt(head_dim)
-    return None if abs(scale - default) <= 4 * math.ulp(default) else scale
-
-
 def _check_cuda(tensors, what: str = _OP) -> None:
     for name, t in tensors:
         if not t.is_cuda:
@@ -488,10 +475,10 @@ def _attention_op(q, k, v, causal, scale, variant="", deterministic=False):
 
 @_attention_op.register_kernel("cpu")
 def _attention_cpu(q, k, v, causal, scale, variant="", deterministic=False):
-    # The compiler's own CPU path (attn.cpu): JIT-compiled once per problem.
+    # The compiler's own CPU path (attn.cpu): JIT-compiled once per problem,
+    # the scale passed at every call.
     _check_shapes(q, k, v)
-    return _cpu.forward(q, k, v, _kernel_scale(scale, q.shape[3]),
-                        parse_variant(causal, variant))
+    return _cpu.forward(q, k, v, scale, parse_variant(causal, variant))
 
 
 @_attention_op.register_fake
@@ -520,8 +507,7 @@ def _attention_backward_cpu(grad_out, q, k, v, out, lse, causal, scale,
                             variant="", deterministic=False):
     # The CPU path has no atomics: deterministic either way.
     _check_shapes(q, k, v)
-    return _cpu.backward(grad_out, q, k, v, out, lse,
-                         _kernel_scale(scale, q.shape[3]),
+    return _cpu.backward(grad_out, q, k, v, out, lse, scale,
                          parse_variant(causal, variant))
 
 
@@ -710,9 +696,8 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
         compiler's CPU path), Hq a multiple of Hkv.
       causal: causal mask, aligned as ``mask_align`` says.
       scale: softmax scale, default 1/sqrt(D): a launch argument of the
-        GPU kernels (one kernel serves every scale); the CPU path compiles
-        a module per scale (one within a few ulps of 1/sqrt(D) is the
-        default's).
+        GPU kernels and a call argument of the CPU path's modules (one
+        kernel, one module, serves every scale).
       return_lse: also return the row log-sum-exp (float32 [B, Hq, Nq],
         natural log, -inf for fully masked rows); it is not differentiated.
       mask_align: "bottom_right" (FlashAttention: row i aligned with key
@@ -863,20 +848,20 @@ def explain(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
 def _explain_cpu(q: Tensor, causal: bool, scale: Optional[float], vkey: str,
                  backward: bool) -> KernelChoice:
     """What a call on CPU tensors runs: the compiler's CPU path (no tile
-    database, no kernel directory: one JIT-compiled module per problem)."""
+    database, no kernel directory: one JIT-compiled module per problem,
+    whatever the scale, which every call passes)."""
     variant = parse_variant(causal, vkey)
     if backward:
         _check_backward_variant(causal, vkey, cpu=True)
-    scale = _kernel_scale(scale, q.shape[3])
     kind = "bwd" if backward else "fwd"
     spec = (f"cpu-{kind}-d{q.shape[3]}-{_cpu.dtype_name(q.dtype)}-"
-            f"{variant.name}" + ("" if scale is None else f"-s{scale:g}"))
+            f"{variant.name}")
     return KernelChoice(spec, "", "attention_grad" if backward else
                         "attention", {}, "cpu",
                         "CPU tensors run the compiler's CPU path (attn-c "
                         "Execution: the tiled algorithm, JIT-compiled once "
-                        "per problem); the tuning database is for GPU "
-                        "kernels")
+                        "per problem, the scale a call argument); the "
+                        "tuning database is for GPU kernels")
 
 
 def tune(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,

@@ -1,8 +1,9 @@
 """attn.torch.attention on CPU tensors: the compiler's own CPU path
 (attn.cpu, libattn-c.so's attn-c/Execution.h) against PyTorch's SDPA and a
 float64 reference, forward and backward, through autograd and
-torch.compile(fullgraph=True); the per-problem module cache, the kernel
-key's scale and the tuning switches as a CPU call meets them."""
+torch.compile(fullgraph=True); the per-problem module cache (one module for
+every scale), the kernel key's scale and the tuning switches as a CPU call
+meets them."""
 
 import math
 import warnings
@@ -246,7 +247,7 @@ def test_every_scale_is_the_default_kernel():
     scale=0.08838834764831845 for D=128 (one ulp from 1/math.sqrt(128)),
     Gemma's query_pre_attn_scalar and any other scale use the default's
     kernel (KernelSpec) and call key; the CPU path keeps one module for
-    scales within a few ulps of the default."""
+    every scale (an argument of the module)."""
     hf = 0.08838834764831845
     assert hf != 1 / math.sqrt(128) and abs(hf - 128 ** -0.5) < 1e-16
     q, k, v = qkv(1, 2, 2, 16, 16, 128, seed=8, dtype=torch.bfloat16)
@@ -264,6 +265,38 @@ def test_every_scale_is_the_default_kernel():
     default = attn_torch.attention(q, k, v)
     assert torch.equal(attn_torch.attention(q, k, v, scale=hf), default)
     assert attn_cpu.compiled_modules() == before + 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_two_scales_share_one_module_forward_and_backward(dtype):
+    """The CPU module takes the scale as an argument (attn.attention's
+    run-time `scale(%s)` operand): two scales compile one forward and one
+    backward module between them, and both are right against float64,
+    forward (out, lse) and backward (dq, dk, dv)."""
+    variant = make_variant(True)
+    q, k, v = qkv(1, 4, 2, 37, 53, 32, dtype, seed=11, grad=True)
+    before = attn_cpu.compiled_modules()
+    outs, compiled = [], []
+    for i, scale in enumerate((0.07, 0.9)):
+        out, lse = attn_torch.attention(q, k, v, causal=True, scale=scale,
+                                        return_lse=True)
+        g = torch.randn(out.shape, generator=torch.Generator().manual_seed(i))
+        got = torch.autograd.grad(out, (q, k, v), g.to(dtype))
+        compiled.append(attn_cpu.compiled_modules() - before)
+        q64, k64, v64 = (t.detach().double().requires_grad_()
+                         for t in (q, k, v))
+        want, want_lse = reference(q64, k64, v64, variant, scale=scale)
+        assert rel_err(out, want) <= TOL[dtype], scale
+        assert torch.allclose(lse.double(), want_lse, atol=1e-4, rtol=1e-4)
+        wanted = torch.autograd.grad(want, (q64, k64, v64), g.double())
+        for name, a, w in zip(("dq", "dk", "dv"), got, wanted):
+            assert rel_err(a, w) <= 3 * TOL[dtype], (scale, name)
+        outs.append(out)
+    # One forward and one backward module, both compiled for the first
+    # scale; the second compiles nothing.
+    assert compiled == [2, 2]
+    # (Two scales, two answers: the argument is not ignored.)
+    assert rel_err(outs[0], outs[1]) > 1e-2
 
 
 def test_attn_tune_1_is_not_the_attn_tune_binary(monkeypatch):

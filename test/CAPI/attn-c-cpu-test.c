@@ -4,9 +4,10 @@
 |*                                                                            *|
 |* Runs a small grouped-query, causal (Nq != Nk) attention forward and        *|
 |* backward through attn-c/Execution.h, checks both against a float64         *|
-|* reference computed here, shows that a repeated problem compiles nothing,   *|
-|* and prints the errors that bad calls get back. Run by *|
-|* test/CAPI/attn-c-cpu.test. *|
+|* reference computed here, shows that a repeated problem compiles nothing    *|
+|* (nor does one at another scale: the scale is an argument of the module),  *|
+|* and prints the errors that bad calls get back. Run by                     *|
+|* test/CAPI/attn-c-cpu.test.                                                 *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -22,6 +23,7 @@ static float q[B][HQ][NQ][D], k[B][HKV][NK][D], v[B][HKV][NK][D];
 static float out[B][HQ][NQ][D], dout[B][HQ][NQ][D], lse[B][HQ][NQ];
 static float dq[B][HQ][NQ][D], dk[B][HKV][NK][D], dv[B][HKV][NK][D];
 static double p[B][HQ][NQ][NK]; /* the reference's probabilities */
+static double refScale;         /* the scale the reference applies */
 
 static void fill(float *x, int n, unsigned *seed) {
   for (int i = 0; i < n; ++i) {
@@ -35,7 +37,7 @@ static int sees(int i, int j) { return j <= i + NK - NQ; }
 
 /* The largest |got - want| of the forward (out and lse) against float64. */
 static double forwardError(void) {
-  double scale = 1.0 / sqrt((double)D), err = 0.0;
+  double scale = refScale, err = 0.0;
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < HQ; ++h)
       for (int i = 0; i < NQ; ++i) {
@@ -70,7 +72,7 @@ static double forwardError(void) {
  * forwardError filled p). */
 static double backwardError(void) {
   static double wq[B][HQ][NQ][D], wk[B][HKV][NK][D], wv[B][HKV][NK][D];
-  double scale = 1.0 / sqrt((double)D), err = 0.0;
+  double scale = refScale, err = 0.0;
   memset(wq, 0, sizeof(wq));
   memset(wk, 0, sizeof(wk));
   memset(wv, 0, sizeof(wv));
@@ -113,6 +115,7 @@ static void show(const char *what, const char *error) {
 
 int main(void) {
   float *lp = &lse[0][0][0];
+  refScale = 1.0 / sqrt((double)D);
   unsigned seed = 1;
   fill(&q[0][0][0][0], B * HQ * NQ * D, &seed);
   fill(&k[0][0][0][0], B * HKV * NK * D, &seed);
@@ -141,6 +144,29 @@ int main(void) {
        attnCPUAttentionBackward(&pr, q, k, v, out, dout, lp, dq, dk, dv));
   printf("backward error below 1e-5: %d\n", backwardError() < 1e-5);
   printf("modules: %lld\n", (long long)attnCPUCompiledModules());
+
+  /* Two other scales through the same two modules (the scale is their
+   * argument), each against float64 at its scale; outputs zeroed first. */
+  static const double scales[] = {0.3, 1.7};
+  for (int t = 0; t < 2; ++t) {
+    AttnCPUProblem scaled = pr;
+    scaled.hasScale = true;
+    scaled.scale = scales[t];
+    refScale = (float)scales[t]; /* the modules take an f32 */
+    memset(out, 0, sizeof(out));
+    memset(lse, 0, sizeof(lse));
+    memset(dq, 0, sizeof(dq));
+    memset(dk, 0, sizeof(dk));
+    memset(dv, 0, sizeof(dv));
+    printf("scale %g\n", scales[t]);
+    show("forward", attnCPUAttentionForward(&scaled, q, k, v, out, lp));
+    printf("forward error below 1e-5: %d\n", forwardError() < 1e-5);
+    show("backward",
+         attnCPUAttentionBackward(&scaled, q, k, v, out, dout, lp, dq, dk, dv));
+    printf("backward error below 1e-5: %d\n", backwardError() < 1e-5);
+    printf("modules: %lld\n", (long long)attnCPUCompiledModules());
+  }
+  refScale = 1.0 / sqrt((double)D);
 
   /* A score modification: its region ends in attn.yield. */
   AttnCPUProblem capped = pr;

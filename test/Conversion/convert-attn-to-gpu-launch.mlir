@@ -94,3 +94,28 @@ func.func @destination(%q: memref<1x2x128x64xbf16>, %k: memref<1x2x128x64xbf16>,
       : (tensor<1x2x128xf32>, memref<1x2x128xf32>) -> ()
   return
 }
+
+// -----
+
+// A run-time scale operand is the launch's softmax_scale as it is; the
+// kernel does not depend on the scale: an op with the attribute and one
+// with the operand launch the same kernel, and only one is generated.
+// CHECK-LABEL: func.func @runtime_scale
+// CHECK-SAME: %[[S:[^:]+]]: f32)
+// CHECK: %[[C:.+]] = arith.constant 3.000000e-01 : f32
+// CHECK: gpu.launch_func async [%{{.*}}] @attn_kernels::@[[KERNEL:[a-z0-9_]+]] {{.*}} args(%{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : i32, %{{.*}} : i32, %{{.*}} : i32, %{{.*}} : i32, %[[C]] : f32,
+// CHECK-NOT: arith.constant {{.*}} : f32
+// CHECK: gpu.launch_func async [%{{.*}}] @attn_kernels::@[[KERNEL]] {{.*}} args(%{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : !llvm.ptr<1>, %{{.*}} : i32, %{{.*}} : i32, %{{.*}} : i32, %{{.*}} : i32, %[[S]] : f32,
+// CHECK: gpu.module @attn_kernels
+// CHECK: gpu.func @[[KERNEL]](
+// CHECK-NOT: gpu.func @
+func.func @runtime_scale(%q: tensor<1x2x128x64xbf16>, %s: f32)
+    -> (tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>) {
+  %o1, %l1 = attn.attention %q, %q, %q mask <causal> scale 0.3
+      : tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+      -> tensor<1x2x128x64xbf16>, tensor<1x2x128xf32>
+  %o2, %l2 = attn.attention %q, %q, %q mask <causal> scale(%s)
+      : tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+      -> tensor<1x2x128x64xbf16>, tensor<1x2x128xf32>
+  return %o1, %o2 : tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
+}

@@ -303,3 +303,28 @@ func.func @block_bias(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor
       : tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
   return %a, %mx, %s : tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// A run-time scale: scale·log2(e) is formed once per block, from the
+// operand, and the scores take one multiply by it.
+
+// CHECK-LABEL: func.func @block_runtime_scale
+// CHECK-SAME: %[[SC:[^:]+]]: f32)
+// CHECK: %[[LOG2E:.+]] = arith.constant 1.44269502 : f32
+// CHECK: %[[C:.+]] = arith.mulf %[[SC]], %[[LOG2E]] : f32
+// CHECK: linalg.generic
+// CHECK: %[[SCALED:.+]] = arith.mulf %{{.+}}, %[[C]] : f32
+// CHECK-NOT: arith.mulf %{{.+}}, %[[LOG2E]]
+// CHECK: arith.select %{{.+}}, %[[SCALED]], %{{.+}} : f32
+// CHECK: return
+func.func @block_runtime_scale(%q: tensor<32x64xf32>, %k: tensor<16x64xf32>, %v: tensor<16x4xf32>,
+                               %acc: tensor<32x4xf32>, %m: tensor<32xf32>, %l: tensor<32xf32>,
+                               %q0: index, %kv0: index, %nk: index, %sc: f32)
+    -> (tensor<32x4xf32>, tensor<32xf32>, tensor<32xf32>) {
+  %a, %mx, %s = attn.online_block %q, %k, %v into %acc, %m, %l at (%q0, %kv0) of (%q0, %nk)
+      scale(%sc)
+      : tensor<32x64xf32>, tensor<16x64xf32>, tensor<16x4xf32>, tensor<32x4xf32>,
+        tensor<32xf32>, tensor<32xf32>
+  return %a, %mx, %s : tensor<32x4xf32>, tensor<32xf32>, tensor<32xf32>
+}

@@ -213,3 +213,42 @@ func.func @reference_bias(%q: tensor<2x4x40x32xf32>, %k: tensor<2x2x50x32xf32>, 
       : tensor<2x4x40x32xf32>, tensor<2x2x50x32xf32>, tensor<2x2x50x32xf32> -> tensor<2x4x40x32xf32>
   return %o : tensor<2x4x40x32xf32>
 }
+
+// -----
+
+// The run-time scale operand is what multiplies the scores (no constant):
+// forward and gradient, the gradient's dQ and dK too.
+
+// CHECK-LABEL: func.func @runtime_scale
+// CHECK-SAME: %[[S:[^:]+]]: f32)
+// CHECK-NOT: arith.constant 2.500000e-01
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0(%[[SV:.+]]: f32):
+// CHECK-NEXT: arith.mulf %[[SV]], %[[S]] : f32
+// CHECK: return
+func.func @runtime_scale(%q: tensor<1x1x5x16xf32>, %s: f32) -> tensor<1x1x5x16xf32> {
+  %o = attn.attention %q, %q, %q scale(%s)
+      : tensor<1x1x5x16xf32>, tensor<1x1x5x16xf32>, tensor<1x1x5x16xf32> -> tensor<1x1x5x16xf32>
+  return %o : tensor<1x1x5x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @grad_runtime_scale
+// CHECK-SAME: %[[S:[^:]+]]: f32)
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK: arith.mulf %{{.+}}, %[[S]] : f32
+// CHECK: math.exp
+// CHECK: linalg.generic {{.*}} ins(%{{.+}} : tensor<1x1x5x16xf32>)
+// CHECK: arith.mulf %{{.+}}, %[[S]] : f32
+// CHECK: return
+func.func @grad_runtime_scale(%q: tensor<1x1x5x16xf32>, %lse: tensor<1x1x5xf32>, %s: f32)
+    -> (tensor<1x1x5x16xf32>, tensor<1x1x5x16xf32>, tensor<1x1x5x16xf32>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse scale(%s)
+      : tensor<1x1x5x16xf32>, tensor<1x1x5x16xf32>, tensor<1x1x5x16xf32>,
+        tensor<1x1x5x16xf32>, tensor<1x1x5x16xf32>, tensor<1x1x5xf32>
+      -> tensor<1x1x5x16xf32>, tensor<1x1x5x16xf32>, tensor<1x1x5x16xf32>
+  return %dq, %dk, %dv : tensor<1x1x5x16xf32>, tensor<1x1x5x16xf32>, tensor<1x1x5x16xf32>
+}

@@ -71,3 +71,22 @@ func.func @grad(%q: tensor<1x2x20x16xf32>, %k: tensor<1x1x24x16xf32>, %v: tensor
       -> tensor<1x2x20x16xf32>, tensor<1x1x24x16xf32>, tensor<1x1x24x16xf32>
   return %dq, %dk, %dv : tensor<1x2x20x16xf32>, tensor<1x1x24x16xf32>, tensor<1x1x24x16xf32>
 }
+
+// A run-time scale: scale·log2(e) formed once from the operand, before the
+// loops; P's exponent, dQ and dK multiply by the operand's values.
+// CHECK-LABEL: func.func @grad_runtime_scale
+// CHECK-SAME: %[[S:[^:]+]]: f32)
+// CHECK: %[[C:.+]] = arith.mulf %[[S]], %{{.+}} : f32
+// CHECK: scf.for
+// CHECK: arith.mulf %{{.+}}, %[[C]] : f32
+// CHECK: math.exp2
+// CHECK: arith.mulf %{{.+}}, %[[S]] : f32
+// CHECK: return
+func.func @grad_runtime_scale(%q: tensor<1x1x20x16xf32>, %lse: tensor<1x1x20xf32>, %s: f32)
+    -> (tensor<1x1x20x16xf32>, tensor<1x1x20x16xf32>, tensor<1x1x20x16xf32>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse scale(%s)
+      : tensor<1x1x20x16xf32>, tensor<1x1x20x16xf32>, tensor<1x1x20x16xf32>,
+        tensor<1x1x20x16xf32>, tensor<1x1x20x16xf32>, tensor<1x1x20xf32>
+      -> tensor<1x1x20x16xf32>, tensor<1x1x20x16xf32>, tensor<1x1x20x16xf32>
+  return %dq, %dk, %dv : tensor<1x1x20x16xf32>, tensor<1x1x20x16xf32>, tensor<1x1x20x16xf32>
+}

@@ -291,3 +291,16 @@ func.func @tile_bias(%q: tensor<2x4x40x32xf32>, %k: tensor<2x2x50x32xf32>, %v: t
       : tensor<2x4x40x32xf32>, tensor<2x2x50x32xf32>, tensor<2x2x50x32xf32> -> tensor<2x4x40x32xf32>
   return %o : tensor<2x4x40x32xf32>
 }
+
+// -----
+
+// A run-time scale goes to every block as its operand (no attribute).
+// CHECK-LABEL: func.func @tile_runtime_scale
+// CHECK-SAME: %[[S:[^:]+]]: f32)
+// CHECK: scf.for
+// CHECK: attn.online_block {{.*}} of(%{{[^,]+}}, %{{[^)]+}}) scale(%[[S]]) :
+func.func @tile_runtime_scale(%q: tensor<1x2x40x32xf32>, %s: f32) -> tensor<1x2x40x32xf32> {
+  %o = attn.attention %q, %q, %q scale(%s)
+      : tensor<1x2x40x32xf32>, tensor<1x2x40x32xf32>, tensor<1x2x40x32xf32> -> tensor<1x2x40x32xf32>
+  return %o : tensor<1x2x40x32xf32>
+}

@@ -28,13 +28,27 @@ inline constexpr const char *kAlibiScoreModAttr = "attn.score_mod_alibi";
 inline constexpr const char *kSeqLensQAttr = "attn.seq_lens_q";
 inline constexpr const char *kSeqLensKvAttr = "attn.seq_lens_kv";
 
-/// Builds `func.func @attention(%q, %k, %v, [%bias], [%cu_q, %cu_kv], %o,
-/// [%lse])` on memrefs (destination-passing style, `llvm.emit_c_interface`)
-/// holding one attn.attention for `problem`. `%lse` is present when
-/// problem.withLse, `%bias` with problem.bias, the i32 cu_seqlens (and the
-/// packed layouts of attn.attention) for a variable-length problem.
-OwningOpRef<ModuleOp> buildAttentionModule(MLIRContext &ctx,
-                                           const ::attn::AttentionProblem &p);
+/// Where the softmax scale of a module built here comes from.
+enum class ScaleSource {
+  /// The problem's scale (1/sqrt(D) when unset), the op's attribute: the
+  /// module serves that scale only.
+  Attribute,
+  /// A `memref<f32>` argument of the entry function, read at every call
+  /// and given to the op as its run-time scale operand: one module serves
+  /// every scale (the problem's scale is not used).
+  Argument,
+};
+
+/// Builds `func.func @attention(%q, %k, %v, [%bias], [%cu_q, %cu_kv],
+/// [%scale], %o, [%lse])` on memrefs (destination-passing style,
+/// `llvm.emit_c_interface`) holding one attn.attention for `problem`.
+/// `%lse` is present when problem.withLse, `%bias` with problem.bias, the
+/// i32 cu_seqlens (and the packed layouts of attn.attention) for a
+/// variable-length problem, `%scale` (memref<f32>) with
+/// ScaleSource::Argument.
+OwningOpRef<ModuleOp>
+buildAttentionModule(MLIRContext &ctx, const ::attn::AttentionProblem &p,
+                     ScaleSource scale = ScaleSource::Attribute);
 
 /// Name of the entry function of modules built by
 /// buildAttentionBackwardModule.
@@ -52,14 +66,16 @@ buildAttentionBackwardModule(MLIRContext &ctx,
 /// buildHostAttentionGradModule.
 inline constexpr const char *kHostAttentionGradEntry = "attention_grad";
 
-/// Builds `func.func @attention_grad(%q, %k, %v, %o, %do, %lse, %dq, %dk,
-/// %dv)` on memrefs (the first six read, the rest written): one
-/// attn.attention_grad of the dense problem `p` (its mask and window; no
-/// score modification) from the given O and LSE, which need not be this
-/// block's own (context parallelism passes the final ones).
+/// Builds `func.func @attention_grad(%q, %k, %v, %o, %do, %lse, [%scale],
+/// %dq, %dk, %dv)` on memrefs (the first six or seven read, the rest
+/// written): one attn.attention_grad of the dense problem `p` (its mask and
+/// window; no score modification) from the given O and LSE, which need not
+/// be this block's own (context parallelism passes the final ones).
+/// `%scale` (memref<f32>) is there with ScaleSource::Argument.
 OwningOpRef<ModuleOp>
 buildHostAttentionGradModule(MLIRContext &ctx,
-                             const ::attn::AttentionProblem &p);
+                             const ::attn::AttentionProblem &p,
+                             ScaleSource scale = ScaleSource::Attribute);
 
 } // namespace mlir::attn
 

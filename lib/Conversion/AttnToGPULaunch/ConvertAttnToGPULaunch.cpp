@@ -278,12 +278,10 @@ FailureOr<Value> HostLowering::argument(const rt::AbiParam &param) {
       return toI32(k.sizes[1]);
     break;
   case rt::ParamType::F32:
-    // The op's scale, passed at launch: the kernel serves every scale.
+    // The op's scale, passed at launch: the kernel serves every scale (a
+    // run-time operand as it is, else a constant).
     if (name == "softmax_scale")
-      return arith::ConstantFloatOp::create(
-                 b, loc, b.getF32Type(),
-                 APFloat(static_cast<float>(op.getEffectiveScale())))
-          .getResult();
+      return op.buildScale(b, loc);
     break;
   case rt::ParamType::I64: {
     // <tensor>_stride_<b|h|n>

@@ -347,6 +347,54 @@ func.func @lse_element_type(%q: tensor<1x4x128x64xbf16>, %k: tensor<1x4x128x64xb
 // -----
 
 //===----------------------------------------------------------------------===//
+// The run-time scale operand: never with the attribute
+//===----------------------------------------------------------------------===//
+
+func.func @runtime_scale_and_attribute(%q: tensor<1x4x128x64xf32>, %s: f32) {
+  // expected-error @+1 {{'attn.attention' op expected either the scale attribute or the run-time scale operand, not both}}
+  %o = attn.attention %q, %q, %q scale(%s) scale 0.5
+      : tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>
+        -> tensor<1x4x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @grad_runtime_scale_and_attribute(%q: tensor<1x1x16x8xf32>, %lse: tensor<1x1x16xf32>, %s: f32) {
+  // expected-error @+1 {{'attn.attention_grad' op expected either the scale attribute or the run-time scale operand, not both}}
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse scale(%s) scale 0.5
+      : tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>,
+        tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16xf32>
+      -> tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @block_runtime_scale_and_attribute(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>,
+                                             %acc: tensor<16x64xf32>, %m: tensor<16xf32>,
+                                             %i: index, %s: f32) {
+  // expected-error @+1 {{'attn.online_block' op expected either the scale attribute or the run-time scale operand, not both}}
+  %a, %mx, %l = attn.online_block %q, %k, %k into %acc, %m, %m at (%i, %i) of (%i, %i) scale(%s) scale 1.0
+      : tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// The operand is an f32.
+func.func @runtime_scale_f16(%q: tensor<1x4x128x64xf32>, %s: f16) {
+  // expected-note @-1 {{prior use here}}
+  // expected-error @+1 {{use of value '%s' expects different type than prior uses: 'f32' vs 'f16'}}
+  %o = attn.attention %q, %q, %q scale(%s)
+      : tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>
+        -> tensor<1x4x128x64xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // attn.attention: scale
 //===----------------------------------------------------------------------===//
 
@@ -558,7 +606,7 @@ func.func @block_state_type(%q: tensor<16x64xf16>, %k: tensor<32x64xf16>, %v: te
 func.func @block_result_type(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
                              %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
   // expected-error @+1 {{'attn.online_block' op failed to verify that all of {acc, new_acc} have same type}}
-  %r:3 = "attn.online_block"(%q, %k, %v, %acc, %m, %l, %i, %i, %i, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0>, scale = 1.0 : f32}> ({})
+  %r:3 = "attn.online_block"(%q, %k, %v, %acc, %m, %l, %i, %i, %i, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>, scale = 1.0 : f32}> ({})
       : (tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, index, index, index, index)
       -> (tensor<16x32xf32>, tensor<16xf32>, tensor<16xf32>)
   return
@@ -568,8 +616,8 @@ func.func @block_result_type(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: t
 
 func.func @block_missing_scale(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
                                %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
-  // expected-error @+1 {{'attn.online_block' op requires attribute 'scale'}}
-  %r:3 = "attn.online_block"(%q, %k, %v, %acc, %m, %l, %i, %i, %i, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0>}> ({})
+  // expected-error @+1 {{'attn.online_block' op expected a scale: the attribute or the run-time scale operand}}
+  %r:3 = "attn.online_block"(%q, %k, %v, %acc, %m, %l, %i, %i, %i, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>}> ({})
       : (tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, index, index, index, index)
       -> (tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>)
   return

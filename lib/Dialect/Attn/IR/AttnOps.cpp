@@ -49,7 +49,14 @@ LogicalResult checkRank(Operation *op, StringRef name, RankedTensorType type,
                            << type << ")";
 }
 
-LogicalResult checkScale(Operation *op, std::optional<APFloat> scale) {
+/// The scale: the attribute, when given, is positive and finite, and not
+/// given with the run-time operand.
+LogicalResult checkScale(Operation *op, std::optional<APFloat> scale,
+                         Value runtimeScale) {
+  if (scale && runtimeScale)
+    return op->emitOpError()
+           << "expected either the scale attribute or the run-time scale "
+              "operand, not both";
   if (!scale)
     return success();
   double s = scale->convertToDouble();
@@ -234,10 +241,32 @@ void AttentionOp::expandScoreModSugar() {
   removeSoftcapAttr();
 }
 
-double AttentionOp::getEffectiveScale() {
-  if (std::optional<APFloat> s = getScale())
-    return s->convertToDouble();
-  return 1.0 / std::sqrt(static_cast<double>(getHeadDim()));
+/// The compile-time scale of an op with an optional `scale` attribute and
+/// run-time operand: the attribute, 1/sqrt(D) when neither is given, none
+/// when the operand is.
+static std::optional<double> staticScale(std::optional<APFloat> attr,
+                                         Value runtimeScale, int64_t headDim) {
+  if (runtimeScale)
+    return std::nullopt;
+  if (attr)
+    return attr->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(headDim));
+}
+
+static Value buildScaleValue(OpBuilder &b, Location loc,
+                             std::optional<double> known, Value runtimeScale) {
+  if (runtimeScale)
+    return runtimeScale;
+  return arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(static_cast<float>(*known)));
+}
+
+std::optional<double> AttentionOp::getStaticScale() {
+  return staticScale(getScale(), getRuntimeScale(), getHeadDim());
+}
+
+Value AttentionOp::buildScale(OpBuilder &b, Location loc) {
+  return buildScaleValue(b, loc, getStaticScale(), getRuntimeScale());
 }
 
 namespace {
@@ -486,7 +515,7 @@ LogicalResult AttentionOp::verify() {
         return emitOpError() << "expected a positive finite softcap, got "
                              << c;
     }
-    return checkScale(op, getScale());
+    return checkScale(op, getScale(), getRuntimeScale());
   }
   if (failed(verifyAttentionOperands(op, q, getKeyType(), getValueType(),
                                      getOutputType())))
@@ -513,7 +542,7 @@ LogicalResult AttentionOp::verify() {
     if (!std::isfinite(c) || c <= 0.0)
       return emitOpError() << "expected a positive finite softcap, got " << c;
   }
-  return checkScale(op, getScale());
+  return checkScale(op, getScale(), getRuntimeScale());
 }
 
 LogicalResult AttentionOp::verifyRegions() {
@@ -523,10 +552,12 @@ LogicalResult AttentionOp::verifyRegions() {
   return verifyScoreModRegion(getOperation(), getScoreMod());
 }
 
-double AttentionGradOp::getEffectiveScale() {
-  if (std::optional<APFloat> s = getScale())
-    return s->convertToDouble();
-  return 1.0 / std::sqrt(static_cast<double>(getHeadDim()));
+std::optional<double> AttentionGradOp::getStaticScale() {
+  return staticScale(getScale(), getRuntimeScale(), getHeadDim());
+}
+
+Value AttentionGradOp::buildScale(OpBuilder &b, Location loc) {
+  return buildScaleValue(b, loc, getStaticScale(), getRuntimeScale());
 }
 
 LogicalResult AttentionGradOp::verify() {
@@ -581,7 +612,7 @@ LogicalResult AttentionGradOp::verify() {
   }
   if (failed(verifyMaskWindow(op, getMask(), getWindow())))
     return failure();
-  return checkScale(op, getScale());
+  return checkScale(op, getScale(), getRuntimeScale());
 }
 
 //===----------------------------------------------------------------------===//
@@ -631,7 +662,17 @@ LogicalResult OnlineBlockOp::verify() {
   }
   if (failed(verifyMaskWindow(op, getMask(), getWindow())))
     return failure();
-  return checkScale(op, getScale());
+  if (!getScale() && !getRuntimeScale())
+    return emitOpError() << "expected a scale: the attribute or the run-time "
+                            "scale operand";
+  return checkScale(op, getScale(), getRuntimeScale());
+}
+
+Value OnlineBlockOp::buildScale(OpBuilder &b, Location loc) {
+  std::optional<double> known;
+  if (std::optional<APFloat> s = getScale())
+    known = s->convertToDouble();
+  return buildScaleValue(b, loc, known, getRuntimeScale());
 }
 
 LogicalResult OnlineBlockOp::verifyRegions() {
@@ -664,6 +705,45 @@ LogicalResult OnlineFinalizeOp::verify() {
                       acc.getDimSize(0))))
     return failure();
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// custom<Scale>: `scale 0.125` (the attribute) or `scale(%s)` (the run-time
+// f32 operand). One keyword for both, so a custom directive: two optional
+// groups cannot start with the same literal.
+//===----------------------------------------------------------------------===//
+
+static ParseResult
+parseScale(OpAsmParser &parser,
+           std::optional<OpAsmParser::UnresolvedOperand> &runtimeScale,
+           FloatAttr &scale) {
+  if (failed(parser.parseOptionalKeyword("scale")))
+    return success();
+  if (succeeded(parser.parseOptionalLParen())) {
+    OpAsmParser::UnresolvedOperand operand;
+    if (parser.parseOperand(operand) || parser.parseRParen())
+      return failure();
+    runtimeScale = operand;
+    // Both forms parse (and fail to verify), so that what an invalid op
+    // prints reads back.
+    if (failed(parser.parseOptionalKeyword("scale")))
+      return success();
+  }
+  return parser.parseAttribute(scale, parser.getBuilder().getF32Type());
+}
+
+static void printScale(OpAsmPrinter &printer, Operation *, Value runtimeScale,
+                       FloatAttr scale) {
+  if (runtimeScale) {
+    printer << "scale(" << runtimeScale << ")";
+    // An invalid op may carry both: print what it holds.
+    if (scale)
+      printer << " ";
+  }
+  if (scale) {
+    printer << "scale ";
+    printer.printAttributeWithoutType(scale);
+  }
 }
 
 #define GET_OP_CLASSES

@@ -93,12 +93,21 @@ struct ExpandOnlineBlock : OpRewritePattern<OnlineBlockOp> {
     // scaled score (what FlexAttention's score_mod sees), so it costs one
     // more multiply: s * scale, modify, then * log2(e).
     // A bias is added in the natural domain too (after the score_mod).
-    double scaleV = op.getScale().convertToDouble();
     Block *scoreMod = op.getScoreModBlock();
     Value bias = op.getBias();
     bool natural = scoreMod || bias;
-    Value scaleLog2e =
-        f32Const(rewriter, loc, natural ? scaleV : scaleV * M_LOG2E);
+    // A compile-time scale folds log2(e) in double precision; a run-time one
+    // is multiplied by it once per block, not per score.
+    Value scaleLog2e;
+    if (std::optional<APFloat> scaleAttr = op.getScale()) {
+      double scaleV = scaleAttr->convertToDouble();
+      scaleLog2e = f32Const(rewriter, loc, natural ? scaleV : scaleV * M_LOG2E);
+    } else {
+      scaleLog2e = op.getRuntimeScale();
+      if (!natural)
+        scaleLog2e = arith::MulFOp::create(rewriter, loc, scaleLog2e,
+                                           f32Const(rewriter, loc, M_LOG2E));
+    }
     MaskBand band = op.getMaskBand();
     Value keysLeft =
         arith::SubIOp::create(rewriter, loc, op.getSeqKv(), op.getKvStart());

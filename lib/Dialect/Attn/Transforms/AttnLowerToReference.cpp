@@ -176,9 +176,7 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
     // Scale, modify (score_mod), then mask: keys outside the band get -inf.
     op.expandScoreModSugar();
     Block *scoreMod = op.getScoreModBlock();
-    Value scale = arith::ConstantOp::create(
-        rewriter, loc,
-        rewriter.getF32FloatAttr(static_cast<float>(op.getEffectiveScale())));
+    Value scale = op.buildScale(rewriter, loc);
     MaskBand band = op.getMaskBand();
     Value nqV = getValueOrCreateConstantIndexOp(rewriter, loc, qSizes[2]);
     Value nkV = getValueOrCreateConstantIndexOp(rewriter, loc, nk);
@@ -456,7 +454,7 @@ struct LowerAttentionGradToReference : OpRewritePattern<AttentionGradOp> {
 
     // P = exp(S·scale − LSE) where key j is visible from row i, else 0;
     // rows with LSE = −inf saw no key and give 0, not NaN.
-    Value scale = f32Const(rewriter, loc, op.getEffectiveScale());
+    Value scale = op.buildScale(rewriter, loc);
     MaskBand band = op.getMaskBand();
     Value nqV = getValueOrCreateConstantIndexOp(rewriter, loc, qSizes[2]);
     Value nkV = getValueOrCreateConstantIndexOp(rewriter, loc, nk);

@@ -247,8 +247,12 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   Value max0 =
       filled(rewriter, loc, {br}, -std::numeric_limits<float>::infinity());
   Value sum0 = filled(rewriter, loc, {br}, 0.0f);
-  FloatAttr scale = rewriter.getF32FloatAttr(
-      static_cast<float>(op.getEffectiveScale()));
+  // A compile-time scale stays an attribute of each block; a run-time one
+  // is the blocks' operand.
+  Value runtimeScale = op.getRuntimeScale();
+  FloatAttr scale;
+  if (std::optional<double> known = op.getStaticScale())
+    scale = rewriter.getF32FloatAttr(static_cast<float>(*known));
   Block *scoreMod = op.getScoreModBlock();
   auto kvLoop = scf::ForOp::create(
       rewriter, loc, kvBegin, kvEnd, bcV, ValueRange{acc0, max0, sum0},
@@ -263,9 +267,9 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
                                            cols, br, bc);
         auto block = OnlineBlockOp::create(
             b, l, TypeRange(state.getTypes()), qTile, kTile, vTile, state[0],
-            state[1], state[2], q0, kv0, seqQ, seqKv,
-            scoreMod ? bi : Value(), scoreMod ? hi : Value(), biasTile,
-            op.getMaskAttr(), op.getWindowAttr(), scale);
+            state[1], state[2], q0, kv0, seqQ, seqKv, scoreMod ? bi : Value(),
+            scoreMod ? hi : Value(), biasTile, runtimeScale, op.getMaskAttr(),
+            op.getWindowAttr(), scale);
         if (scoreMod) {
           IRMapping map;
           op.getScoreMod().cloneInto(&block.getScoreMod(), map);

@@ -106,6 +106,24 @@ Value contract(OpBuilder &b, Location loc, Contract kind, Value lhs, Value rhs,
                  });
 }
 
+/// The softmax scale: known at compile time (constants made where they are
+/// used, as before the run-time operand existed), or the op's run-time f32
+/// operand, with scale·log2(e) formed once.
+struct Scale {
+  std::optional<double> known;
+  Value runtime, runtimeLog2e;
+
+  /// scale, as an f32 value where `b` inserts.
+  Value value(OpBuilder &b, Location loc) const {
+    return known ? f32Const(b, loc, *known) : runtime;
+  }
+  /// scale · log2(e), folded in double precision when known.
+  Value log2e(OpBuilder &b, Location loc) const {
+    return known ? f32Const(b, loc, *known * M_LOG2E) : runtimeLog2e;
+  }
+  bool isOne() const { return known && *known == 1.0; }
+};
+
 /// Everything one (query block, key/value block) pair needs.
 struct BlockInputs {
   Value q, k, v, dO;  // tiles [Br, D], [Bc, D], [Bc, Dv], [Br, Dv]
@@ -121,9 +139,9 @@ struct BlockInputs {
 /// [Br, Bc] f32.
 std::pair<Value, Value> probsAndScoreGrads(OpBuilder &b, Location loc,
                                            const BlockInputs &in, int64_t br,
-                                           int64_t bc, double scale) {
+                                           int64_t bc, const Scale &scale) {
   Value s = contract(b, loc, Contract::ABt, in.q, in.k, zerosF32(b, loc, {br, bc}));
-  Value c = f32Const(b, loc, scale * M_LOG2E);
+  Value c = scale.log2e(b, loc);
   Value log2e = f32Const(b, loc, M_LOG2E);
   Value zero = f32Const(b, loc, 0.0);
   Value ninf = f32Const(b, loc, -std::numeric_limits<double>::infinity());
@@ -171,16 +189,16 @@ std::pair<Value, Value> probsAndScoreGrads(OpBuilder &b, Location loc,
 /// `tile` [B?, X] f32 times `scale` (when not 1), rounded to `elt`, its first
 /// `rows` rows.
 Value finishTile(OpBuilder &b, Location loc, Value tile, Type elt,
-                 double scale, Value rows) {
+                 const Scale &scale, Value rows) {
   auto type = cast<RankedTensorType>(tile.getType());
   int64_t cols = type.getDimSize(1);
   Value init = tensor::EmptyOp::create(b, loc, type.getShape(), elt);
   AffineMap id2 = AffineMap::getMultiDimIdentityMap(2, b.getContext());
-  Value s = f32Const(b, loc, scale);
+  Value s = scale.value(b, loc);
   Value out = generic(b, loc, tile, init, {id2, id2}, {kPar, kPar},
                       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                         Value x = a[0];
-                        if (scale != 1.0)
+                        if (!scale.isOne())
                           x = arith::MulFOp::create(nb, l, x, s);
                         if (!elt.isF32())
                           x = arith::TruncFOp::create(nb, l, elt, x);
@@ -216,10 +234,17 @@ struct TileGrad {
       return op.emitOpError("could not be tiled: dynamic head counts are not "
                             "supported");
     int64_t group = hq / hkv, d = op.getHeadDim(), dv = op.getValueHeadDim();
-    double scale = op.getEffectiveScale();
     Type elt = qType.getElementType();
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(op);
+    Scale scale;
+    scale.known = op.getStaticScale();
+    if (!scale.known) {
+      scale.runtime = op.getRuntimeScale();
+      scale.runtimeLog2e =
+          arith::MulFOp::create(rewriter, op.getLoc(), scale.runtime,
+                                f32Const(rewriter, op.getLoc(), M_LOG2E));
+    }
     MLIRContext *ctx = op.getContext();
 
     Value q = op.getQuery(), k = op.getKey(), v = op.getValue(),
@@ -361,7 +386,7 @@ struct TileGrad {
                                   SmallVector<OpFoldResult>(4, idx(b, 1)));
                               AffineMap id2 =
                                   AffineMap::getMultiDimIdentityMap(2, ctx);
-                              Value s = f32Const(b, l, scale);
+                              Value s = scale.value(b, l);
                               Value sum = generic(
                                   b, l, part, old, {id2, id2}, {kPar, kPar},
                                   [&](OpBuilder &nb, Location l2,
@@ -382,7 +407,7 @@ struct TileGrad {
                                           scale, cols);
                 Value dVTile = finishTile(b, l, groupLoop.getResult(1),
                                           op.getValueType().getElementType(),
-                                          1.0, cols);
+                                          Scale{1.0, {}, {}}, cols);
                 SmallVector<Value> next = {
                     insertTile(b, l, dKTile, state[0], bi, hk, kv0, cols),
                     insertTile(b, l, dVTile, state[1], bi, hk, kv0, cols)};

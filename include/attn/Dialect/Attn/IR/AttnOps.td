@@ -29,7 +29,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
     value and output share one element type (f16, bf16 or f32); the softmax
     is always computed in f32.
 
-    `scale` defaults to 1/sqrt(D). `mask` is a band of keys around a
+    `scale` defaults to 1/sqrt(D). It is either a compile-time attribute
+    (`scale 0.125`) or a run-time `f32` operand (`scale(%s)`), never both:
+    with the operand one compiled module serves every scale (the CPU path
+    passes it per call; the GPU launch passes it as the kernel's
+    `softmax_scale`). `mask` is a band of keys around a
     diagonal: row i is aligned with key d(i) = i + (Nk - Nq) (bottom-right:
     `causal`, `sliding`; FlashAttention's convention) or d(i) = i (top-left:
     `causal_top_left`, `sliding_top_left`; PyTorch's `is_causal`), and sees
@@ -69,6 +73,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
         : tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>,
           tensor<2x2x256x64xbf16> -> tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>
 
+    // The scale as a run-time value: one compiled module for every scale.
+    %o1 = attn.attention %q, %k, %v mask <causal> scale(%s)
+        : tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>,
+          tensor<2x2x256x64xbf16> -> tensor<2x8x128x64xbf16>
+
     %o2 = attn.attention %q, %k, %v mask <sliding_top_left> window [256, 0]
         : tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>,
           tensor<2x2x256x64xbf16> -> tensor<2x8x128x64xbf16>
@@ -87,6 +96,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
                        Attn_Tensor:$value, Optional<Attn_Tensor>:$bias,
                        Optional<RankedTensorOf<[I32]>>:$cu_seqlens_q,
                        Optional<RankedTensorOf<[I32]>>:$cu_seqlens_kv,
+                       Optional<F32>:$runtime_scale,
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
                        OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -103,7 +113,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
      `:` type($cu_seqlens_q) `,` type($cu_seqlens_kv))?
     (`max` $max_seqlen^)?
     (`mask` $mask^)? (`window` $window^)?
-    (`scale` $scale^)? (`softcap` $softcap^)? attr-dict
+    custom<Scale>($runtime_scale, $scale) (`softcap` $softcap^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($output)
     (`,` type($lse)^)? (`score_mod` $score_mod^)?
   }];
@@ -113,6 +123,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
                    "Value":$value, "MaskKind":$mask, "FloatAttr":$scale), [{
       build($_builder, $_state, results, query, key, value, /*bias=*/Value(),
             /*cu_seqlens_q=*/Value(), /*cu_seqlens_kv=*/Value(),
+            /*runtime_scale=*/Value(),
             MaskKindAttr::get($_builder.getContext(), mask),
             /*window=*/nullptr, scale, /*softcap=*/nullptr,
             /*max_seqlen=*/nullptr);
@@ -120,8 +131,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
   ];
 
   let extraClassDeclaration = [{
-    /// The scale actually applied to Q·Kᵀ: the attribute, or 1/sqrt(D).
-    double getEffectiveScale();
+    /// The compile-time scale applied to Q·Kᵀ (the attribute, or
+    /// 1/sqrt(D)); std::nullopt when it is the run-time operand.
+    std::optional<double> getStaticScale();
+    /// The scale as an f32 value where `b` inserts: the run-time operand,
+    /// or a constant of getStaticScale().
+    Value buildScale(OpBuilder &b, Location loc);
     /// The band of keys each query row sees (windows as wide as the
     /// sequences unbounded).
     MaskBand getMaskBand() {
@@ -185,7 +200,9 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
     Shapes and attributes are those of `attn.attention`: `query`
     [B, Hq, Nq, D], `key` [B, Hkv, Nk, D], `value` [B, Hkv, Nk, Dv],
     `output` and `grad_output` [B, Hq, Nq, Dv], `lse` [B, Hq, Nq] (f32).
-    The results have the types of `query`, `key` and `value`. With
+    The results have the types of `query`, `key` and `value`. The scale is
+    the attribute (`scale 0.125`), the run-time `f32` operand
+    (`scale(%s)`) or, with neither, 1/sqrt(D). With
     grouped-query heads, dK and dV of a key/value head are summed over the
     Hq / Hkv query heads that read it. Rows that see no key (LSE = -inf)
     contribute nothing. The arithmetic is f32 whatever the element type.
@@ -206,6 +223,7 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
   let arguments = (ins Attn_Tensor:$query, Attn_Tensor:$key,
                        Attn_Tensor:$value, Attn_Tensor:$output,
                        Attn_Tensor:$grad_output, RankedTensorOf<[F32]>:$lse,
+                       Optional<F32>:$runtime_scale,
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
                        OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -215,7 +233,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
 
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
-    (`mask` $mask^)? (`window` $window^)? (`scale` $scale^)? attr-dict
+    (`mask` $mask^)? (`window` $window^)?
+    custom<Scale>($runtime_scale, $scale) attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($output) `,`
         type($grad_output) `,` type($lse)
     `->` type($grad_query) `,` type($grad_key) `,` type($grad_value)
@@ -226,14 +245,19 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
                    "Value":$value, "Value":$output, "Value":$grad_output,
                    "Value":$lse, "MaskKind":$mask, "FloatAttr":$scale), [{
       build($_builder, $_state, results, query, key, value, output,
-            grad_output, lse, MaskKindAttr::get($_builder.getContext(), mask),
+            grad_output, lse, /*runtime_scale=*/Value(),
+            MaskKindAttr::get($_builder.getContext(), mask),
             /*window=*/nullptr, scale);
     }]>
   ];
 
   let extraClassDeclaration = [{
-    /// The scale actually applied to Q·Kᵀ: the attribute, or 1/sqrt(D).
-    double getEffectiveScale();
+    /// The compile-time scale applied to Q·Kᵀ (the attribute, or
+    /// 1/sqrt(D)); std::nullopt when it is the run-time operand.
+    std::optional<double> getStaticScale();
+    /// The scale as an f32 value where `b` inserts: the run-time operand,
+    /// or a constant of getStaticScale().
+    Value buildScale(OpBuilder &b, Location loc);
     /// The band of keys each query row sees (windows as wide as the
     /// sequences unbounded).
     MaskBand getMaskBand() {
@@ -277,7 +301,9 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure, IsolatedFromAbove,
     bias, zero-padded).
 
     Scores are taken in the exp2 domain: `s = (q · kᵀ) * scale * log2(e)`,
-    so a single multiply folds scale and the change of base.
+    so a single multiply folds scale and the change of base. The scale is
+    the attribute (`scale 0.125`) or the run-time `f32` operand
+    (`scale(%s)`, attn.attention's), exactly one of them.
   }];
   let arguments = (ins RankedTensorOf<[F16, BF16, F32]>:$query,
                        RankedTensorOf<[F16, BF16, F32]>:$key,
@@ -288,10 +314,11 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure, IsolatedFromAbove,
                        Index:$seq_kv, Optional<Index>:$batch,
                        Optional<Index>:$head,
                        Optional<RankedTensorOf<[F16, BF16, F32]>>:$bias,
+                       Optional<F32>:$runtime_scale,
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
                        OptionalAttr<DenseI64ArrayAttr>:$window,
-                       F32Attr:$scale);
+                       OptionalAttr<F32Attr>:$scale);
   let results = (outs RankedTensorOf<[F32]>:$new_acc,
                       RankedTensorOf<[F32]>:$new_max,
                       RankedTensorOf<[F32]>:$new_sum);
@@ -301,7 +328,8 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure, IsolatedFromAbove,
     `at` `(` $q_start `,` $kv_start `)` `of` `(` $seq_q `,` $seq_kv `)`
     (`head` `(` $batch^ `,` $head `)`)?
     (`bias` $bias^ `:` type($bias))?
-    (`mask` $mask^)? (`window` $window^)? `scale` $scale attr-dict
+    (`mask` $mask^)? (`window` $window^)?
+    custom<Scale>($runtime_scale, $scale) attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($acc) `,`
         type($max) `,` type($sum) (`score_mod` $score_mod^)?
   }];
@@ -312,6 +340,9 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure, IsolatedFromAbove,
     Block *getScoreModBlock() {
       return getScoreMod().empty() ? nullptr : &getScoreMod().front();
     }
+    /// The scale as an f32 value where `b` inserts: the run-time operand,
+    /// or a constant of the attribute.
+    Value buildScale(OpBuilder &b, Location loc);
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
