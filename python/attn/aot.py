@@ -13,12 +13,14 @@ On the GPU host (PyTorch, libattn_runtime.so built with
 
 The default set is D in {64, 128, 256} x {f16, bf16} x {causal, full}
 (each serves every softmax scale), forward kernels, plus the backward
-kernels (D <= 128) when attn-compile has --backward, in the family the PyTorch op uses by
+kernels (D <= 128; the build names the head dims left out) when attn-compile has
+--backward, in the family the PyTorch op uses by
 default: ``--family auto``, resolved per kernel as the compiler resolves
 it (attn.families: on sm_90a the wgmma kernels where that family
 implements the kernel, else sm80). ``--family sm80`` or ``sm90a`` builds
 that family instead (for ``set_kernel_family``). ``--variants`` (and
-``--alibi-shapes``) adds the mask/score_mod variants, ``--bundles
+``--alibi-shapes``) adds the mask/score_mod variants (and the backward
+kernels of the mask variants), ``--bundles
 NAME,...|all`` candidate bundles for tuning on the GPU host (attn.tuning)
 of the families ``--family``'s lookup takes: for auto on sm_90a both
 (named ``...-sm_90a-auto``, the entry tuning on first use writes), else
@@ -39,30 +41,39 @@ from typing import List, Optional
 from . import cache
 from ._errors import CompileError
 from .cache import KernelSpec
-from .families import sm90a_backward_supports
-
-
-# What the GPU backward kernels support (attn-compile --backward says so).
-BACKWARD_HEAD_DIMS = (32, 64, 128)
+from .families import backward_head_dims_unsupported, sm90a_backward_supports
 
 
 def default_specs(head_dims=(64, 128, 256), dtypes=("f16", "bf16"),
                   masks=("full", "causal"), chip: str = "sm_90a",
                   backward: bool = False) -> List[KernelSpec]:
+    """Forward kernels of every head dim, dtype and mask, and with
+    ``backward`` the backward kernels of the head dims a GPU backward
+    takes (backward_left_out says which are not)."""
     kinds = ("fwd", "bwd") if backward else ("fwd",)
     return [KernelSpec(kind, d, d, t, m == "causal", chip)
             for kind in kinds for d in head_dims for t in dtypes
-            for m in masks if kind == "fwd" or d in BACKWARD_HEAD_DIMS]
+            for m in masks
+            if kind == "fwd" or not backward_head_dims_unsupported(d, d)]
+
+
+def backward_left_out(head_dims) -> List[str]:
+    """Why default_specs(backward=True) has no backward kernel of some of
+    ``head_dims`` (the build says so instead of dropping them)."""
+    return [why for d in head_dims
+            if (why := backward_head_dims_unsupported(d, d))]
 
 
 def variant_specs(head_dims=(64, 128), dtypes=("f16", "bf16"),
                   alibi_shapes=(), chip: str = "sm_90a",
-                  family: str = "sm80") -> List[KernelSpec]:
+                  family: str = "sm80",
+                  backward: bool = False) -> List[KernelSpec]:
     """Forward kernels of the mask/score_mod variants (docs/variants.md):
     top-left causal, sliding windows (bottom-right (64, 0), top-left
     (32, 32)), softcap 30 (full and causal), and ALiBi for each
     (heads_q, Nk - Nq) of ``alibi_shapes`` (its slopes and offset are
-    compiled in), bottom-right causal."""
+    compiled in), bottom-right causal; with ``backward`` the backward
+    kernels of the variants the GPU backward takes (the masks)."""
     from .variants import make_variant
     forms = [make_variant(causal=True, mask_align="top_left"),
              make_variant(window=(64, 0)),
@@ -75,6 +86,10 @@ def variant_specs(head_dims=(64, 128), dtypes=("f16", "bf16"),
             for v in forms:
                 specs.append(KernelSpec("fwd", d, d, t, v.causal, chip,
                                         variant=v.key, family=family))
+                if (backward and not v.backward_unsupported()
+                        and not backward_head_dims_unsupported(d, d)):
+                    specs.append(KernelSpec("bwd", d, d, t, v.causal, chip,
+                                            variant=v.key, family=family))
             alibi = make_variant(causal=True, alibi=True)
             for heads, offset in alibi_shapes:
                 specs.append(KernelSpec("fwd", d, d, t, alibi.causal,
@@ -235,16 +250,16 @@ def main(argv: Optional[List[str]] = None) -> int:
                      f"HEADS > 0, got {','.join(args.alibi_shapes)}")
     specs = default_specs(args.head_dims, args.dtypes, args.masks,
                           args.chip, backward)
+    specs = [dataclasses.replace(s, family=args.family) for s in specs]
+    if args.variants or alibi:
+        specs += variant_specs(
+            head_dims=[d for d in args.head_dims if d <= 128],
+            dtypes=args.dtypes, alibi_shapes=alibi, chip=args.chip,
+            family=args.family, backward=backward)
     if args.family == "sm90a":  # no sm90a backward for the rest
         specs = [s for s in specs if s.kind == "fwd" or
                  not sm90a_backward_supports(s)]
-    specs = [dataclasses.replace(s, family=args.family).resolved()
-             for s in specs]
-    if args.variants or alibi:
-        specs += [s.resolved() for s in variant_specs(
-            head_dims=[d for d in args.head_dims if d <= 128],
-            dtypes=args.dtypes, alibi_shapes=alibi, chip=args.chip,
-            family=args.family)]
+    specs = [s.resolved() for s in specs]
     # Bundles of the families the op's lookup takes with --family
     # (attn.tuning.bundle_spec: family auto on sm_90a tunes both, the entry
     # tuning on first use writes), named by that family.
@@ -271,6 +286,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"attn.aot: {len(specs)} kernels and {len(bundles)} bundles into "
           f"{args.out}"
           + ("" if backward else " (forward only: no backward compiler)"))
+    if backward and not args.only_bundles:
+        for why in backward_left_out(args.head_dims):
+            print(f"attn.aot: no backward kernels: {why}")
     try:
         build_pack(args.out, specs)
         for spec in bundles:

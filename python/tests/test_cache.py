@@ -195,6 +195,24 @@ def test_aot_command_line(compiler, tmp_path):
     assert bad.returncode == 2 and "--dtypes: 'f32'" in bad.stderr
 
 
+def test_aot_backward_specs_cover_what_the_backward_takes():
+    """The pack's backward kernels: every head dim a GPU backward takes
+    (padded ones included), the mask variants' too; the head dims left out
+    are named, never dropped silently."""
+    specs = aot.default_specs((80, 128, 256), ("bf16",), ("causal",),
+                              backward=True)
+    assert sorted((s.kind, s.head_dim) for s in specs) == [
+        ("bwd", 80), ("bwd", 128), ("fwd", 80), ("fwd", 128), ("fwd", 256)]
+    assert aot.backward_left_out((80, 128, 256)) == [
+        "head dim 256: attn's GPU backward kernels take multiples of 8 up "
+        "to 128 (D = 256 has no backward kernel yet)"]
+    variants = aot.variant_specs((64,), ("bf16",), backward=True)
+    backward = sorted(s.variant_info().name for s in variants
+                      if s.kind == "bwd")
+    assert backward == ["causal-tl", "win32_32-tl", "win64_0"]
+    assert all(s.family == "sm80" for s in variants)
+
+
 def test_backward_family_auto_compiles_the_sm90a_kernel(compiler):
     """A backward spec of family auto resolves as attn-compile --backward
     --family auto does: the sm90a dkdv kernel on sm_90a at D 64/128, the
