@@ -101,8 +101,8 @@ std::string maskKernelNameSuffix(bool causal, const MaskBand &band);
 
 /// The part of a forward kernel's name both families share: `prefix`
 /// ("attn_fwd" or "attn_fwd_sm90"), head dims, element type, the variant
-/// suffix, "_nolse" without the LSE and "_sc<bits>" for a non-default scale
-/// (baked into the kernel); the family appends its tile.
+/// suffix and "_nolse" without the LSE (the scale is a launch argument, so
+/// it names nothing); the family appends its tile.
 std::string forwardKernelNameStem(const FlashKernelSpec &spec,
                                   llvm::StringRef prefix);
 
