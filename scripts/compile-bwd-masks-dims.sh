@@ -2,7 +2,8 @@
 # Compiles the sm80 backward kernels of issue 24's masks and head dims into
 # DIR (default gpu-kernels-bwdvar) for scripts/gpu-bwd-masks-dims.sh:
 #   chk/*    float64-checked: every mask band (windows, top-left causal,
-#            one-sided windows), padded head dims 8..112, deterministic;
+#            one-sided windows), padded head dims 8..112, the softcap,
+#            deterministic;
 #   bench/*  timed against SDPA by bench/bench_backward.py (head dims
 #            that are not 32/64/128; no mask or causal: SDPA has no window).
 #   scripts/compile-bwd-masks-dims.sh [DIR]
@@ -32,6 +33,12 @@ one chk_d80 --head-dim 80
 one chk_d96_br64x0 --head-dim 96 --window-left 64 --window-right 0
 one chk_det_d80c --head-dim 80 --causal --deterministic
 one chk_det_d40 --head-dim 40 --deterministic
+# The softcap (its gradient: dS gets the factor 1 - tanh^2).
+one chk_d64_cap30 --head-dim 64 --softcap 30
+one chk_d128_causal_cap50 --head-dim 128 --causal --softcap 50
+one chk_d64_br64x0_cap2p5 --head-dim 64 --window-left 64 --window-right 0 --softcap 2.5
+one chk_d80_tl32x32_cap5 --head-dim 80 --window-left 32 --window-right 32 --top-left --softcap 5
+one chk_det_d64_causal_cap30 --head-dim 64 --causal --softcap 30 --deterministic
 for d in 80 96 112; do
   for c in "" c; do
     "$COMPILE" --backward --family sm80 --batch 4 --heads-q $((2048 / d)) \

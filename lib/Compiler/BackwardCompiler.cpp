@@ -30,14 +30,13 @@ llvm::Expected<OwningOpRef<ModuleOp>>
 mlir::attn::buildAttentionGradModule(MLIRContext &ctx,
                                      const ::attn::AttentionProblem &p) {
   // What attn.attention_grad cannot express is refused here, by flag:
-  // the kernels would compute the gradients of another attention.
-  if (p.hasScoreMod())
-    return error(std::string(p.softcap > 0 ? "--softcap"
-                             : p.alibi     ? "--alibi"
-                                           : "a score_mod") +
+  // the kernels would compute the gradients of another attention. Its only
+  // score modification is the softcap.
+  if (p.alibi || p.customScoreMod)
+    return error(std::string(p.alibi ? "--alibi" : "a score_mod") +
                  " is not supported with --backward: attn.attention_grad has "
-                 "no score modification (its gradients would be those of "
-                 "plain attention)");
+                 "no score modification but the softcap (its gradients "
+                 "would be those of another attention)");
   if (p.isVarlen() || p.bias)
     return error(std::string(p.bias ? "--bias" : "--seq-lens-q/--seq-lens-kv") +
                  " is not supported with --backward: attn.attention_grad has "
@@ -83,7 +82,9 @@ mlir::attn::buildAttentionGradModule(MLIRContext &ctx,
       b, loc, TypeRange{q, k, v}, body->getArgument(0), body->getArgument(1),
       body->getArgument(2), body->getArgument(3), body->getArgument(4),
       body->getArgument(5), /*runtime_scale=*/Value(),
-      MaskKindAttr::get(&ctx, mask), window, scale);
+      MaskKindAttr::get(&ctx, mask), window, scale,
+      p.softcap > 0 ? b.getF32FloatAttr(static_cast<float>(p.softcap))
+                    : FloatAttr());
   func::ReturnOp::create(b, loc, grad.getResults());
   return module;
 }
@@ -154,6 +155,8 @@ mlir::attn::compileAttentionGradKernels(ModuleOp module,
         "default scale, so give the scale attribute (the kernels "
         "still take any scale at launch)");
   p.scale = *scale;
+  if (std::optional<APFloat> cap = op.getSoftcap())
+    p.softcap = cap->convertToDouble();
 
   AttnToPTXOptions pipeline;
   pipeline.chip = options.chip;

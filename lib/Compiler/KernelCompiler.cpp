@@ -292,8 +292,6 @@ std::string CompiledKernel::manifestJSON() const {
     writeManifestHeader(j, "", entry, family, chip, !cubin.empty());
     j.attributeObject("problem", [&] {
       writeProblemShape(j, problem);
-      if (problem.softcap > 0)
-        j.attribute("softcap", problem.softcap);
       if (problem.alibi)
         j.attribute("alibi", true);
       if (problem.customScoreMod)

@@ -45,6 +45,8 @@ void mlir::attn::writeProblemShape(llvm::json::OStream &j,
     j.attribute("window_left", problem.windowLeft);
     j.attribute("window_right", problem.windowRight);
   }
+  if (problem.softcap > 0)
+    j.attribute("softcap", problem.softcap);
 }
 
 void mlir::attn::writeManifestHeader(llvm::json::OStream &j,

@@ -29,8 +29,8 @@ namespace mlir::attn {
                                         int64_t valueHeadDim);
 
 /// "batch" … "causal", then the mask's "mask_align" and "window_left"/
-/// "window_right" where it has them, of a JSON "problem" object (the caller
-/// adds what its file needs after them).
+/// "window_right" and the "softcap" where it has them, of a JSON "problem"
+/// object (the caller adds what its file needs after them).
 void writeProblemShape(llvm::json::OStream &j,
                        const ::attn::AttentionProblem &problem);
 

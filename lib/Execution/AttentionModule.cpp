@@ -260,7 +260,7 @@ mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
   auto grad = AttentionGradOp::create(
       b, loc, gradTypes, q, k, v, attention.getOutput(), dO, attention.getLse(),
       /*runtime_scale=*/Value(), attention.getMaskAttr(),
-      attention.getWindowAttr(), scale);
+      attention.getWindowAttr(), scale, attention.getSoftcapAttr());
   SmallVector<Value> results = {attention.getOutput(), attention.getLse()};
   llvm::append_range(results, grad.getResults());
   for (auto [i, r] : llvm::enumerate(results)) {
@@ -320,7 +320,9 @@ mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
   auto grad = AttentionGradOp::create(
       b, loc, gradTypes, inputs[0], inputs[1], inputs[2], inputs[3], inputs[4],
       inputs[5], runtimeScale, MaskKindAttr::get(b.getContext(), mask), window,
-      scale);
+      scale,
+      p.softcap > 0 ? b.getF32FloatAttr(static_cast<float>(p.softcap))
+                    : FloatAttr());
   for (auto [i, r] : llvm::enumerate(grad.getResults())) {
     auto store = bufferization::MaterializeInDestinationOp::create(
         b, loc, r, body->getArgument(firstOut + i));

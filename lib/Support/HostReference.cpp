@@ -150,7 +150,8 @@ void attn::referenceAttentionBackward(
       int64_t hk = h / group;
       int64_t qOff = (b * p.headsQ + h) * nq, kOff = (b * p.headsKv + hk) * nk;
       for (int64_t i = 0; i < nq; ++i) {
-        // The backward takes masks only; no score modification.
+        // The backward takes masks and the softcap (S = C·tanh(s / C),
+        // dS gets the factor 1 − tanh²); no other score modification.
         auto [first, last] = p.keyRange(i);
         if (first == last)
           continue;
@@ -168,8 +169,15 @@ void attn::referenceAttentionBackward(
             s += qi[x] * kj[x];
           for (int64_t x = 0; x < dvd; ++x)
             dp += doi[x] * vj[x];
-          double pij = std::exp(s * scale - lse[qOff + i]);
-          double ds = pij * (dp - delta);
+          s *= scale;
+          double capFactor = 1.0;
+          if (p.softcap > 0) {
+            double t = std::tanh(s / p.softcap);
+            s = p.softcap * t;
+            capFactor = 1.0 - t * t;
+          }
+          double pij = std::exp(s - lse[qOff + i]);
+          double ds = pij * (dp - delta) * capFactor;
           for (int64_t x = 0; x < dvd; ++x)
             dv[(kOff + j) * dvd + x] += pij * doi[x];
           for (int64_t x = 0; x < d; ++x) {

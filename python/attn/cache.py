@@ -429,8 +429,7 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
         compiler.compile(chip=spec.chip, **options, **fields,
                          **shape).write(directory)
         return
-    if (spec.kind == "bwd" and not variant.softcap and not variant.alibi
-            and compiler.available()):
+    if spec.kind == "bwd" and not variant.alibi and compiler.available():
         # The C API's attn-compile --backward (the wheel has no attn-compile).
         options = dict(family=tile_family(spec.tile) if spec.tile
                        else spec.family, deterministic=spec.deterministic)
@@ -444,7 +443,7 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
                             int(v) if v.isdigit() else v)
                            for f, v in zip(flags[::2], flags[1::2]))
         fields = variant.problem_fields()
-        for unused in ("causal", "softcap", "alibi"):
+        for unused in ("causal", "alibi"):
             del fields[unused]
         compiler.compile_backward(out=directory, chip=spec.chip, **options,
                                   **fields, **shape)
@@ -454,8 +453,8 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
             f"{spec.name}: the compiler library is not available here "
             "(install the attn wheel, or build AttnCAPI)")
     raise KernelNotAvailableError(
-        f"{spec.name}: the GPU backward kernels have no score_mod "
-        "(softcap, ALiBi) yet (docs/variants.md)")
+        f"{spec.name}: the GPU backward kernels have no ALiBi yet "
+        "(docs/variants.md)")
 
 
 def _tile_options(tile: str) -> dict:

@@ -274,7 +274,7 @@ def compile_backward(*, out: "str | os.PathLike[str]", batch: int = 1,
                      dtype: str = "bf16", causal: bool = False,
                      scale: Optional[float] = None, top_left: bool = False,
                      window_left: int = -1, window_right: int = -1,
-                     chip: str = "sm_90a",
+                     softcap: float = 0.0, chip: str = "sm_90a",
                      opt_level: int = 3, block_m: int = 0, block_n: int = 0,
                      stages: int = 2, family: str = "auto",
                      sm90_schedule: str = "", deterministic: bool = False,
@@ -284,14 +284,15 @@ def compile_backward(*, out: "str | os.PathLike[str]", batch: int = 1,
     none``: the tile is ``block_m``/``block_n``/``stages`` (and sm90a's dQ
     ``sm90_schedule``) or the heuristic's; ``deterministic`` computes dQ
     without atomics. The mask is ``causal``/``top_left``/``window_left``/
-    ``window_right`` as for attn.compile (the sm80 family takes every band,
-    the sm90a one no mask or bottom-right causal). Returns ``out``."""
+    ``window_right`` and ``softcap`` the cap, as for attn.compile (the sm80
+    family takes every band and the softcap, the sm90a one no mask or
+    bottom-right causal and no softcap). Returns ``out``."""
     _call("CompileBackward", dict(_problem(
         "attn.compile_backward", batch=batch, heads_q=heads_q,
         heads_kv=heads_kv, seq_q=seq_q, seq_kv=seq_kv, head_dim=head_dim,
         value_head_dim=value_head_dim, dtype=dtype, causal=causal,
         scale=scale, with_lse=True, top_left=top_left,
-        window_left=window_left, window_right=window_right, softcap=0.0,
+        window_left=window_left, window_right=window_right, softcap=softcap,
         alibi=False),
         dir=str(out), chip=chip, opt_level=opt_level, block_m=block_m,
         block_n=block_n, stages=stages, family=family,

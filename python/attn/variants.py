@@ -103,17 +103,13 @@ class Variant:
 
     def backward_unsupported(self) -> Optional[str]:
         """Why the GPU backward kernels cannot differentiate this variant
-        (None when they can: every mask, both alignments; no score_mod)."""
-        what = []
-        if self.softcap:
-            what.append(f"softcap={self.softcap:g}")
-        if self.alibi:
-            what.append("alibi=True")
-        if not what:
+        (None when they can: every mask, both alignments, and the
+        softcap; not ALiBi)."""
+        if not self.alibi:
             return None
-        return (", ".join(what) + ": attn's GPU backward kernels take every "
-                "mask (causal, windows, either alignment) but no score "
-                "modification (softcap, ALiBi)")
+        return ("alibi=True: attn's GPU backward kernels take every mask "
+                "(causal, windows, either alignment) and the softcap, but "
+                "no ALiBi")
 
     def reference_mask(self, nq: int, nk: int):
         """(first, last) key bounds per query row i as plain Python, for

@@ -209,7 +209,8 @@ def test_aot_backward_specs_cover_what_the_backward_takes():
     variants = aot.variant_specs((64,), ("bf16",), backward=True)
     backward = sorted(s.variant_info().name for s in variants
                       if s.kind == "bwd")
-    assert backward == ["causal-tl", "win32_32-tl", "win64_0"]
+    assert backward == ["causal-cap30", "causal-tl", "full-cap30",
+                        "win32_32-tl", "win64_0"]
     assert all(s.family == "sm80" for s in variants)
 
 

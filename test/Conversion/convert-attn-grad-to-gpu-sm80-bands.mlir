@@ -63,3 +63,25 @@ func.func @head_dim_80(%q: tensor<1x1x16x80xbf16>, %lse: tensor<1x1x16xf32>)
          tensor<1x1x16x80xbf16>
   return %dq : tensor<1x1x16x80xbf16>
 }
+
+// -----
+
+// The softcap: each raw score becomes tanh(s · scale / C) before the mask
+// (the softmax constant C·log2e), and dS takes 1 − tanh².
+// CHECK-LABEL: func.func @softcap
+// CHECK: attn.kernel = @attn_kernels::@attn_bwd_d64_bf16_causal_cap30_dkdv_n128m64
+// CHECK: gpu.func @attn_bwd_d64_bf16_causal_cap30_dkdv_n128m64
+// CHECK-COUNT-32: attn_gpu.tanh
+// CHECK-NOT: attn_gpu.tanh
+// CHECK: gpu.return
+func.func @softcap(%q: tensor<1x1x16x64xbf16>, %lse: tensor<1x1x16xf32>)
+    -> tensor<1x1x16x64xbf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
+      mask <causal> softcap 30.0
+      : tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>,
+        tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>,
+        tensor<1x1x16x64xbf16>, tensor<1x1x16xf32>
+      -> tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>,
+         tensor<1x1x16x64xbf16>
+  return %dq : tensor<1x1x16x64xbf16>
+}

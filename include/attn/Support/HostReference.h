@@ -49,7 +49,8 @@ void referenceAttentionRow(const AttentionProblem &p, int64_t h, int64_t i,
 /// Computes the gradients dQ, dK, dV of attention in float64 for the output
 /// gradient `dout` [B, Hq, Nq, Dv], recomputing O and LSE with
 /// referenceAttention. dK and dV of a key/value head sum over its query
-/// heads; rows that see no key contribute nothing.
+/// heads; rows that see no key contribute nothing. Masks and the softcap
+/// are honoured (the backward's only score modification).
 void referenceAttentionBackward(const AttentionProblem &p,
                                 const std::vector<double> &q,
                                 const std::vector<double> &k,

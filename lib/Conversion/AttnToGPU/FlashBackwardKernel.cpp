@@ -172,6 +172,38 @@ void maskTiles(KernelBuilder &kb, SmallVector<Acc> &s, Value needed,
       v = masked[i++];
 }
 
+/// The softcap on a step's raw scores Q·Kᵀ, before the mask: each becomes
+/// t = tanh(s · scale / C), so that the softmax constant is C·log2e
+/// (softmaxConstant). Returns the t values, which dS's factor 1 − t²
+/// needs after the masked scores are overwritten by P.
+SmallVector<Acc> applySoftcap(KernelBuilder &kb, gpu::GPUFuncOp func,
+                              SmallVector<Acc> &s, double softcap) {
+  Value inner = kb.fmul(arg(func, "softmax_scale"), kb.f32(1.0 / softcap));
+  for (Acc &acc : s)
+    for (Value &v : acc)
+      v = attn_gpu::TanhOp::create(kb.builder(), kb.location(),
+                                   kb.fmul(v, inner));
+  return s;
+}
+
+/// What multiplies a (masked) score in P = exp2(score · c − LSE·log2e):
+/// scale·log2e, or C·log2e where the score is a softcap's tanh.
+Value softmaxConstant(KernelBuilder &kb, gpu::GPUFuncOp func,
+                      const FlashBackwardSpec &spec) {
+  if (spec.softcap > 0)
+    return kb.f32(spec.softcap * M_LOG2E);
+  return kb.fmul(arg(func, "softmax_scale"), kb.f32(M_LOG2E));
+}
+
+/// dS ∘ (1 − t²): the softcap's derivative (t from applySoftcap).
+void scaleBySoftcapDerivative(KernelBuilder &kb, SmallVector<Acc> &ds,
+                              ArrayRef<Acc> t) {
+  for (size_t i = 0; i < ds.size(); ++i)
+    for (int e = 0; e < 4; ++e)
+      ds[i][e] = kb.fmul(ds[i][e],
+                         kb.fsub(kb.f32(1.0), kb.fmul(t[i][e], t[i][e])));
+}
+
 Common setUpCommon(KernelBuilder &kb, gpu::GPUFuncOp func) {
   Common c;
   c.seqQ = arg(func, "seq_q");
@@ -491,6 +523,9 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
   // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for this warp's 16 keys: qTiles tiles each.
   SmallVector<Acc> s = warpGemmABt(kb, elt, *aRows, kPtrs, *bRows, qPtrs,
                                    qTiles, spec.mmaHeadDim());
+  SmallVector<Acc> capT;
+  if (spec.softcap > 0)
+    capT = applySoftcap(kb, func, s, spec.softcap);
 
   // The band: element e of tile nt is key kv0 + 16·warp + g + 8·(e/2) of
   // query q0 + 8·nt + 2t + e%2, visible iff d(query) − left <= key <=
@@ -541,8 +576,7 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
       [](int64_t, int e) { return 8 * (e / 2); });
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), column-wise LSE from shared memory.
-  Value cScale =
-      kb.fmul(arg(func, "softmax_scale"), kb.f32(M_LOG2E));
+  Value cScale = softmaxConstant(kb, func, spec);
   auto v2f32 = VectorType::get({2}, b.getF32Type());
   auto columnPair = [&](Value base, int64_t nt) {
     Value ptr = kb.gepBytes(base, kb.add(kb.shl(t, 3), kb.i32(32 * nt)));
@@ -596,6 +630,8 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
     for (int e = 0; e < 4; ++e)
       s[nt][e] = kb.fmul(s[nt][e], kb.fsub(dp[nt][e], delta[e & 1]));
   }
+  if (spec.softcap > 0)
+    scaleBySoftcapDerivative(kb, s, capT);
 
   // dK += dSᵀ·Q (scaled at the end): B = Q [query][d], transposed loads.
   SmallVector<Value> qTPtrs = bTrans->lanePointers(qTile);
@@ -903,6 +939,9 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
   // S = Q·Kᵀ and dP = dO·Vᵀ for this warp's 16 rows.
   SmallVector<Acc> s = warpGemmABt(kb, elt, *aRows, qPtrs, *bRows, kPtrs,
                                    kTiles, spec.mmaHeadDim());
+  SmallVector<Acc> capT;
+  if (spec.softcap > 0)
+    capT = applySoftcap(kb, func, s, spec.softcap);
 
   // The band: element e of tile nt is key kv0 + 8·nt + 2t + e%2 of row
   // q0 + 16·warp + g + 8·(e/2), visible iff d(row) − left <= key <=
@@ -950,8 +989,7 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
       },
       [](int64_t nt, int e) { return 8 * nt + (e & 1); });
 
-  Value cScale =
-      kb.fmul(arg(func, "softmax_scale"), kb.f32(M_LOG2E));
+  Value cScale = softmaxConstant(kb, func, spec);
   for (int64_t nt = 0; nt < kTiles; ++nt)
     for (int e = 0; e < 4; ++e) {
       Value negLse = arith::NegFOp::create(b, loc, lseRow[e / 2]);
@@ -962,6 +1000,8 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
   for (int64_t nt = 0; nt < kTiles; ++nt)
     for (int e = 0; e < 4; ++e)
       s[nt][e] = kb.fmul(s[nt][e], kb.fsub(dp[nt][e], deltaRow[e / 2]));
+  if (spec.softcap > 0)
+    scaleBySoftcapDerivative(kb, s, capT);
 
   // dQ += dS·K: dS from registers (the accumulator layout is the A
   // layout), K [key][d] by transposed loads.
@@ -1157,6 +1197,8 @@ FlashBackwardSpec FlashBackwardSpec::fromOp(AttentionGradOp op) {
   spec.band = op.getMaskBand();
   spec.causal =
       !spec.band.topLeft && !spec.band.hasLeft() && spec.band.right == 0;
+  if (std::optional<APFloat> cap = op.getSoftcap())
+    spec.softcap = cap->convertToDouble();
   return spec;
 }
 
@@ -1265,7 +1307,8 @@ mlir::attn::flashBackwardKernelNames(const FlashBackwardSpec &spec,
                                      const FlashBackwardConfig &config) {
   std::string dtype = spec.elementType.isBF16() ? "bf16" : "f16";
   std::string stem = "attn_bwd_d" + std::to_string(spec.headDim) + "_" +
-                     dtype + maskKernelNameSuffix(spec.causal, spec.band);
+                     dtype + maskKernelNameSuffix(spec.causal, spec.band) +
+                     softcapKernelNameSuffix(spec.softcap);
   std::string tile = "_n" + std::to_string(config.blockN) + "m" +
                      std::to_string(config.blockM);
   if (config.deterministic)

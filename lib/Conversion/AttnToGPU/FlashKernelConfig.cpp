@@ -15,6 +15,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 using namespace mlir;
@@ -196,6 +197,17 @@ std::string mlir::attn::maskKernelNameSuffix(bool causal,
   };
   return (band.topLeft ? "_tl" : "_br") + bound(band.left) + "x" +
          bound(band.right);
+}
+
+std::string mlir::attn::softcapKernelNameSuffix(double softcap) {
+  if (softcap <= 0)
+    return "";
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", softcap);
+  std::string text = buffer;
+  for (char &ch : text)
+    ch = ch == '.' ? 'p' : ch == '-' ? 'm' : ch == '+' ? 'x' : ch;
+  return "_cap" + text;
 }
 
 std::string mlir::attn::flashKernelVariantSuffix(const FlashKernelSpec &spec) {

@@ -69,7 +69,7 @@ static const KernelCapability kTable[] = {
   {"sm80-mma", "sm80", KernelDirection::Backward, false,
    {8, 128, 8}, "(zero-padded to 32, 64 or 128; dK and dV of a warp's 16 "
                 "keys stay in registers)",
-   false, true, true, true, false, false, false, false, true,
+   false, true, true, true, true, false, false, false, true,
    {2, 2, 1}, {32, 64, 32}, {32, 128, 0}, false, false},
   {"sm90a-wgmma", "sm90a", KernelDirection::Backward, true,
    {64, 128, 0}, "(whole 128-byte swizzle panels, dK and dV in registers)",
@@ -111,6 +111,7 @@ KernelRequest KernelRequest::of(const FlashBackwardSpec &spec) {
   r.valueHeadDim = spec.valueHeadDim;
   r.mask = spec.mask;
   r.band = spec.band;
+  r.scoreMod = spec.softcap > 0;
   return r;
 }
 

@@ -763,6 +763,16 @@ func.func @grad_window_without_sliding(%q: tensor<1x1x4x8xf32>, %lse: tensor<1x1
   return
 }
 
+// -----
+
+func.func @grad_softcap_not_positive(%q: tensor<1x1x4x8xf32>, %lse: tensor<1x1x4xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op expected a positive finite softcap, got -2}}
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse softcap -2.0
+      : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>,
+        tensor<1x1x4x8xf32>, tensor<1x1x4xf32> -> tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // Score modification: softcap sugar and the score_mod region
 //===----------------------------------------------------------------------===//

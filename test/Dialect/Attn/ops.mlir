@@ -153,6 +153,21 @@ func.func @attention_grad_gqa_causal(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2
   return %dq, %dk, %dv : tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>, tensor<2x2x256x32xbf16>
 }
 
+// The softcap's gradient.
+// CHECK-LABEL: func.func @attention_grad_softcap
+// CHECK: attn.attention_grad %{{.*}} mask <sliding> window [64, 0] scale 1.250000e-01 softcap 3.000000e+01 :
+// GENERIC-LABEL: sym_name = "attention_grad_softcap"
+// GENERIC: "attn.attention_grad"(%{{.*}}) <{mask = #attn.mask<sliding>, scale = 1.250000e-01 : f32, softcap = 3.000000e+01 : f32, window = array<i64: 64, 0>}>
+func.func @attention_grad_softcap(%q: tensor<1x2x16x64xbf16>, %lse: tensor<1x2x16xf32>)
+    -> tensor<1x2x16x64xbf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
+      mask <sliding> window [64, 0] scale 0.125 softcap 30.0
+      : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>,
+        tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16xf32>
+      -> tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>
+  return %dq : tensor<1x2x16x64xbf16>
+}
+
 // CHECK-LABEL: func.func @attention_grad_dynamic
 // CHECK: attn.attention_grad %{{.*}} : tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?xf32> -> tensor<?x4x?x16xf32>, tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>
 func.func @attention_grad_dynamic(%q: tensor<?x4x?x16xf32>, %k: tensor<?x1x?x16xf32>,

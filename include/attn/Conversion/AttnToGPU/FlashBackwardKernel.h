@@ -47,6 +47,9 @@ struct FlashBackwardSpec {
   bool causal = false;
   MaskKind mask = MaskKind::none; // as written (for diagnostics)
   MaskBand band;
+  /// The softcap C (0: none): S = C·tanh(Q·Kᵀ·scale / C), and dS takes the
+  /// factor 1 − tanh² (the sm80 kernels; the sm90a ones take none).
+  double softcap = 0.0;
 
   /// The width of the shared-memory tiles and of the preprocess/convert
   /// kernels' rows: the head dim (equal for Q/K and V/O) rounded up to 32,

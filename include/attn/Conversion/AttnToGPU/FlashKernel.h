@@ -98,6 +98,9 @@ std::string flashKernelVariantSuffix(const FlashKernelSpec &spec);
 /// mask, "_causal" for bottom-right causal, else the band, e.g.
 /// "_br4095x0" or "_tlinfx0" (inf: an unbounded side).
 std::string maskKernelNameSuffix(bool causal, const MaskBand &band);
+/// A backward kernel's softcap in its name: "" for none, else "_cap<C>"
+/// with C as %g and '.' spelled 'p' (PTX names take no '.'): "_cap2p5".
+std::string softcapKernelNameSuffix(double softcap);
 
 /// The part of a forward kernel's name both families share: `prefix`
 /// ("attn_fwd" or "attn_fwd_sm90"), head dims, element type, the variant

@@ -57,7 +57,8 @@ struct KernelCapability {
   bool causal;          // mask <causal> (bottom-right)
   bool topLeft;         // <causal_top_left>, <sliding_top_left>
   bool windows;         // <sliding>, <sliding_top_left>
-  bool scoreMod;        // score_mod regions (softcap, ALiBi, user regions)
+  bool scoreMod;        // score_mod regions (softcap, ALiBi, user regions);
+                        // a backward's only one is the softcap
   bool bias;            // the additive bias operand
   bool varlen;          // cu_seqlens
   bool withoutLse;      // forward: no LSE result

@@ -612,6 +612,11 @@ LogicalResult AttentionGradOp::verify() {
   }
   if (failed(verifyMaskWindow(op, getMask(), getWindow())))
     return failure();
+  if (std::optional<APFloat> cap = getSoftcap()) {
+    double c = cap->convertToDouble();
+    if (!std::isfinite(c) || c <= 0.0)
+      return emitOpError() << "expected a positive finite softcap, got " << c;
+  }
   return checkScale(op, getScale(), getRuntimeScale());
 }
 

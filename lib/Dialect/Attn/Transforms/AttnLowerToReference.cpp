@@ -408,6 +408,8 @@ struct LowerAttentionGradToReference : OpRewritePattern<AttentionGradOp> {
 
   LogicalResult matchAndRewrite(AttentionGradOp op,
                                 PatternRewriter &rewriter) const override {
+    if (op.getSoftcap())
+      return rewriter.notifyMatchFailure(op, kNoCpuSoftcapGradient);
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     int64_t hq = op.getQueryType().getDimSize(1);
@@ -559,8 +561,12 @@ struct AttnLowerToReferencePass
     WalkResult left = getOperation()->walk([](Operation *op) {
       if (!isa<AttentionOp, AttentionGradOp>(op))
         return WalkResult::advance();
-      op->emitOpError("could not be lowered to the reference form (dynamic "
-                     "head counts are not supported)");
+      auto grad = dyn_cast<AttentionGradOp>(op);
+      if (grad && grad.getSoftcap())
+        op->emitOpError(kNoCpuSoftcapGradient);
+      else
+        op->emitOpError("could not be lowered to the reference form (dynamic "
+                        "head counts are not supported)");
       return WalkResult::interrupt();
     });
     if (left.wasInterrupted())

@@ -233,6 +233,8 @@ struct TileGrad {
     if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
       return op.emitOpError("could not be tiled: dynamic head counts are not "
                             "supported");
+    if (op.getSoftcap())
+      return op.emitOpError(kNoCpuSoftcapGradient);
     int64_t group = hq / hkv, d = op.getHeadDim(), dv = op.getValueHeadDim();
     Type elt = qType.getElementType();
     OpBuilder::InsertionGuard guard(rewriter);

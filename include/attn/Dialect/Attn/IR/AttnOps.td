@@ -197,6 +197,11 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
     dS = P ∘ (dP − Δ)     dQ = dS · K · scale   dK = dSᵀ · Q · scale
     ```
 
+    With `softcap c` the scores are `S = mask(c · tanh(Q · Kᵀ · scale / c))`,
+    as `attn.attention`'s softcap, and `dS` takes the derivative of the cap:
+    `dS = P ∘ (dP − Δ) ∘ (1 − tanh²)`. No other score modification has a
+    gradient here.
+
     Shapes and attributes are those of `attn.attention`: `query`
     [B, Hq, Nq, D], `key` [B, Hkv, Nk, D], `value` [B, Hkv, Nk, Dv],
     `output` and `grad_output` [B, Hq, Nq, Dv], `lse` [B, Hq, Nq] (f32).
@@ -227,14 +232,15 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
                        OptionalAttr<DenseI64ArrayAttr>:$window,
-                       OptionalAttr<F32Attr>:$scale);
+                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<F32Attr>:$softcap);
   let results = (outs Attn_Tensor:$grad_query, Attn_Tensor:$grad_key,
                       Attn_Tensor:$grad_value);
 
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
     (`mask` $mask^)? (`window` $window^)?
-    custom<Scale>($runtime_scale, $scale) attr-dict
+    custom<Scale>($runtime_scale, $scale) (`softcap` $softcap^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($output) `,`
         type($grad_output) `,` type($lse)
     `->` type($grad_query) `,` type($grad_key) `,` type($grad_value)
@@ -247,7 +253,7 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
       build($_builder, $_state, results, query, key, value, output,
             grad_output, lse, /*runtime_scale=*/Value(),
             MaskKindAttr::get($_builder.getContext(), mask),
-            /*window=*/nullptr, scale);
+            /*window=*/nullptr, scale, /*softcap=*/nullptr);
     }]>
   ];
 
