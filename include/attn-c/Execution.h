@@ -44,7 +44,7 @@ typedef struct AttnCPUProblem {
   bool hasScale; /* false: scale = 1/sqrt(headDim); passed at call time,
                     one compiled module serves every scale */
   double scale;
-  double softcap; /* 0 = none; forward only */
+  double softcap; /* 0 = none; forward and backward */
   bool alibi;     /* forward only */
 } AttnCPUProblem;
 

@@ -83,9 +83,9 @@ std::string toProblem(const AttnCPUProblem &c, bool backward,
   p.softcap = c.softcap;
   p.alibi = c.alibi;
   p.withLse = true;
-  if (backward && p.hasScoreMod())
-    return "the backward pass has no score modification (softcap, alibi): "
-           "attn.attention_grad takes masks only";
+  if (backward && (p.alibi || p.customScoreMod))
+    return "the backward pass has no ALiBi: attn.attention_grad takes masks "
+           "and the softcap only";
   // (validate names the tools' flags, which are these fields.)
   return p.validate();
 }

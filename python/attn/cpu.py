@@ -117,16 +117,11 @@ def check_dtype(q: Tensor, what: str = _OP) -> None:
 
 def backward_unsupported(variant: Variant) -> Optional[str]:
     """Why the CPU backward cannot differentiate ``variant`` (None when it
-    can: every mask, no score modification)."""
-    what = []
-    if variant.softcap:
-        what.append(f"softcap={variant.softcap:g}")
-    if variant.alibi:
-        what.append("alibi=True")
-    if not what:
+    can: every mask and the softcap, not ALiBi)."""
+    if not variant.alibi:
         return None
-    return (", ".join(what) + ": the CPU backward (attn.attention_grad) "
-            "takes masks only, no score modification")
+    return ("alibi=True: the CPU backward (attn.attention_grad) takes masks "
+            "and the softcap, no ALiBi")
 
 
 def _problem(q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],

@@ -715,10 +715,10 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
         --backward --deterministic; a kernel of its own, "-det"). The
         forward is the same. CPU tensors are deterministic either way.
 
-    Gradients: the CUDA backward kernels cover every mask (both
-    alignments, windows) and the softcap, not ALiBi, at head dims up to
-    128 (the CPU backward: masks only); other variants raise
-    NotImplementedError naming the variant when differentiated.
+    Gradients: the backward covers every mask (both alignments, windows)
+    and the softcap, not ALiBi; on CUDA at head dims up to 128. Other
+    variants raise NotImplementedError naming the variant when
+    differentiated.
 
     Head dims of CUDA tensors that are not multiples of 8 are zero-padded
     to the next one, as FlashAttention's interface does (the scale stays

@@ -189,8 +189,8 @@ int main(void) {
   bad.scale = -1.0;
   show("scale -1", attnCPUAttentionForward(&bad, q, k, v, out, lp));
   bad = pr;
-  bad.softcap = 30.0;
-  show("softcap backward",
+  bad.alibi = true;
+  show("alibi backward",
        attnCPUAttentionBackward(&bad, q, k, v, out, dout, lp, dq, dk, dv));
   printf("modules: %lld\n", (long long)attnCPUCompiledModules());
 

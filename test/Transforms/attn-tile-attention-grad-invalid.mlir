@@ -36,17 +36,3 @@ func.func @grad_dynamic_query_heads(%q: tensor<1x?x16x64xf32>, %k: tensor<1x2x16
   return %dq, %dk, %dv : tensor<1x?x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>
 }
 
-// -----
-
-// The softcap's gradient exists in the sm80 GPU backward kernels only; both
-// CPU lowerings refuse it on the op instead of dropping it.
-// REF: error: 'attn.attention_grad' op softcap has no gradient on the CPU path yet (the sm80 GPU backward kernels implement it)
-func.func @grad_softcap(%q: tensor<1x2x16x64xf32>, %lse: tensor<1x2x16xf32>)
-    -> tensor<1x2x16x64xf32> {
-  // expected-error @+1 {{'attn.attention_grad' op softcap has no gradient on the CPU path yet (the sm80 GPU backward kernels implement it)}}
-  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse softcap 30.0 :
-      tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>,
-      tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16xf32>
-      -> tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>
-  return %dq : tensor<1x2x16x64xf32>
-}

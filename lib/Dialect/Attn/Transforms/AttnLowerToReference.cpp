@@ -408,8 +408,6 @@ struct LowerAttentionGradToReference : OpRewritePattern<AttentionGradOp> {
 
   LogicalResult matchAndRewrite(AttentionGradOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getSoftcap())
-      return rewriter.notifyMatchFailure(op, kNoCpuSoftcapGradient);
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     int64_t hq = op.getQueryType().getDimSize(1);
@@ -460,10 +458,22 @@ struct LowerAttentionGradToReference : OpRewritePattern<AttentionGradOp> {
     MaskBand band = op.getMaskBand();
     Value nqV = getValueOrCreateConstantIndexOp(rewriter, loc, qSizes[2]);
     Value nkV = getValueOrCreateConstantIndexOp(rewriter, loc, nk);
+    // A softcap C: the score is C·tanh(S·scale / C), and dS takes the
+    // factor 1 − tanh² below.
+    std::optional<double> cap;
+    if (std::optional<APFloat> c = op.getSoftcap())
+      cap = c->convertToDouble();
+    auto capTanh = [&](OpBuilder &nb, Location l, Value raw) -> Value {
+      Value s = arith::MulFOp::create(nb, l, raw, scale);
+      return math::TanhOp::create(
+          nb, l, arith::MulFOp::create(nb, l, s, f32Const(nb, l, 1.0 / *cap)));
+    };
     Value probs = generic(
         rewriter, loc, ValueRange{lse}, scores, {rowMap, id4}, par4,
         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          Value s = arith::MulFOp::create(nb, l, a[1], scale);
+          Value s = cap ? arith::MulFOp::create(nb, l, capTanh(nb, l, a[1]),
+                                                f32Const(nb, l, *cap))
+                        : arith::MulFOp::create(nb, l, a[1], scale);
           Value p =
               math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, s, a[0]));
           Value keep = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE,
@@ -491,12 +501,26 @@ struct LowerAttentionGradToReference : OpRewritePattern<AttentionGradOp> {
         filledF32(rewriter, loc, rowSizes, zero), {id4, id4, rowMap},
         {kPar, kPar, kPar, kRed}, mulAdd);
 
-    // dS = P ∘ (dP − Δ), written over dP.
+    // dS = P ∘ (dP − Δ) (∘ (1 − tanh²) with a softcap), written over dP.
+    SmallVector<Value> dsIns = {probs, delta};
+    SmallVector<AffineMap> dsMaps = {id4, rowMap};
+    if (cap) {
+      dsIns.push_back(scores);
+      dsMaps.push_back(id4);
+    }
+    dsMaps.push_back(id4);
     Value dS = generic(
-        rewriter, loc, ValueRange{probs, delta}, dP, {id4, rowMap, id4}, par4,
-        [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        rewriter, loc, dsIns, dP, dsMaps, par4,
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value ds = arith::MulFOp::create(
+              nb, l, a[0], arith::SubFOp::create(nb, l, a.back(), a[1]));
+          if (!cap)
+            return ds;
+          Value t = capTanh(nb, l, a[2]);
           return arith::MulFOp::create(
-              nb, l, a[0], arith::SubFOp::create(nb, l, a[2], a[1]));
+              nb, l, ds,
+              arith::SubFOp::create(nb, l, f32Const(nb, l, 1.0),
+                                    arith::MulFOp::create(nb, l, t, t)));
         });
 
     // Per query head: dV_h[b,h,j,e] = sum_i P[b,h,i,j] * dO[b,h,i,e] and
@@ -561,12 +585,8 @@ struct AttnLowerToReferencePass
     WalkResult left = getOperation()->walk([](Operation *op) {
       if (!isa<AttentionOp, AttentionGradOp>(op))
         return WalkResult::advance();
-      auto grad = dyn_cast<AttentionGradOp>(op);
-      if (grad && grad.getSoftcap())
-        op->emitOpError(kNoCpuSoftcapGradient);
-      else
-        op->emitOpError("could not be lowered to the reference form (dynamic "
-                        "head counts are not supported)");
+      op->emitOpError("could not be lowered to the reference form (dynamic "
+                      "head counts are not supported)");
       return WalkResult::interrupt();
     });
     if (left.wasInterrupted())

@@ -136,12 +136,25 @@ struct BlockInputs {
 
 /// P = exp2(S·scale·log2e − LSE·log2e) (0 where masked: padding, above the
 /// diagonal, or a row with LSE = −inf) and dS = P ∘ (dO·Vᵀ − Δ), both
-/// [Br, Bc] f32.
+/// [Br, Bc] f32. With a softcap C the score is C·tanh(S·scale / C) and dS
+/// takes the factor 1 − tanh².
 std::pair<Value, Value> probsAndScoreGrads(OpBuilder &b, Location loc,
                                            const BlockInputs &in, int64_t br,
-                                           int64_t bc, const Scale &scale) {
+                                           int64_t bc, const Scale &scale,
+                                           std::optional<double> softcap) {
   Value s = contract(b, loc, Contract::ABt, in.q, in.k, zerosF32(b, loc, {br, bc}));
   Value c = scale.log2e(b, loc);
+  // tanh(S·scale / C): its argument's factor, and the softmax's C·log2e.
+  Value capInner, capLog2e;
+  if (softcap) {
+    capInner = arith::MulFOp::create(b, loc, scale.value(b, loc),
+                                     f32Const(b, loc, 1.0 / *softcap));
+    capLog2e = f32Const(b, loc, *softcap * M_LOG2E);
+  }
+  auto capTanh = [&](OpBuilder &nb, Location l, Value raw) -> Value {
+    return math::TanhOp::create(nb, l,
+                                arith::MulFOp::create(nb, l, raw, capInner));
+  };
   Value log2e = f32Const(b, loc, M_LOG2E);
   Value zero = f32Const(b, loc, 0.0);
   Value ninf = f32Const(b, loc, -std::numeric_limits<double>::infinity());
@@ -170,19 +183,34 @@ std::pair<Value, Value> probsAndScoreGrads(OpBuilder &b, Location loc,
         // One statement per op: their order in the IR must not depend on
         // the compiler's argument evaluation order.
         Value lse2 = arith::MulFOp::create(nb, l, a[0], log2e);
-        Value s2 = arith::MulFOp::create(nb, l, a[1], c);
+        Value s2 = softcap ? arith::MulFOp::create(nb, l, capTanh(nb, l, a[1]),
+                                                   capLog2e)
+                           : arith::MulFOp::create(nb, l, a[1], c);
         Value x = arith::SubFOp::create(nb, l, s2, lse2);
         Value p = math::Exp2Op::create(nb, l, x);
         return arith::SelectOp::create(nb, l, keep, p, zero);
       });
   Value dP =
       contract(b, loc, Contract::ABt, in.dO, in.v, zerosF32(b, loc, {br, bc}));
-  Value dS = generic(b, loc, ValueRange{probs, in.delta}, dP, {id2, row, id2},
-                     {kPar, kPar},
-                     [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                       return arith::MulFOp::create(
-                           nb, l, a[0], arith::SubFOp::create(nb, l, a[2], a[1]));
-                     });
+  if (!softcap) {
+    Value dS = generic(
+        b, loc, ValueRange{probs, in.delta}, dP, {id2, row, id2}, {kPar, kPar},
+        [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          return arith::MulFOp::create(
+              nb, l, a[0], arith::SubFOp::create(nb, l, a[2], a[1]));
+        });
+    return {probs, dS};
+  }
+  Value dS = generic(
+      b, loc, ValueRange{probs, in.delta, s}, dP, {id2, row, id2, id2},
+      {kPar, kPar}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value t = capTanh(nb, l, a[2]);
+        Value factor = arith::SubFOp::create(
+            nb, l, f32Const(nb, l, 1.0), arith::MulFOp::create(nb, l, t, t));
+        Value ds = arith::MulFOp::create(
+            nb, l, a[0], arith::SubFOp::create(nb, l, a[3], a[1]));
+        return arith::MulFOp::create(nb, l, ds, factor);
+      });
   return {probs, dS};
 }
 
@@ -233,8 +261,9 @@ struct TileGrad {
     if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
       return op.emitOpError("could not be tiled: dynamic head counts are not "
                             "supported");
-    if (op.getSoftcap())
-      return op.emitOpError(kNoCpuSoftcapGradient);
+    std::optional<double> softcap;
+    if (std::optional<APFloat> cap = op.getSoftcap())
+      softcap = cap->convertToDouble();
     int64_t group = hq / hkv, d = op.getHeadDim(), dv = op.getValueHeadDim();
     Type elt = qType.getElementType();
     OpBuilder::InsertionGuard guard(rewriter);
@@ -353,7 +382,7 @@ struct TileGrad {
                             in.seqQ = seqQ;
                             in.seqKv = seqKv;
                             auto [p, dS] =
-                                probsAndScoreGrads(b, l, in, br, bc, scale);
+                                probsAndScoreGrads(b, l, in, br, bc, scale, softcap);
                             // dV += Pᵀ·dO, dK += dSᵀ·Q (scaled once at the
                             // end), written over the carried accumulators.
                             SmallVector<Value> next = {
@@ -476,7 +505,8 @@ struct TileGrad {
                         blk.k = paddedTile(b, l, k, bi, hk, kv0, blk.cols, bc);
                         blk.v = paddedTile(b, l, v, bi, hk, kv0, blk.cols, bc);
                         Value dS =
-                            probsAndScoreGrads(b, l, blk, br, bc, scale).second;
+                            probsAndScoreGrads(b, l, blk, br, bc, scale, softcap)
+                                .second;
                         scf::YieldOp::create(
                             b, l,
                             ValueRange{contract(b, l, Contract::AB, dS, blk.k,

@@ -31,12 +31,6 @@ struct MaskBand {
   bool isNone() const { return !hasLeft() && !hasRight(); }
 };
 
-/// Why an attn.attention_grad with a softcap has no CPU lowering (the GPU
-/// backward kernels implement it).
-inline constexpr const char *kNoCpuSoftcapGradient =
-    "softcap has no gradient on the CPU path yet (the sm80 GPU backward "
-    "kernels implement it)";
-
 /// Window sides from this width on bound nothing where a sequence length
 /// is dynamic: sequences are shorter (the GPU kernels' positions are i32,
 /// and no key-range computation overflows below it).
