@@ -59,7 +59,7 @@ attnCPUAttentionForward(const AttnCPUProblem *problem, const void *q,
 
 /* dq, dk, dv for the output gradient dout, recomputing the probabilities
  * from q, k and the given out and lse (which may be those of a larger
- * attention that this one is a block of). No softcap or ALiBi. Returns as
+ * attention that this one is a block of). The softcap, no ALiBi. Returns as
  * attnCPUAttentionForward. */
 MLIR_CAPI_EXPORTED const char *
 attnCPUAttentionBackward(const AttnCPUProblem *problem, const void *q,

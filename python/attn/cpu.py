@@ -12,7 +12,7 @@ is not part of the problem's module: every call passes it (the module's
 
 float32, bfloat16 and float16; every variant of the forward (causal and
 window masks in either alignment, softcap, ALiBi); the backward takes the
-masks but no score modification (attn.attention_grad has none).
+masks and the softcap (attn.attention_grad's only score modification).
 """
 
 import ctypes

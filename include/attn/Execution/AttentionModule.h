@@ -68,9 +68,10 @@ inline constexpr const char *kHostAttentionGradEntry = "attention_grad";
 
 /// Builds `func.func @attention_grad(%q, %k, %v, %o, %do, %lse, [%scale],
 /// %dq, %dk, %dv)` on memrefs (the first six or seven read, the rest
-/// written): one attn.attention_grad of the dense problem `p` (its mask and
-/// window; no score modification) from the given O and LSE, which need not
-/// be this block's own (context parallelism passes the final ones).
+/// written): one attn.attention_grad of the dense problem `p` (its mask,
+/// window and softcap; no other score modification) from the given O and
+/// LSE, which need not be this block's own (context parallelism passes the
+/// final ones).
 /// `%scale` (memref<f32>) is there with ScaleSource::Argument.
 OwningOpRef<ModuleOp>
 buildHostAttentionGradModule(MLIRContext &ctx,
