@@ -192,23 +192,24 @@ std::pair<Value, Value> probsAndScoreGrads(OpBuilder &b, Location loc,
       });
   Value dP =
       contract(b, loc, Contract::ABt, in.dO, in.v, zerosF32(b, loc, {br, bc}));
-  if (!softcap) {
-    Value dS = generic(
-        b, loc, ValueRange{probs, in.delta}, dP, {id2, row, id2}, {kPar, kPar},
-        [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          return arith::MulFOp::create(
-              nb, l, a[0], arith::SubFOp::create(nb, l, a[2], a[1]));
-        });
-    return {probs, dS};
+  // dS = P ∘ (dP − Δ), times 1 − tanh² of the raw scores with a softcap.
+  SmallVector<Value> ins = {probs, in.delta};
+  SmallVector<AffineMap> maps = {id2, row};
+  if (softcap) {
+    ins.push_back(s);
+    maps.push_back(id2);
   }
+  maps.push_back(id2);
   Value dS = generic(
-      b, loc, ValueRange{probs, in.delta, s}, dP, {id2, row, id2, id2},
-      {kPar, kPar}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+      b, loc, ins, dP, maps, {kPar, kPar},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value ds = arith::MulFOp::create(
+            nb, l, a[0], arith::SubFOp::create(nb, l, a.back(), a[1]));
+        if (!softcap)
+          return ds;
         Value t = capTanh(nb, l, a[2]);
         Value factor = arith::SubFOp::create(
             nb, l, f32Const(nb, l, 1.0), arith::MulFOp::create(nb, l, t, t));
-        Value ds = arith::MulFOp::create(
-            nb, l, a[0], arith::SubFOp::create(nb, l, a[3], a[1]));
         return arith::MulFOp::create(nb, l, ds, factor);
       });
   return {probs, dS};
