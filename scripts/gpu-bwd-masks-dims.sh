@@ -5,8 +5,9 @@
 #   float64 checks of every chk/ kernel (attn-launch --check: O and the
 #   LSE from the float64 reference, then dQ, dK, dV against it) at
 #   Nq x Nk in {200x333, 333x200, 64x700, 1x1, 5x5}, the mask kernels also
-#   at 1000x1000; memcheck and racecheck of two mask kernels; then
-#   bench/bench_backward.py over the bench/ kernels (N = 4096, 8192)
+#   at 1000x1000; memcheck and racecheck of two mask kernels and two above
+#   D = 128; then bench/bench_backward.py over the bench/ kernels (N =
+#   $SEQS, default 4096,8192)
 #   against SDPA flash and cuDNN, the table last.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -36,7 +37,7 @@ for k in "$KERNELS"/chk/*; do
   done
 done | tee "$OUT/checks.txt"
 echo "checks not ok: $(grep -vc '"ok":true' "$OUT/checks.txt")"
-for k in chk_d64_tl32x32 chk_d96_br64x0; do
+for k in chk_d64_tl32x32 chk_d96_br64x0 chk_d200_br64x0 chk_det_d256c; do
   for tool in memcheck racecheck; do
     echo "$tool $k: $(timeout 200 compute-sanitizer --tool $tool $L \
       "$KERNELS/chk/$k" --check --batch 1 --heads-q 2 --heads-kv 1 --seq-q 200 \
@@ -44,7 +45,7 @@ for k in chk_d64_tl32x32 chk_d96_br64x0; do
   done
 done | tee "$OUT/sanitize.txt"
 [ "${NOBENCH:-0}" = 1 ] && exit 0
-ATTN_RUNTIME_LIB=build-gpu/lib/libattn_runtime.so timeout 200 \
+ATTN_RUNTIME_LIB=build-gpu/lib/libattn_runtime.so timeout 300 \
   python3 bench/bench_backward.py --kernels "$KERNELS/bench" \
-  --seqs 4096,8192 --reps 20 --out "$OUT/bench" >"$OUT/bench/log.txt" 2>&1
+  --seqs "${SEQS:-4096,8192}" --reps 20 --out "$OUT/bench" >"$OUT/bench/log.txt" 2>&1
 cat "$OUT/bench/bench_backward.md"

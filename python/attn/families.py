@@ -94,10 +94,9 @@ def backward_head_dims_unsupported(head_dim: int, value_head_dim: int) -> str:
     if head_dim != value_head_dim:
         return (f"head dim {head_dim} with value head dim {value_head_dim}: "
                 "attn's GPU backward kernels take equal head dims")
-    if head_dim % 8 or not 8 <= head_dim <= 128:
+    if head_dim % 8 or not 8 <= head_dim <= 256:
         return (f"head dim {head_dim}: attn's GPU backward kernels take "
-                "multiples of 8 up to 128 (D = 256 has no backward kernel "
-                "yet)")
+                "multiples of 8 up to 256")
     return ""
 
 

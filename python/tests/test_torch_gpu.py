@@ -411,13 +411,14 @@ MASK_VARIANTS = {n: kw for n, kw in VARIANTS.items()
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16],
                          ids=["bf16", "f16"])
-@pytest.mark.parametrize("d", [64, 80, 128])
+@pytest.mark.parametrize("d", [64, 80, 128, 256])
 @pytest.mark.parametrize("name", list(MASK_VARIANTS))
 @pytest.mark.parametrize("shape", VARIANT_SHAPES,
                          ids=lambda s: "x".join(map(str, s)))
 def test_mask_variant_gradients_match_float64(shape, name, d, dtype):
     """Every mask band (windows, top-left) through the sm80 backward,
-    against float64 autograd of reference64; d = 80 is a padded head dim."""
+    against float64 autograd of reference64; d = 80 is a padded head dim,
+    d = 256 takes two column slices."""
     if not _backward_available():
         pytest.skip("no backward kernels (runtime C ABI or attn-compile "
                     "--backward missing)")
@@ -474,7 +475,7 @@ GRAD_MATRIX = [(2, 4, 2, 1, 1), (2, 4, 2, 17, 17), (2, 4, 2, 128, 128),
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16],
                          ids=["bf16", "f16"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("d", [64, 128, 160, 256])
 @pytest.mark.parametrize("shape", GRAD_MATRIX,
                          ids=lambda s: "x".join(map(str, s)))
 def test_gradient_matrix_float64(shape, d, causal, dtype):
@@ -622,7 +623,7 @@ def test_tune_on_first_use(tmp_path, monkeypatch, family):
     attn_torch._forget_choices()
 
 
-@pytest.mark.parametrize("d", [20, 59])
+@pytest.mark.parametrize("d", [20, 59, 250])
 def test_head_dims_not_multiples_of_8_are_padded_by_the_op(d):
     """FlashAttention's interface pads such head dims; the op does it
     itself (zero columns add 0 to every score, the scale stays D's), and

@@ -355,9 +355,7 @@ public:
               const FlashBackwardSpec &spec, const FlashBackwardConfig &config)
       : kb(b, loc), b(b), loc(loc), func(func), spec(spec), config(config),
         elt(spec.elementType), warps(config.warps()),
-        qTiles(config.blockM / 8), dTiles(spec.mmaHeadDim() / 8),
-        dvTiles(spec.mmaHeadDim() / 8),
-        kLayout(config.blockN, spec.tileHeadDim()),
+        qTiles(config.blockM / 8), kLayout(config.blockN, spec.tileHeadDim()),
         vLayout(config.blockN, spec.tileHeadDim()),
         qLayout(config.blockM, spec.tileHeadDim()),
         doLayout(config.blockM, spec.tileHeadDim()),
@@ -377,6 +375,9 @@ private:
   std::pair<Value, Value> loadRowScalars(const Step &step, Value index);
   SmallVector<Value> emitStep(Value it, ValueRange carried);
   void emitEpilogue(ValueRange accs);
+  /// One walk over the query blocks accumulating the current column slice,
+  /// then its epilogue.
+  void emitSlice();
 
   KernelBuilder kb;
   OpBuilder &b;
@@ -385,8 +386,12 @@ private:
   const FlashBackwardSpec &spec;
   const FlashBackwardConfig &config;
   Type elt;
-  int64_t warps, qTiles, dTiles, dvTiles;
+  int64_t warps, qTiles;
   TileLayout kLayout, vLayout, qLayout, doLayout, dsLayout;
+  // The column slice of dK and dV (and dQ) the current walk accumulates:
+  // columns [sliceStart, sliceStart + 8·dTiles) (FlashBackwardSpec::
+  // columnSlices); dvTiles = dTiles (D = Dv).
+  int64_t sliceStart = 0, dTiles = 0, dvTiles = 0;
 
   Common c;
   Value lane, warp, g, t, batch, kvHead, groupSize, kv0, diagonal;
@@ -615,7 +620,8 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
   for (int64_t kk = 0; kk < qTiles / 2; ++kk) {
     AFrag p = packA(s, kk);
     for (int64_t dp = 0; dp < dvTiles / 2; ++dp) {
-      auto r = kb.ldmatrixX4(bTrans->address(doTPtrs, 16 * kk, dp),
+      auto r = kb.ldmatrixX4(
+          bTrans->address(doTPtrs, 16 * kk, sliceStart / 16 + dp),
                              /*transpose=*/true);
       dV[2 * dp] = kb.mma16816(elt, p, {r[0], r[1]}, dV[2 * dp]);
       dV[2 * dp + 1] = kb.mma16816(elt, p, {r[2], r[3]}, dV[2 * dp + 1]);
@@ -639,7 +645,8 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
   for (int64_t kk = 0; kk < qTiles / 2; ++kk) {
     ds.push_back(packA(s, kk));
     for (int64_t dp2 = 0; dp2 < dTiles / 2; ++dp2) {
-      auto r = kb.ldmatrixX4(bTrans->address(qTPtrs, 16 * kk, dp2),
+      auto r = kb.ldmatrixX4(
+          bTrans->address(qTPtrs, 16 * kk, sliceStart / 16 + dp2),
                              /*transpose=*/true);
       dK[2 * dp2] = kb.mma16816(elt, ds[kk], {r[0], r[1]}, dK[2 * dp2]);
       dK[2 * dp2 + 1] =
@@ -688,7 +695,8 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
     AFrag a = kb.ldmatrixX4(aTrans->address(dsPtrs, 16 * kk, 0),
                             /*transpose=*/true);
     for (int64_t p = 0; p < dqTiles / 2; ++p) {
-      auto r = kb.ldmatrixX4(bTransKSlice->address(kSlicePtrs, 16 * kk, p),
+      auto r = kb.ldmatrixX4(
+          bTransKSlice->address(kSlicePtrs, 16 * kk, sliceStart / 16 + p),
                              /*transpose=*/true);
       dq[2 * p] = kb.mma16816(elt, a, {r[0], r[1]}, dq[2 * p]);
       dq[2 * p + 1] = kb.mma16816(elt, a, {r[2], r[3]}, dq[2 * p + 1]);
@@ -698,6 +706,8 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
     Value accBase = dqAccumulator(kb, step.region, c.seqQ);
     Value colBase = kb.add(kb.mul(dqColGroup, kb.i32(8 * dqTiles)),
                            kb.shl(t, 1));
+    if (sliceStart)
+      colBase = kb.add(colBase, kb.i32(sliceStart));
     for (int h = 0; h < 2; ++h) {
       Value row = kb.add(kb.add(step.q0, kb.mul(dqMTile, kb.i32(16))),
                          kb.add(g, kb.i32(8 * h)));
@@ -713,12 +723,12 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
                              config.pairedReductions);
           };
           // A padded head dim: the column groups overshoot it.
-          if (dqColGroups * dqTiles * 8 <= spec.headDim)
+          if (sliceStart + dqColGroups * dqTiles * 8 <= spec.headDim)
             add();
           else
             ifThen(kb,
                    kb.slt(kb.add(kb.mul(dqColGroup, kb.i32(dqTiles)),
-                                 kb.i32(nt)),
+                                 kb.i32(sliceStart / 8 + nt)),
                           kb.i32(spec.headDim / 8)),
                    add);
         }
@@ -730,7 +740,8 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
 }
 
 void DkDvEmitter::emitEpilogue(ValueRange accs) {
-  // dK·scale and dV, rows kv0 + 16·warp + g (+8) < Nk, packed pairs.
+  // dK·scale and dV, rows kv0 + 16·warp + g (+8) < Nk, packed pairs, the
+  // slice's columns.
   Value scale = arg(func, "softmax_scale");
   auto store = [&](StringRef tensor, int64_t tiles, int64_t first,
                    bool scaled) {
@@ -739,10 +750,13 @@ void DkDvEmitter::emitEpilogue(ValueRange accs) {
       Value row = kb.add(kb.add(kv0, kb.mul(warp, kb.i32(16))),
                          kb.add(g, kb.i32(8 * h)));
       ifThen(kb, kb.slt(row, c.seqKv), [&] {
+        Value column = kb.shl(t, 1);
+        if (sliceStart)
+          column = kb.add(column, kb.i32(sliceStart));
         Value rowPtr = kb.gep(
             base, elt,
             kb.add(kb.mul(kb.sext64(row), stride(func, tensor, 2)),
-                   kb.sext64(kb.shl(t, 1))));
+                   kb.sext64(column)));
         for (int64_t nt = 0; nt < tiles; ++nt) {
           Value lo = accs[4 * (first + nt) + 2 * h];
           Value hi = accs[4 * (first + nt) + 2 * h + 1];
@@ -757,8 +771,9 @@ void DkDvEmitter::emitEpilogue(ValueRange accs) {
     }
   };
   // The head dim's tiles only (a padded head dim's rest is 0).
-  store("dk", spec.headDim / 8, 0, /*scaled=*/true);
-  store("dv", spec.valueHeadDim / 8, dTiles, /*scaled=*/false);
+  int64_t tiles = std::min<int64_t>(dTiles, (spec.headDim - sliceStart) / 8);
+  store("dk", tiles, 0, /*scaled=*/true);
+  store("dv", tiles, dTiles, /*scaled=*/false);
 }
 
 void DkDvEmitter::emit() {
@@ -822,13 +837,20 @@ void DkDvEmitter::emit() {
   // covering the product's width (the tiles past it read zero columns).
   int64_t mTiles = config.blockM / 16;
   dqColGroups = warps / mTiles;
-  dqTiles = llvm::alignTo(llvm::divideCeil(dTiles, dqColGroups), 2);
   dqMTile = kb.remu(warp, kb.i32(mTiles));
   dqColGroup = kb.divu(warp, kb.i32(mTiles));
   aTrans.emplace(kb, dsLayout, kb.add(kb.shl(highBit, 3), rowInMatrix),
                  kb.add(lowBit, kb.shl(dqMTile, 1)));
-  bTransKSlice.emplace(kb, kLayout, kb.add(kb.shl(lowBit, 3), rowInMatrix),
-                       kb.add(highBit, kb.mul(dqColGroup, kb.i32(dqTiles))));
+  auto enterSlice = [&](FlashBackwardSpec::ColumnSlice slice) {
+    sliceStart = slice.start;
+    dTiles = dvTiles = slice.width / 8;
+    dqTiles = llvm::alignTo(llvm::divideCeil(dTiles, dqColGroups), 2);
+    bTransKSlice.emplace(
+        kb, kLayout, kb.add(kb.shl(lowBit, 3), rowInMatrix),
+        kb.add(highBit, kb.mul(dqColGroup, kb.i32(dqTiles))));
+  };
+  SmallVector<FlashBackwardSpec::ColumnSlice> slices = spec.columnSlices();
+  enterSlice(slices.front());
 
   // Prologue: K and V of this block with step 0's Q and dO, one group;
   // step 0's row scalars straight into their shared-memory slots.
@@ -844,14 +866,30 @@ void DkDvEmitter::emit() {
                       stride(func, "v", 2), kv0, keysLeft, vLayout, vTile,
                       spec.valueHeadDim / 8);
   Step first = stepAt(kb.i32(0));
-  issueStepLoads(first);
-  kb.cpAsyncCommit();
-  ifThen(kb, kb.slt(c.tid, kb.i32(config.blockM)), [&] {
-    auto [lse, delta] = loadRowScalars(first, c.tid);
-    storeF32(kb, lse, kb.gepBytes(lseRing, kb.shl(c.tid, 2)));
-    storeF32(kb, delta, kb.gepBytes(deltaRing, kb.shl(c.tid, 2)));
-  });
+  auto startWalk = [&] {
+    issueStepLoads(first);
+    kb.cpAsyncCommit();
+    ifThen(kb, kb.slt(c.tid, kb.i32(config.blockM)), [&] {
+      auto [lse, delta] = loadRowScalars(first, c.tid);
+      storeF32(kb, lse, kb.gepBytes(lseRing, kb.shl(c.tid, 2)));
+      storeF32(kb, delta, kb.gepBytes(deltaRing, kb.shl(c.tid, 2)));
+    });
+  };
+  startWalk();
+  emitSlice();
+  // Wider head dims walk the query blocks again per slice, K and V staying
+  // in shared memory; the barrier: every warp is done with the last walk's
+  // ring stages and row scalars.
+  for (FlashBackwardSpec::ColumnSlice slice : llvm::drop_begin(slices)) {
+    kb.barrier();
+    enterSlice(slice);
+    startWalk();
+    emitSlice();
+  }
+  gpu::ReturnOp::create(b, loc);
+}
 
+void DkDvEmitter::emitSlice() {
   Value zero = kb.f32(0.0);
   SmallVector<Value> init(4 * (dTiles + dvTiles), zero);
   auto loop = scf::ForOp::create(
@@ -861,7 +899,6 @@ void DkDvEmitter::emit() {
         scf::YieldOp::create(b, loc, next);
       });
   emitEpilogue(loop.getResults());
-  gpu::ReturnOp::create(b, loc);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1188,6 +1225,15 @@ int64_t FlashBackwardSpec::mmaHeadDim() const {
   return llvm::alignTo(headDim, 16);
 }
 
+SmallVector<FlashBackwardSpec::ColumnSlice>
+FlashBackwardSpec::columnSlices() const {
+  SmallVector<ColumnSlice> slices;
+  for (int64_t start = 0; start < mmaHeadDim(); start += kMaxSliceWidth)
+    slices.push_back(
+        {start, std::min<int64_t>(kMaxSliceWidth, mmaHeadDim() - start)});
+  return slices;
+}
+
 FlashBackwardSpec FlashBackwardSpec::fromOp(AttentionGradOp op) {
   FlashBackwardSpec spec;
   spec.headDim = op.getHeadDim();
@@ -1216,8 +1262,10 @@ mlir::attn::chooseFlashBackwardConfig(const FlashBackwardSpec &spec,
   config.blockM = 64;
   // Chips with 99 KiB of shared memory per block (sm_86, sm_89) take
   // narrower tiles at head dim 128: the first of these that fits.
-  for (auto [n, m] : {std::pair<int64_t, int64_t>{128, 64}, {64, 64},
-                      {64, 32}, {32, 32}}) {
+  // Above D = 128, where K, V and the Q/dO rings are twice as wide, the
+  // H200 takes 128 x 32 (8 warps, 200 KiB).
+  for (auto [n, m] : {std::pair<int64_t, int64_t>{128, 64}, {128, 32},
+                      {64, 64}, {64, 32}, {32, 32}}) {
     FlashBackwardConfig c = config;
     c.blockN = n;
     c.blockM = m;
@@ -1273,13 +1321,15 @@ mlir::attn::validateFlashBackward(const FlashBackwardSpec &spec,
     return "block-m of the backward kernel must be " + cap.blockM.str() +
            " (got " + std::to_string(config.blockM) + ")";
   int64_t mTiles = config.blockM / 16;
+  int64_t sliceWidth = std::min(spec.tileHeadDim(),
+                                FlashBackwardSpec::kMaxSliceWidth);
   if (config.warps() < mTiles || config.warps() % mTiles ||
-      (spec.tileHeadDim() / 8 / (config.warps() / mTiles)) % 2)
+      (sliceWidth / 8 / (config.warps() / mTiles)) % 2)
     return "block-n " + std::to_string(config.blockN) + " (" +
            std::to_string(config.warps()) +
            " warps) cannot split dQ's block-m " +
            std::to_string(config.blockM) + " x " +
-           std::to_string(spec.tileHeadDim()) + " tile";
+           std::to_string(sliceWidth) + " tile";
   // The tiles' cooperative loads: each thread copies one 16-byte chunk of
   // a row per wave.
   int64_t chunks = spec.tileHeadDim() / 8;

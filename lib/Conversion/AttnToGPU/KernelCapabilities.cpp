@@ -67,8 +67,8 @@ static const KernelCapability kTable[] = {
    true, true, true, true, true, false, false, true, true,
    {2, 8, 1}, {64, 192, 64}, {16, 256, 16}, false, true},
   {"sm80-mma", "sm80", KernelDirection::Backward, false,
-   {8, 128, 8}, "(zero-padded to 32, 64 or 128; dK and dV of a warp's 16 "
-                "keys stay in registers)",
+   {8, 256, 8}, "(zero-padded to 32, 64, 128 or 256; above 128, dK and dV "
+                "are accumulated 128 columns at a time)",
    false, true, true, true, true, false, false, false, true,
    {2, 2, 1}, {32, 64, 32}, {32, 128, 0}, false, false},
   {"sm90a-wgmma", "sm90a", KernelDirection::Backward, true,

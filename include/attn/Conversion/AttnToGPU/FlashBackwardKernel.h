@@ -53,13 +53,25 @@ struct FlashBackwardSpec {
 
   /// The width of the shared-memory tiles and of the preprocess/convert
   /// kernels' rows: the head dim (equal for Q/K and V/O) rounded up to 32,
-  /// 64 or 128, whole swizzle periods. The columns past headDim are
+  /// 64, 128 or 256, whole swizzle periods. The columns past headDim are
   /// zero-filled on load and never stored.
   int64_t tileHeadDim() const;
   /// The width the tensor-core products run over: the head dim rounded up
   /// to 16 (one k-step of mma.m16n8k16), so the zero columns of a padded
   /// tile cost no product beyond that.
   int64_t mmaHeadDim() const;
+
+  /// Columns [start, start + width) of dK, dV and dQ.
+  struct ColumnSlice {
+    int64_t start = 0, width = 0;
+  };
+  /// The widest slice a dkdv walk accumulates: a warp's dK and dV of 16
+  /// keys over 128 columns take 128 registers.
+  static constexpr int64_t kMaxSliceWidth = 128;
+  /// The slices of mmaHeadDim() the dkdv kernel accumulates one walk each
+  /// (one up to D = 128; two above, which recompute S and dP: the products
+  /// cost 7/5 of one walk's at D = 256).
+  SmallVector<ColumnSlice> columnSlices() const;
 
   static FlashBackwardSpec fromOp(AttentionGradOp op);
 };
