@@ -716,7 +716,7 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
         forward is the same. CPU tensors are deterministic either way.
 
     Gradients: the backward covers every mask (both alignments, windows)
-    and the softcap, not ALiBi; on CUDA at head dims up to 128. Other
+    and the softcap, not ALiBi; on CUDA at head dims up to 256. Other
     variants raise NotImplementedError naming the variant when
     differentiated.
 
