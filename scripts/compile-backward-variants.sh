@@ -7,8 +7,8 @@
 # BENCH=1 timing against SDPA; the bench's "kernel" column is the
 # directory name):
 #   d<D>[c]_<variant>   bf16, D = 64/128, causal or not;
-#   d<D>[c]_det         the deterministic kernels (no dQ tile) with the
-#                       default knobs.
+#   d<D>[c]_det         the deterministic kernels (dQ added in key-block
+#                       order) with the default knobs.
 #
 #   scripts/compile-backward-variants.sh [DIR]
 #
@@ -45,7 +45,10 @@ for v in $VARIANTS; do
     done
   done
 done
-"$COMPILE" --backward --chip sm_90a --dtype bf16 --head-dim 128 --causal \
-  --deterministic -o "$DIR/d128c_det" >/dev/null && report "$DIR/d128c_det"
-"$COMPILE" --backward --chip sm_90a --dtype bf16 --head-dim 64 \
-  --deterministic -o "$DIR/d64_det" >/dev/null && report "$DIR/d64_det"
+for d in 64 128; do
+  for causal in "" c; do
+    "$COMPILE" --backward --chip sm_90a --dtype bf16 --head-dim "$d" \
+      ${causal:+--causal} --deterministic -o "$DIR/d$d${causal}_det" \
+      >/dev/null && report "$DIR/d$d${causal}_det"
+  done
+done

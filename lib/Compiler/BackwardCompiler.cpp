@@ -274,10 +274,11 @@ std::string CompiledBackward::manifestJSON() const {
     j.attribute("threads", main().threads);
     writeManifestGrid(j, main().grid);
     j.attribute("dynamic_shared_memory", main().dynamicSharedMemory);
-    // f32 scratch the caller provides: per (batch, query head) Δ [seq_q,
-    // padded to a multiple of 4] then the dQ accumulator [seq_q, head_dim].
+    // Scratch the caller provides: per (batch, query head) Δ [seq_q,
+    // padded to a multiple of 4], the dQ accumulator [seq_q, head_dim] and
+    // a semaphore per row (runtime::backwardWorkspaceSlotsPerRow).
     j.attribute("workspace",
-                "batch * heads_q * ceil(seq_q / 4) * 4 * (head_dim + 1) * 4");
+                "batch * heads_q * ceil(seq_q / 4) * 4 * (head_dim + 2) * 4");
     j.attributeArray("launches", [&] {
       for (const Launch &l : launches)
         j.object([&] {

@@ -77,7 +77,7 @@ uint64_t BackwardKernel::workspaceBytes(const BackwardArgs &a) const {
   // aligned (FlashBackwardKernel.cpp, workspaceRegion).
   uint64_t seqQ4 = (static_cast<uint64_t>(a.seqQ) + 3) & ~uint64_t(3);
   return static_cast<uint64_t>(a.batch) * a.headsQ * seqQ4 *
-         (p.headDim + 1) * sizeof(float);
+         backwardWorkspaceSlotsPerRow(p.headDim) * sizeof(float);
 }
 
 namespace {

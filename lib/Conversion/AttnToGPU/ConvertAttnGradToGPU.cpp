@@ -58,7 +58,13 @@ mlir::attn::convertAttentionGradOps(ModuleOp module, gpu::GPUModuleOp kernels,
       if (std::string why = validateFlashBackward(spec, config, chip);
           !why.empty())
         return op.emitOpError() << "cannot be compiled for the GPU: " << why;
-    FlashBackwardKernelNames names = flashBackwardKernelNames(spec, config);
+    // The sm90a dkdv kernel orders its own dQ additions when deterministic:
+    // the sm80 kernels around it are the atomic mode's (convert, no dq).
+    bool separateDq = deterministic && !hopper;
+    FlashBackwardConfig auxConfig = config;
+    auxConfig.deterministic = separateDq;
+    FlashBackwardKernelNames names =
+        flashBackwardKernelNames(spec, auxConfig);
     if (hopper)
       names.dkdv = "";
     for (const std::string &name : {names.preprocess, names.dkdv,
@@ -84,7 +90,7 @@ mlir::attn::convertAttentionGradOps(ModuleOp module, gpu::GPUModuleOp kernels,
         return failure();
       if (!kernels.lookupSymbol(name))
         emitHopperBackwardKernel(b, kernels, name, spec, hopperConfig);
-      emitFlashBackwardKernels(b, kernels, names, spec, config);
+      emitFlashBackwardKernels(b, kernels, names, spec, auxConfig);
       names.dkdv = name;
       config.blockM = hopperConfig.blockM;
       config.blockN = hopperConfig.blockN;
@@ -109,7 +115,7 @@ mlir::attn::convertAttentionGradOps(ModuleOp module, gpu::GPUModuleOp kernels,
         kernel("dkdv", names.dkdv, dkdvThreads, GridPolicy::key_tiles,
                config.blockN, dkdvSmem),
     };
-    if (deterministic)
+    if (separateDq)
       launches.push_back(
           kernel("dq", names.dqDeterministic, config.dqThreads(),
                  GridPolicy::query_tiles, config.dqBlockM(),

@@ -109,15 +109,24 @@ Value paddedSeqQ(KernelBuilder &kb, Value seqQ) {
   return kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
 }
 
-/// The workspace of (batch, query head) `bh` = b·Hq + h: Δ [Nq4] then the
-/// dQ accumulator [Nq, D], f32, in a region of Nq4·(D + 1) floats
-/// (Nq4 = paddedSeqQ).
+/// The workspace of (batch, query head) `bh` = b·Hq + h: Δ [Nq4], the
+/// dQ accumulator [Nq, D] and a semaphore per row, in a region of
+/// Nq4·(D + 2) slots (Nq4 = paddedSeqQ; runtime::
+/// backwardWorkspaceSlotsPerRow).
 Value workspaceRegion(KernelBuilder &kb, gpu::GPUFuncOp func, Value bh,
                       Value seqQ, int64_t headDim) {
-  Value floats =
-      kb.mul(kb.zext64(bh),
-             kb.mul(kb.zext64(paddedSeqQ(kb, seqQ)), kb.i64(headDim + 1)));
+  Value floats = kb.mul(
+      kb.zext64(bh),
+      kb.mul(kb.zext64(paddedSeqQ(kb, seqQ)),
+             kb.i64(::attn::runtime::backwardWorkspaceSlotsPerRow(headDim))));
   return kb.gep(arg(func, "workspace"), kb.builder().getF32Type(), floats);
+}
+
+/// The semaphores [Nq4] inside a workspace region, after the accumulator.
+Value dqSemaphores(KernelBuilder &kb, Value region, Value seqQ,
+                   int64_t headDim) {
+  return kb.gep(region, kb.builder().getF32Type(),
+                kb.mul(kb.zext64(paddedSeqQ(kb, seqQ)), kb.i64(headDim + 1)));
 }
 
 /// The dQ accumulator inside a workspace region.
@@ -278,6 +287,11 @@ void emitPreprocess(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
            [&] {
              storeF32(kb, partial,
                       kb.gep(region, b.getF32Type(), kb.sext64(row)));
+             // The row's semaphore (the sm90a deterministic dQ order).
+             LLVM::StoreOp::create(
+                 b, loc, kb.i32(0),
+                 kb.gep(dqSemaphores(kb, region, c.seqQ, spec.headDim),
+                        b.getI32Type(), kb.sext64(row)));
            });
     // This row's dQ accumulator, split over the row's threads.
     Value acc = kb.gep(dqAccumulator(kb, region, c.seqQ), b.getF32Type(),

@@ -121,6 +121,10 @@ private:
   /// 64-bit products of them out of their loops.
   template <typename Fn> void withFreshScalars(Fn body);
   void emitDqWriter();
+  /// Deterministic dQ: spins until `semaphore` holds this key block's
+  /// index (acquire), then passes the turn on (release increment).
+  void waitForTurn(Value semaphore);
+  void passTurn(Value semaphore);
   /// This thread's LSE·log2e (offset 0) or Δ (offset blockM·4) of query
   /// columns 8·j + 2t + {0, 1} from the shared stage of step `stage`.
   SmallVector<Value> sharedColumns(Value stage, int64_t offsetBytes);
@@ -138,9 +142,7 @@ private:
   void emitEpilogue(ValueRange accs);
   SmallVector<Value> issueDq(Value dsTile, ValueRange zeros);
   Value deltaBaseOf(Value it);
-  int64_t dqRegs() const {
-    return withDq() ? spec.headDim / config.consumers() / 2 : 0;
-  }
+  int64_t dqRegs() const { return spec.headDim / config.consumers() / 2; }
 
   int64_t qPanelBytes() const { return config.blockM * kPanelRowBytes; }
   int64_t kvPanelBytes() const { return config.blockN * kPanelRowBytes; }
@@ -154,8 +156,7 @@ private:
   /// accumulator, so that one bulk reduction adds it (per-row reductions
   /// from padded, conflict-free rows were 0.6-0.97x as fast).
   int64_t dqTileBytes() const { return config.blockM * spec.headDim * 4; }
-  bool withDq() const { return !config.deterministic; }
-  bool pipelined() const { return withDq() && config.pipelineDq; }
+  bool pipelined() const { return config.pipelineDq; }
 
   // mbarrier slots (8 bytes each) after the tiles.
   int64_t kvFullSlot() const { return 0; }
@@ -210,8 +211,6 @@ void HopperBackwardEmitter::emitProducer() {
   ifThenElse(
       kb, eq(kb, warp, kb.i32(kLseWarp)), [&] { emitLseLoader(); },
       [&] {
-        if (!withDq())
-          return emitTmaLoads();
         ifThenElse(
             kb, eq(kb, warp, kb.i32(kDqWarp)), [&] { emitDqWriter(); },
             [&] { emitTmaLoads(); });
@@ -317,6 +316,12 @@ void HopperBackwardEmitter::emitLseLoader() {
 /// Per step, once every consumer stored its dQ slice: one
 /// cp.reduce.async.bulk add of the tile's rows < Nq (contiguous in the f32
 /// accumulator) by lane 0, then the tile is released once read.
+/// Deterministic: key block n adds its tile of query block m only once the
+/// block's semaphore reads n, and then increments it, so every element of
+/// dQ is summed in key-block order. Every key block below n visits m too
+/// (no mask or causal: a lower block sees whatever a higher one sees), and
+/// is launched before n (KeyTiles and the causal renumbering both take a
+/// head's key blocks in order), so the wait ends.
 void HopperBackwardEmitter::emitDqWriter() {
   int64_t syncThreads = 128 + 32;
   auto releaseTile = [&] {
@@ -333,14 +338,31 @@ void HopperBackwardEmitter::emitDqWriter() {
           Value seqQ4 = kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
           Value q0 = stepAt(it).second;
           Value rows = kb.minsi(kb.sub(seqQ, q0), kb.i32(config.blockM));
-          Value dst = kb.gep(
-              deltaBaseOf(it), b.getF32Type(),
-              kb.add(kb.zext64(seqQ4),
-                     kb.mul(kb.sext64(q0), kb.i64(spec.headDim))));
+          Value region = deltaBaseOf(it);
+          Value dst =
+              kb.gep(region, b.getF32Type(),
+                     kb.add(kb.zext64(seqQ4),
+                            kb.mul(kb.sext64(q0), kb.i64(spec.headDim))));
+          Value semaphore;
+          if (config.deterministic) {
+            semaphore = kb.gep(
+                region, b.getI32Type(),
+                kb.add(kb.mul(kb.zext64(seqQ4), kb.i64(spec.headDim + 1)),
+                       kb.zext64(kb.divu(q0, kb.i32(config.blockM)))));
+            waitForTurn(semaphore);
+          }
           attn_gpu::BulkReduceAddOp::create(
               b, loc, dst, dqTile, kb.mul(rows, kb.i32(spec.headDim * 4)));
           NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
-          NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+          // Deterministic: the reduction's writes, not only its reads, are
+          // done before the turn passes and the tile is released (releasing
+          // it after the reads and passing the turn after the writes was
+          // 0.72-0.89x as fast on the H200: bench/results/
+          // 2026-12-02-bwd-deterministic-ordered.md).
+          NVVM::CpAsyncBulkWaitGroupOp::create(
+              b, loc, 0, config.deterministic ? UnitAttr() : b.getUnitAttr());
+          if (config.deterministic)
+            passTurn(semaphore);
         });
         // The consumers wait once per step: no release after the last.
         ifThen(kb, kb.slt(kb.add(it, kb.i32(1)), numSteps), releaseTile);
@@ -349,6 +371,40 @@ void HopperBackwardEmitter::emitDqWriter() {
   ifThen(kb, eq(kb, lane, kb.i32(0)), [&] {
     NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, UnitAttr());
   });
+}
+
+void HopperBackwardEmitter::waitForTurn(Value semaphore) {
+  Value turn = kb.divu(kv0, kb.i32(config.blockN));
+  auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(b.createBlock(&spin.getBefore()));
+    Value seen = LLVM::LoadOp::create(
+        b, loc, b.getI32Type(), semaphore, /*alignment=*/4,
+        /*isVolatile=*/false, /*isNonTemporal=*/false, /*isInvariant=*/false,
+        /*isInvariantGroup=*/false, LLVM::AtomicOrdering::acquire, "device");
+    scf::ConditionOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, seen, turn),
+        ValueRange{});
+    b.setInsertionPointToStart(b.createBlock(&spin.getAfter()));
+    scf::YieldOp::create(b, loc);
+  }
+  // The previous block's additions (generic-proxy acquire) come before
+  // this block's bulk reduction (async proxy).
+  NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_global,
+                             NVVM::SharedSpaceAttr());
+}
+
+void HopperBackwardEmitter::passTurn(Value semaphore) {
+  NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_global,
+                             NVVM::SharedSpaceAttr());
+  // NVPTX (LLVM 22) emits a release atomicrmw as a relaxed atom: the fence
+  // orders the additions before the increment.
+  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+  LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, semaphore,
+                            kb.i32(1), LLVM::AtomicOrdering::release, "device",
+                            /*alignment=*/4);
 }
 
 SmallVector<Value> HopperBackwardEmitter::sharedColumns(Value stage,
@@ -564,23 +620,20 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // dSᵀ to shared memory for dQ, as TMA would write a [key][query] tile
   // with 128-byte swizzle (one 128-byte row per key: blockM = 64): the
   // pair of tile j of key row r goes to r·128 + ((j ^ r % 8)·16) + 4t.
-  Value dsTile;
-  if (withDq()) {
-    dsTile = kb.gepBytes(dsRing,
-                         kb.mul(kb.andi(it, 1), kb.i32(dsTileBytes())));
-    for (int h = 0; h < 2; ++h) {
-      Value row = kb.add(warpKey0, kb.add(g, kb.i32(8 * h)));
-      Value rowPtr = kb.gepBytes(
-          dsTile, kb.add(kb.mul(row, kb.i32(kPanelRowBytes)), kb.shl(t, 2)));
-      for (int64_t j = 0; j < sTiles; ++j) {
-        Value chunk = kb.xori(kb.i32(j), g); // row % 8 == g
-        LLVM::StoreOp::create(b, loc, dsFrags[2 * j + h],
-                              kb.gepBytes(rowPtr, kb.shl(chunk, 4)));
-      }
+  Value dsTile =
+      kb.gepBytes(dsRing, kb.mul(kb.andi(it, 1), kb.i32(dsTileBytes())));
+  for (int h = 0; h < 2; ++h) {
+    Value row = kb.add(warpKey0, kb.add(g, kb.i32(8 * h)));
+    Value rowPtr = kb.gepBytes(
+        dsTile, kb.add(kb.mul(row, kb.i32(kPanelRowBytes)), kb.shl(t, 2)));
+    for (int64_t j = 0; j < sTiles; ++j) {
+      Value chunk = kb.xori(kb.i32(j), g); // row % 8 == g
+      LLVM::StoreOp::create(b, loc, dsFrags[2 * j + h],
+                            kb.gepBytes(rowPtr, kb.shl(chunk, 4)));
     }
-    // The generic-proxy stores become visible to wgmma (the async proxy).
-    fenceProxyAsyncShared(kb);
   }
+  // The generic-proxy stores become visible to wgmma (the async proxy).
+  fenceProxyAsyncShared(kb);
 
   SmallVector<Value> regs(carried.begin(), carried.begin() + dkRegs);
   if (!dvEarly) {
@@ -597,7 +650,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
     issueDv();
   }
   SmallVector<Value> dsF(regs.end() - dsFrags.size(), regs.end());
-  bool inStepDq = withDq() && !pipelined();
+  bool inStepDq = !pipelined();
   SmallVector<Value> dq;
   auto issueInStepDq = [&] {
     // Every consumer's dSᵀ rows are in shared memory.
@@ -696,9 +749,12 @@ Value HopperBackwardEmitter::deltaBaseOf(Value it) {
   Value head = stepAt(it).first;
   Value bh = kb.add(kb.mul(batch, headsQ), head);
   Value seqQ4 = kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
-  return kb.gep(arg("workspace"), b.getF32Type(),
-                kb.mul(kb.zext64(bh),
-                       kb.mul(kb.zext64(seqQ4), kb.i64(spec.headDim + 1))));
+  return kb.gep(
+      arg("workspace"), b.getF32Type(),
+      kb.mul(kb.zext64(bh),
+             kb.mul(kb.zext64(seqQ4),
+                    kb.i64(::attn::runtime::backwardWorkspaceSlotsPerRow(
+                        spec.headDim)))));
 }
 
 /// dK·scale and dV of this warp's key rows < Nk, packed pairs.
@@ -826,8 +882,8 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   qRing = kb.gepBytes(vTile, kb.i32(vTileBytes()));
   doRing = kb.gepBytes(qRing, kb.i32(config.stages * qTileBytes()));
   dsRing = kb.gepBytes(doRing, kb.i32(config.stages * doTileBytes()));
-  dqTile = kb.gepBytes(dsRing, kb.i32(withDq() ? 2 * dsTileBytes() : 0));
-  lseRing = kb.gepBytes(dqTile, kb.i32(withDq() ? dqTileBytes() : 0));
+  dqTile = kb.gepBytes(dsRing, kb.i32(2 * dsTileBytes()));
+  lseRing = kb.gepBytes(dqTile, kb.i32(dqTileBytes()));
   barriers = kb.gepBytes(lseRing, kb.i32(config.stages * lseStageBytes()));
 
   // Thread 0 initialises the mbarriers: "full" ones expect the producer's
@@ -905,9 +961,9 @@ mlir::attn::hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
   int64_t kv = config.blockN * (spec.headDim + spec.valueHeadDim) * e;
   int64_t ring =
       config.stages * config.blockM * (spec.headDim + spec.valueHeadDim) * e;
-  int64_t ds = config.deterministic ? 0 : 2 * config.blockN * config.blockM * e;
+  int64_t ds = 2 * config.blockN * config.blockM * e;
   // The f32 dQ tile, and LSE·log2e and Δ per ring stage.
-  int64_t dq = config.deterministic ? 0 : config.blockM * spec.headDim * 4;
+  int64_t dq = config.blockM * spec.headDim * 4;
   int64_t lse = config.stages * 2 * config.blockM * 4;
   int64_t barriers = 8 * (1 + 2 * config.stages);
   // + 1024: the kernel aligns the dynamic shared memory to the swizzle atom.
@@ -922,16 +978,14 @@ mlir::attn::hopperBackwardKernelName(const FlashBackwardSpec &spec,
          (spec.causal ? "_causal" : "") + "_dkdv_n" +
          std::to_string(config.blockN) + "m" + std::to_string(config.blockM) +
          "s" + std::to_string(config.stages) +
-         (config.deterministic  ? "_det"
-          : config.pipelineDq   ? ""
-          : config.dqBeforeDk   ? "_sdq"
-                                : "_dkf");
+         (config.pipelineDq   ? ""
+          : config.dqBeforeDk ? "_sdq"
+                              : "_dkf") +
+         (config.deterministic ? "_det" : "");
 }
 
 std::string
 mlir::attn::hopperBackwardSchedule(const HopperBackwardConfig &config) {
-  if (config.deterministic)
-    return "deterministic";
   if (config.pipelineDq)
     return "dq-pipelined";
   return config.dqBeforeDk ? "dq-first" : "dk-first";

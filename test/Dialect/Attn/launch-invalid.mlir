@@ -150,14 +150,14 @@ func.func @case20() attributes {l = #attn.launch<family = "sm80-mma", block_m = 
 
 // -----
 
-// expected-error @+1 {{expected kernels preprocess, dkdv, convert (deterministic = false), got dkdv, preprocess, convert}}
+// expected-error @+1 {{expected kernels preprocess, dkdv, convert (family sm80-mma, deterministic = false), got dkdv, preprocess, convert}}
 func.func @case21() attributes {l = #attn.launch<family = "sm80-mma", block_m = 64, block_n = 64, threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<key_tiles, block_rows = 64>, kernels = [#attn.kernel_launch<role = "dkdv", entry = "e", threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<key_tiles, block_rows = 64>>, #attn.kernel_launch<role = "preprocess", entry = "e", threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<query_tiles, block_rows = 16>>, #attn.kernel_launch<role = "convert", entry = "e", threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<query_tiles, block_rows = 16>>], source = "heuristic">} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{expected kernels preprocess, dkdv, dq (deterministic = true), got preprocess, dkdv, convert}}
+// expected-error @+1 {{expected kernels preprocess, dkdv, dq (family sm80-mma, deterministic = true), got preprocess, dkdv, convert}}
 func.func @case22() attributes {l = #attn.launch<family = "sm80-mma", block_m = 64, block_n = 64, threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<key_tiles, block_rows = 64>, kernels = [#attn.kernel_launch<role = "preprocess", entry = "e", threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<query_tiles, block_rows = 16>>, #attn.kernel_launch<role = "dkdv", entry = "e", threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<key_tiles, block_rows = 64>>, #attn.kernel_launch<role = "convert", entry = "e", threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<query_tiles, block_rows = 16>>], source = "heuristic", deterministic = true>} {
   return
 }

@@ -54,7 +54,7 @@ def kernel_dir(name, prefix, block_m, block_n):
                  "deterministic": det},
         "threads": 64, "grid": grid, "dynamic_shared_memory": 0,
         "workspace": "batch * heads_q * ceil(seq_q / 4) * 4 * "
-                     "(head_dim + 1) * 4",
+                     "(head_dim + 2) * 4",
         "launches": [{"role": r, "entry": e, "threads": 64, "grid": grid,
                       "dynamic_shared_memory": 0}
                      for r, e in zip(roles, entries)],

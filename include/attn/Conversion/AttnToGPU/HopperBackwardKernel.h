@@ -31,7 +31,9 @@ struct HopperBackwardConfig {
   int64_t stages = 2;   // depth of the Q/dO ring
   int64_t producerRegisters = 24;  // setmaxnreg.dec of the producer
   int64_t consumerRegisters = 240; // setmaxnreg.inc of the consumers
-  /// dQ by the sm80 family's separate dq kernel instead of atomic adds.
+  /// Bit-reproducible dQ: the key blocks of a head add their dQ tiles of a
+  /// query block in key-block order (FlashAttention-3's), each waiting on
+  /// the block's semaphore in the workspace for the previous one.
   bool deterministic = false;
   /// Software-pipelined dQ: step j issues dQ(j − 1) = dS(j − 1)·K after
   /// its own Sᵀ and dPᵀ, so that the GEMM runs under step j's

@@ -226,15 +226,17 @@ LogicalResult LaunchAttr::verify(
     return success();
   }
 
-  // A backward: preprocess, dkdv, then convert or (deterministic) dq.
+  // A backward: preprocess, dkdv, then convert or (sm80-mma and
+  // deterministic) dq; the sm90a-wgmma dkdv kernel orders its own dQ.
   SmallVector<StringRef> roles;
   for (KernelLaunchAttr k : kernels)
     roles.push_back(k.getRole());
-  SmallVector<StringRef> expected = {"preprocess", "dkdv",
-                                     deterministic ? "dq" : "convert"};
+  SmallVector<StringRef> expected = {
+      "preprocess", "dkdv", deterministic && !tma ? "dq" : "convert"};
   if (roles != expected)
     return emitError() << "expected kernels preprocess, dkdv, "
-                       << expected.back() << " (deterministic = "
+                       << expected.back() << " (family " << family
+                       << ", deterministic = "
                        << (deterministic ? "true" : "false") << "), got "
                        << llvm::join(roles, ", ");
   KernelLaunchAttr dkdv = kernels[1];
