@@ -69,11 +69,12 @@ namespace {
 constexpr const char *kSharedMemorySymbol = "attn_dynamic_smem_sm90_bwd";
 /// Bytes of one swizzled panel row: 64 16-bit elements.
 constexpr int64_t kPanelRowBytes = 128;
-/// Named barriers: 1 between the consumers (dSᵀ complete), then per
-/// consumer c: 2 + c "its dQ slice is in shared memory" and 4 + c "the
-/// dQ tile was read by the bulk reductions" (with the producer's dQ warp).
+/// Named barriers: 1 between the consumers (dSᵀ complete), then per dQ
+/// tile buffer u and consumer c: 2 + 4u + c "its dQ slice is in shared
+/// memory" and 4 + 4u + c "the dQ tile was read by the bulk reductions"
+/// (with the producer's dQ warp).
 constexpr int64_t kConsumerBarrier = 1, kDqFullBarrier = 2,
-                  kDqEmptyBarrier = 4;
+                  kDqEmptyBarrier = 4, kDqBufferBarrierStride = 4;
 /// Producer warps: 0 issues the TMA loads, 1 loads LSE and Δ, 2 issues
 /// the dQ bulk reductions.
 constexpr int64_t kLseWarp = 1, kDqWarp = 2;
@@ -130,7 +131,25 @@ private:
   SmallVector<Value> sharedColumns(Value stage, int64_t offsetBytes);
   /// Stores this consumer's dQ slice into the shared tile the dQ warp
   /// adds to the accumulator.
-  void storeDq(ArrayRef<Value> dq);
+  /// `dqStep`: the walk step whose dQ this is (it picks the buffer).
+  void storeDq(ArrayRef<Value> dq, Value dqStep);
+  int64_t dqBuffers() const { return config.dqBuffers(); }
+  /// Buffer of step `step`'s dQ tile (a constant 0 with one buffer).
+  Value dqBufferOf(Value step) {
+    return dqBuffers() == 1 ? Value() : kb.andi(step, 1);
+  }
+  Value dqTileOf(Value buffer) {
+    return buffer ? kb.gepBytes(dqTile,
+                                kb.mul(buffer, kb.i32(dqTileBytes())))
+                  : dqTile;
+  }
+  /// Named barrier `base` + c of `buffer` (kDqFullBarrier or
+  /// kDqEmptyBarrier).
+  Value dqBarrier(int64_t base, Value buffer, Value c) {
+    Value id = kb.add(kb.i32(base), c);
+    return buffer ? kb.add(id, kb.mul(buffer, kb.i32(kDqBufferBarrierStride)))
+                  : id;
+  }
   void emitConsumer();
   SmallVector<Value> emitStep(Value it, ValueRange carried);
   SmallVector<Value> emitStepBody(Value it, ValueRange carried);
@@ -324,16 +343,22 @@ void HopperBackwardEmitter::emitLseLoader() {
 /// head's key blocks in order), so the wait ends.
 void HopperBackwardEmitter::emitDqWriter() {
   int64_t syncThreads = 128 + 32;
-  auto releaseTile = [&] {
+  auto releaseTile = [&](Value buffer) {
     for (int64_t c = 0; c < config.consumers(); ++c)
-      namedBarrierArrive(kb, kb.i32(kDqEmptyBarrier + c), syncThreads);
+      namedBarrierArrive(kb, dqBarrier(kDqEmptyBarrier, buffer, kb.i32(c)),
+                         syncThreads);
   };
-  ifThen(kb, kb.slt(kb.i32(0), numSteps), releaseTile);
+  for (int64_t u = 0; u < dqBuffers(); ++u)
+    ifThen(kb, kb.slt(kb.i32(u), numSteps), [&] {
+      releaseTile(dqBuffers() == 1 ? Value() : kb.i32(u));
+    });
   scf::ForOp::create(
       b, loc, kb.i32(0), numSteps, kb.i32(1), ValueRange{},
       [&](OpBuilder &, Location, Value it, ValueRange) {
+        Value buffer = dqBufferOf(it);
         for (int64_t c = 0; c < config.consumers(); ++c)
-          namedBarrierSync(kb, kb.i32(kDqFullBarrier + c), syncThreads);
+          namedBarrierSync(kb, dqBarrier(kDqFullBarrier, buffer, kb.i32(c)),
+                           syncThreads);
         ifThen(kb, eq(kb, lane, kb.i32(0)), [&] {
           Value seqQ4 = kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
           Value q0 = stepAt(it).second;
@@ -352,7 +377,8 @@ void HopperBackwardEmitter::emitDqWriter() {
             waitForTurn(semaphore);
           }
           attn_gpu::BulkReduceAddOp::create(
-              b, loc, dst, dqTile, kb.mul(rows, kb.i32(spec.headDim * 4)));
+              b, loc, dst, dqTileOf(buffer),
+              kb.mul(rows, kb.i32(spec.headDim * 4)));
           NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
           // Deterministic: the reduction's writes, not only its reads, are
           // done before the turn passes and the tile is released (releasing
@@ -364,8 +390,10 @@ void HopperBackwardEmitter::emitDqWriter() {
           if (config.deterministic)
             passTurn(semaphore);
         });
-        // The consumers wait once per step: no release after the last.
-        ifThen(kb, kb.slt(kb.add(it, kb.i32(1)), numSteps), releaseTile);
+        // The consumers wait once per step: no release of a buffer after
+        // its last step.
+        ifThen(kb, kb.slt(kb.add(it, kb.i32(dqBuffers())), numSteps),
+               [&] { releaseTile(buffer); });
         scf::YieldOp::create(b, loc);
       });
   ifThen(kb, eq(kb, lane, kb.i32(0)), [&] {
@@ -425,17 +453,19 @@ SmallVector<Value> HopperBackwardEmitter::sharedColumns(Value stage,
 
 /// The tile is [query row][head dim] f32; consumer c writes columns
 /// [c·D/2, (c + 1)·D/2) once the dQ warp has read the previous step's.
-void HopperBackwardEmitter::storeDq(ArrayRef<Value> dq) {
+void HopperBackwardEmitter::storeDq(ArrayRef<Value> dq, Value dqStep) {
   int64_t dqCols = spec.headDim / config.consumers();
   int64_t syncThreads = 128 + 32;
-  namedBarrierSync(kb, kb.add(kb.i32(kDqEmptyBarrier), consumer), syncThreads);
+  Value buffer = dqBufferOf(dqStep);
+  namedBarrierSync(kb, dqBarrier(kDqEmptyBarrier, buffer, consumer),
+                   syncThreads);
   Type pair = VectorType::get({2}, b.getF32Type());
   for (int h = 0; h < 2; ++h) {
     Value row =
         kb.add(kb.mul(warpInGroup, kb.i32(16)), kb.add(g, kb.i32(8 * h)));
     Value col = kb.add(kb.mul(consumer, kb.i32(dqCols)), kb.shl(t, 1));
     Value rowPtr = kb.gepBytes(
-        dqTile,
+        dqTileOf(buffer),
         kb.add(kb.mul(row, kb.i32(spec.headDim * 4)), kb.shl(col, 2)));
     for (int64_t j = 0; j < dqCols / 8; ++j) {
       Value v = LLVM::UndefOp::create(b, loc, pair);
@@ -449,7 +479,7 @@ void HopperBackwardEmitter::storeDq(ArrayRef<Value> dq) {
   }
   // The generic-proxy stores become visible to the bulk copy (async proxy).
   fenceProxyAsyncShared(kb);
-  namedBarrierArrive(kb, kb.add(kb.i32(kDqFullBarrier), consumer),
+  namedBarrierArrive(kb, dqBarrier(kDqFullBarrier, buffer, consumer),
                      syncThreads);
 }
 
@@ -673,7 +703,8 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
     // dQ of the previous step ran under this step's elementwise work; it
     // is stored while dV/dK run (still pending).
     dqPrev = wgmmaWaitGroup(kb, dvEarly ? 2 : 1, dqPrev);
-    ifThen(kb, kb.slt(kb.i32(0), it), [&] { storeDq(dqPrev); });
+    ifThen(kb, kb.slt(kb.i32(0), it),
+           [&] { storeDq(dqPrev, kb.sub(it, kb.i32(1))); });
   }
   if (inStepDq && !dqFirst)
     issueInStepDq();
@@ -684,7 +715,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
     done.append(pF.begin(), pF.end());
     done = wgmmaWaitGroup(kb, 1, done);
     dV.assign(done.begin(), done.begin() + dvRegs);
-    storeDq(ArrayRef(done).slice(dvRegs, dqRegs()));
+    storeDq(ArrayRef(done).slice(dvRegs, dqRegs()), it);
     dq.clear();
   }
 
@@ -704,7 +735,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   mbarrierArrive(kb, barrierAt(emptySlot(), stage));
 
   if (inStepDq && !dqFirst)
-    storeDq(ArrayRef(waited).slice(dkRegs + dvRegs, dqRegs()));
+    storeDq(ArrayRef(waited).slice(dkRegs + dvRegs, dqRegs()), it);
   // Pipelined: every consumer's dSᵀ rows of this step are in shared memory
   // before the next step's dQ reads them.
   if (pipelined())
@@ -812,7 +843,7 @@ void HopperBackwardEmitter::emitConsumer() {
                    dq);
       wgmmaCommitGroup(kb);
       dq = wgmmaWaitGroup(kb, 0, dq);
-      storeDq(dq);
+      storeDq(dq, last);
     });
   emitEpilogue(loop.getResults());
 }
@@ -883,7 +914,7 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   doRing = kb.gepBytes(qRing, kb.i32(config.stages * qTileBytes()));
   dsRing = kb.gepBytes(doRing, kb.i32(config.stages * doTileBytes()));
   dqTile = kb.gepBytes(dsRing, kb.i32(2 * dsTileBytes()));
-  lseRing = kb.gepBytes(dqTile, kb.i32(dqTileBytes()));
+  lseRing = kb.gepBytes(dqTile, kb.i32(dqBuffers() * dqTileBytes()));
   barriers = kb.gepBytes(lseRing, kb.i32(config.stages * lseStageBytes()));
 
   // Thread 0 initialises the mbarriers: "full" ones expect the producer's
@@ -963,7 +994,7 @@ mlir::attn::hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
       config.stages * config.blockM * (spec.headDim + spec.valueHeadDim) * e;
   int64_t ds = 2 * config.blockN * config.blockM * e;
   // The f32 dQ tile, and LSE·log2e and Δ per ring stage.
-  int64_t dq = config.blockM * spec.headDim * 4;
+  int64_t dq = config.dqBuffers() * config.blockM * spec.headDim * 4;
   int64_t lse = config.stages * 2 * config.blockM * 4;
   int64_t barriers = 8 * (1 + 2 * config.stages);
   // + 1024: the kernel aligns the dynamic shared memory to the swizzle atom.

@@ -3,8 +3,8 @@
 // Part of the attn project: an MLIR compiler for exact attention.
 //
 // The Hopper backward family (FlashAttention-3 style) of attn.attention_grad:
-// the sm80 family's preprocess (Δ, zeroed dQ accumulator) and convert (or
-// deterministic dq) kernels around a dkdv kernel built on TMA, mbarriers,
+// the sm80 family's preprocess (Δ, zeroed dQ accumulator and semaphores)
+// and convert kernels around a dkdv kernel built on TMA, mbarriers,
 // wgmma and warp specialisation (HopperBackwardKernel.cpp). The workspace
 // and parameters are the sm80 backward's, plus four TMA tensor maps (q, k,
 // v, do) the runtime encodes (docs/kernel-abi.md, "Backward").
@@ -53,6 +53,10 @@ struct HopperBackwardConfig {
   std::string source = "heuristic";
 
   int64_t consumers() const { return blockN / 64; }
+  /// f32 dQ tiles in shared memory: deterministic kernels double-buffer
+  /// it, so that the consumers fill one while the dQ warp waits for its
+  /// turn to add the other.
+  int64_t dqBuffers() const { return deterministic ? 2 : 1; }
   int64_t threads() const { return 128 * (consumers() + 1); }
 };
 
@@ -79,7 +83,8 @@ HopperBackwardConfig chooseHopperBackwardConfig(const FlashBackwardSpec &spec);
 /// The dQ schedule of `config` as the tuning database and the
 /// sm90-schedule option name it: "dq-pipelined" (dQ(j − 1) under step j),
 /// "dq-first" (in-step, dQ issued before dK and stored under it) or
-/// "dk-first" (in-step, dQ after dK); "deterministic" without a dQ.
+/// "dk-first" (in-step, dQ after dK). Deterministic kernels keep their dQ
+/// schedule (HopperBackwardConfig::deterministic orders the additions).
 std::string hopperBackwardSchedule(const HopperBackwardConfig &config);
 /// Sets `config`'s dQ schedule from its name ("" leaves it); returns why
 /// the name is not one ("" when it is).
