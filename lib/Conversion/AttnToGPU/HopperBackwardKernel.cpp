@@ -381,9 +381,9 @@ void HopperBackwardEmitter::emitDqWriter() {
               kb.mul(rows, kb.i32(spec.headDim * 4)));
           NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
           // Deterministic: the reduction's writes, not only its reads, are
-          // done before the turn passes and the tile is released (releasing
-          // it after the reads and passing the turn after the writes was
-          // 0.72-0.89x as fast on the H200: bench/results/
+          // done before the turn passes and the buffer is released
+          // (releasing it after the reads and passing the turn after the
+          // writes was slower on the H200: bench/results/
           // 2026-12-02-bwd-deterministic-ordered.md).
           NVVM::CpAsyncBulkWaitGroupOp::create(
               b, loc, 0, config.deterministic ? UnitAttr() : b.getUnitAttr());
