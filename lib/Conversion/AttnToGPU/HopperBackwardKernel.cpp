@@ -1017,6 +1017,10 @@ mlir::attn::hopperBackwardKernelName(const FlashBackwardSpec &spec,
 
 std::string
 mlir::attn::hopperBackwardSchedule(const HopperBackwardConfig &config) {
+  // The tuning database's deterministic key holds these kernels alone (tile
+  // suffix -det); their dQ schedule is the head dim's default.
+  if (config.deterministic)
+    return "deterministic";
   if (config.pipelineDq)
     return "dq-pipelined";
   return config.dqBeforeDk ? "dq-first" : "dk-first";

@@ -210,6 +210,14 @@ mlir::attn::selectKernelConfig(AttentionGradOp op,
     HopperBackwardConfig config =
         tuned.hopper ? *tuned.hopper : chooseHopperBackwardConfig(spec);
     config.deterministic = o.deterministic;
+    // Its kernel_config names the mode, not a dQ schedule.
+    if (o.deterministic && !o.backwardSchedule.empty() &&
+        o.backwardSchedule != "deterministic")
+      return op.emitOpError()
+             << "cannot be compiled for the GPU: sm90-schedule '"
+             << o.backwardSchedule
+             << "' with deterministic: the deterministic sm90a-wgmma "
+                "backward kernel takes the head dim's default dQ schedule";
     HopperBackwardConfig chosen = config;
     if (o.blockM)
       config.blockM = o.blockM;

@@ -83,8 +83,9 @@ HopperBackwardConfig chooseHopperBackwardConfig(const FlashBackwardSpec &spec);
 /// The dQ schedule of `config` as the tuning database and the
 /// sm90-schedule option name it: "dq-pipelined" (dQ(j − 1) under step j),
 /// "dq-first" (in-step, dQ issued before dK and stored under it) or
-/// "dk-first" (in-step, dQ after dK). Deterministic kernels keep their dQ
-/// schedule (HopperBackwardConfig::deterministic orders the additions).
+/// "dk-first" (in-step, dQ after dK); "deterministic" for the deterministic
+/// kernels (dQ added in key-block order, with the head dim's default dQ
+/// schedule).
 std::string hopperBackwardSchedule(const HopperBackwardConfig &config);
 /// Sets `config`'s dQ schedule from its name ("" leaves it); returns why
 /// the name is not one ("" when it is).
