@@ -154,8 +154,9 @@ static cl::opt<bool>
              cl::init(false), cl::cat(category));
 static cl::opt<bool> deterministic(
     "deterministic",
-    cl::desc("With --backward: dQ from a separate kernel instead of atomic "
-             "adds, so repeated runs give bit-identical gradients"),
+    cl::desc("With --backward: repeated runs give bit-identical gradients "
+             "(sm80: dQ from a separate kernel; sm90a: dQ added in "
+             "key-block order)"),
     cl::init(false), cl::cat(category));
 static cl::opt<unsigned>
     jobs("j", cl::desc("Candidates compiled at once (default: one per core)"),

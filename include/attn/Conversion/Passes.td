@@ -32,8 +32,9 @@ defvar KernelSelectionOptions = [
          "backward dkdv kernel dq-pipelined, dq-first or dk-first; empty = "
          "the family's choice (a tuned entry's, else the heuristic's)">,
   Option<"deterministic", "deterministic", "bool", "false",
-         "attn.attention_grad: compute dQ in a separate kernel instead "
-         "of with atomic adds (bit-reproducible, slower)">,
+         "attn.attention_grad: bit-reproducible dQ, slower: sm80-mma "
+         "computes it in a separate kernel, sm90a-wgmma adds it in "
+         "key-block order (a semaphore per query block)">,
   Option<"exp2Emulated", "exp2-emulated", "int64_t", "-1",
          "sm90a forward: of every 8 columns of 8 keys, how many take their "
          "exp2 on the FMA pipe (0 to 8); -1 = the family's choice">,
