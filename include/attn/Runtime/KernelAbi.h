@@ -41,6 +41,11 @@ inline constexpr const char *kTensorMapFamily = "sm90a-wgmma";
 inline constexpr int64_t backwardWorkspaceSlotsPerRow(int64_t headDim) {
   return headDim + 2;
 }
+/// Where a region's semaphores start: this many slots per padded row in
+/// (after Δ and the accumulator).
+inline constexpr int64_t backwardWorkspaceSemaphoresAt(int64_t headDim) {
+  return headDim + 1;
+}
 
 /// Which kernel: the manifest's direction, its problem's variants and
 /// whether its family (sm90a-wgmma) takes TMA descriptors.

@@ -126,7 +126,9 @@ Value workspaceRegion(KernelBuilder &kb, gpu::GPUFuncOp func, Value bh,
 Value dqSemaphores(KernelBuilder &kb, Value region, Value seqQ,
                    int64_t headDim) {
   return kb.gep(region, kb.builder().getF32Type(),
-                kb.mul(kb.zext64(paddedSeqQ(kb, seqQ)), kb.i64(headDim + 1)));
+                kb.mul(kb.zext64(paddedSeqQ(kb, seqQ)),
+                       kb.i64(::attn::runtime::backwardWorkspaceSemaphoresAt(
+                           headDim))));
 }
 
 /// The dQ accumulator inside a workspace region.

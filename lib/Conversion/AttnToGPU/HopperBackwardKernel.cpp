@@ -372,7 +372,10 @@ void HopperBackwardEmitter::emitDqWriter() {
           if (config.deterministic) {
             semaphore = kb.gep(
                 region, b.getI32Type(),
-                kb.add(kb.mul(kb.zext64(seqQ4), kb.i64(spec.headDim + 1)),
+                kb.add(kb.mul(kb.zext64(seqQ4),
+                              kb.i64(::attn::runtime::
+                                         backwardWorkspaceSemaphoresAt(
+                                             spec.headDim))),
                        kb.zext64(kb.divu(q0, kb.i32(config.blockM)))));
             waitForTurn(semaphore);
           }
