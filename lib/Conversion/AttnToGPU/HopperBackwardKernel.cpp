@@ -22,7 +22,9 @@
 //    dQ = dS·K (A = dSᵀ read MN-major, B = K read MN-major) is split over
 //    the head dim between them, stored into an f32 tile in shared memory
 //    and added to the f32 dQ accumulator by one cp.reduce.async.bulk of
-//    producer warp 2 (the sm80 convert kernel scales and casts it).
+//    producer warp 2 (the sm80 convert kernel scales and casts it);
+//    deterministic kernels add in key-block order (emitDqWriter) from a
+//    double-buffered tile.
 //    Pipelined (D = 64): step j issues dQ(j − 1) after its own Sᵀ and
 //    dPᵀ, so that the GEMM runs under step j's elementwise work and its
 //    store under dV/dK; otherwise (D = 128, where the extra live
@@ -334,7 +336,8 @@ void HopperBackwardEmitter::emitLseLoader() {
 
 /// Per step, once every consumer stored its dQ slice: one
 /// cp.reduce.async.bulk add of the tile's rows < Nq (contiguous in the f32
-/// accumulator) by lane 0, then the tile is released once read.
+/// accumulator) by lane 0, then the tile is released once read (once
+/// written, when deterministic).
 /// Deterministic: key block n adds its tile of query block m only once the
 /// block's semaphore reads n, and then increments it, so every element of
 /// dQ is summed in key-block order. Every key block below n visits m too
@@ -455,7 +458,8 @@ SmallVector<Value> HopperBackwardEmitter::sharedColumns(Value stage,
 }
 
 /// The tile is [query row][head dim] f32; consumer c writes columns
-/// [c·D/2, (c + 1)·D/2) once the dQ warp has read the previous step's.
+/// [c·D/2, (c + 1)·D/2) of the step's buffer once the dQ warp has added
+/// what the buffer held before.
 void HopperBackwardEmitter::storeDq(ArrayRef<Value> dq, Value dqStep) {
   int64_t dqCols = spec.headDim / config.consumers();
   int64_t syncThreads = 128 + 32;
