@@ -638,7 +638,7 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
     for (int64_t dp = 0; dp < dvTiles / 2; ++dp) {
       auto r = kb.ldmatrixX4(
           bTrans->address(doTPtrs, 16 * kk, sliceStart / 16 + dp),
-                             /*transpose=*/true);
+          /*transpose=*/true);
       dV[2 * dp] = kb.mma16816(elt, p, {r[0], r[1]}, dV[2 * dp]);
       dV[2 * dp + 1] = kb.mma16816(elt, p, {r[2], r[3]}, dV[2 * dp + 1]);
     }
@@ -663,7 +663,7 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
     for (int64_t dp2 = 0; dp2 < dTiles / 2; ++dp2) {
       auto r = kb.ldmatrixX4(
           bTrans->address(qTPtrs, 16 * kk, sliceStart / 16 + dp2),
-                             /*transpose=*/true);
+          /*transpose=*/true);
       dK[2 * dp2] = kb.mma16816(elt, ds[kk], {r[0], r[1]}, dK[2 * dp2]);
       dK[2 * dp2 + 1] =
           kb.mma16816(elt, ds[kk], {r[2], r[3]}, dK[2 * dp2 + 1]);
@@ -713,7 +713,7 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
     for (int64_t p = 0; p < dqTiles / 2; ++p) {
       auto r = kb.ldmatrixX4(
           bTransKSlice->address(kSlicePtrs, 16 * kk, sliceStart / 16 + p),
-                             /*transpose=*/true);
+          /*transpose=*/true);
       dq[2 * p] = kb.mma16816(elt, a, {r[0], r[1]}, dq[2 * p]);
       dq[2 * p + 1] = kb.mma16816(elt, a, {r[2], r[3]}, dq[2 * p + 1]);
     }
