@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BackwardWorkspace.h"
 #include "KernelSignature.h"
 #include "KernelTiles.h"
 #include "attn/Conversion/AttnToGPU/FlashBackwardKernel.h"
@@ -103,38 +104,10 @@ Value headBase(KernelBuilder &kb, gpu::GPUFuncOp func, StringRef tensor,
   return kb.gep(arg(func, tensor), elt, off);
 }
 
-/// Nq rounded up to a multiple of 4: the workspace's Δ slots, so that the
-/// dQ accumulator after them stays 16-byte aligned.
-Value paddedSeqQ(KernelBuilder &kb, Value seqQ) {
-  return kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
-}
-
-/// The workspace of (batch, query head) `bh` = b·Hq + h: Δ [Nq4], the
-/// dQ accumulator [Nq, D] and a semaphore per row, in a region of
-/// Nq4·(D + 2) slots (Nq4 = paddedSeqQ; runtime::
-/// backwardWorkspaceSlotsPerRow).
+/// The workspace region of (batch, query head) `bh` (BackwardWorkspace.h).
 Value workspaceRegion(KernelBuilder &kb, gpu::GPUFuncOp func, Value bh,
                       Value seqQ, int64_t headDim) {
-  Value floats = kb.mul(
-      kb.zext64(bh),
-      kb.mul(kb.zext64(paddedSeqQ(kb, seqQ)),
-             kb.i64(::attn::runtime::backwardWorkspaceSlotsPerRow(headDim))));
-  return kb.gep(arg(func, "workspace"), kb.builder().getF32Type(), floats);
-}
-
-/// The semaphores [Nq4] inside a workspace region, after the accumulator.
-Value dqSemaphores(KernelBuilder &kb, Value region, Value seqQ,
-                   int64_t headDim) {
-  return kb.gep(region, kb.builder().getF32Type(),
-                kb.mul(kb.zext64(paddedSeqQ(kb, seqQ)),
-                       kb.i64(::attn::runtime::backwardWorkspaceSemaphoresAt(
-                           headDim))));
-}
-
-/// The dQ accumulator inside a workspace region.
-Value dqAccumulator(KernelBuilder &kb, Value region, Value seqQ) {
-  return kb.gep(region, kb.builder().getF32Type(),
-                kb.zext64(paddedSeqQ(kb, seqQ)));
+  return nvvm::workspaceRegion(kb, arg(func, "workspace"), bh, seqQ, headDim);
 }
 
 /// *ptr += {lo, hi} (two consecutive f32, 8-byte aligned): with `paired`

@@ -44,6 +44,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BackwardWorkspace.h"
 #include "KernelTiles.h"
 #include "NVVMHelpers.h"
 #include "WgmmaHelpers.h"
@@ -363,7 +364,9 @@ void HopperBackwardEmitter::emitDqWriter() {
           namedBarrierSync(kb, dqBarrier(kDqFullBarrier, buffer, kb.i32(c)),
                            syncThreads);
         ifThen(kb, eq(kb, lane, kb.i32(0)), [&] {
-          Value seqQ4 = kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
+          // Offsets from the region's start (BackwardWorkspace.h's layout),
+          // one address computation each.
+          Value seqQ4 = paddedSeqQ(kb, seqQ);
           Value q0 = stepAt(it).second;
           Value rows = kb.minsi(kb.sub(seqQ, q0), kb.i32(config.blockM));
           Value region = deltaBaseOf(it);
@@ -786,13 +789,7 @@ SmallVector<Value> HopperBackwardEmitter::issueDq(Value dsTile,
 Value HopperBackwardEmitter::deltaBaseOf(Value it) {
   Value head = stepAt(it).first;
   Value bh = kb.add(kb.mul(batch, headsQ), head);
-  Value seqQ4 = kb.andi(kb.add(seqQ, kb.i32(3)), ~int64_t(3));
-  return kb.gep(
-      arg("workspace"), b.getF32Type(),
-      kb.mul(kb.zext64(bh),
-             kb.mul(kb.zext64(seqQ4),
-                    kb.i64(::attn::runtime::backwardWorkspaceSlotsPerRow(
-                        spec.headDim)))));
+  return workspaceRegion(kb, arg("workspace"), bh, seqQ, spec.headDim);
 }
 
 /// dK·scale and dV of this warp's key rows < Nk, packed pairs.
