@@ -81,7 +81,8 @@ mlir::attn::buildAttentionGradModule(MLIRContext &ctx,
   auto grad = AttentionGradOp::create(
       b, loc, TypeRange{q, k, v}, body->getArgument(0), body->getArgument(1),
       body->getArgument(2), body->getArgument(3), body->getArgument(4),
-      body->getArgument(5), /*runtime_scale=*/Value(),
+      body->getArgument(5), /*key_start=*/Value(), /*key_end=*/Value(),
+      /*runtime_scale=*/Value(),
       MaskKindAttr::get(&ctx, mask), window, scale,
       p.softcap > 0 ? b.getF32FloatAttr(static_cast<float>(p.softcap))
                     : FloatAttr());

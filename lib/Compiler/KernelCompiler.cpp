@@ -203,6 +203,18 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
     p.biasBroadcastBatch = bt.getDimSize(0) == 1;
     p.biasBroadcastHeads = bt.getDimSize(1) == 1;
   }
+  if (op.getKeyStart()) {
+    // Run-time values: the problem keeps the ranges the tools built the op
+    // for (else every key) for attn-launch --check.
+    auto ranges = [&](StringRef name, int64_t fill) {
+      if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name))
+        return std::vector<int64_t>(a.asArrayRef().begin(),
+                                    a.asArrayRef().end());
+      return std::vector<int64_t>(p.batch, fill);
+    };
+    p.keyStarts = ranges(kKeyStartsAttr, 0);
+    p.keyEnds = ranges(kKeyEndsAttr, p.seqKv);
+  }
 
   AttnToPTXOptions pipeline;
   pipeline.chip = options.chip;
@@ -308,6 +320,16 @@ std::string CompiledKernel::manifestJSON() const {
       }
       if (problem.bias)
         j.attribute("bias", problem.biasKind());
+      if (problem.hasKeyRanges()) {
+        j.attributeArray("key_starts", [&] {
+          for (int64_t x : problem.keyStarts)
+            j.value(x);
+        });
+        j.attributeArray("key_ends", [&] {
+          for (int64_t x : problem.keyEnds)
+            j.value(x);
+        });
+      }
       j.attribute("scale", problem.effectiveScale());
       j.attribute("with_lse", problem.withLse);
     });
@@ -328,6 +350,7 @@ std::string CompiledKernel::manifestJSON() const {
     ::attn::runtime::KernelAbi abi;
     abi.bias = problem.bias;
     abi.varlen = problem.isVarlen();
+    abi.keyRange = problem.hasKeyRanges();
     writeManifestParams(j, abi, tensorMaps);
     if (ptxas) {
       j.attributeObject("ptxas", [&] {

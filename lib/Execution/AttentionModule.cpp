@@ -113,7 +113,9 @@ static AttentionOp createAttention(OpBuilder &b, Location loc, TypeRange types,
                                    const ::attn::AttentionProblem &p,
                                    Value bias = Value(), Value cuQ = Value(),
                                    Value cuKv = Value(),
-                                   Value runtimeScale = Value()) {
+                                   Value runtimeScale = Value(),
+                                   Value keyStart = Value(),
+                                   Value keyEnd = Value()) {
   FloatAttr scale = scaleAttr(b, p, runtimeScale);
   auto [mask, window] = maskOf(b, p);
   FloatAttr softcap = p.softcap > 0
@@ -123,7 +125,8 @@ static AttentionOp createAttention(OpBuilder &b, Location loc, TypeRange types,
   if (cuQ)
     maxSeqlen = b.getDenseI64ArrayAttr({p.seqQ, p.seqKv});
   auto op =
-      AttentionOp::create(b, loc, types, q, k, v, bias, cuQ, cuKv, runtimeScale,
+      AttentionOp::create(b, loc, types, q, k, v, bias, cuQ, cuKv,
+                          keyStart, keyEnd, runtimeScale,
                           MaskKindAttr::get(b.getContext(), mask), window,
                           scale, softcap, maxSeqlen);
   if (p.alibi)
@@ -131,6 +134,10 @@ static AttentionOp createAttention(OpBuilder &b, Location loc, TypeRange types,
   if (p.isVarlen()) {
     op->setAttr(kSeqLensQAttr, b.getDenseI64ArrayAttr(p.seqLensQ));
     op->setAttr(kSeqLensKvAttr, b.getDenseI64ArrayAttr(p.seqLensKv));
+  }
+  if (keyStart) {
+    op->setAttr(kKeyStartsAttr, b.getDenseI64ArrayAttr(p.keyStarts));
+    op->setAttr(kKeyEndsAttr, b.getDenseI64ArrayAttr(p.keyEnds));
   }
   return op;
 }
@@ -167,6 +174,8 @@ mlir::attn::buildAttentionModule(MLIRContext &ctx,
         {p.biasBatch(), p.biasHeads(), p.seqQ, p.seqKv}, elt));
   if (p.isVarlen())
     argTypes.append(2, MemRefType::get({p.batch + 1}, b.getI32Type()));
+  if (p.hasKeyRanges())
+    argTypes.append(2, MemRefType::get({p.batch}, b.getI32Type()));
   bool scaleArg = scaleSource == ScaleSource::Argument;
   if (scaleArg)
     argTypes.push_back(MemRefType::get({}, b.getF32Type()));
@@ -198,6 +207,11 @@ mlir::attn::buildAttentionModule(MLIRContext &ctx,
     cuQ = toTensor(body->getArgument(next++));
     cuKv = toTensor(body->getArgument(next++));
   }
+  Value keyStart, keyEnd;
+  if (p.hasKeyRanges()) {
+    keyStart = toTensor(body->getArgument(next++));
+    keyEnd = toTensor(body->getArgument(next++));
+  }
   Value runtimeScale;
   if (scaleArg)
     runtimeScale = loadScale(b, loc, body->getArgument(next++));
@@ -205,7 +219,7 @@ mlir::attn::buildAttentionModule(MLIRContext &ctx,
   if (p.withLse)
     resultTypes.push_back(RankedTensorType::get(lseShape, b.getF32Type()));
   auto attention = createAttention(b, loc, resultTypes, q, k, v, p, bias, cuQ,
-                                   cuKv, runtimeScale);
+                                   cuKv, runtimeScale, keyStart, keyEnd);
   for (unsigned i = 0; i < attention->getNumResults(); ++i) {
     auto store = bufferization::MaterializeInDestinationOp::create(
         b, loc, attention->getResult(i), body->getArgument(firstOut + i));
@@ -259,7 +273,8 @@ mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
                                  RankedTensorType::get(vShape, elt)};
   auto grad = AttentionGradOp::create(
       b, loc, gradTypes, q, k, v, attention.getOutput(), dO, attention.getLse(),
-      /*runtime_scale=*/Value(), attention.getMaskAttr(),
+      /*key_start=*/Value(), /*key_end=*/Value(), /*runtime_scale=*/Value(),
+      attention.getMaskAttr(),
       attention.getWindowAttr(), scale, attention.getSoftcapAttr());
   SmallVector<Value> results = {attention.getOutput(), attention.getLse()};
   llvm::append_range(results, grad.getResults());
@@ -319,7 +334,8 @@ mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
                                  RankedTensorType::get(vShape, elt)};
   auto grad = AttentionGradOp::create(
       b, loc, gradTypes, inputs[0], inputs[1], inputs[2], inputs[3], inputs[4],
-      inputs[5], runtimeScale, MaskKindAttr::get(b.getContext(), mask), window,
+      inputs[5], /*key_start=*/Value(), /*key_end=*/Value(), runtimeScale,
+      MaskKindAttr::get(b.getContext(), mask), window,
       scale,
       p.softcap > 0 ? b.getF32FloatAttr(static_cast<float>(p.softcap))
                     : FloatAttr());

@@ -74,7 +74,15 @@ ProblemFlags::ProblemFlags(cl::OptionCategory &category,
       bias("bias",
            cl::desc("Additive bias tensor [B|1, Hq|1, Nq, Nk]: bh, 1h, b1 "
                     "or 11 (1 = broadcast dim); none = no bias"),
-           cl::init("none"), cl::cat(category)) {}
+           cl::init("none"), cl::cat(category)),
+      keyStarts("key-starts",
+                cl::desc("Key padding (key_range): the first key each batch "
+                         "entry sees, comma-separated; default 0"),
+                cl::CommaSeparated, cl::cat(category)),
+      keyEnds("key-ends",
+              cl::desc("Key padding (key_range): one past the last key each "
+                       "batch entry sees; default --seq-kv"),
+              cl::CommaSeparated, cl::cat(category)) {}
 
 llvm::Expected<::attn::AttentionProblem> ProblemFlags::get() const {
   ::attn::AttentionProblem p;
@@ -113,6 +121,14 @@ llvm::Expected<::attn::AttentionProblem> ProblemFlags::get() const {
       p.seqQ = std::max(p.seqQ, l);
     for (int64_t l : p.seqLensKv)
       p.seqKv = std::max(p.seqKv, l);
+  }
+  if (!keyStarts.empty() || !keyEnds.empty()) {
+    p.keyStarts.assign(keyStarts.begin(), keyStarts.end());
+    p.keyEnds.assign(keyEnds.begin(), keyEnds.end());
+    if (p.keyStarts.empty())
+      p.keyStarts.assign(p.keyEnds.size(), 0);
+    if (p.keyEnds.empty())
+      p.keyEnds.assign(p.keyStarts.size(), p.seqKv);
   }
   if (!p.setBiasKind(bias))
     return llvm::createStringError("--bias must be none, bh, 1h, b1 or 11 "

@@ -47,6 +47,8 @@ std::vector<AbiParam> KernelAbi::params() const {
     add({"softmax_scale"}, ParamType::F32);
     strides({"q", "k", "v", "o", "do", "dq", "dk", "dv"});
     add({"lse_stride_b", "lse_stride_h"}, ParamType::I64);
+    if (keyRange)
+      add({"key_start", "key_end"}, ParamType::Ptr);
     if (tensorMaps)
       maps({"q", "k", "v", "do"});
     return ps;
@@ -62,6 +64,8 @@ std::vector<AbiParam> KernelAbi::params() const {
   }
   if (varlen)
     add({"cu_seqlens_q", "cu_seqlens_kv"}, ParamType::Ptr);
+  if (keyRange)
+    add({"key_start", "key_end"}, ParamType::Ptr);
   if (tensorMaps)
     maps({"q", "k", "v"});
   return ps;
@@ -70,11 +74,15 @@ std::vector<AbiParam> KernelAbi::params() const {
 std::string KernelAbi::describe() const {
   std::string s = backward ? "backward" : "forward";
   s += tensorMaps ? " sm90a-wgmma kernel" : " kernel";
-  if (bias && varlen)
-    s += " with a bias and variable length";
-  else if (bias)
-    s += " with a bias";
-  else if (varlen)
-    s += " with variable length";
+  std::vector<const char *> with;
+  if (bias)
+    with.push_back("a bias");
+  if (varlen)
+    with.push_back("variable length");
+  if (keyRange)
+    with.push_back("key ranges");
+  for (size_t i = 0; i < with.size(); ++i)
+    s += std::string(i == 0 ? " with " : (i + 1 == with.size() ? " and " : ", ")) +
+         with[i];
   return s;
 }

@@ -55,7 +55,8 @@ Status allocateSet(const Sizes &sz, BufferSet &set) {
 Status attn::runtime::runKernel(const Kernel &kernel, const RunOptions &opts,
                                 RunResult &res) {
   // Variable length and bias take other buffers (VariantRun.cpp).
-  if (res.problem.isVarlen() || res.problem.bias)
+  if (res.problem.isVarlen() || res.problem.bias ||
+      res.problem.hasKeyRanges())
     return runVariantKernel(kernel, opts, res);
   const CudaDriver &d = kernel.driver();
   cu::Stream stream = nullptr;

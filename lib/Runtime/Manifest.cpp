@@ -207,7 +207,9 @@ void readProblem(FieldReader &r, const JsonValue &obj,
   for (auto [key, lens] :
        {std::pair<const char *, std::vector<int64_t> *>{"seq_lens_q",
                                                         &p.seqLensQ},
-        {"seq_lens_kv", &p.seqLensKv}}) {
+        {"seq_lens_kv", &p.seqLensKv},
+        {"key_starts", &p.keyStarts},
+        {"key_ends", &p.keyEnds}}) {
     const JsonValue *v = r.status ? r.field(obj, pre, key, false) : nullptr;
     if (!v)
       continue;
@@ -296,6 +298,7 @@ Expected<KernelManifest> attn::runtime::parseManifest(const std::string &text) {
   abi.backward = m.direction == "backward";
   abi.bias = m.problem.bias;
   abi.varlen = m.problem.isVarlen();
+  abi.keyRange = m.problem.hasKeyRanges();
   abi.tensorMaps = m.family == kTensorMapFamily;
   const std::vector<AbiParam> want = abi.params();
   auto abiError = [&](const std::string &field, const std::string &what) {

@@ -102,6 +102,8 @@ bool abiValue(const LaunchArgs &a, const std::string &name, uint64_t &out) {
       {"bias_stride_n", static_cast<uint64_t>(a.biasStride[2])},
       {"cu_seqlens_q", a.cuSeqlensQ},
       {"cu_seqlens_kv", a.cuSeqlensKv},
+      {"key_start", a.keyStart},
+      {"key_end", a.keyEnd},
       {"softmax_scale", f32ParamSlot(a.softmaxScale)},
   };
   for (const Entry &e : table)
@@ -137,7 +139,8 @@ attn::runtime::computeLaunchGeometry(const KernelManifest &m,
   };
   for (Ptr p : {Ptr{"q", a.q}, Ptr{"k", a.k}, Ptr{"v", a.v}, Ptr{"o", a.o},
                 Ptr{"bias", a.bias}, Ptr{"cu_seqlens_q", a.cuSeqlensQ},
-                Ptr{"cu_seqlens_kv", a.cuSeqlensKv}})
+                Ptr{"cu_seqlens_kv", a.cuSeqlensKv},
+                Ptr{"key_start", a.keyStart}, Ptr{"key_end", a.keyEnd}})
     if (!p.value && hasParam(m, p.name))
       return Status::error(std::string("the ") + p.name +
                            " pointer is null");

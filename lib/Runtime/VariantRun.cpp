@@ -80,7 +80,7 @@ CheckReport attn::runtime::checkVariantAttention(
     for (int64_t h = 0; h < hq; ++h)
       for (int64_t i = 0; i < one.seqQ; ++i) {
         rows.push_back({s, h, i});
-        auto [first, last] = one.keyRange(i);
+        auto [first, last] = one.keyRange(i, p.isVarlen() ? -1 : s);
         cost += static_cast<double>(std::max<int64_t>(last - first, 1)) *
                 (d + dv);
         for (int64_t x = 0; x < dv; ++x)
@@ -123,7 +123,7 @@ CheckReport attn::runtime::checkVariantAttention(
         biasRow[j] = bias.get(base + j);
       br = biasRow.data();
     }
-    auto [first, last] = one.keyRange(i);
+    auto [first, last] = one.keyRange(i, p.isVarlen() ? -1 : s);
     double rowLse = 0;
     referenceAttentionRow(one, h, i, qd.data(), kh.data(), vh.data(), first,
                           last, out.data(), rowLse, br);
@@ -193,10 +193,13 @@ Status attn::runtime::runVariantKernel(const Kernel &kernel,
         std::memcpy(&hb.bytes[2 * i], &negInf, 2);
   }
   std::vector<int32_t> cuQ = p.cuSeqlens(true), cuK = p.cuSeqlens(false);
+  std::vector<int32_t> keyStarts(p.keyStarts.begin(), p.keyStarts.end()),
+      keyEnds(p.keyEnds.begin(), p.keyEnds.end());
 
   // Zero-sized tensors (every sequence empty) still get a valid pointer.
   auto bytes = [](size_t n) { return std::max<size_t>(n, 16); };
-  DeviceBuffer bq(d), bk(d), bv(d), bo(d), bl(d), bb(d), bcq(d), bck(d);
+  DeviceBuffer bq(d), bk(d), bv(d), bo(d), bl(d), bb(d), bcq(d), bck(d),
+      bks(d), bke(d);
   struct Upload {
     DeviceBuffer *buf;
     const void *host;
@@ -207,7 +210,9 @@ Status attn::runtime::runVariantKernel(const Kernel &kernel,
                  {&bv, hv.bytes.data(), vN * eb, "V"},
                  {&bb, hb.bytes.data(), biasN * eb, "bias"},
                  {&bcq, cuQ.data(), cuQ.size() * 4, "cu_seqlens_q"},
-                 {&bck, cuK.data(), cuK.size() * 4, "cu_seqlens_kv"}};
+                 {&bck, cuK.data(), cuK.size() * 4, "cu_seqlens_kv"},
+                 {&bks, keyStarts.data(), keyStarts.size() * 4, "key_start"},
+                 {&bke, keyEnds.data(), keyEnds.size() * 4, "key_end"}};
   for (const Upload &u : uploads) {
     if (Status s = u.buf->allocate(bytes(u.n)); !s)
       return s;
@@ -243,6 +248,10 @@ Status attn::runtime::runVariantKernel(const Kernel &kernel,
       p, bq.get(), bk.get(), bv.get(), bo.get(), bl.get(),
       p.bias ? bb.get() : 0, p.isVarlen() ? bcq.get() : 0,
       p.isVarlen() ? bck.get() : 0);
+  if (p.hasKeyRanges()) {
+    args.keyStart = bks.get();
+    args.keyEnd = bke.get();
+  }
   Expected<LaunchGeometry> g = kernel.geometry(args);
   if (!g)
     return g.status();

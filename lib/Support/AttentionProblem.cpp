@@ -99,10 +99,15 @@ bool AttentionProblem::setBiasKind(const std::string &kind) {
   return true;
 }
 
-std::pair<int64_t, int64_t> AttentionProblem::keyRange(int64_t i) const {
+std::pair<int64_t, int64_t> AttentionProblem::keyRange(int64_t i,
+                                                       int64_t batchEntry) const {
   int64_t d = topLeft ? i : i + seqKv - seqQ;
   int64_t first = windowLeft >= 0 ? d - windowLeft : 0;
   int64_t last = rightBound() >= 0 ? d + rightBound() + 1 : seqKv;
+  if (batchEntry >= 0 && hasKeyRanges()) {
+    first = std::max(first, keyStarts[batchEntry]);
+    last = std::min(last, keyEnds[batchEntry]);
+  }
   first = std::clamp<int64_t>(first, 0, seqKv);
   last = std::clamp<int64_t>(last, first, seqKv);
   return {first, last};
@@ -213,11 +218,27 @@ std::string AttentionProblem::validate() const {
     if (os.tellp() == 0 && bias)
       os << "--bias cannot be combined with --seq-lens-q (a packed batch "
             "has no [B, H, Nq, Nk] bias)";
+    if (os.tellp() == 0 && hasKeyRanges())
+      os << "--key-starts/--key-ends cannot be combined with --seq-lens-q "
+            "(each packed sequence has its own keys already)";
     if (os.tellp() == 0 && alibi && !topLeft)
       os << "--alibi with --seq-lens-q needs --top-left: the ALiBi region's "
             "bottom-right offset Nk - Nq is one constant, the sequences' "
             "differ";
   }
+  if (os.tellp() == 0 && keyStarts.size() != keyEnds.size())
+    os << "--key-starts and --key-ends must be given together";
+  if (os.tellp() == 0 && hasKeyRanges() &&
+      static_cast<int64_t>(keyStarts.size()) != batch)
+    os << "--key-starts/--key-ends must list one key range per batch entry "
+          "(got "
+       << keyStarts.size() << " for batch " << batch << ")";
+  for (size_t b = 0; b < keyStarts.size() && os.tellp() == 0; ++b)
+    if (keyStarts[b] < 0 || keyEnds[b] < keyStarts[b] ||
+        keyEnds[b] > seqKv)
+      os << "--key-starts/--key-ends: batch entry " << b << "'s range ["
+         << keyStarts[b] << ", " << keyEnds[b] << ") is not within [0, "
+         << seqKv << "]";
   return os.str();
 }
 
@@ -274,6 +295,16 @@ std::string AttentionProblem::shapeJson() const {
   }
   if (bias)
     os << ",\"bias\":\"" << biasKind() << "\"";
+  if (hasKeyRanges()) {
+    auto list = [&](const char *name, const std::vector<int64_t> &xs) {
+      os << ",\"" << name << "\":[";
+      for (size_t s = 0; s < xs.size(); ++s)
+        os << (s ? "," : "") << xs[s];
+      os << "]";
+    };
+    list("key_starts", keyStarts);
+    list("key_ends", keyEnds);
+  }
   os << "}";
   return os.str();
 }

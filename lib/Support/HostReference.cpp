@@ -89,7 +89,7 @@ void attn::referenceAttention(const AttentionProblem &p,
                        (p.biasBroadcastHeads ? 0 : h)) *
                       nq * nk];
       for (int64_t i = 0; i < nq; ++i) {
-        auto [first, last] = p.keyRange(i);
+        auto [first, last] = p.keyRange(i, b);
         referenceAttentionRow(p, h, i, qh + i * d, kh, vh, first, last,
                               oh + i * dv, lh[i], bh ? bh + i * nk : nullptr);
       }
@@ -152,7 +152,7 @@ void attn::referenceAttentionBackward(
       for (int64_t i = 0; i < nq; ++i) {
         // The backward takes masks and the softcap (S = C·tanh(s / C),
         // dS gets the factor 1 − tanh²); no other score modification.
-        auto [first, last] = p.keyRange(i);
+        auto [first, last] = p.keyRange(i, b);
         if (first == last)
           continue;
         const double *qi = &q[(qOff + i) * d];

@@ -41,6 +41,9 @@ const char *kUsage =
     "  --batch N --heads-q N --heads-kv N --seq-q N --seq-kv N\n"
     "                    launch shape (default: the manifest's problem);\n"
     "                    --batch 0: an empty problem, nothing is launched\n"
+    "  --key-starts L,.. --key-ends L,..\n"
+    "                    key_range kernels: each batch entry's keys\n"
+    "                    [start, end) (default: the manifest problem's)\n"
     "  --scale S         softmax scale of the launch (a kernel argument;\n"
     "                    default: the manifest problem's)\n"
     "  --seed N          random inputs' seed (default 0)\n"
@@ -75,6 +78,7 @@ struct Options {
   uint64_t seed = 0;
   double inputRange = 1.0;
   std::optional<double> scale;
+  std::optional<std::vector<int64_t>> keyStarts, keyEnds;
   std::vector<attn::SpecialValue> specials;
   bool check = false, time = false, preferPtx = false;
   int64_t checkRows = 0, warmup = 5, reps = 20, device = 0, repeats = 0;
@@ -198,6 +202,21 @@ Expected<Options> parseArgs(int argc, char **argv) {
       double v = 0;
       if (s = takeValue(); s && (s = positiveNumber(v)))
         o.scale = v;
+    } else if (flag == "--key-starts" || flag == "--key-ends") {
+      if (s = takeValue(); s) {
+        std::vector<int64_t> xs;
+        size_t at = 0;
+        while (s && at <= value.size()) {
+          size_t comma = std::min(value.find(',', at), value.size());
+          Expected<int64_t> v = integer(flag, value.substr(at, comma - at));
+          if (!v)
+            s = v.status();
+          else
+            xs.push_back(*v);
+          at = comma + 1;
+        }
+        (flag == "--key-starts" ? o.keyStarts : o.keyEnds) = xs;
+      }
     } else if (flag == "--input-range") {
       if (s = takeValue(); s)
         s = positiveNumber(o.inputRange);
@@ -260,6 +279,13 @@ int main(int argc, char **argv) {
     p.seqKv = *opts.seqKv;
   if (opts.scale)
     p.scale = *opts.scale;
+  if ((opts.keyStarts || opts.keyEnds) && !p.hasKeyRanges())
+    return fail(&opts, "--key-starts/--key-ends apply to key_range kernels "
+                       "only (attn-compile --key-starts/--key-ends)");
+  if (opts.keyStarts)
+    p.keyStarts = *opts.keyStarts;
+  if (opts.keyEnds)
+    p.keyEnds = *opts.keyEnds;
   // Batch 0 is an empty problem (the runtime launches nothing); the rest of
   // the shape must still be valid.
   AttentionProblem shape = p;

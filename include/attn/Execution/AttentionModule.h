@@ -27,6 +27,9 @@ inline constexpr const char *kAlibiScoreModAttr = "attn.score_mod_alibi";
 /// attn-launch --check runs that batch.
 inline constexpr const char *kSeqLensQAttr = "attn.seq_lens_q";
 inline constexpr const char *kSeqLensKvAttr = "attn.seq_lens_kv";
+/// The key ranges an attn.attention with key_range was built for, likewise.
+inline constexpr const char *kKeyStartsAttr = "attn.key_starts";
+inline constexpr const char *kKeyEndsAttr = "attn.key_ends";
 
 /// Where the softmax scale of a module built here comes from.
 enum class ScaleSource {
@@ -40,8 +43,10 @@ enum class ScaleSource {
 };
 
 /// Builds `func.func @attention(%q, %k, %v, [%bias], [%cu_q, %cu_kv],
-/// [%scale], %o, [%lse])` on memrefs (destination-passing style,
-/// `llvm.emit_c_interface`) holding one attn.attention for `problem`.
+/// [%key_start, %key_end], [%scale], %o, [%lse])` on memrefs
+/// (destination-passing style, `llvm.emit_c_interface`) holding one
+/// attn.attention for `problem` (key_range: i32 [B] each, with
+/// problem.keyStarts).
 /// `%lse` is present when problem.withLse, `%bias` with problem.bias, the
 /// i32 cu_seqlens (and the packed layouts of attn.attention) for a
 /// variable-length problem, `%scale` (memref<f32>) with

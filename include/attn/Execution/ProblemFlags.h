@@ -41,6 +41,7 @@ private:
   llvm::cl::opt<bool> noLse;
   llvm::cl::list<int64_t> seqLensQ, seqLensKv;
   llvm::cl::opt<std::string> bias;
+  llvm::cl::list<int64_t> keyStarts, keyEnds;
 };
 
 } // namespace mlir::attn

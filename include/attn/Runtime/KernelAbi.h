@@ -53,13 +53,15 @@ struct KernelAbi {
   bool backward = false;
   bool bias = false;       // forward: problem.bias
   bool varlen = false;     // forward: problem.seq_lens_q
+  bool keyRange = false;   // problem.key_ranges (key padding)
   bool tensorMaps = false; // family kTensorMapFamily
 
   /// Forward: q, k, v, o, lse; seq_q, seq_kv, heads_q, heads_kv;
   /// softmax_scale; the q/k/v/o strides and lse_stride_b/h (24), then bias
-  /// and its 3 strides, then cu_seqlens_q/kv, then q_tmap, k_tmap, v_tmap.
-  /// Backward: the 41 of docs/kernel-abi.md, then q_tmap, k_tmap, v_tmap,
-  /// do_tmap.
+  /// and its 3 strides, then cu_seqlens_q/kv, then key_start/key_end (i32
+  /// [B]), then q_tmap, k_tmap, v_tmap.
+  /// Backward: the 41 of docs/kernel-abi.md, then key_start/key_end, then
+  /// q_tmap, k_tmap, v_tmap, do_tmap.
   std::vector<AbiParam> params() const;
   /// "forward kernel with a bias", "backward sm90a-wgmma kernel", ...
   std::string describe() const;

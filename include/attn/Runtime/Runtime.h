@@ -39,6 +39,9 @@ struct LaunchArgs {
   /// [batch + 1]; seqQ/seqKv are then the maximum lengths.
   cu::DevicePtr bias = 0, cuSeqlensQ = 0, cuSeqlensKv = 0;
   std::array<int64_t, 3> biasStride{};
+  /// Key padding (key_range kernels): i32 [batch] each, batch entry b sees
+  /// keys [keyStart[b], keyEnd[b]).
+  cu::DevicePtr keyStart = 0, keyEnd = 0;
   /// The softmax scale (a kernel argument, not part of the kernel): finite
   /// and non-zero; dense() sets the problem's.
   double softmaxScale = 0;

@@ -58,6 +58,10 @@ struct AttentionProblem {
   /// Additive bias [B|1, Hq|1, Nq, Nk] (after the score modification,
   /// before the mask); a broadcast dim has size 1.
   bool bias = false;
+  /// Key padding (attn.attention's key_range): batch entry b sees only keys
+  /// [keyStarts[b], keyEnds[b]) (clamped to [0, seqKv]); empty = none, else
+  /// both have `batch` entries.
+  std::vector<int64_t> keyStarts, keyEnds;
   bool biasBroadcastBatch = false;
   bool biasBroadcastHeads = false;
 
@@ -81,8 +85,11 @@ struct AttentionProblem {
   /// Whether some key is masked out (beyond the sequence end).
   bool hasMask() const { return causal || windowLeft >= 0 || windowRight >= 0; }
   int64_t rightBound() const { return causal ? 0 : windowRight; }
-  /// The keys [first, last) query row i sees (first == last: none).
-  std::pair<int64_t, int64_t> keyRange(int64_t i) const;
+  bool hasKeyRanges() const { return !keyStarts.empty(); }
+  /// The keys [first, last) query row i sees (first == last: none); with
+  /// `batchEntry` given, within that entry's key range too.
+  std::pair<int64_t, int64_t> keyRange(int64_t i,
+                                       int64_t batchEntry = -1) const;
   bool hasScoreMod() const { return softcap > 0 || alibi || customScoreMod; }
   /// The modified score of query head h, row i, key j (softcap / ALiBi).
   double modifyScore(double s, int64_t h, int64_t i, int64_t j) const;

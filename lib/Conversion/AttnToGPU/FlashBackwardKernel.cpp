@@ -1234,6 +1234,7 @@ FlashBackwardSpec FlashBackwardSpec::fromOp(AttentionGradOp op) {
       !spec.band.topLeft && !spec.band.hasLeft() && spec.band.right == 0;
   if (std::optional<APFloat> cap = op.getSoftcap())
     spec.softcap = cap->convertToDouble();
+  spec.keyRange = static_cast<bool>(op.getKeyStart());
   return spec;
 }
 

@@ -46,6 +46,7 @@ nvvm::KernelSignature forwardSignature(const FlashKernelSpec &spec) {
   ::attn::runtime::KernelAbi abi;
   abi.bias = spec.bias;
   abi.varlen = spec.varlen;
+  abi.keyRange = spec.keyRange;
   return nvvm::KernelSignature(abi);
 }
 
@@ -122,6 +123,8 @@ private:
   Value qPtr, kPtr, vPtr, oPtr, lsePtr;
   Value biasPtr, biasRowStride; // this (batch, head)'s bias [Nq, Nk]
   Value seqQ, seqKv, diagonal; // diagonal = Nk - Nq (causal alignment)
+  Value keyEnd;                // keys at or past it are masked: Nk, or key_range
+  Value keyStart;              // key_range: keys before it are masked
   Value softmaxScale;          // the run-time scale of the scores (f32)
   Value bandOffset;            // d(i) - i: Nk - Nq bottom-right, 0 top-left
   Value batchIdx, headIdx;     // for score_mod
@@ -290,7 +293,7 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
     // to one loop body.
     Value needsMask = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::sge, block, numFull);
-    if (band.hasLeft())
+    if (band.hasLeft() || keyStart)
       needsMask = arith::OrIOp::create(b, loc, needsMask,
                                        kb.slt(block, firstFull));
     auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(flat)),
@@ -299,14 +302,17 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       Value kv0 = kb.mul(block, kb.i32(config.blockN));
-      Value keysLeft = kb.sub(kb.sub(seqKv, kv0), kb.shl(t, 1));
+      Value keysLeft = kb.sub(kb.sub(keyEnd, kv0), kb.shl(t, 1));
       // Band edges, as for the padding: key <= d(row) + right  <=>
       //   8·nt + e%2 - 16·mt - 8·h <= offset + right - kv0 - 2t + row(0, 0)
       // and key >= d(row) - left likewise.
       Value rowMinusKey = kb.sub(kb.sub(kb.add(bandOffset, queryRow(0, 0)),
                                         kv0),
                                  kb.shl(t, 1));
-      nvvm::BandMask mask(kb, band, keysLeft, rowMinusKey);
+      Value keysBefore;
+      if (keyStart)
+        keysBefore = kb.sub(kb.sub(keyStart, kv0), kb.shl(t, 1));
+      nvvm::BandMask mask(kb, band, keysLeft, rowMinusKey, keysBefore);
       SmallVector<Value> masked;
       for (int64_t mt = 0; mt < mTiles; ++mt)
         for (int64_t nt = 0; nt < sTiles; ++nt)
@@ -530,6 +536,14 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
     diagonal = kb.sub(seqKv, seqQ);
     bandOffset = spec.band.topLeft ? kb.i32(0) : diagonal;
   }
+  // Key padding: batch entry b sees keys [key_start[b], key_end[b]) only.
+  keyEnd = seqKv;
+  if (spec.keyRange) {
+    nvvm::KeyBounds bounds = nvvm::loadKeyBounds(
+        kb, params["key_start"], params["key_end"], batch, seqKv);
+    keyStart = bounds.start;
+    keyEnd = bounds.end;
+  }
 
   // Per-(batch, head) base pointers; varlen: the sequence's first token
   // instead of a batch stride.
@@ -612,6 +626,12 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
     kvBegin = clampKv(kb.sub(d0, kb.i32(spec.band.left)));
     fullBegin = clampKv(kb.sub(kb.add(d0, kb.sub(rowsHere, kb.i32(1))),
                                kb.i32(spec.band.left)));
+  }
+  if (keyStart) {
+    kvBegin = kb.maxsi(kvBegin, keyStart);
+    fullBegin = kb.maxsi(fullBegin, keyStart);
+    kvEnd = kb.minsi(kvEnd, keyEnd);
+    fullEnd = kb.minsi(fullEnd, keyEnd);
   }
   numBlocks = kb.divu(kb.add(kvEnd, kb.i32(config.blockN - 1)),
                       kb.i32(config.blockN));

@@ -33,6 +33,7 @@ FlashKernelSpec FlashKernelSpec::fromOp(AttentionOp op) {
   spec.withLse = static_cast<bool>(op.getLse());
   spec.varlen = op.isVarlen();
   spec.bias = static_cast<bool>(op.getBias());
+  spec.keyRange = static_cast<bool>(op.getKeyStart());
   return spec;
 }
 
@@ -227,6 +228,8 @@ std::string mlir::attn::flashKernelVariantSuffix(const FlashKernelSpec &spec) {
     os << "_bias";
   if (spec.varlen)
     os << "_varlen";
+  if (spec.keyRange)
+    os << "_kr";
   return os.str();
 }
 

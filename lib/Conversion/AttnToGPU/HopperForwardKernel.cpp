@@ -62,9 +62,10 @@ constexpr int64_t kPanelRowBytes = 128;
 
 /// The sm90a forward kernel's parameters (docs/kernel-abi.md): the sm80
 /// family's, then the Q, K and V tensor maps.
-KernelSignature hopperForwardSignature() {
+KernelSignature hopperForwardSignature(const FlashKernelSpec &spec) {
   ::attn::runtime::KernelAbi abi;
   abi.tensorMaps = true;
+  abi.keyRange = spec.keyRange;
   return KernelSignature(abi);
 }
 
@@ -74,7 +75,7 @@ public:
                        const FlashKernelSpec &spec,
                        const HopperKernelConfig &config)
       : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
-        params(hopperForwardSignature()) {}
+        params(hopperForwardSignature(spec)) {}
 
   void emit(LLVM::LLVMFuncOp func);
 
@@ -145,6 +146,7 @@ private:
   Value oArg, lseArg, headsQ, headsKv;
   std::array<Value, 2> oBatchHeadStride, lseBatchHeadStride;
   Value seqQ, seqKv, oRowStride;
+  Value keyStart, keyEnd; // key_range of this batch entry (keyEnd: Nk without)
   Value softmaxScale; // the run-time scale of the scores (f32)
   // softcap's region C · tanh(s · k) as {k, C}: scale · k is one multiply
   // before the tanh and C joins the softmax's log2(e), two multiplies per
@@ -455,7 +457,7 @@ HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
   }
   Value needsMask = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                                           block, numFull);
-  if (band.hasLeft())
+  if (band.hasLeft() || keyStart)
     needsMask = arith::OrIOp::create(b, loc, needsMask,
                                      kb.slt(block, firstFull));
   auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(s)), needsMask,
@@ -465,10 +467,13 @@ HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
   // As the sm80 kernel: every test compares a compile-time column offset
   // with one per-thread value. key < Nk <=> col < Nk - kv0 - 2t, and
   // key <= d(row) + right <=> col - 8·(e / 2) <= rowMinusKey + right.
-  Value keysLeft = kb.sub(kb.sub(seqKv, kv0), kb.shl(t, 1));
+  Value keysLeft = kb.sub(kb.sub(keyEnd, kv0), kb.shl(t, 1));
   Value rowMinusKey = kb.sub(
       kb.sub(kb.add(bandOffset, kb.add(warpRow0, g)), kv0), kb.shl(t, 1));
-  BandMask mask(kb, band, keysLeft, rowMinusKey);
+  Value keysBefore;
+  if (keyStart)
+    keysBefore = kb.sub(kb.sub(keyStart, kv0), kb.shl(t, 1));
+  BandMask mask(kb, band, keysLeft, rowMinusKey, keysBefore);
   SmallVector<Value> masked;
   for (int64_t nt = 0; nt < sTiles; ++nt)
     for (int e = 0; e < 4; ++e)
@@ -810,6 +815,12 @@ void HopperForwardEmitter::setQueryBlock(Value queryBlockIndex) {
     fullBegin = clampKv(
         kb.sub(kb.add(d0, kb.sub(rowsHere, kb.i32(1))), kb.i32(band.left)));
   }
+  if (keyStart) {
+    kvBegin = kb.maxsi(kvBegin, keyStart);
+    fullBegin = kb.maxsi(fullBegin, keyStart);
+    kvEnd = kb.minsi(kvEnd, keyEnd);
+    fullEnd = kb.minsi(fullEnd, keyEnd);
+  }
   numBlocks = kb.divu(kb.add(kvEnd, kb.i32(config.blockN - 1)),
                       kb.i32(config.blockN));
   numFull = kb.minsi(kb.divu(fullEnd, kb.i32(config.blockN)), numBlocks);
@@ -859,6 +870,14 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
   } else {
     batch = kb.divu(blockY, headsQ);
     setHead(kb.remu(blockY, headsQ));
+  }
+  // Key padding: batch entry b sees keys [key_start[b], key_end[b]) only.
+  keyEnd = seqKv;
+  if (spec.keyRange) {
+    nvvm::KeyBounds bounds = nvvm::loadKeyBounds(
+        kb, params["key_start"], params["key_end"], batch, seqKv);
+    keyStart = bounds.start;
+    keyEnd = bounds.end;
   }
 
   // Dynamic shared memory, rounded up to 1024 bytes (the swizzle atom):
@@ -921,7 +940,7 @@ Operation *mlir::attn::emitHopperForwardKernel(
         /*addrSpace=*/3);
 
   LLVM::LLVMFuncOp func = nvvm::createHopperKernelFunc(
-      builder, loc, name, hopperForwardSignature(), config.threads());
+      builder, loc, name, hopperForwardSignature(spec), config.threads());
 
   HopperForwardEmitter emitter(builder, loc, spec, config);
   emitter.emit(func);

@@ -55,25 +55,26 @@ std::string IntSet::str() const {
 static const KernelCapability kTable[] = {
   // family, option, direction, sm90aOnly,
   // head dims, why,
-  // D!=Dv, causal, topLeft, windows, scoreMod, bias, varlen, noLse, det,
+  // D!=Dv, causal, topLeft, windows, scoreMod, bias, varlen, keyRange,
+  // noLse, det,
   // stages, block-m, block-n, warp-rows, sm90-schedule
   {"sm80-mma", "sm80", KernelDirection::Forward, false,
    {8, 256, 8}, "(other than 16, 32, 64, 128 and 256 zero-padded to the "
                 "next of those)",
-   true, true, true, true, true, true, true, true, true,
+   true, true, true, true, true, true, true, true, true, true,
    {2, 2, 1}, {16, 512, 16}, {16, 256, 0}, true, false},
   {"sm90a-wgmma", "sm90a", KernelDirection::Forward, true,
    {64, 256, 0}, "(whole 128-byte swizzle panels)",
-   true, true, true, true, true, false, false, true, true,
+   true, true, true, true, true, false, false, true, true, true,
    {2, 8, 1}, {64, 192, 64}, {16, 256, 16}, false, true},
   {"sm80-mma", "sm80", KernelDirection::Backward, false,
    {8, 256, 8}, "(zero-padded to 32, 64, 128 or 256; above 128, dK and dV "
                 "are accumulated 128 columns at a time)",
-   false, true, true, true, true, false, false, false, true,
+   false, true, true, true, true, false, false, false, false, true,
    {2, 2, 1}, {32, 64, 32}, {32, 128, 0}, false, false},
   {"sm90a-wgmma", "sm90a", KernelDirection::Backward, true,
    {64, 128, 0}, "(whole 128-byte swizzle panels, dK and dV in registers)",
-   false, true, false, false, false, false, false, false, true,
+   false, true, false, false, false, false, false, false, false, true,
    {2, 4, 1}, {64, 64, 1}, {128, 128, 1}, false, true},
 };
 // clang-format on
@@ -99,6 +100,7 @@ KernelRequest KernelRequest::of(const FlashKernelSpec &spec) {
   r.scoreMod = spec.scoreMod != nullptr;
   r.bias = spec.bias;
   r.varlen = spec.varlen;
+  r.keyRange = spec.keyRange;
   r.withLse = spec.withLse;
   return r;
 }
@@ -112,6 +114,7 @@ KernelRequest KernelRequest::of(const FlashBackwardSpec &spec) {
   r.mask = spec.mask;
   r.band = spec.band;
   r.scoreMod = spec.softcap > 0;
+  r.keyRange = spec.keyRange;
   return r;
 }
 
@@ -184,6 +187,8 @@ std::string mlir::attn::unsupportedKernelFeature(const KernelCapability &cap,
   if (r.varlen && !cap.varlen)
     return refuse("variable length (cu_seqlens)",
                   "their TMA tensor maps address dense [B, N, H, D] tensors");
+  if (r.keyRange && !cap.keyRange)
+    return refuse("key_range (per-batch key padding)");
   if (!r.withLse && !cap.withoutLse)
     return refuse("an attention without the LSE");
   if (r.deterministic && !cap.deterministic)

@@ -102,8 +102,8 @@ Value FragmentAddresses::address(ArrayRef<Value> lanePtrs, int64_t rowBase,
 }
 
 BandMask::BandMask(KernelBuilder &kb, const MaskBand &band, Value keysLeft,
-                   Value rowMinusKey)
-    : kb(kb), keysLeft(keysLeft) {
+                   Value rowMinusKey, Value keysBefore)
+    : kb(kb), keysLeft(keysLeft), keysBefore(keysBefore) {
   if (band.hasRight())
     rightLimit = kb.add(rowMinusKey, kb.i32(band.right));
   if (band.hasLeft())
@@ -117,7 +117,26 @@ Value BandMask::visible(int64_t col, int64_t rowOffset) const {
     valid = kb.andb(valid, kb.sle(rel, rightLimit));
   if (leftLimit)
     valid = kb.andb(valid, kb.sle(leftLimit, rel));
+  if (keysBefore)
+    valid = kb.andb(valid, kb.sle(keysBefore, kb.i32(col)));
   return valid;
+}
+
+KeyBounds mlir::attn::nvvm::loadKeyBounds(KernelBuilder &kb, Value keyStart,
+                                          Value keyEnd, Value batch,
+                                          Value seqKv) {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  Type i32 = b.getI32Type();
+  auto at = [&](Value base) -> Value {
+    Value x = LLVM::LoadOp::create(b, loc, i32,
+                                   kb.gep(base, i32, kb.zext64(batch)));
+    return kb.minsi(kb.maxsi(x, kb.i32(0)), seqKv);
+  };
+  KeyBounds bounds;
+  bounds.start = at(keyStart);
+  bounds.end = kb.maxsi(at(keyEnd), bounds.start);
+  return bounds;
 }
 
 BackwardQueryWalk mlir::attn::nvvm::backwardQueryWalk(

@@ -90,16 +90,27 @@ private:
 /// (col < keysLeft = Nk − firstKey) and inside the band (rel = col −
 /// rowOffset between the limits from rowMinusKey = d(firstRow) − firstKey).
 /// Each test compares a compile-time constant with one per-thread value.
+/// `keysBefore` (key_range: start − firstKey), when given, also hides the
+/// columns before it.
 class BandMask {
 public:
   BandMask(KernelBuilder &kb, const MaskBand &band, Value keysLeft,
-           Value rowMinusKey);
+           Value rowMinusKey, Value keysBefore = Value());
   Value visible(int64_t col, int64_t rowOffset) const;
 
 private:
   KernelBuilder &kb;
-  Value keysLeft, rightLimit, leftLimit;
+  Value keysLeft, rightLimit, leftLimit, keysBefore;
 };
+
+/// A key_range kernel's bounds for batch entry `batch`: [start, end) read
+/// from the key_start/key_end parameters (i32 [B]) and clamped to
+/// [0, seqKv], end at least start.
+struct KeyBounds {
+  Value start, end;
+};
+KeyBounds loadKeyBounds(KernelBuilder &kb, Value keyStart, Value keyEnd,
+                        Value batch, Value seqKv);
 
 /// The query blocks a backward dkdv thread block walks for its keys
 /// [kv0, kv0 + blockN) (both backward families): from the first whose rows

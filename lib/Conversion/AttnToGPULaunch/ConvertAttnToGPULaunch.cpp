@@ -111,7 +111,7 @@ private:
   SymbolRefAttr kernel;
   LaunchAttr launch; // verified: a forward's, see readLaunch
   BufferView q, k, v, o;
-  std::optional<BufferView> lse;
+  std::optional<BufferView> lse, keyStart, keyEnd;
   Value lastSlot; // the last tensor-map stack slot, to keep them in order
 };
 
@@ -197,6 +197,10 @@ const BufferView *HostLowering::lookup(StringRef t) const {
     return &o;
   if (t == "lse" && lse)
     return &*lse;
+  if (t == "key_start" && keyStart)
+    return &*keyStart;
+  if (t == "key_end" && keyEnd)
+    return &*keyEnd;
   return nullptr;
 }
 
@@ -349,10 +353,15 @@ LogicalResult HostLowering::run() {
   rt::KernelAbi abi;
   abi.tensorMaps = launch.getFamily() == rt::kTensorMapFamily;
   abi.bias = static_cast<bool>(op.getBias());
+  abi.keyRange = static_cast<bool>(op.getKeyStart());
 
   q = view(toBuffer(op.getQuery()));
   k = view(toBuffer(op.getKey()));
   v = view(toBuffer(op.getValue()));
+  if (abi.keyRange) {
+    keyStart = view(toBuffer(op.getKeyStart()));
+    keyEnd = view(toBuffer(op.getKeyEnd()));
+  }
   // One stream for the allocations and the launch (upstream gpu-to-llvm
   // lowers gpu.alloc only on a stream): gpu.wait async creates it, the
   // final gpu.wait synchronises and destroys it.

@@ -50,6 +50,8 @@ struct FlashBackwardSpec {
   /// The softcap C (0: none): S = C·tanh(Q·Kᵀ·scale / C), and dS takes the
   /// factor 1 − tanh² (the sm80 kernels; the sm90a ones take none).
   double softcap = 0.0;
+  /// Per-batch key_range [start, end): masked keys get dK = dV = 0.
+  bool keyRange = false;
 
   /// The width of the shared-memory tiles and of the preprocess/convert
   /// kernels' rows: the head dim (equal for Q/K and V/O) rounded up to 32,

@@ -61,6 +61,7 @@ struct KernelCapability {
                         // a backward's only one is the softcap
   bool bias;            // the additive bias operand
   bool varlen;          // cu_seqlens
+  bool keyRange;        // key_range (per-batch key padding)
   bool withoutLse;      // forward: no LSE result
   bool deterministic;   // no atomics (backward: the dq kernel)
   IntSet stages;        // K/V ring (forward), Q/dO ring (backward)
@@ -82,7 +83,8 @@ struct KernelRequest {
   int64_t headDim = 0, valueHeadDim = 0;
   MaskKind mask = MaskKind::none;
   MaskBand band;
-  bool scoreMod = false, bias = false, varlen = false, withLse = true;
+  bool scoreMod = false, bias = false, varlen = false, keyRange = false,
+       withLse = true;
   /// Options; 0 / false / "" = not given.
   bool deterministic = false;
   int64_t stages = 0;

@@ -495,6 +495,25 @@ LogicalResult verifyBias(AttentionOp op) {
     return failure();
   return success();
 }
+
+/// key_range (%start, %end): i32 [B] each, B the query's batch.
+LogicalResult verifyKeyRange(Operation *op, Value start, Value end,
+                             RankedTensorType q) {
+  if (!start && !end)
+    return success();
+  if (!start || !end)
+    return op->emitOpError() << "expected key_start with key_end (both or "
+                                "neither)";
+  for (auto [name, v] : {std::pair<StringRef, Value>{"key_start", start},
+                         {"key_end", end}}) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (failed(checkRank(op, name, t, 1)) ||
+        failed(checkDim(op, "batch", name, t.getDimSize(0), "query",
+                        q.getDimSize(0))))
+      return failure();
+  }
+  return success();
+}
 } // namespace
 
 LogicalResult AttentionOp::verify() {
@@ -506,6 +525,9 @@ LogicalResult AttentionOp::verify() {
   if (getMaxSeqlen() && !getCuSeqlensQ())
     return emitOpError() << "expected max_seqlen only with cu_seqlens";
   if (isVarlen()) {
+    if (getKeyStart() || getKeyEnd())
+      return emitOpError() << "expected no key_range with cu_seqlens (each "
+                              "packed sequence has its own keys already)";
     if (failed(verifyVarlenOperands(*this)) ||
         failed(verifyMaskWindow(op, getMask(), getWindow())))
       return failure();
@@ -521,6 +543,8 @@ LogicalResult AttentionOp::verify() {
                                      getOutputType())))
     return failure();
   if (getBias() && failed(verifyBias(*this)))
+    return failure();
+  if (failed(verifyKeyRange(op, getKeyStart(), getKeyEnd(), q)))
     return failure();
 
   // Optional LSE: [B, Hq, Nq] f32.
@@ -585,6 +609,8 @@ LogicalResult AttentionGradOp::verify() {
                         q.getDimSize(i))))
       return failure();
   }
+  if (failed(verifyKeyRange(op, getKeyStart(), getKeyEnd(), q)))
+    return failure();
 
   // Each gradient has the type of what it differentiates.
   struct Grad {

@@ -108,6 +108,18 @@ Value sequenceOfTokens(OpBuilder &b, Location loc, Value cu, Value tokens) {
                  });
 }
 
+/// Whether key `col` (index) lies in a key_range entry's [start, end)
+/// (i32 values).
+Value keyInRange(OpBuilder &b, Location loc, Value col, Value start,
+                 Value end) {
+  Value col32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), col);
+  Value afterStart = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                           col32, start);
+  Value beforeEnd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          col32, end);
+  return arith::AndIOp::create(b, loc, afterStart, beforeEnd);
+}
+
 struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -197,6 +209,12 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
       extraIns.append({segQ, segK});
       extraMaps.append({map4({i}), map4({j})});
     }
+    // Key padding: batch entry b's [start, end) of keys.
+    Value keyStart = op.getKeyStart();
+    if (keyStart) {
+      extraIns.append({keyStart, op.getKeyEnd()});
+      extraMaps.append({map4({b}), map4({b})});
+    }
     extraMaps.push_back(id4);
     Value cuQ = op.getCuSeqlensQ(), cuK = op.getCuSeqlensKv();
     Value masked =
@@ -206,7 +224,7 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
             [&](OpBuilder &nb, Location l, ValueRange args) {
               Value s = arith::MulFOp::create(nb, l, args.back(), scale);
               SmallVector<Value> pos;
-              if (scoreMod || !band.isNone() || varlen)
+              if (scoreMod || !band.isNone() || varlen || keyStart)
                 for (unsigned d = 0; d < 4; ++d)
                   pos.push_back(linalg::IndexOp::create(nb, l, d));
               Value rowLen = nqV, colLen = nkV, sameSequence;
@@ -243,6 +261,14 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
                 visible = visible ? arith::AndIOp::create(nb, l, visible,
                                                           inBand)
                                   : inBand;
+              }
+              if (keyStart) {
+                unsigned at = (bias ? 1 : 0) + (varlen ? 2 : 0);
+                Value inRange = keyInRange(nb, l, pos[3], args[at],
+                                           args[at + 1]);
+                visible = visible ? arith::AndIOp::create(nb, l, visible,
+                                                          inRange)
+                                  : inRange;
               }
               if (visible)
                 s = arith::SelectOp::create(nb, l, visible, s, ninf);
@@ -468,12 +494,21 @@ struct LowerAttentionGradToReference : OpRewritePattern<AttentionGradOp> {
       return math::TanhOp::create(
           nb, l, arith::MulFOp::create(nb, l, s, f32Const(nb, l, 1.0 / *cap)));
     };
+    SmallVector<Value> probIns = {lse};
+    SmallVector<AffineMap> probMaps = {rowMap};
+    Value keyStart = op.getKeyStart();
+    if (keyStart) {
+      probIns.append({keyStart, op.getKeyEnd()});
+      probMaps.append({map4({b}), map4({b})});
+    }
+    probMaps.push_back(id4);
     Value probs = generic(
-        rewriter, loc, ValueRange{lse}, scores, {rowMap, id4}, par4,
+        rewriter, loc, probIns, scores, probMaps, par4,
         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          Value s = cap ? arith::MulFOp::create(nb, l, capTanh(nb, l, a[1]),
+          Value raw = a.back();
+          Value s = cap ? arith::MulFOp::create(nb, l, capTanh(nb, l, raw),
                                                 f32Const(nb, l, *cap))
-                        : arith::MulFOp::create(nb, l, a[1], scale);
+                        : arith::MulFOp::create(nb, l, raw, scale);
           Value p =
               math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, s, a[0]));
           Value keep = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE,
@@ -485,6 +520,11 @@ struct LowerAttentionGradToReference : OpRewritePattern<AttentionGradOp> {
                 nb, l, keep,
                 buildMaskVisible(nb, l, band, row, col, nqV, nkV));
           }
+          if (keyStart)
+            keep = arith::AndIOp::create(
+                nb, l, keep,
+                keyInRange(nb, l, linalg::IndexOp::create(nb, l, 3), a[1],
+                           a[2]));
           return arith::SelectOp::create(nb, l, keep, p, zero);
         });
 

@@ -129,6 +129,10 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
     return op.emitOpError("could not be tiled: dynamic head counts are not "
                           "supported");
+  if (op.getKeyStart())
+    return op.emitOpError("could not be tiled: key_range is not supported by "
+                          "the tiled lowering yet (use the reference "
+                          "lowering or the GPU kernels)");
   int64_t br = config.blockM, bc = config.blockN;
   int64_t dv = op.getValueHeadDim();
   Type elt = qType.getElementType();

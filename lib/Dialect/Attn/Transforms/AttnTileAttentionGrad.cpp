@@ -262,6 +262,10 @@ struct TileGrad {
     if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
       return op.emitOpError("could not be tiled: dynamic head counts are not "
                             "supported");
+    if (op.getKeyStart())
+      return op.emitOpError("could not be tiled: key_range is not supported "
+                            "by the tiled lowering yet (use the reference "
+                            "lowering or the GPU kernels)");
     std::optional<double> softcap;
     if (std::optional<APFloat> cap = op.getSoftcap())
       softcap = cap->convertToDouble();

@@ -66,6 +66,14 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
     per sequence, score_mod sees (b, h, position in the sequence), and a
     sequence of length 0 is allowed. Not combined with `bias`.
 
+    Key padding: with `key_range (%start, %end)` (i32 [B] each) batch entry
+    b sees only the keys j with start[b] <= j < end[b] (bounds clamped to
+    [0, Nk]), on top of `mask`: the padding of a padded batch (left
+    padding: start = the pad; right padding: end = the length), as
+    FlashAttention's `cache_leftpad` and `seqused_k`. The mask's diagonal
+    still aligns with the whole Nq and Nk. A row left with no key gives 0
+    and an LSE of -inf. Not combined with `cu_seqlens`.
+
     Example:
 
     ```mlir
@@ -96,6 +104,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
                        Attn_Tensor:$value, Optional<Attn_Tensor>:$bias,
                        Optional<RankedTensorOf<[I32]>>:$cu_seqlens_q,
                        Optional<RankedTensorOf<[I32]>>:$cu_seqlens_kv,
+                       Optional<RankedTensorOf<[I32]>>:$key_start,
+                       Optional<RankedTensorOf<[I32]>>:$key_end,
                        Optional<F32>:$runtime_scale,
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
@@ -111,6 +121,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
     $query `,` $key `,` $value (`bias` $bias^ `:` type($bias))?
     (`cu_seqlens` `(` $cu_seqlens_q^ `,` $cu_seqlens_kv `)`
      `:` type($cu_seqlens_q) `,` type($cu_seqlens_kv))?
+    (`key_range` `(` $key_start^ `,` $key_end `)`
+     `:` type($key_start) `,` type($key_end))?
     (`max` $max_seqlen^)?
     (`mask` $mask^)? (`window` $window^)?
     custom<Scale>($runtime_scale, $scale) (`softcap` $softcap^)? attr-dict
@@ -123,6 +135,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
                    "Value":$value, "MaskKind":$mask, "FloatAttr":$scale), [{
       build($_builder, $_state, results, query, key, value, /*bias=*/Value(),
             /*cu_seqlens_q=*/Value(), /*cu_seqlens_kv=*/Value(),
+            /*key_start=*/Value(), /*key_end=*/Value(),
             /*runtime_scale=*/Value(),
             MaskKindAttr::get($_builder.getContext(), mask),
             /*window=*/nullptr, scale, /*softcap=*/nullptr,
@@ -183,7 +196,8 @@ def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
   let assemblyFormat = "$score attr-dict `:` type($score)";
 }
 
-def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
+def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure,
+    AttrSizedOperandSegments]> {
   let summary = "Gradients of exact attention, recomputed from the saved LSE";
   let description = [{
     The backward pass of `attn.attention`: given the forward's inputs, its
@@ -211,6 +225,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
     grouped-query heads, dK and dV of a key/value head are summed over the
     Hq / Hkv query heads that read it. Rows that see no key (LSE = -inf)
     contribute nothing. The arithmetic is f32 whatever the element type.
+    `key_range (%start, %end)` is the forward's key padding: masked keys
+    get dK = dV = 0.
 
     Example:
 
@@ -228,6 +244,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
   let arguments = (ins Attn_Tensor:$query, Attn_Tensor:$key,
                        Attn_Tensor:$value, Attn_Tensor:$output,
                        Attn_Tensor:$grad_output, RankedTensorOf<[F32]>:$lse,
+                       Optional<RankedTensorOf<[I32]>>:$key_start,
+                       Optional<RankedTensorOf<[I32]>>:$key_end,
                        Optional<F32>:$runtime_scale,
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
@@ -239,6 +257,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
 
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
+    (`key_range` `(` $key_start^ `,` $key_end `)`
+     `:` type($key_start) `,` type($key_end))?
     (`mask` $mask^)? (`window` $window^)?
     custom<Scale>($runtime_scale, $scale) (`softcap` $softcap^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($output) `,`
@@ -251,7 +271,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure]> {
                    "Value":$value, "Value":$output, "Value":$grad_output,
                    "Value":$lse, "MaskKind":$mask, "FloatAttr":$scale), [{
       build($_builder, $_state, results, query, key, value, output,
-            grad_output, lse, /*runtime_scale=*/Value(),
+            grad_output, lse, /*key_start=*/Value(), /*key_end=*/Value(),
+            /*runtime_scale=*/Value(),
             MaskKindAttr::get($_builder.getContext(), mask),
             /*window=*/nullptr, scale, /*softcap=*/nullptr);
     }]>
