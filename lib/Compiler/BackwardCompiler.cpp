@@ -9,6 +9,7 @@
 #include "attn/Conversion/AttnToGPU/KernelSelection.h"
 #include "attn/Conversion/AttnToGPULaunch/LaunchGridIR.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Execution/AttentionModule.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -60,9 +61,11 @@ mlir::attn::buildAttentionGradModule(MLIRContext &ctx,
   Type v = tensor({p.batch, p.headsKv, p.seqKv, p.vDim()}, elt);
   Type o = tensor({p.batch, p.headsQ, p.seqQ, p.vDim()}, elt);
   Type lse = tensor({p.batch, p.headsQ, p.seqQ}, b.getF32Type());
-  auto func = func::FuncOp::create(
-      b, loc, "attention_grad",
-      b.getFunctionType({q, k, v, o, o, lse}, {q, k, v}));
+  SmallVector<Type> args = {q, k, v, o, o, lse};
+  if (p.hasKeyRanges())
+    args.append(2, tensor({p.batch}, b.getI32Type()));
+  auto func = func::FuncOp::create(b, loc, "attention_grad",
+                                   b.getFunctionType(args, {q, k, v}));
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
   // The mask as attn.attention's (AttentionModule.cpp): windows and the
@@ -81,11 +84,17 @@ mlir::attn::buildAttentionGradModule(MLIRContext &ctx,
   auto grad = AttentionGradOp::create(
       b, loc, TypeRange{q, k, v}, body->getArgument(0), body->getArgument(1),
       body->getArgument(2), body->getArgument(3), body->getArgument(4),
-      body->getArgument(5), /*key_start=*/Value(), /*key_end=*/Value(),
+      body->getArgument(5),
+      p.hasKeyRanges() ? body->getArgument(6) : Value(),
+      p.hasKeyRanges() ? body->getArgument(7) : Value(),
       /*runtime_scale=*/Value(),
       MaskKindAttr::get(&ctx, mask), window, scale,
       p.softcap > 0 ? b.getF32FloatAttr(static_cast<float>(p.softcap))
                     : FloatAttr());
+  if (p.hasKeyRanges()) {
+    grad->setAttr(kKeyStartsAttr, b.getDenseI64ArrayAttr(p.keyStarts));
+    grad->setAttr(kKeyEndsAttr, b.getDenseI64ArrayAttr(p.keyEnds));
+  }
   func::ReturnOp::create(b, loc, grad.getResults());
   return module;
 }
@@ -158,6 +167,8 @@ mlir::attn::compileAttentionGradKernels(ModuleOp module,
   p.scale = *scale;
   if (std::optional<APFloat> cap = op.getSoftcap())
     p.softcap = cap->convertToDouble();
+  if (op.getKeyStart())
+    setKeyRangesOf(op, p);
 
   AttnToPTXOptions pipeline;
   pipeline.chip = options.chip;
@@ -294,6 +305,7 @@ std::string CompiledBackward::manifestJSON() const {
     });
     ::attn::runtime::KernelAbi abi;
     abi.backward = true;
+    abi.keyRange = problem.hasKeyRanges();
     // sm90a-wgmma dkdv: its tensor maps (the other launches declare fewer
     // parameters and ignore them).
     writeManifestParams(j, abi, tensorMaps);

@@ -203,18 +203,8 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
     p.biasBroadcastBatch = bt.getDimSize(0) == 1;
     p.biasBroadcastHeads = bt.getDimSize(1) == 1;
   }
-  if (op.getKeyStart()) {
-    // Run-time values: the problem keeps the ranges the tools built the op
-    // for (else every key) for attn-launch --check.
-    auto ranges = [&](StringRef name, int64_t fill) {
-      if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name))
-        return std::vector<int64_t>(a.asArrayRef().begin(),
-                                    a.asArrayRef().end());
-      return std::vector<int64_t>(p.batch, fill);
-    };
-    p.keyStarts = ranges(kKeyStartsAttr, 0);
-    p.keyEnds = ranges(kKeyEndsAttr, p.seqKv);
-  }
+  if (op.getKeyStart())
+    setKeyRangesOf(op, p);
 
   AttnToPTXOptions pipeline;
   pipeline.chip = options.chip;
@@ -320,16 +310,6 @@ std::string CompiledKernel::manifestJSON() const {
       }
       if (problem.bias)
         j.attribute("bias", problem.biasKind());
-      if (problem.hasKeyRanges()) {
-        j.attributeArray("key_starts", [&] {
-          for (int64_t x : problem.keyStarts)
-            j.value(x);
-        });
-        j.attributeArray("key_ends", [&] {
-          for (int64_t x : problem.keyEnds)
-            j.value(x);
-        });
-      }
       j.attribute("scale", problem.effectiveScale());
       j.attribute("with_lse", problem.withLse);
     });

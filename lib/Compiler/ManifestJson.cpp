@@ -5,8 +5,20 @@
 //===----------------------------------------------------------------------===//
 
 #include "ManifestJson.h"
+#include "attn/Execution/AttentionModule.h"
 
 using namespace mlir;
+
+void mlir::attn::setKeyRangesOf(Operation *op, ::attn::AttentionProblem &p) {
+  auto ranges = [&](StringRef name, int64_t fill) {
+    if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name))
+      return std::vector<int64_t>(a.asArrayRef().begin(),
+                                  a.asArrayRef().end());
+    return std::vector<int64_t>(p.batch, fill);
+  };
+  p.keyStarts = ranges(kKeyStartsAttr, 0);
+  p.keyEnds = ranges(kKeyEndsAttr, p.seqKv);
+}
 
 ::attn::AttentionProblem mlir::attn::problemShapeOf(RankedTensorType q,
                                                     RankedTensorType k,
@@ -47,6 +59,17 @@ void mlir::attn::writeProblemShape(llvm::json::OStream &j,
   }
   if (problem.softcap > 0)
     j.attribute("softcap", problem.softcap);
+  // key_range: the ranges the tools built the op for (attn-launch --check).
+  if (problem.hasKeyRanges()) {
+    j.attributeArray("key_starts", [&] {
+      for (int64_t x : problem.keyStarts)
+        j.value(x);
+    });
+    j.attributeArray("key_ends", [&] {
+      for (int64_t x : problem.keyEnds)
+        j.value(x);
+    });
+  }
 }
 
 void mlir::attn::writeManifestHeader(llvm::json::OStream &j,

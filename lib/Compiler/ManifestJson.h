@@ -28,6 +28,12 @@ namespace mlir::attn {
                                         RankedTensorType k, int64_t headDim,
                                         int64_t valueHeadDim);
 
+/// The key ranges of `op` (an attn.attention or attn.attention_grad with
+/// key_range) into `p`: run-time values, so the ones the tools built it for
+/// (the kKeyStartsAttr/kKeyEndsAttr attributes), else every key, for
+/// attn-launch --check.
+void setKeyRangesOf(Operation *op, ::attn::AttentionProblem &p);
+
 /// "batch" … "causal", then the mask's "mask_align" and "window_left"/
 /// "window_right" and the "softcap" where it has them, of a JSON "problem"
 /// object (the caller adds what its file needs after them).

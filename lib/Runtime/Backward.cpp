@@ -90,7 +90,8 @@ bool backwardValue(const BackwardArgs &a, const std::string &name,
   };
   for (Ptr p : {Ptr{"q", a.q}, {"k", a.k}, {"v", a.v}, {"o", a.o},
                 {"do", a.dO}, {"lse", a.lse}, {"dq", a.dq}, {"dk", a.dk},
-                {"dv", a.dv}, {"workspace", a.workspace}})
+                {"dv", a.dv}, {"workspace", a.workspace},
+                {"key_start", a.keyStart}, {"key_end", a.keyEnd}})
     if (name == p.name) {
       v = p.value;
       return true;

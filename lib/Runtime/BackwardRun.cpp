@@ -102,7 +102,7 @@ Status attn::runtime::runBackwardKernel(const BackwardKernel &kernel,
   };
   BackwardArgs a = BackwardArgs::dense(p);
   std::vector<Buffer> bufs;
-  bufs.reserve(10);
+  bufs.reserve(12);
   auto alloc = [&](const char *name, size_t bytes,
                    cu::DevicePtr &out) -> Status {
     bufs.push_back(Buffer{DeviceBuffer(d), name, bytes});
@@ -119,6 +119,19 @@ Status attn::runtime::runBackwardKernel(const BackwardKernel &kernel,
         {"workspace", kernel.workspaceBytes(a), &a.workspace}})
     if (Status s = alloc(name, bytes, *ptr); !s)
       return s;
+  std::vector<int32_t> keyStarts(p.keyStarts.begin(), p.keyStarts.end()),
+      keyEnds(p.keyEnds.begin(), p.keyEnds.end());
+  if (p.hasKeyRanges())
+    for (auto [name, host, ptr] : {std::tuple{"key_start", &keyStarts,
+                                              &a.keyStart},
+                                   {"key_end", &keyEnds, &a.keyEnd}}) {
+      if (Status s = alloc(name, host->size() * 4, *ptr); !s)
+        return s;
+      if (Status s = d.check(d.MemcpyHtoD(*ptr, host->data(), host->size() * 4),
+                             std::string("cuMemcpyHtoD(") + name + ")");
+          !s)
+        return s;
+    }
   for (auto [dst, src, n, what] :
        {std::tuple{a.q, (const void *)hq.bytes.data(), qN * eb, "Q"},
         {a.k, (const void *)hk.bytes.data(), kN * eb, "K"},

@@ -20,6 +20,8 @@ struct BackwardArgs {
   cu::DevicePtr q = 0, k = 0, v = 0, o = 0, dO = 0, lse = 0;
   cu::DevicePtr dq = 0, dk = 0, dv = 0;
   cu::DevicePtr workspace = 0; // workspaceBytes(), 16-byte aligned
+  /// key_range kernels: i32 [batch] each (as LaunchArgs::keyStart/keyEnd).
+  cu::DevicePtr keyStart = 0, keyEnd = 0;
   int64_t batch = 0, headsQ = 0, headsKv = 0, seqQ = 0, seqKv = 0;
   std::array<int64_t, 3> qStride{}, kStride{}, vStride{}, oStride{},
       doStride{}, dqStride{}, dkStride{}, dvStride{};

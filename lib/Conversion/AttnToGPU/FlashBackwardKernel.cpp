@@ -49,11 +49,23 @@ using Acc = std::array<Value, 4>;
 using AFrag = std::array<Value, 4>;
 
 /// The backward kernels' parameters (docs/kernel-abi.md): all three
-/// kernels of the sm80 family take the same list.
-nvvm::KernelSignature backwardSignature() {
+/// kernels of the sm80 family take the same list (key_start/key_end
+/// last with a key_range).
+nvvm::KernelSignature backwardSignature(bool keyRange) {
   ::attn::runtime::KernelAbi abi;
   abi.backward = true;
+  abi.keyRange = keyRange;
   return nvvm::KernelSignature(abi);
+}
+
+/// The signature `func` was created with (createKernel).
+nvvm::KernelSignature signatureOf(gpu::GPUFuncOp func) {
+  nvvm::KernelSignature plain = backwardSignature(/*keyRange=*/false);
+  bool keyRange = func.getNumArguments() >
+                  plain.types(func.getContext()).size();
+  nvvm::KernelSignature params = backwardSignature(keyRange);
+  params.bind(func.getBody().front());
+  return params;
 }
 
 /// One warp's C[16 × 8·nTiles] = A·Bᵀ with both operands in shared memory
@@ -85,15 +97,11 @@ struct Common {
 
 /// Parameter `name` of a backward kernel.
 Value arg(gpu::GPUFuncOp func, StringRef name) {
-  nvvm::KernelSignature params = backwardSignature();
-  params.bind(func.getBody().front());
-  return params[name];
+  return signatureOf(func)[name];
 }
 /// Stride `dim` (0 = b, 1 = h, 2 = n) of `tensor`.
 Value stride(gpu::GPUFuncOp func, StringRef tensor, int dim) {
-  nvvm::KernelSignature params = backwardSignature();
-  params.bind(func.getBody().front());
-  return params.stride(tensor, dim);
+  return signatureOf(func).stride(tensor, dim);
 }
 
 /// tensor + b·stride_b + h·stride_h, with elements of type `elt`.
@@ -384,6 +392,9 @@ private:
 
   Common c;
   Value lane, warp, g, t, batch, kvHead, groupSize, kv0, diagonal;
+  // Keys outside [keyStart, keyEnd) are masked: [0, Nk), or the batch
+  // entry's key_range (keyStart null without one).
+  Value keyStart, keyEnd;
   Value qStart, qSteps, numSteps; // the walk: qSteps query blocks per head
   // qSteps, or 1 where a window leaves a key block no query block (the
   // prologue's step 0 is then never run, but its addresses are formed).
@@ -562,12 +573,21 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
   // logits): dS·K would then be inf·0, a NaN dQ. key < Nk  <=>
   //   8·(e/2) <= Nk − kv0 − 16·warp − g − 1.
   maskTiles(
-      kb, s, kb.slt(c.seqKv, kb.add(kv0, kb.i32(config.blockN))),
+      kb, s, kb.slt(keyEnd, kb.add(kv0, kb.i32(config.blockN))),
       [&] {
-        return kb.sub(kb.sub(kb.sub(c.seqKv, kv0), kb.mul(warp, kb.i32(16))),
+        return kb.sub(kb.sub(kb.sub(keyEnd, kv0), kb.mul(warp, kb.i32(16))),
                       kb.add(g, kb.i32(1)));
       },
       [](int64_t, int e) { return 8 * (e / 2); });
+  // key_range: key >= start  <=>  −8·(e/2) <= kv0 + 16·warp + g − start.
+  if (keyStart)
+    maskTiles(
+        kb, s, kb.slt(kv0, keyStart),
+        [&] {
+          return kb.sub(kb.add(kb.add(kv0, kb.mul(warp, kb.i32(16))), g),
+                        keyStart);
+        },
+        [](int64_t, int e) { return -8 * (e / 2); });
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), column-wise LSE from shared memory.
   Value cScale = softmaxConstant(kb, func, spec);
@@ -781,6 +801,14 @@ void DkDvEmitter::emit() {
   kvHead = kb.remu(bhKv, c.headsKv);
   groupSize = kb.divu(c.headsQ, c.headsKv);
   kv0 = kb.mul(kvBlock, kb.i32(config.blockN));
+  keyEnd = c.seqKv;
+  if (spec.keyRange) {
+    nvvm::KeyBounds bounds =
+        nvvm::loadKeyBounds(kb, arg(func, "key_start"), arg(func, "key_end"),
+                            batch, c.seqKv);
+    keyStart = bounds.start;
+    keyEnd = bounds.end;
+  }
 
   nvvm::BackwardQueryWalk walk =
       nvvm::backwardQueryWalk(kb, c.seqQ, config.blockM, config.blockN, kv0,
@@ -788,8 +816,12 @@ void DkDvEmitter::emit() {
   qStart = walk.qStart;
   qSteps = walk.qSteps;
   numSteps = walk.numSteps;
-  qStepsDivisor =
-      spec.band.hasLeft() ? kb.maxsi(qSteps, kb.i32(1)) : qSteps;
+  if (keyStart)
+    numSteps = nvvm::keyBlockSteps(kb, numSteps, kv0, config.blockN,
+                                   {keyStart, keyEnd});
+  qStepsDivisor = spec.band.hasLeft() || keyStart
+                      ? kb.maxsi(qSteps, kb.i32(1))
+                      : qSteps;
 
   // Shared memory: K, V, the Q and dO rings, dSᵀ, the LSE and Δ rings.
   Value smem = LLVM::AddressOfOp::create(
@@ -926,6 +958,7 @@ private:
 
   Common c;
   Value warp, g, t, batch, head, kvHead, q0, diagonal, firstBlock, numBlocks;
+  Value keyStart, keyEnd; // as the dkdv kernel's
   Value kPtr, vPtr, qTile, doTile, kRing, vRing;
   std::array<Value, 2> lseRow, deltaRow; // rows g and g + 8
   std::optional<FragmentAddresses> aRows, bRows, bTrans;
@@ -1007,13 +1040,19 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
         },
         [](int64_t nt, int e) { return 8 * (e / 2) - 8 * nt - (e & 1); });
   }
-  // key < Nk  <=>  8·nt + e%2 <= Nk − kv0 − 2t − 1.
+  // key < Nk (or the key_range's end)  <=>  8·nt + e%2 <= end − kv0 − 2t − 1.
   maskTiles(
-      kb, s, kb.slt(c.seqKv, kb.add(kv0, kb.i32(keys))),
+      kb, s, kb.slt(keyEnd, kb.add(kv0, kb.i32(keys))),
       [&] {
-        return kb.sub(kb.sub(c.seqKv, kv0), kb.add(kb.shl(t, 1), kb.i32(1)));
+        return kb.sub(kb.sub(keyEnd, kv0), kb.add(kb.shl(t, 1), kb.i32(1)));
       },
       [](int64_t nt, int e) { return 8 * nt + (e & 1); });
+  // key_range: key >= start  <=>  −8·nt − e%2 <= kv0 + 2t − start.
+  if (keyStart)
+    maskTiles(
+        kb, s, kb.slt(kv0, keyStart),
+        [&] { return kb.sub(kb.add(kv0, kb.shl(t, 1)), keyStart); },
+        [](int64_t nt, int e) { return -8 * nt - (e & 1); });
 
   Value cScale = softmaxConstant(kb, func, spec);
   for (int64_t nt = 0; nt < kTiles; ++nt)
@@ -1070,15 +1109,23 @@ void DqEmitter::emit() {
   kvHead = kb.divu(head, kb.divu(c.headsQ, c.headsKv));
   q0 = kb.mul(qBlock, kb.i32(rows));
 
+  keyEnd = c.seqKv;
+  if (spec.keyRange) {
+    nvvm::KeyBounds bounds =
+        nvvm::loadKeyBounds(kb, arg(func, "key_start"), arg(func, "key_end"),
+                            batch, c.seqKv);
+    keyStart = bounds.start;
+    keyEnd = bounds.end;
+  }
   // Key blocks this query block sees: [firstBlock, numBlocks), from the
-  // first row's lowest key to the last row's highest.
-  Value kvEnd = c.seqKv;
+  // first row's lowest key to the last row's highest (within key_range).
+  Value kvEnd = keyEnd;
   if (spec.band.hasRight()) {
     Value rowsHere = kb.minsi(kb.i32(rows), kb.sub(c.seqQ, q0));
     Value end = kb.add(kb.add(q0, rowsHere), diagonal);
     if (spec.band.right)
       end = kb.add(end, kb.i32(spec.band.right));
-    kvEnd = kb.minsi(kb.maxsi(end, kb.i32(0)), c.seqKv);
+    kvEnd = kb.minsi(kb.maxsi(end, kb.i32(0)), keyEnd);
   }
   numBlocks = kb.divu(kb.add(kvEnd, kb.i32(keys - 1)), kb.i32(keys));
   firstBlock = kb.i32(0);
@@ -1087,6 +1134,9 @@ void DqEmitter::emit() {
     firstBlock = kb.minsi(
         kb.divu(kb.maxsi(lowest, kb.i32(0)), kb.i32(keys)), numBlocks);
   }
+  if (keyStart)
+    firstBlock = kb.minsi(
+        kb.maxsi(firstBlock, kb.divu(keyStart, kb.i32(keys))), numBlocks);
 
   Value qPtr = headBase(kb, func, "q", elt, batch, head);
   Value doPtr =
@@ -1186,12 +1236,12 @@ void DqEmitter::emit() {
 }
 
 gpu::GPUFuncOp createKernel(OpBuilder &builder, gpu::GPUModuleOp module,
-                            StringRef name, int64_t threads) {
+                            StringRef name, int64_t threads, bool keyRange) {
   MLIRContext *ctx = builder.getContext();
   Location loc = module.getLoc();
   auto func = gpu::GPUFuncOp::create(
       builder, loc, name,
-      builder.getFunctionType(backwardSignature().types(ctx), {}));
+      builder.getFunctionType(backwardSignature(keyRange).types(ctx), {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                 builder.getUnitAttr());
   int32_t n = static_cast<int32_t>(threads);
@@ -1348,7 +1398,8 @@ mlir::attn::flashBackwardKernelNames(const FlashBackwardSpec &spec,
   std::string dtype = spec.elementType.isBF16() ? "bf16" : "f16";
   std::string stem = "attn_bwd_d" + std::to_string(spec.headDim) + "_" +
                      dtype + maskKernelNameSuffix(spec.causal, spec.band) +
-                     softcapKernelNameSuffix(spec.softcap);
+                     softcapKernelNameSuffix(spec.softcap) +
+                     (spec.keyRange ? "_kr" : "");
   std::string tile = "_n" + std::to_string(config.blockN) + "m" +
                      std::to_string(config.blockM);
   if (config.deterministic)
@@ -1374,8 +1425,7 @@ void mlir::attn::emitFlashBackwardKernels(OpBuilder &builder,
 
   if (!module.lookupSymbol(names.preprocess)) {
     builder.setInsertionPointToEnd(module.getBody());
-    gpu::GPUFuncOp pre = createKernel(builder, module, names.preprocess,
-                                      kBackwardAuxThreads);
+    gpu::GPUFuncOp pre = createKernel(builder, module, names.preprocess, kBackwardAuxThreads, spec.keyRange);
     builder.setInsertionPointToStart(&pre.getBody().front());
     emitPreprocess(builder, loc, pre, spec);
   }
@@ -1383,20 +1433,18 @@ void mlir::attn::emitFlashBackwardKernels(OpBuilder &builder,
   if (!names.dkdv.empty() && !module.lookupSymbol(names.dkdv)) {
     builder.setInsertionPointToEnd(module.getBody());
     gpu::GPUFuncOp main =
-        createKernel(builder, module, names.dkdv, config.threads());
+        createKernel(builder, module, names.dkdv, config.threads(), spec.keyRange);
     DkDvEmitter(builder, loc, main, spec, config).emit();
   }
   if (!names.dqDeterministic.empty() &&
       !module.lookupSymbol(names.dqDeterministic)) {
     builder.setInsertionPointToEnd(module.getBody());
-    gpu::GPUFuncOp dq = createKernel(builder, module, names.dqDeterministic,
-                                     config.dqThreads());
+    gpu::GPUFuncOp dq = createKernel(builder, module, names.dqDeterministic, config.dqThreads(), spec.keyRange);
     DqEmitter(builder, loc, dq, spec, config).emit();
   }
   if (!names.convert.empty() && !module.lookupSymbol(names.convert)) {
     builder.setInsertionPointToEnd(module.getBody());
-    gpu::GPUFuncOp convert = createKernel(builder, module, names.convert,
-                                          kBackwardAuxThreads);
+    gpu::GPUFuncOp convert = createKernel(builder, module, names.convert, kBackwardAuxThreads, spec.keyRange);
     builder.setInsertionPointToStart(&convert.getBody().front());
     emitConvert(builder, loc, convert, spec);
   }

@@ -84,10 +84,11 @@ constexpr int64_t kLseWarp = 1, kDqWarp = 2;
 
 /// The sm90a backward kernel's parameters (docs/kernel-abi.md): the sm80
 /// family's, then the Q, K, V and dO tensor maps.
-KernelSignature hopperBackwardSignature() {
+KernelSignature hopperBackwardSignature(const FlashBackwardSpec &spec) {
   ::attn::runtime::KernelAbi abi;
   abi.backward = true;
   abi.tensorMaps = true;
+  abi.keyRange = spec.keyRange;
   return KernelSignature(abi);
 }
 
@@ -102,7 +103,7 @@ public:
                         const FlashBackwardSpec &spec,
                         const HopperBackwardConfig &config)
       : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
-        params(hopperBackwardSignature()), elt(spec.elementType) {}
+        params(hopperBackwardSignature(spec)), elt(spec.elementType) {}
 
   void emit(LLVM::LLVMFuncOp func);
 
@@ -197,6 +198,9 @@ private:
   Value seqQ, seqKv, headsQ, diagonal;
   Value tid, warpgroup, lane, g, t;
   Value batch, kvHead, groupSize, kv0;
+  // Keys outside [keyStart, keyEnd) are masked: [0, Nk), or the batch
+  // entry's key_range (keyStart null without one).
+  Value keyStart, keyEnd;
   Value qStart, qSteps, numSteps;
   Value kTile, vTile, qRing, doRing, dsRing, dqTile, lseRing, barriers;
   // Consumer-only: index (0..), warp in its warpgroup, first key row of
@@ -411,7 +415,11 @@ void HopperBackwardEmitter::emitDqWriter() {
 }
 
 void HopperBackwardEmitter::waitForTurn(Value semaphore) {
-  Value turn = kb.divu(kv0, kb.i32(config.blockN));
+  // Key block n adds after n − 1 (from the first block that has keys: a
+  // key_range's start skips the blocks before it).
+  Value firstKey = keyStart ? keyStart : kb.i32(0);
+  Value turn = kb.sub(kb.divu(kv0, kb.i32(config.blockN)),
+                      kb.divu(firstKey, kb.i32(config.blockN)));
   auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
   {
     OpBuilder::InsertionGuard guard(b);
@@ -592,12 +600,18 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // Keys past Nk (the last key block): key < Nk  <=>
   //   8·(e/2) <= Nk − kv0 − warpKey0 − g − 1.
   s = maskRegisters(
-      kb, s, kb.slt(seqKv, kb.add(kv0, kb.i32(config.blockN))),
+      kb, s, kb.slt(keyEnd, kb.add(kv0, kb.i32(config.blockN))),
       [&] {
-        return kb.sub(kb.sub(seqKv, kb.add(kv0, warpKey0)),
+        return kb.sub(kb.sub(keyEnd, kb.add(kv0, warpKey0)),
                       kb.add(g, kb.i32(1)));
       },
       [](int64_t, int e) { return 8 * (e / 2); });
+  // key_range: key >= start  <=>  −8·(e/2) <= kv0 + warpKey0 + g − start.
+  if (keyStart)
+    s = maskRegisters(
+        kb, s, kb.slt(kv0, keyStart),
+        [&] { return kb.sub(kb.add(kb.add(kv0, warpKey0), g), keyStart); },
+        [](int64_t, int e) { return -8 * (e / 2); });
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), LSE·log2e of this thread's query columns
   // 8·j + 2t + {0, 1} read only now (after the mask: fewer live registers).
@@ -902,6 +916,14 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   qStart = walk.qStart;
   qSteps = walk.qSteps;
   numSteps = walk.numSteps;
+  keyEnd = seqKv;
+  if (spec.keyRange) {
+    KeyBounds bounds =
+        loadKeyBounds(kb, arg("key_start"), arg("key_end"), batch, seqKv);
+    keyStart = bounds.start;
+    keyEnd = bounds.end;
+    numSteps = keyBlockSteps(kb, numSteps, kv0, config.blockN, bounds);
+  }
 
   // Dynamic shared memory from a 1024-byte boundary (the swizzle atom):
   // K, V, the Q and dO rings, two dSᵀ tiles, the dQ tile, the LSE/Δ ring,
@@ -1010,7 +1032,8 @@ mlir::attn::hopperBackwardKernelName(const FlashBackwardSpec &spec,
                                      const HopperBackwardConfig &config) {
   std::string dtype = spec.elementType.isBF16() ? "bf16" : "f16";
   return "attn_bwd_sm90_d" + std::to_string(spec.headDim) + "_" + dtype +
-         (spec.causal ? "_causal" : "") + "_dkdv_n" +
+         (spec.causal ? "_causal" : "") + (spec.keyRange ? "_kr" : "") +
+         "_dkdv_n" +
          std::to_string(config.blockN) + "m" + std::to_string(config.blockM) +
          "s" + std::to_string(config.stages) +
          (config.pipelineDq   ? ""
@@ -1080,6 +1103,6 @@ void mlir::attn::emitHopperBackwardKernel(OpBuilder &builder,
         Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
 
   LLVM::LLVMFuncOp func = nvvm::createHopperKernelFunc(
-      builder, loc, name, hopperBackwardSignature(), config.threads());
+      builder, loc, name, hopperBackwardSignature(spec), config.threads());
   HopperBackwardEmitter(builder, loc, spec, config).emit(func);
 }

@@ -122,6 +122,14 @@ Value BandMask::visible(int64_t col, int64_t rowOffset) const {
   return valid;
 }
 
+Value mlir::attn::nvvm::keyBlockSteps(KernelBuilder &kb, Value numSteps,
+                                      Value kv0, int64_t blockN,
+                                      const KeyBounds &bounds) {
+  Value overlaps = kb.andb(kb.slt(kv0, bounds.end),
+                           kb.slt(bounds.start, kb.add(kv0, kb.i32(blockN))));
+  return kb.select(overlaps, numSteps, kb.i32(0));
+}
+
 KeyBounds mlir::attn::nvvm::loadKeyBounds(KernelBuilder &kb, Value keyStart,
                                           Value keyEnd, Value batch,
                                           Value seqKv) {

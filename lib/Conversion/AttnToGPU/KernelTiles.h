@@ -111,6 +111,10 @@ struct KeyBounds {
 };
 KeyBounds loadKeyBounds(KernelBuilder &kb, Value keyStart, Value keyEnd,
                         Value batch, Value seqKv);
+/// A backward dkdv block's walk length `numSteps`, or 0 when its keys
+/// [kv0, kv0 + blockN) miss `bounds` (dK and dV stay 0).
+Value keyBlockSteps(KernelBuilder &kb, Value numSteps, Value kv0,
+                    int64_t blockN, const KeyBounds &bounds);
 
 /// The query blocks a backward dkdv thread block walks for its keys
 /// [kv0, kv0 + blockN) (both backward families): from the first whose rows

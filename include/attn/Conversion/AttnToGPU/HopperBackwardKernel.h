@@ -96,7 +96,7 @@ std::string validateHopperBackward(const FlashBackwardSpec &spec,
                                    const HopperBackwardConfig &config);
 int64_t hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
                                         const HopperBackwardConfig &config);
-/// attn_bwd_sm90_d<D>_<dtype>[_causal]_dkdv_n<N>m<M>s<S>[_det|_sdq|_dkf]
+/// attn_bwd_sm90_d<D>_<dtype>[_causal][_kr]_dkdv_n<N>m<M>s<S>[_det|_sdq|_dkf]
 /// (no suffix: the pipelined dQ; _sdq: dQ first; _dkf: dK first).
 std::string hopperBackwardKernelName(const FlashBackwardSpec &spec,
                                      const HopperBackwardConfig &config);
