@@ -119,3 +119,21 @@ func.func @runtime_scale(%q: tensor<1x2x128x64xbf16>, %s: f32)
       -> tensor<1x2x128x64xbf16>, tensor<1x2x128xf32>
   return %o1, %o2 : tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16>
 }
+
+// -----
+
+// key_range: the two i32 [B] buffers are the kernel's key_start/key_end.
+// CHECK-LABEL: func.func @key_range
+// CHECK-SAME: %[[S:[^:]+]]: tensor<2xi32>, %[[E:[^:]+]]: tensor<2xi32>
+// CHECK-DAG: %[[SB:.+]] = bufferization.to_buffer %[[S]]
+// CHECK-DAG: %[[EB:.+]] = bufferization.to_buffer %[[E]]
+// CHECK: gpu.launch_func
+func.func @key_range(%q: tensor<2x4x100x64xbf16>, %k: tensor<2x2x300x64xbf16>,
+                     %v: tensor<2x2x300x64xbf16>, %s: tensor<2xi32>,
+                     %e: tensor<2xi32>) -> tensor<2x4x100x64xbf16> {
+  %o = attn.attention %q, %k, %v key_range(%s, %e) : tensor<2xi32>, tensor<2xi32>
+      mask <causal>
+      : tensor<2x4x100x64xbf16>, tensor<2x2x300x64xbf16>, tensor<2x2x300x64xbf16>
+        -> tensor<2x4x100x64xbf16>
+  return %o : tensor<2x4x100x64xbf16>
+}
