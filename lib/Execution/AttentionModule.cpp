@@ -248,6 +248,8 @@ mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
       MemRefType::get(oShape, elt),   MemRefType::get(lseShape, f32),
       MemRefType::get(qShape, elt),   MemRefType::get(kShape, elt),
       MemRefType::get(vShape, elt)};
+  if (p.hasKeyRanges())
+    argTypes.append(2, MemRefType::get({p.batch}, b.getI32Type()));
   auto func = func::FuncOp::create(b, loc, kAttentionBackwardEntry,
                                    b.getFunctionType(argTypes, {}));
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
@@ -264,16 +266,23 @@ mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
   Value k = toTensor(body->getArgument(1));
   Value v = toTensor(body->getArgument(2));
   Value dO = toTensor(body->getArgument(3));
+  Value keyStart, keyEnd;
+  if (p.hasKeyRanges()) {
+    keyStart = toTensor(body->getArgument(9));
+    keyEnd = toTensor(body->getArgument(10));
+  }
   SmallVector<Type> fwdTypes = {RankedTensorType::get(oShape, elt),
                                 RankedTensorType::get(lseShape, f32)};
-  auto attention = createAttention(b, loc, fwdTypes, q, k, v, p);
+  auto attention =
+      createAttention(b, loc, fwdTypes, q, k, v, p, Value(), Value(), Value(),
+                      Value(), keyStart, keyEnd);
   FloatAttr scale = attention.getScaleAttr();
   SmallVector<Type> gradTypes = {RankedTensorType::get(qShape, elt),
                                  RankedTensorType::get(kShape, elt),
                                  RankedTensorType::get(vShape, elt)};
   auto grad = AttentionGradOp::create(
       b, loc, gradTypes, q, k, v, attention.getOutput(), dO, attention.getLse(),
-      /*key_start=*/Value(), /*key_end=*/Value(), /*runtime_scale=*/Value(),
+      keyStart, keyEnd, /*runtime_scale=*/Value(),
       attention.getMaskAttr(),
       attention.getWindowAttr(), scale, attention.getSoftcapAttr());
   SmallVector<Value> results = {attention.getOutput(), attention.getLse()};

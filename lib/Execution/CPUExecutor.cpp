@@ -81,7 +81,8 @@ llvm::Expected<double> HostModule::call(StringRef entry,
 
 SmallVector<HostBuffer> mlir::attn::forwardArguments(
     const ::attn::AttentionProblem &p, void *q, void *k, void *v, void *bias,
-    int32_t *cuQ, int32_t *cuKv, void *out, float *lse, float *scale) {
+    int32_t *cuQ, int32_t *cuKv, void *out, float *lse, float *scale,
+    int32_t *keyStart, int32_t *keyEnd) {
   SmallVector<HostBuffer> args;
   if (p.isVarlen()) { // packed [T, H, D], LSE [H, T]
     int64_t tq = p.totalQ(), tk = p.totalKv();
@@ -98,6 +99,10 @@ SmallVector<HostBuffer> mlir::attn::forwardArguments(
   if (p.isVarlen()) {
     args.push_back({cuQ, {p.batch + 1}});
     args.push_back({cuKv, {p.batch + 1}});
+  }
+  if (p.hasKeyRanges()) {
+    args.push_back({keyStart, {p.batch}});
+    args.push_back({keyEnd, {p.batch}});
   }
   if (scale)
     args.push_back({scale, {}});
@@ -137,10 +142,13 @@ llvm::Expected<double> mlir::attn::runOnHost(ModuleOp module,
   if (!compiled)
     return compiled.takeError();
   std::vector<int32_t> cuQ = p.cuSeqlens(true), cuKv = p.cuSeqlens(false);
+  std::vector<int32_t> keyStarts(p.keyStarts.begin(), p.keyStarts.end()),
+      keyEnds(p.keyEnds.begin(), p.keyEnds.end());
   return (*compiled)->call(
       kAttentionEntry,
       forwardArguments(p, t.q.data(), t.k.data(), t.v.data(), t.bias.data(),
-                       cuQ.data(), cuKv.data(), t.out.data(), t.lse.data()));
+                       cuQ.data(), cuKv.data(), t.out.data(), t.lse.data(),
+                       /*scale=*/nullptr, keyStarts.data(), keyEnds.data()));
 }
 
 llvm::Expected<double>
@@ -155,5 +163,12 @@ mlir::attn::runBackwardOnHost(ModuleOp module,
   SmallVector<HostBuffer> args = gradArguments(
       p, t.q.data(), t.k.data(), t.v.data(), t.dout.data(), t.out.data(),
       t.lse.data(), t.dq.data(), t.dk.data(), t.dv.data());
+  // key_range: the two i32 [B] arguments after dv.
+  std::vector<int32_t> keyStarts(p.keyStarts.begin(), p.keyStarts.end()),
+      keyEnds(p.keyEnds.begin(), p.keyEnds.end());
+  if (p.hasKeyRanges()) {
+    args.push_back({keyStarts.data(), {p.batch}});
+    args.push_back({keyEnds.data(), {p.batch}});
+  }
   return (*compiled)->call(kAttentionBackwardEntry, args);
 }

@@ -60,8 +60,9 @@ buildAttentionModule(MLIRContext &ctx, const ::attn::AttentionProblem &p,
 inline constexpr const char *kAttentionBackwardEntry = "attention_backward";
 
 /// Builds `func.func @attention_backward(%q, %k, %v, %do, %o, %lse, %dq,
-/// %dk, %dv)` on memrefs (the first four read, the rest written): the
-/// forward attn.attention gives O and LSE, and attn.attention_grad the
+/// %dk, %dv, [%key_start, %key_end])` on memrefs (q, k, v, do and the key
+/// ranges read, the rest written; the key ranges with problem.keyStarts):
+/// the forward attn.attention gives O and LSE, and attn.attention_grad the
 /// gradients for the output gradient %do.
 OwningOpRef<ModuleOp>
 buildAttentionBackwardModule(MLIRContext &ctx,

@@ -64,7 +64,8 @@ struct HostTensors {
 llvm::SmallVector<HostBuffer>
 forwardArguments(const ::attn::AttentionProblem &p, void *q, void *k, void *v,
                  void *bias, int32_t *cuQ, int32_t *cuKv, void *out, float *lse,
-                 float *scale = nullptr);
+                 float *scale = nullptr, int32_t *keyStart = nullptr,
+                 int32_t *keyEnd = nullptr);
 
 /// The arguments of buildHostAttentionGradModule's entry for the dense
 /// problem `p`: q, k, v, out, dout, lse, [scale] (when not null, for a

@@ -95,7 +95,7 @@ func.func @attention_mixed_static_dynamic(%q: tensor<1x2x?x32xf16>, %k: tensor<1
 // CHECK-SAME: tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
 // CHECK: return %[[A]], %[[MX]], %[[S]]
 // GENERIC-LABEL: sym_name = "online_block"
-// GENERIC: "attn.online_block"({{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>, scale = 1.250000e-01 : f32}>
+// GENERIC: "attn.online_block"({{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, scale = 1.250000e-01 : f32}>
 // GENERIC: -> (tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>)
 func.func @online_block(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>,
                         %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>,
@@ -111,7 +111,7 @@ func.func @online_block(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tens
 // CHECK-LABEL: func.func @online_block_no_mask
 // CHECK: attn.online_block {{.*}} of(%{{[^,]+}}, %{{[^)]+}}) scale 2.000000e+00 : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>
 // GENERIC-LABEL: sym_name = "online_block_no_mask"
-// GENERIC: <{mask = #attn.mask<none>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>, scale = 2.000000e+00 : f32}>
+// GENERIC: <{mask = #attn.mask<none>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, scale = 2.000000e+00 : f32}>
 func.func @online_block_no_mask(%q: tensor<16x32xf32>, %k: tensor<16x32xf32>, %v: tensor<16x8xf32>,
                                 %acc: tensor<16x8xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>,
                                 %i: index) -> tensor<16x8xf32> {
@@ -282,7 +282,7 @@ func.func @attention_bias(%q: tensor<2x8x128x64xf16>, %k: tensor<2x2x256x64xf16>
 // GENERIC-LABEL: sym_name = "runtime_scale"
 // GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}>
 // GENERIC: "attn.attention_grad"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 1>}>
-// GENERIC: "attn.online_block"({{.*}}) <{mask = #attn.mask<none>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1>}>
+// GENERIC: "attn.online_block"({{.*}}) <{mask = #attn.mask<none>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0>}>
 func.func @runtime_scale(%q: tensor<1x2x16x8xf32>, %do: tensor<1x2x16x8xf32>, %s: f32,
                          %t: tensor<16x8xf32>, %m: tensor<16xf32>, %i: index) {
   %o, %lse = attn.attention %q, %q, %q mask <causal> scale(%s)

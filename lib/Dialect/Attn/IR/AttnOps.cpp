@@ -652,6 +652,9 @@ LogicalResult AttentionGradOp::verify() {
 
 LogicalResult OnlineBlockOp::verify() {
   Operation *op = getOperation();
+  if (static_cast<bool>(getKeyStart()) != static_cast<bool>(getKeyEnd()))
+    return emitOpError() << "expected key_start with key_end (both or "
+                            "neither)";
   auto q = cast<RankedTensorType>(getQuery().getType());
   auto k = cast<RankedTensorType>(getKey().getType());
   auto v = cast<RankedTensorType>(getValue().getType());

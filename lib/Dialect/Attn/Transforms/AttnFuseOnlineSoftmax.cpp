@@ -125,7 +125,7 @@ struct ExpandOnlineBlock : OpRewritePattern<OnlineBlockOp> {
           Value valid = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
                                               col, keysLeft);
           Value qIdx, kvIdx;
-          if (!band.isNone() || scoreMod) {
+          if (!band.isNone() || scoreMod || op.getKeyStart()) {
             qIdx = arith::AddIOp::create(b, l, op.getQStart(),
                                          linalg::IndexOp::create(b, l, 0));
             kvIdx = arith::AddIOp::create(b, l, op.getKvStart(), col);
@@ -133,6 +133,14 @@ struct ExpandOnlineBlock : OpRewritePattern<OnlineBlockOp> {
           if (Value inBand = buildMaskVisible(b, l, band, qIdx, kvIdx,
                                               op.getSeqQ(), op.getSeqKv()))
             valid = arith::AndIOp::create(b, l, valid, inBand);
+          if (Value start = op.getKeyStart()) {
+            Value afterStart = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::sge, kvIdx, start);
+            Value beforeEnd = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::slt, kvIdx, op.getKeyEnd());
+            valid = arith::AndIOp::create(
+                b, l, valid, arith::AndIOp::create(b, l, afterStart, beforeEnd));
+          }
           Value scaled = arith::MulFOp::create(b, l, a.back(), scaleLog2e);
           if (scoreMod)
             scaled = inlineScoreMod(b, *scoreMod, scaled,

@@ -129,10 +129,6 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
     return op.emitOpError("could not be tiled: dynamic head counts are not "
                           "supported");
-  if (op.getKeyStart())
-    return op.emitOpError("could not be tiled: key_range is not supported by "
-                          "the tiled lowering yet (use the reference "
-                          "lowering or the GPU kernels)");
   int64_t br = config.blockM, bc = config.blockN;
   int64_t dv = op.getValueHeadDim();
   Type elt = qType.getElementType();
@@ -246,6 +242,18 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
                                          arith::CmpIPredicate::eq, rows, c0);
     kvEnd = arith::SelectOp::create(rewriter, loc, noRows, kvBegin, kvEnd);
   }
+  // key_range: only batch entry bi's [start, end) of keys (block-aligned
+  // start; each block masks the rest).
+  Value keyStart, keyEnd;
+  if (op.getKeyStart()) {
+    std::tie(keyStart, keyEnd) = detail::keyRangeOf(
+        rewriter, loc, op.getKeyStart(), op.getKeyEnd(), bi, seqKv);
+    Value alignedStart = arith::MulIOp::create(
+        rewriter, loc, arith::DivUIOp::create(rewriter, loc, keyStart, bcV),
+        bcV);
+    kvBegin = arith::MaxSIOp::create(rewriter, loc, kvBegin, alignedStart);
+    kvEnd = arith::MinSIOp::create(rewriter, loc, kvEnd, keyEnd);
+  }
 
   Value acc0 = filled(rewriter, loc, {br, dv}, 0.0f);
   Value max0 =
@@ -272,8 +280,8 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
         auto block = OnlineBlockOp::create(
             b, l, TypeRange(state.getTypes()), qTile, kTile, vTile, state[0],
             state[1], state[2], q0, kv0, seqQ, seqKv, scoreMod ? bi : Value(),
-            scoreMod ? hi : Value(), biasTile, runtimeScale, op.getMaskAttr(),
-            op.getWindowAttr(), scale);
+            scoreMod ? hi : Value(), biasTile, runtimeScale, keyStart, keyEnd,
+            op.getMaskAttr(), op.getWindowAttr(), scale);
         if (scoreMod) {
           IRMapping map;
           op.getScoreMod().cloneInto(&block.getScoreMod(), map);

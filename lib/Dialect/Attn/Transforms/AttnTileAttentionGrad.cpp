@@ -132,6 +132,7 @@ struct BlockInputs {
   Value rows, cols;   // rows of each tile that exist
   MaskBand band;
   Value seqQ, seqKv;  // whole lengths, for the band
+  Value keyStart, keyEnd; // key_range of the batch entry, or null
 };
 
 /// P = exp2(S·scale·log2e − LSE·log2e) (0 where masked: padding, above the
@@ -179,6 +180,17 @@ std::pair<Value, Value> probsAndScoreGrads(OpBuilder &b, Location loc,
           keep = arith::AndIOp::create(
               nb, l, keep,
               buildMaskVisible(nb, l, in.band, query, key, in.seqQ, in.seqKv));
+        }
+        if (in.keyStart) {
+          Value key = arith::AddIOp::create(nb, l, in.kv0, j);
+          keep = arith::AndIOp::create(
+              nb, l, keep,
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, key,
+                                    in.keyStart));
+          keep = arith::AndIOp::create(
+              nb, l, keep,
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, key,
+                                    in.keyEnd));
         }
         // One statement per op: their order in the IR must not depend on
         // the compiler's argument evaluation order.
@@ -262,10 +274,6 @@ struct TileGrad {
     if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
       return op.emitOpError("could not be tiled: dynamic head counts are not "
                             "supported");
-    if (op.getKeyStart())
-      return op.emitOpError("could not be tiled: key_range is not supported "
-                            "by the tiled lowering yet (use the reference "
-                            "lowering or the GPU kernels)");
     std::optional<double> softcap;
     if (std::optional<APFloat> cap = op.getSoftcap())
       softcap = cap->convertToDouble();
@@ -296,6 +304,14 @@ struct TileGrad {
     Value hqV = arith::ConstantIndexOp::create(rewriter, loc, hq);
     Value groupV = arith::ConstantIndexOp::create(rewriter, loc, group);
     MaskBand band = op.getMaskBand();
+    // key_range: batch entry bi's [start, end) (null values without one).
+    auto keyRange = [&](OpBuilder &b, Location l,
+                        Value bi) -> std::pair<Value, Value> {
+      if (!op.getKeyStart())
+        return {Value(), Value()};
+      return mlir::attn::detail::keyRangeOf(b, l, op.getKeyStart(), op.getKeyEnd(), bi,
+                                seqKv);
+    };
 
     // Preprocess: Δ[b,h,i] = rowsum(dO ∘ O), once, on whole tensors.
     SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(rewriter, loc, q);
@@ -386,6 +402,7 @@ struct TileGrad {
                             in.band = band;
                             in.seqQ = seqQ;
                             in.seqKv = seqKv;
+                            std::tie(in.keyStart, in.keyEnd) = keyRange(b, l, bi);
                             auto [p, dS] =
                                 probsAndScoreGrads(b, l, in, br, bc, scale, softcap);
                             // dV += Pᵀ·dO, dK += dSᵀ·Q (scaled once at the
@@ -492,6 +509,7 @@ struct TileGrad {
                   in.band = band;
                   in.seqQ = seqQ;
                   in.seqKv = seqKv;
+                  std::tie(in.keyStart, in.keyEnd) = keyRange(b, l, bi);
                   // Key blocks outside the band are never visited (as in
                   // the forward).
                   Value kvBegin, kvEnd;

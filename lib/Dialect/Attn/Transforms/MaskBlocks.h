@@ -15,6 +15,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::attn::detail {
 
@@ -46,6 +47,24 @@ inline Value bandOffset(OpBuilder &b, Location loc, const MaskBand &band,
   if (band.topLeft)
     return arith::ConstantIndexOp::create(b, loc, 0);
   return arith::SubIOp::create(b, loc, seqKv, seqQ);
+}
+
+/// attn.attention's key_range for batch entry `batch`: [start, end) as
+/// index values, clamped to [0, seqKv] with end >= start (as the GPU
+/// kernels clamp them).
+inline std::pair<Value, Value> keyRangeOf(OpBuilder &b, Location loc,
+                                          Value starts, Value ends,
+                                          Value batch, Value seqKv) {
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  auto at = [&](Value t) -> Value {
+    Value x = tensor::ExtractOp::create(b, loc, t, batch);
+    Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), x);
+    return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, i, c0),
+                                  seqKv);
+  };
+  Value start = at(starts);
+  Value end = arith::MaxSIOp::create(b, loc, at(ends), start);
+  return {start, end};
 }
 
 inline Value addConst(OpBuilder &b, Location loc, Value x, int64_t c) {

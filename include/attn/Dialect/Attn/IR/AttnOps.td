@@ -325,7 +325,9 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure, IsolatedFromAbove,
     applied to the natural-domain scaled score before the mask; it needs the
     tile's `batch` and (query) `head` indices. `bias` [Br, Bc], when
     present, is added after the score_mod (the tile of attn.attention's
-    bias, zero-padded).
+    bias, zero-padded). `keys (%start, %end)`, when present, hides the keys
+    outside [start, end) (attn.attention's key_range of this tile's batch
+    entry, clamped to [0, seq_kv]).
 
     Scores are taken in the exp2 domain: `s = (q · kᵀ) * scale * log2(e)`,
     so a single multiply folds scale and the change of base. The scale is
@@ -342,6 +344,7 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure, IsolatedFromAbove,
                        Optional<Index>:$head,
                        Optional<RankedTensorOf<[F16, BF16, F32]>>:$bias,
                        Optional<F32>:$runtime_scale,
+                       Optional<Index>:$key_start, Optional<Index>:$key_end,
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
                        OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -355,6 +358,7 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure, IsolatedFromAbove,
     `at` `(` $q_start `,` $kv_start `)` `of` `(` $seq_q `,` $seq_kv `)`
     (`head` `(` $batch^ `,` $head `)`)?
     (`bias` $bias^ `:` type($bias))?
+    (`keys` `(` $key_start^ `,` $key_end `)`)?
     (`mask` $mask^)? (`window` $window^)?
     custom<Scale>($runtime_scale, $scale) attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($acc) `,`
