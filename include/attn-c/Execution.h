@@ -46,6 +46,10 @@ typedef struct AttnCPUProblem {
   double scale;
   double softcap; /* 0 = none; forward and backward */
   bool alibi;     /* forward only */
+  /* Key padding (attn.attention's key_range): batch entry b sees only keys
+   * [keyStart[b], keyEnd[b]) (clamped to [0, seqKv]); i32 [batch] host
+   * arrays read at call time, or both NULL for every key. */
+  const int32_t *keyStart, *keyEnd;
 } AttnCPUProblem;
 
 MLIR_CAPI_EXPORTED AttnCPUProblem attnCPUProblemGetDefault(void);

@@ -219,6 +219,14 @@ llvm::Expected<::attn::AttentionProblem> readProblem(const Request &r) {
   ATTN_READ(softcap, r.number("softcap"));
   p.softcap = softcap.value_or(0.0);
   ATTN_READ(p.alibi, r.boolean("alibi", false));
+  // key_range: a kernel that takes per-batch key ranges at launch (every
+  // key of every batch entry in the manifest's problem).
+  bool keyRange = false;
+  ATTN_READ(keyRange, r.boolean("key_range", false));
+  if (keyRange) {
+    p.keyStarts.assign(p.batch, 0);
+    p.keyEnds.assign(p.batch, p.seqKv);
+  }
   std::string why = p.validate();
   if (!why.empty())
     return error("invalid attention problem: " + why);

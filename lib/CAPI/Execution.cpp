@@ -15,8 +15,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <algorithm>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -83,6 +85,17 @@ std::string toProblem(const AttnCPUProblem &c, bool backward,
   p.softcap = c.softcap;
   p.alibi = c.alibi;
   p.withLse = true;
+  if (static_cast<bool>(c.keyStart) != static_cast<bool>(c.keyEnd))
+    return "keyStart and keyEnd must be given together (or both NULL)";
+  if (c.keyStart && c.batch > 0) {
+    // Values read at call time; the problem keeps them clamped (as the
+    // module clamps them) for its checks.
+    for (int64_t b = 0; b < c.batch; ++b) {
+      int64_t start = std::clamp<int64_t>(c.keyStart[b], 0, c.seqKv);
+      p.keyStarts.push_back(start);
+      p.keyEnds.push_back(std::clamp<int64_t>(c.keyEnd[b], start, c.seqKv));
+    }
+  }
   if (backward && (p.alibi || p.customScoreMod))
     return "the backward pass has no ALiBi: attn.attention_grad takes masks "
            "and the softcap only";
@@ -99,7 +112,7 @@ std::string keyOf(const ::attn::AttentionProblem &p, bool backward) {
      << p.headsKv << ' ' << p.seqQ << ' ' << p.seqKv << ' ' << p.headDim << ' '
      << p.vDim() << ' ' << ::attn::dtypeName(p.dtype) << ' ' << p.causal
      << p.topLeft << ' ' << p.windowLeft << ' ' << p.windowRight << ' '
-     << p.softcap << ' ' << p.alibi;
+     << p.softcap << ' ' << p.alibi << ' ' << p.hasKeyRanges();
   return os.str();
 }
 
@@ -181,6 +194,7 @@ AttnCPUProblem attnCPUProblemGetDefault(void) {
   p.scale = 0.0;
   p.softcap = 0.0;
   p.alibi = false;
+  p.keyStart = p.keyEnd = nullptr;
   return p;
 }
 
@@ -203,8 +217,10 @@ const char *attnCPUAttentionForward(const AttnCPUProblem *problem,
   auto in = [](const void *ptr) { return const_cast<void *>(ptr); };
   float scale = static_cast<float>(p.effectiveScale());
   auto seconds = module->call(
-      kAttentionEntry, forwardArguments(p, in(q), in(k), in(v), nullptr,
-                                        nullptr, nullptr, out, lse, &scale));
+      kAttentionEntry,
+      forwardArguments(p, in(q), in(k), in(v), nullptr, nullptr, nullptr, out,
+                       lse, &scale, const_cast<int32_t *>(problem->keyStart),
+                       const_cast<int32_t *>(problem->keyEnd)));
   if (!seconds)
     return fail("execution failed: " + llvm::toString(seconds.takeError()));
   return nullptr;
@@ -231,7 +247,9 @@ const char *attnCPUAttentionBackward(const AttnCPUProblem *problem,
   auto seconds = module->call(
       kHostAttentionGradEntry,
       gradArguments(p, in(q), in(k), in(v), in(out), in(dout),
-                    static_cast<float *>(in(lse)), dq, dk, dv, &scale));
+                    static_cast<float *>(in(lse)), dq, dk, dv, &scale,
+                    const_cast<int32_t *>(problem->keyStart),
+                    const_cast<int32_t *>(problem->keyEnd)));
   if (!seconds)
     return fail("execution failed: " + llvm::toString(seconds.takeError()));
   return nullptr;

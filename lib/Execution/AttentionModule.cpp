@@ -316,6 +316,9 @@ mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
       MemRefType::get(oShape, elt), MemRefType::get(lseShape, b.getF32Type())};
   if (scaleArg)
     argTypes.push_back(MemRefType::get({}, b.getF32Type()));
+  unsigned keyArgs = argTypes.size();
+  if (p.hasKeyRanges())
+    argTypes.append(2, MemRefType::get({p.batch}, b.getI32Type()));
   unsigned firstOut = argTypes.size();
   argTypes.append({MemRefType::get(qShape, elt), MemRefType::get(kShape, elt),
                    MemRefType::get(vShape, elt)});
@@ -325,13 +328,19 @@ mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
 
-  SmallVector<Value> inputs;
-  for (unsigned i = 0; i < 6; ++i) {
-    Value m = body->getArgument(i);
+  auto toTensor = [&](Value m) -> Value {
     auto mt = cast<MemRefType>(m.getType());
-    inputs.push_back(bufferization::ToTensorOp::create(
+    return bufferization::ToTensorOp::create(
         b, loc, RankedTensorType::get(mt.getShape(), mt.getElementType()), m,
-        /*restrict=*/true, /*writable=*/false));
+        /*restrict=*/true, /*writable=*/false);
+  };
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < 6; ++i)
+    inputs.push_back(toTensor(body->getArgument(i)));
+  Value keyStart, keyEnd;
+  if (p.hasKeyRanges()) {
+    keyStart = toTensor(body->getArgument(keyArgs));
+    keyEnd = toTensor(body->getArgument(keyArgs + 1));
   }
   auto [mask, window] = maskOf(b, p);
   Value runtimeScale;
@@ -343,7 +352,7 @@ mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
                                  RankedTensorType::get(vShape, elt)};
   auto grad = AttentionGradOp::create(
       b, loc, gradTypes, inputs[0], inputs[1], inputs[2], inputs[3], inputs[4],
-      inputs[5], /*key_start=*/Value(), /*key_end=*/Value(), runtimeScale,
+      inputs[5], keyStart, keyEnd, runtimeScale,
       MaskKindAttr::get(b.getContext(), mask), window,
       scale,
       p.softcap > 0 ? b.getF32FloatAttr(static_cast<float>(p.softcap))

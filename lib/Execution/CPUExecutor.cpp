@@ -121,7 +121,8 @@ SmallVector<HostBuffer> mlir::attn::forwardArguments(
 SmallVector<HostBuffer>
 mlir::attn::gradArguments(const ::attn::AttentionProblem &p, void *q, void *k,
                           void *v, void *out, void *dout, float *lse, void *dq,
-                          void *dk, void *dv, float *scale) {
+                          void *dk, void *dv, float *scale,
+                          int32_t *keyStart, int32_t *keyEnd) {
   SmallVector<int64_t, 4> qs = {p.batch, p.headsQ, p.seqQ, p.headDim};
   SmallVector<int64_t, 4> ks = {p.batch, p.headsKv, p.seqKv, p.headDim};
   SmallVector<int64_t, 4> vs = {p.batch, p.headsKv, p.seqKv, p.vDim()};
@@ -131,6 +132,10 @@ mlir::attn::gradArguments(const ::attn::AttentionProblem &p, void *q, void *k,
       {out, os}, {dout, os}, {lse, {p.batch, p.headsQ, p.seqQ}}};
   if (scale)
     args.push_back({scale, {}});
+  if (keyStart) {
+    args.push_back({keyStart, {p.batch}});
+    args.push_back({keyEnd, {p.batch}});
+  }
   args.append({{dq, qs}, {dk, ks}, {dv, vs}});
   return args;
 }

@@ -50,6 +50,8 @@ LaunchArgs convert(const attn_launch_args &c) {
   }
   a.lseStride = {c.lse_stride[0], c.lse_stride[1]};
   a.softmaxScale = c.softmax_scale;
+  a.keyStart = c.key_start;
+  a.keyEnd = c.key_end;
   return a;
 }
 } // namespace
@@ -143,6 +145,8 @@ BackwardArgs convertBackward(const attn_backward_args &c) {
   }
   a.lseStride = {c.lse_stride[0], c.lse_stride[1]};
   a.softmaxScale = c.softmax_scale;
+  a.keyStart = c.key_start;
+  a.keyEnd = c.key_end;
   return a;
 }
 } // namespace

@@ -75,6 +75,9 @@ class KernelSpec:
     # Backward: dQ from its own kernel instead of atomic adds, so that
     # reruns give bit-identical gradients (attn-compile --deterministic).
     deterministic: bool = False
+    # Per-batch key ranges (key padding) taken at launch: attn.attention's
+    # key_range (attn-compile --key-starts/--key-ends).
+    key_range: bool = False
 
     @property
     def name(self) -> str:
@@ -88,6 +91,8 @@ class KernelSpec:
             name += f"-h{self.alibi_heads}o{self.alibi_offset}"
         if self.deterministic:
             name += "-det"
+        if self.key_range:
+            name += "-kr"
         if self.family != "sm80":
             name += f"-{self.family}"
         if self.tile:
@@ -224,6 +229,10 @@ def validate_kernel_dir(path: Path, spec: KernelSpec) -> Optional[str]:
     for key, value in want.items():
         if problem.get(key) != value:
             return f"manifest problem.{key} is {problem.get(key)!r}, not {value!r}"
+    if ("key_starts" in problem) != spec.key_range:
+        return ("the kernel takes key ranges and the spec does not"
+                if spec.key_range is False else
+                "the kernel takes no key ranges and the spec does")
     cap = problem.get("softcap", 0.0)
     if not isinstance(cap, (int, float)) or not math.isclose(
             cap, variant.softcap, rel_tol=1e-6):
@@ -427,7 +436,7 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
                        tuning_db="" if spec.tile else "none")
         options.update(_tile_options(spec.tile))
         compiler.compile(chip=spec.chip, **options, **fields,
-                         **shape).write(directory)
+                         key_range=spec.key_range, **shape).write(directory)
         return
     if spec.kind == "bwd" and not variant.alibi and compiler.available():
         # The C API's attn-compile --backward (the wheel has no attn-compile).
@@ -446,7 +455,8 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
         for unused in ("causal", "alibi"):
             del fields[unused]
         compiler.compile_backward(out=directory, chip=spec.chip, **options,
-                                  **fields, **shape)
+                                  **fields, key_range=spec.key_range,
+                                  **shape)
         return
     if not compiler.available():
         raise KernelNotAvailableError(

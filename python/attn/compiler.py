@@ -184,7 +184,8 @@ def compile(mlir: Optional[str] = None, *, batch: int = 1, heads_q: int = 1,
             assemble: bool = True, top_left: bool = False,
             window_left: int = -1, window_right: int = -1,
             softcap: float = 0.0, alibi: bool = False,
-            family: str = "auto", sm90_schedule: str = "") -> Kernel:
+            family: str = "auto", sm90_schedule: str = "",
+            key_range: bool = False) -> Kernel:
     """Compiles one attention kernel, as ``attn-compile``.
 
     Either from MLIR text holding one ``attn.attention`` (``mlir``), or from
@@ -202,6 +203,8 @@ def compile(mlir: Optional[str] = None, *, batch: int = 1, heads_q: int = 1,
     ``sm90_schedule`` is the sm90a family's consumer schedule, as
     attn-compile's --sm90-schedule: 'pingpong', 'overlap' or 'serial',
     optionally '+persistent'; '' = the tuned or heuristic one.
+    ``key_range=True`` compiles a kernel that takes each batch entry's
+    key range [start, end) at launch (key padding, docs/variants.md).
     ``assemble=False`` stops at PTX (no ptxas). Raises CompileError naming
     the bad argument or carrying the compiler's diagnostics.
     """
@@ -221,7 +224,7 @@ def compile(mlir: Optional[str] = None, *, batch: int = 1, heads_q: int = 1,
         value_head_dim=value_head_dim, dtype=dtype, causal=causal,
         scale=scale, with_lse=with_lse, top_left=top_left,
         window_left=window_left, window_right=window_right, softcap=softcap,
-        alibi=alibi))))
+        alibi=alibi, key_range=key_range))))
 
 
 def _problem(caller: str, *, heads_kv, seq_kv, value_head_dim, dtype,
@@ -240,8 +243,9 @@ def _problem(caller: str, *, heads_kv, seq_kv, value_head_dim, dtype,
         except TypeError:
             raise TypeError(f"{caller}: {key} must be an integer, got "
                             f"{problem[key]!r}") from None
-    for key in ("causal", "with_lse", "top_left", "alibi"):
-        problem[key] = bool(problem[key])
+    for key in ("causal", "with_lse", "top_left", "alibi", "key_range"):
+        if key in problem:
+            problem[key] = bool(problem[key])
     problem.update(dtype=_check_dtype(dtype), softcap=float(softcap),
                    scale=None if scale is None else float(scale))
     return problem
@@ -278,7 +282,8 @@ def compile_backward(*, out: "str | os.PathLike[str]", batch: int = 1,
                      opt_level: int = 3, block_m: int = 0, block_n: int = 0,
                      stages: int = 2, family: str = "auto",
                      sm90_schedule: str = "", deterministic: bool = False,
-                     ptxas: str = "", assemble: bool = True) -> Path:
+                     ptxas: str = "", assemble: bool = True,
+                     key_range: bool = False) -> Path:
     """Compiles the backward kernels (dQ, dK, dV) of a problem into the
     kernel directory ``out``, as ``attn-compile --backward --tuning-db
     none``: the tile is ``block_m``/``block_n``/``stages`` (and sm90a's dQ
@@ -286,14 +291,15 @@ def compile_backward(*, out: "str | os.PathLike[str]", batch: int = 1,
     without atomics. The mask is ``causal``/``top_left``/``window_left``/
     ``window_right`` and ``softcap`` the cap, as for attn.compile (the sm80
     family takes every band and the softcap, the sm90a one no mask or
-    bottom-right causal and no softcap). Returns ``out``."""
+    bottom-right causal and no softcap); ``key_range`` as attn.compile's.
+    Returns ``out``."""
     _call("CompileBackward", dict(_problem(
         "attn.compile_backward", batch=batch, heads_q=heads_q,
         heads_kv=heads_kv, seq_q=seq_q, seq_kv=seq_kv, head_dim=head_dim,
         value_head_dim=value_head_dim, dtype=dtype, causal=causal,
         scale=scale, with_lse=True, top_left=top_left,
         window_left=window_left, window_right=window_right, softcap=softcap,
-        alibi=False),
+        alibi=False, key_range=key_range),
         dir=str(out), chip=chip, opt_level=opt_level, block_m=block_m,
         block_n=block_n, stages=stages, family=family,
         sm90_schedule=sm90_schedule, deterministic=bool(deterministic),

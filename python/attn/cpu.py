@@ -41,7 +41,9 @@ class _Problem(ctypes.Structure):
                 ("causal", ctypes.c_bool), ("topLeft", ctypes.c_bool),
                 ("windowLeft", ctypes.c_int64), ("windowRight", ctypes.c_int64),
                 ("hasScale", ctypes.c_bool), ("scale", ctypes.c_double),
-                ("softcap", ctypes.c_double), ("alibi", ctypes.c_bool)]
+                ("softcap", ctypes.c_double), ("alibi", ctypes.c_bool),
+                ("keyStart", ctypes.POINTER(ctypes.c_int32)),
+                ("keyEnd", ctypes.POINTER(ctypes.c_int32))]
 
 
 def library_candidates():
@@ -125,10 +127,10 @@ def backward_unsupported(variant: Variant) -> Optional[str]:
 
 
 def _problem(q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
-             variant: Variant) -> _Problem:
+             variant: Variant, key_range=None) -> _Problem:
     B, Hq, Nq, D = q.shape
     f = variant.problem_fields()
-    return _Problem(
+    p = _Problem(
         batch=B, headsQ=Hq, headsKv=k.shape[1], seqQ=Nq, seqKv=k.shape[2],
         headDim=D, valueHeadDim=v.shape[3], dtype=_DTYPES[q.dtype],
         causal=f["causal"], topLeft=f["top_left"],
@@ -136,6 +138,19 @@ def _problem(q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
         hasScale=scale is not None,
         scale=0.0 if scale is None else float(scale),
         softcap=float(f["softcap"]), alibi=bool(f["alibi"]))
+    if key_range is not None:
+        int_p = ctypes.POINTER(ctypes.c_int32)
+        p.keyStart = ctypes.cast(key_range[0].data_ptr(), int_p)
+        p.keyEnd = ctypes.cast(key_range[1].data_ptr(), int_p)
+    return p
+
+
+def _key_range(key_range):
+    """The (start, end) pair as contiguous int32 CPU tensors (kept alive by
+    the caller for the call)."""
+    if key_range is None:
+        return None
+    return tuple(t.to(torch.int32).contiguous() for t in key_range)
 
 
 def _check(err: Optional[bytes]) -> None:
@@ -148,8 +163,9 @@ def _dense(t: Tensor) -> Tensor:
 
 
 def forward(q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
-            variant: Variant) -> Tuple[Tensor, Tensor]:
-    """(out, lse) of one attention on CPU tensors; shapes already checked."""
+            variant: Variant, key_range=None) -> Tuple[Tensor, Tensor]:
+    """(out, lse) of one attention on CPU tensors; shapes already checked
+    (``key_range``: the (key_start, key_end) int32 [B] pair, or None)."""
     check_dtype(q)
     q, k, v = _dense(q), _dense(k), _dense(v)
     B, Hq, Nq, _ = q.shape
@@ -164,7 +180,8 @@ def forward(q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
         out.zero_()
         lse.fill_(-math.inf)
         return out, lse
-    p = _problem(q, k, v, scale, variant)
+    key_range = _key_range(key_range)
+    p = _problem(q, k, v, scale, variant, key_range)
     _check(_library().attnCPUAttentionForward(
         ctypes.byref(p), q.data_ptr(), k.data_ptr(), v.data_ptr(),
         out.data_ptr(), lse.data_ptr()))
@@ -173,7 +190,8 @@ def forward(q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
 
 def backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
              lse: Tensor, scale: Optional[float],
-             variant: Variant) -> Tuple[Tensor, Tensor, Tensor]:
+             variant: Variant, key_range=None
+             ) -> Tuple[Tensor, Tensor, Tensor]:
     """dq, dk, dv on CPU tensors from the given out and lse."""
     check_dtype(q)
     why = backward_unsupported(variant)
@@ -187,7 +205,8 @@ def backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
     if q.shape[2] == 0 or k.shape[2] == 0 or q.numel() == 0 or \
             v.shape[3] == 0:
         return dq.zero_(), dk.zero_(), dv.zero_()
-    p = _problem(q, k, v, scale, variant)
+    key_range = _key_range(key_range)
+    p = _problem(q, k, v, scale, variant, key_range)
     _check(_library().attnCPUAttentionBackward(
         ctypes.byref(p), q.data_ptr(), k.data_ptr(), v.data_ptr(),
         out.data_ptr(), grad_out.data_ptr(), lse.data_ptr(), dq.data_ptr(),

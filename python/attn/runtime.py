@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ._native import PACKAGE_LIB
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 _REPO = Path(__file__).resolve().parents[2]
 # The wheel's copy first (attn._native), then the build trees'.
@@ -47,6 +47,7 @@ class LaunchArgs(ctypes.Structure):
         ("v_stride", ctypes.c_int64 * 3), ("o_stride", ctypes.c_int64 * 3),
         ("lse_stride", ctypes.c_int64 * 2),
         ("softmax_scale", ctypes.c_double),
+        ("key_start", ctypes.c_uint64), ("key_end", ctypes.c_uint64),
     ]
 
 
@@ -68,6 +69,7 @@ class BackwardArgs(ctypes.Structure):
         ("dk_stride", ctypes.c_int64 * 3), ("dv_stride", ctypes.c_int64 * 3),
         ("lse_stride", ctypes.c_int64 * 2),
         ("softmax_scale", ctypes.c_double),
+        ("key_start", ctypes.c_uint64), ("key_end", ctypes.c_uint64),
     ]
 
 

@@ -77,8 +77,8 @@ _ALIGN_BYTES = 16
 # attn_launch_args / attn_backward_args are all 8-byte fields (the last the
 # softmax scale, a double): packing them in one struct call is much cheaper
 # than setting 25 ctypes fields.
-_FWD_FORMAT = struct.Struct("=5Q5q14qd")
-_BWD_FORMAT = struct.Struct("=10Q5q26qd")
+_FWD_FORMAT = struct.Struct("=5Q5q14qd2Q")
+_BWD_FORMAT = struct.Struct("=10Q5q26qd2Q")
 assert _FWD_FORMAT.size == ctypes.sizeof(_rt.LaunchArgs)
 assert _BWD_FORMAT.size == ctypes.sizeof(_rt.BackwardArgs)
 # The five pointers that lead attn_launch_args (q, k, v, o, lse): all a
@@ -259,7 +259,7 @@ def _device_index(q: Tensor) -> int:
 
 def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
                     scale: Optional[float], vkey: str, chip: str,
-                    deterministic: bool = False):
+                    deterministic: bool = False, key_range: bool = False):
     """The KernelSpec (heuristic tile) and run-time Shape of a call
     (``deterministic``: a backward's dQ mode)."""
     variant = parse_variant(causal, vkey)
@@ -275,13 +275,14 @@ def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
     spec = KernelSpec(kind, int(D), int(v.shape[3]), _DTYPE_NAMES[q.dtype],
                       bool(causal), chip, variant=vkey, alibi_heads=alibi_heads,
                       alibi_offset=alibi_offset, family=_family,
-                      deterministic=kind == "bwd" and bool(deterministic))
+                      deterministic=kind == "bwd" and bool(deterministic),
+                      key_range=bool(key_range))
     shape = _tuning.Shape(int(B), int(Hq), int(Hkv), int(Nq), int(Nk))
     return spec, shape
 
 
 def _launcher_key(kind, q, k, v, causal, scale, vkey, index,
-                  deterministic=False) -> tuple:
+                  deterministic=False, key_range=False) -> tuple:
     """What decides the kernel: its specialisation and, for the tuning
     database, the heads ratio and sequence buckets (ALiBi: Hq, Nk - Nq)."""
     Hq, Nq = q.shape[1], q.shape[2]
@@ -291,7 +292,7 @@ def _launcher_key(kind, q, k, v, causal, scale, vkey, index,
             Hq // max(1, Hkv), _tuning.sequence_bucket(Nq),
             _tuning.sequence_bucket(Nk),
             (Hq, Nk - Nq) if vkey.endswith(",1") else None,  # ALiBi
-            deterministic)
+            deterministic, key_range)
 
 
 def _select(kind: str, spec: KernelSpec, shape, index: int):
@@ -311,10 +312,11 @@ def _select(kind: str, spec: KernelSpec, shape, index: int):
 
 def _launcher(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
               scale: Optional[float], vkey: str = "",
-              deterministic: bool = False) -> _Launcher:
+              deterministic: bool = False,
+              key_range: bool = False) -> _Launcher:
     index = _device_index(q)
     key = _launcher_key(kind, q, k, v, causal, scale, vkey, index,
-                        deterministic)
+                        deterministic, key_range)
     launcher = _launchers.get(key)
     if launcher is None:
         with _launchers_lock:
@@ -322,7 +324,7 @@ def _launcher(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
             if launcher is None:
                 spec, shape = _spec_and_shape(kind, q, k, v, causal, scale,
                                               vkey, _chip(index),
-                                              deterministic)
+                                              deterministic, key_range)
                 launcher, selection = _load(_select(kind, spec, shape, index),
                                             index, kind == "bwd",
                                             spec.resolved())
@@ -361,11 +363,40 @@ def _check_scale(scale: Optional[float]) -> None:
                          f"{scale!r}")
 
 
+def _key_range_tensors(q: Tensor, k: Tensor, key_start, key_end):
+    """The key range as contiguous int32 tensors on q's device (None when
+    not given), its shape and type checked, naming the argument."""
+    if key_start is None and key_end is None:
+        return None
+    if key_start is None or key_end is None:
+        raise ValueError(f"{_OP}: key_range needs both key_start and key_end")
+    out = []
+    for name, t in (("key_start", key_start), ("key_end", key_end)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{_OP}: {name} must be a tensor, got "
+                            f"{type(t).__name__}")
+        if t.dtype.is_floating_point or t.dtype.is_complex or \
+                t.dtype == torch.bool:
+            raise TypeError(f"{_OP}: {name} must hold integers, got "
+                            f"{t.dtype}")
+        if t.dim() != 1 or t.shape[0] != q.shape[0]:
+            raise ValueError(f"{_OP}: {name} must have shape [B] = "
+                             f"[{q.shape[0]}], got {list(t.shape)}")
+        if t.device != q.device:
+            raise ValueError(f"{_OP}: {name} is on {t.device}, q on "
+                             f"{q.device}")
+        out.append(t.to(torch.int32).contiguous())
+    return tuple(out)
+
+
 def _forward(q: Tensor, k: Tensor, v: Tensor, causal: bool,
-             scale: Optional[float], vkey: str = "") -> Tuple[Tensor, Tensor]:
-    """Checks, allocates O and LSE, launches the forward kernel."""
+             scale: Optional[float], vkey: str = "", key_start=None,
+             key_end=None) -> Tuple[Tensor, Tensor]:
+    """Checks, allocates O and LSE, launches the forward kernel (with the
+    batch entries' key ranges when given)."""
     _check_shapes(q, k, v)
     _check_cuda((("q", q), ("k", k), ("v", v)))
+    key_range = _key_range_tensors(q, k, key_start, key_end)
     q, k, v = _kernel_layout(q), _kernel_layout(k), _kernel_layout(v)
     B, Hq, Nq, _ = q.shape
     Hkv, Nk, Dv = k.shape[1], k.shape[2], v.shape[3]
@@ -377,14 +408,17 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, causal: bool,
         out.zero_()
         lse.fill_(-math.inf)
         return out, lse
-    launcher = _launcher("fwd", q, k, v, causal, scale, vkey)
+    launcher = _launcher("fwd", q, k, v, causal, scale, vkey,
+                         key_range=key_range is not None)
     args, ref = launcher.args()
     qs, ks, vs, os_ = q.stride(), k.stride(), v.stride(), out.stride()
+    starts, ends = ((key_range[0].data_ptr(), key_range[1].data_ptr())
+                    if key_range is not None else (0, 0))
     _FWD_FORMAT.pack_into(
         args, 0, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
         lse.data_ptr(), B, Hq, Hkv, Nq, Nk, qs[0], qs[1], qs[2], ks[0], ks[1],
         ks[2], vs[0], vs[1], vs[2], os_[0], os_[1], os_[2], Hq * Nq, Nq,
-        _softmax_scale(scale, q.shape[3]))
+        _softmax_scale(scale, q.shape[3]), starts, ends)
     launcher.run(ref, _current_stream(q.device.index))
     return out, lse
 
@@ -415,8 +449,8 @@ def _backward_kernels_missing() -> Optional[str]:
 
 def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
               lse: Tensor, causal: bool, scale: Optional[float],
-              vkey: str = "", deterministic: bool = False
-              ) -> Tuple[Tensor, Tensor, Tensor]:
+              vkey: str = "", deterministic: bool = False, key_start=None,
+              key_end=None) -> Tuple[Tensor, Tensor, Tensor]:
     """dQ, dK, dV with attn's backward kernels (recomputation from LSE;
     ``deterministic``: dQ without atomics, bit-identical over reruns)."""
     _check_backward_variant(causal, vkey)
@@ -427,6 +461,7 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
     if missing is not None:
         raise NotImplementedError(f"{_OP} backward: {missing}")
     _check_cuda((("grad_out", grad_out), ("q", q), ("k", k), ("v", v)))
+    key_range = _key_range_tensors(q, k, key_start, key_end)
     q, k, v = _kernel_layout(q), _kernel_layout(k), _kernel_layout(v)
     grad_out, out = _kernel_layout(grad_out), _kernel_layout(out)
     lse = lse if lse.stride(-1) == 1 else lse.contiguous()
@@ -439,7 +474,7 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
         return dq.zero_(), dk.zero_(), dv.zero_()
     try:
         launcher = _launcher("bwd", q, k, v, causal, scale, vkey,
-                             deterministic)
+                             deterministic, key_range is not None)
     except (KernelNotAvailableError, CompileError) as ex:
         # Not in the pack, or the compiler has no backward kernel for the
         # call (head dim 256: it names why): what attn cannot
@@ -452,7 +487,9 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
         args, 0, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
         grad_out.data_ptr(), lse.data_ptr(), dq.data_ptr(), dk.data_ptr(),
         dv.data_ptr(), 0, B, Hq, Hkv, Nq, Nk, *strides, lse.stride(0),
-        lse.stride(1), _softmax_scale(scale, q.shape[3]))
+        lse.stride(1), _softmax_scale(scale, q.shape[3]),
+        *((key_range[0].data_ptr(), key_range[1].data_ptr())
+          if key_range is not None else (0, 0)))
     nbytes = launcher.lib.attn_kernel_workspace_bytes(launcher.handle, ref)
     workspace = None
     if nbytes:
@@ -467,23 +504,29 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
 @torch.library.custom_op(
     "attn::attention", mutates_args=(),
     schema="(Tensor q, Tensor k, Tensor v, bool causal, float? scale, "
-           "str variant=\"\", bool deterministic=False) -> (Tensor, Tensor)")
-def _attention_op(q, k, v, causal, scale, variant="", deterministic=False):
+           "str variant=\"\", bool deterministic=False, "
+           "Tensor? key_start=None, Tensor? key_end=None) -> (Tensor, Tensor)")
+def _attention_op(q, k, v, causal, scale, variant="", deterministic=False,
+                  key_start=None, key_end=None):
     # (deterministic is the backward's dQ mode: see _setup_context.)
-    return _forward(q, k, v, causal, scale, variant)
+    return _forward(q, k, v, causal, scale, variant, key_start, key_end)
 
 
 @_attention_op.register_kernel("cpu")
-def _attention_cpu(q, k, v, causal, scale, variant="", deterministic=False):
+def _attention_cpu(q, k, v, causal, scale, variant="", deterministic=False,
+                   key_start=None, key_end=None):
     # The compiler's own CPU path (attn.cpu): JIT-compiled once per problem,
     # the scale passed at every call.
     _check_shapes(q, k, v)
-    return _cpu.forward(q, k, v, scale, parse_variant(causal, variant))
+    return _cpu.forward(q, k, v, scale, parse_variant(causal, variant),
+                        _key_range_tensors(q, k, key_start, key_end))
 
 
 @_attention_op.register_fake
-def _attention_fake(q, k, v, causal, scale, variant="", deterministic=False):
+def _attention_fake(q, k, v, causal, scale, variant="", deterministic=False,
+                    key_start=None, key_end=None):
     _check_shapes(q, k, v)
+    _key_range_tensors(q, k, key_start, key_end)
     parse_variant(causal, variant)
     B, Hq, Nq, _ = q.shape
     out = q.new_empty((B, Hq, Nq, v.shape[3]))
@@ -495,25 +538,30 @@ def _attention_fake(q, k, v, causal, scale, variant="", deterministic=False):
     "attn::attention_backward", mutates_args=(),
     schema="(Tensor grad_out, Tensor q, Tensor k, Tensor v, Tensor out, "
            "Tensor lse, bool causal, float? scale, str variant=\"\", "
-           "bool deterministic=False) -> (Tensor, Tensor, Tensor)")
+           "bool deterministic=False, Tensor? key_start=None, "
+           "Tensor? key_end=None) -> (Tensor, Tensor, Tensor)")
 def _attention_backward_op(grad_out, q, k, v, out, lse, causal, scale,
-                           variant="", deterministic=False):
+                           variant="", deterministic=False, key_start=None,
+                           key_end=None):
     return _backward(grad_out, q, k, v, out, lse, causal, scale, variant,
-                     deterministic)
+                     deterministic, key_start, key_end)
 
 
 @_attention_backward_op.register_kernel("cpu")
 def _attention_backward_cpu(grad_out, q, k, v, out, lse, causal, scale,
-                            variant="", deterministic=False):
+                            variant="", deterministic=False, key_start=None,
+                            key_end=None):
     # The CPU path has no atomics: deterministic either way.
     _check_shapes(q, k, v)
     return _cpu.backward(grad_out, q, k, v, out, lse, scale,
-                         parse_variant(causal, variant))
+                         parse_variant(causal, variant),
+                         _key_range_tensors(q, k, key_start, key_end))
 
 
 @_attention_backward_op.register_fake
 def _attention_backward_fake(grad_out, q, k, v, out, lse, causal, scale,
-                             variant="", deterministic=False):
+                             variant="", deterministic=False, key_start=None,
+                             key_end=None):
     return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
 
 
@@ -526,6 +574,8 @@ def _setup_context(ctx, inputs, output):
     ctx.scale = scale
     ctx.variant = inputs[5] if len(inputs) > 5 else ""
     ctx.deterministic = bool(inputs[6]) if len(inputs) > 6 else False
+    ctx.key_start = inputs[7] if len(inputs) > 7 else None
+    ctx.key_end = inputs[8] if len(inputs) > 8 else None
     ctx.num_inputs = len(inputs)
 
 
@@ -536,7 +586,7 @@ def _autograd_backward(ctx, grad_out, grad_lse):
     _check_backward_variant(ctx.causal, ctx.variant, q.device.type == "cpu")
     dq, dk, dv = torch.ops.attn.attention_backward(
         grad_out, q, k, v, out, lse, ctx.causal, ctx.scale, ctx.variant,
-        ctx.deterministic)
+        ctx.deterministic, ctx.key_start, ctx.key_end)
     return (dq, dk, dv) + (None,) * (ctx.num_inputs - 3)
 
 
@@ -622,7 +672,7 @@ def _fast_entry(q: Tensor, k: Tensor, v: Tensor, causal: bool,
     _FWD_FORMAT.pack_into(
         args, 0, 0, 0, 0, 0, 0, B, Hq, Hkv, Nq, Nk, qs[0], qs[1], qs[2],
         ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], Hq * Nq * Dv, Nq * Dv, Dv,
-        Hq * Nq, Nq, _softmax_scale(scale, q.shape[3]))
+        Hq * Nq, Nq, _softmax_scale(scale, q.shape[3]), 0, 0)
     index = q.device.index
     if index is None:
         index = torch.cuda.current_device()
@@ -684,7 +734,8 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
               mask_align: str = "bottom_right",
               window: Optional[Tuple[int, int]] = None,
               softcap: Optional[float] = None, alibi: bool = False,
-              tune: Optional[bool] = None, deterministic: bool = False):
+              tune: Optional[bool] = None, deterministic: bool = False,
+              key_range: Optional[Tuple[Tensor, Tensor]] = None):
     """softmax(q·kᵀ·scale [+ mask])·v with attn's FlashAttention kernels: a
     drop-in for ``F.scaled_dot_product_attention(q, k, v, is_causal=causal,
     scale=scale)`` (with GQA through the head counts; SDPA's ``is_causal``
@@ -714,6 +765,14 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
         dQ from its own kernel instead of atomic adds (attn-compile
         --backward --deterministic; a kernel of its own, "-det"). The
         forward is the same. CPU tensors are deterministic either way.
+      key_range: (key_start, key_end), integer tensors [B] on q's device:
+        batch entry b sees only keys key_start[b] <= j < key_end[b]
+        (clamped to [0, Nk]), on top of the mask, whose diagonal still
+        aligns with the whole Nq and Nk: a padded batch (left padding:
+        start = the pad; right padding: end = the length) in one call,
+        FlashAttention's cache_leftpad and seqused_k. Rows left with no
+        key give 0 (LSE -inf); masked keys get zero gradients. A kernel of
+        its own ("-kr"), one for every padding.
 
     Gradients: the backward covers every mask (both alignments, windows)
     and the softcap, not ALiBi; on CUDA at head dims up to 256. Other
@@ -732,11 +791,23 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
                                  return_lse=return_lse,
                                  mask_align=mask_align, window=window,
                                  softcap=softcap, alibi=alibi, tune=tune,
-                                 deterministic=deterministic)
+                                 deterministic=deterministic,
+                                 key_range=key_range)
     causal, vkey = _variant_key(causal, mask_align, window, softcap, alibi)
     if not isinstance(deterministic, bool):
         raise TypeError(f"{_OP}: deterministic must be a bool, got "
                         f"{deterministic!r}")
+    if key_range is not None:
+        if not (isinstance(key_range, (tuple, list)) and len(key_range) == 2):
+            raise TypeError(f"{_OP}: key_range must be a (key_start, key_end) "
+                            f"pair of tensors, got {type(key_range).__name__}")
+        if scale is not None:
+            _check_scale(scale)
+            scale = float(scale)
+        out, lse = torch.ops.attn.attention(q, k, v, bool(causal), scale,
+                                            vkey, deterministic,
+                                            key_range[0], key_range[1])
+        return (out, lse) if return_lse else out
     if (tune or (tune is None and _TUNE_FROM_ENV)) and not _is_compiling():
         _tune_once(q, k, v, causal, scale, vkey)
     key = None

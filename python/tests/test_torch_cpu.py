@@ -44,10 +44,11 @@ def sdpa(q, k, v, causal=False, scale=None):
                                           is_causal=causal, scale=scale)
 
 
-def reference(q, k, v, variant, scale=None):
+def reference(q, k, v, variant, scale=None, key_range=None):
     """float64 (out, lse) with attn's semantics for every variant: softcap
-    or ALiBi on the scaled score, then the mask band; rows that see no key
-    give out 0, lse -inf. Differentiable."""
+    or ALiBi on the scaled score, then the mask band (and each batch
+    entry's key range); rows that see no key give out 0, lse -inf.
+    Differentiable."""
     q, k, v = q.double(), k.double(), v.double()
     nq, nk, hq = q.shape[2], k.shape[2], q.shape[1]
     group = hq // k.shape[1]
@@ -68,6 +69,9 @@ def reference(q, k, v, variant, scale=None):
         keep &= j >= i + offset - variant.left
     if variant.right >= 0:
         keep &= j <= i + offset + variant.right
+    if key_range is not None:
+        start, end = (t.view(-1, 1, 1, 1) for t in key_range)
+        keep = keep & (j >= start) & (j < end)
     s = s.masked_fill(~keep, -math.inf)
     lse = torch.logsumexp(s, dim=-1)
     seen = torch.isfinite(lse).unsqueeze(-1)
@@ -190,6 +194,60 @@ def test_backward_of_a_score_mod_names_it(kwargs, named):
     out = attn_torch.attention(q, k, v, **kwargs)
     with pytest.raises(NotImplementedError, match=named):
         out.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("kwargs", [
+    dict(causal=True), dict(), dict(window=(8, 3), mask_align="top_left"),
+    dict(causal=True, softcap=3.0)],
+    ids=["causal", "full", "window-tl", "causal-softcap"])
+def test_key_range_forward_and_backward_match_reference(dtype, kwargs):
+    """key_range: each batch entry's keys [start, end) -- left padding,
+    right padding, an empty range, one key -- against float64, forward and
+    gradients (masked keys get dK = dV = 0)."""
+    q, k, v = qkv(4, 4, 2, 9, 50, 32, dtype=dtype, seed=7, grad=True)
+    start = torch.tensor([0, 12, 30, 49])
+    end = torch.tensor([50, 50, 30, 60])  # 60 is clamped to Nk
+    got, lse = attn_torch.attention(q, k, v, key_range=(start, end),
+                                    return_lse=True, **kwargs)
+    want, want_lse = reference(q, k, v, make_variant(**kwargs),
+                               key_range=(start, end.clamp(max=50)))
+    tol = TOL[dtype] if dtype != torch.float32 else 1e-5
+    assert rel_err(got, want) <= tol
+    assert torch.equal(torch.isinf(lse), torch.isinf(want_lse))
+    assert (got[2] == 0).all()  # the empty range: every row sees no key
+    g = torch.randn_like(want)
+    grads = torch.autograd.grad(got, (q, k, v), g.to(dtype))
+    for name, a, w in zip("qkv", grads,
+                          torch.autograd.grad(want, (q, k, v), g)):
+        assert rel_err(a, w) <= (1e-5 if dtype == torch.float32 else 2e-2), \
+            name
+    assert (grads[1][1, :, :12] == 0).all() and (grads[2][2] == 0).all()
+
+
+def test_key_range_is_one_module_for_every_padding():
+    """The ranges are run-time values: other paddings reuse the module."""
+    q, k, v = qkv(2, 2, 2, 4, 16, 16, seed=8)
+    attn_torch.attention(q, k, v, key_range=(torch.tensor([0, 3]),
+                                             torch.tensor([16, 9])))
+    before = attn_cpu.compiled_modules()
+    attn_torch.attention(q, k, v, key_range=(torch.tensor([5, 0]),
+                                             torch.tensor([6, 16])))
+    assert attn_cpu.compiled_modules() == before
+
+
+def test_key_range_errors_name_the_argument():
+    q, k, v = qkv(2, 2, 2, 4, 16, 16, seed=8)
+    with pytest.raises(TypeError, match=r"key_range must be a \(key_start, "
+                       r"key_end\) pair"):
+        attn_torch.attention(q, k, v, key_range=torch.tensor([0, 1]))
+    with pytest.raises(ValueError, match=r"key_start must have shape \[B\] "
+                       r"= \[2\], got \[3\]"):
+        attn_torch.attention(q, k, v, key_range=(
+            torch.zeros(3, dtype=torch.int32), torch.zeros(2, dtype=torch.int32)))
+    with pytest.raises(TypeError, match=r"key_end must hold integers"):
+        attn_torch.attention(q, k, v, key_range=(
+            torch.zeros(2, dtype=torch.int32), torch.zeros(2)))
 
 
 def test_errors_name_the_argument():

@@ -69,12 +69,13 @@ forwardArguments(const ::attn::AttentionProblem &p, void *q, void *k, void *v,
 
 /// The arguments of buildHostAttentionGradModule's entry for the dense
 /// problem `p`: q, k, v, out, dout, lse, [scale] (when not null, for a
-/// module built with ScaleSource::Argument), then dq, dk, dv.
-llvm::SmallVector<HostBuffer> gradArguments(const ::attn::AttentionProblem &p,
-                                            void *q, void *k, void *v,
-                                            void *out, void *dout, float *lse,
-                                            void *dq, void *dk, void *dv,
-                                            float *scale = nullptr);
+/// module built with ScaleSource::Argument), [key_start, key_end] (when
+/// not null: a key_range problem), then dq, dk, dv.
+llvm::SmallVector<HostBuffer>
+gradArguments(const ::attn::AttentionProblem &p, void *q, void *k, void *v,
+              void *out, void *dout, float *lse, void *dq, void *dk, void *dv,
+              float *scale = nullptr, int32_t *keyStart = nullptr,
+              int32_t *keyEnd = nullptr);
 
 /// JIT-compiles `module` (already lowered to the LLVM dialect, entry
 /// kAttentionEntry) and runs it once on `t`. Returns the time of the call in

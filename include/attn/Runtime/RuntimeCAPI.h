@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a signature or attn_launch_args changes. */
-#define ATTN_RUNTIME_ABI_VERSION 2
+#define ATTN_RUNTIME_ABI_VERSION 3
 
 typedef struct attn_kernel attn_kernel;
 
@@ -38,6 +38,8 @@ typedef struct attn_launch_args {
      argument, so one kernel serves every scale. Finite and non-zero (a
      zero is refused: it is what a forgotten field holds). */
   double softmax_scale;
+  /* key_range kernels: i32 [batch] device arrays (0 otherwise). */
+  uint64_t key_start, key_end;
 } attn_launch_args;
 
 ATTN_RUNTIME_EXPORT int attn_runtime_abi_version(void);
@@ -82,6 +84,7 @@ typedef struct attn_backward_args {
   int64_t dq_stride[3], dk_stride[3], dv_stride[3]; /* b, h, n */
   int64_t lse_stride[2];                            /* b, h */
   double softmax_scale; /* the forward's (attn_launch_args) */
+  uint64_t key_start, key_end; /* as attn_launch_args' */
 } attn_backward_args;
 
 /* 1 for a backward kernel directory, 0 otherwise. */
