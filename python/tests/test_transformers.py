@@ -321,3 +321,30 @@ def test_inference_mode_and_a_reused_mask():
     assert not torch.equal(first[1, :4], second[1, :4])
     with pytest.raises(NotImplementedError, match="of type list"):
         attn_hf.attention_forward(_Layer(), q, k, v, [[1]])
+
+
+@pytest.mark.parametrize("padding", ["left", "right"])
+def test_padded_batch_is_one_call_with_key_ranges(monkeypatch, padding):
+    # Three sequences, three paddings: one attn call per layer, each
+    # sequence's run of real keys as the op's key_range (issue 25: the
+    # padding inside the kernels, no per-padding slices).
+    calls = []
+    real = attn_hf._attn_torch.attention
+    monkeypatch.setattr(attn_hf._attn_torch, "attention",
+                        lambda *a, **kw: calls.append(kw.get("key_range"))
+                        or real(*a, **kw))
+    model, ref = _pair("llama")
+    ids, mask = _batch(padding)
+    with torch.no_grad():
+        got = model(ids, attention_mask=mask).logits
+        want = ref(ids, attention_mask=mask).logits
+    layers = model.config.num_hidden_layers
+    assert len(calls) == layers
+    start, end = calls[0]
+    if padding == "left":
+        assert start.tolist() == [0, 3, 5] and end.tolist() == [SEQ] * 3
+    else:
+        assert start.tolist() == [0] * 3 and \
+            end.tolist() == [SEQ, SEQ - 3, SEQ - 5]
+    real_tokens = mask.bool()
+    _close(got[real_tokens], want[real_tokens], f"{padding} padding")

@@ -191,27 +191,45 @@ def _runs(keys: Tensor):
 
 # The mask transformers hands every layer is one tensor: its runs are read
 # (a device-to-host copy) once, not once per layer.
-_last_groups = (None, None, None)
+_last_padding = (None, None, None)
 
 
-def _groups(mask: Optional[Tensor], batch: int, nq: int, nk: int,
-            causal: bool, window):
-    """None when nothing is masked, else ((start, end), rows) for each
-    group of sequences whose real keys are the run [start, end)."""
+class _Padding:
+    """A padded batch as attn runs it in one call: each sequence's run of
+    real keys [start, end) as the op's key_range (int32 [B] on the
+    queries' device) and, for positional masks, which query rows are real
+    ([B, 1, Nq, 1] bool; the padded ones give 0)."""
+
+    def __init__(self, runs, nq: int, nk: int, positional: bool, device):
+        self.key_range = tuple(
+            torch.tensor([r[i] for r in runs], dtype=torch.int32,
+                         device=device) for i in (0, 1))
+        self.real_rows = None
+        if positional:  # query i is at position i + Nk - Nq
+            pos = torch.arange(nq, device=device) + (nk - nq)
+            start, end = (t.view(-1, 1) for t in self.key_range)
+            real = (pos >= start) & (pos < end)
+            if not bool(real.all()):
+                self.real_rows = real.view(len(runs), 1, nq, 1)
+
+
+def _padding(mask: Optional[Tensor], batch: int, nq: int, nk: int,
+             causal: bool, window, device) -> Optional[_Padding]:
+    """None when nothing is masked, else the batch's _Padding."""
     if mask is None:
         return None
     if not isinstance(mask, Tensor):
         raise _unsupported(f"an attention mask of type {type(mask).__name__}")
-    global _last_groups
-    ref, key, groups = _last_groups
+    global _last_padding
+    ref, key, padding = _last_padding
     try:
         version = mask._version
     except RuntimeError:  # an inference-mode tensor has none: no caching
         version = None
-    here = (version, batch, nq, nk, causal, window)
+    here = (version, batch, nq, nk, causal, window, device)
     if version is not None and ref is not None and ref() is mask and \
             key == here:
-        return groups
+        return padding
     keys = mask
     if keys.dim() == 4:
         keys = _key_padding_of_4d(keys, batch, nq, nk, causal, window)
@@ -222,15 +240,13 @@ def _groups(mask: Optional[Tensor], batch: int, nq: int, nk: int,
     keys = keys.to(torch.bool)
     if keys.shape[1] < nk:  # a static cache's unused slots
         keys = torch.nn.functional.pad(keys, (0, nk - keys.shape[1]))
-    groups = None
+    padding = None
     if not bool(keys.all()):
-        by_run = {}
-        for b, run in enumerate(_runs(keys)):
-            by_run.setdefault(run, []).append(b)
-        groups = [(run, torch.tensor(rows)) for run, rows in by_run.items()]
+        padding = _Padding(_runs(keys), nq, nk,
+                           causal or window is not None, device)
     if version is not None:
-        _last_groups = (weakref.ref(mask), here, groups)
-    return groups
+        _last_padding = (weakref.ref(mask), here, padding)
+    return padding
 
 
 def attention_forward(module: torch.nn.Module, query: Tensor, key: Tensor,
@@ -262,30 +278,22 @@ def attention_forward(module: torch.nn.Module, query: Tensor, key: Tensor,
     call = dict(causal=causal, scale=scaling, window=window,
                 softcap=softcap if softcap else None)
 
-    groups = _groups(attention_mask, B, Nq, Nk, causal, window)
-    if groups is None:
+    padding = _padding(attention_mask, B, Nq, Nk, causal, window,
+                       query.device)
+    if padding is None:
         out = _attn_torch.attention(query, key, value, **call)
         return out.transpose(1, 2).contiguous(), None
 
-    # Each group of sequences with one run [s, e) of real keys is a call on
-    # its keys [s, e) and, where the mask is positional (causal or a
-    # window), its real queries only (query i is at position i + Nk - Nq):
-    # the slice keeps the diagonal, as the last real query and the last
-    # real key share position e - 1. Rows of padded queries stay 0.
-    shift = Nk - Nq
-    positional = causal or window is not None
-    out = query.new_zeros((B, query.shape[1], Nq, value.shape[3]))
-    for (s, e), rows in groups:
-        q0, q1 = 0, Nq
-        if positional:  # only the real queries, which keeps the diagonal
-            q0, q1 = max(s - shift, 0), min(e - shift, Nq)
-        if e <= s or q1 <= q0:
-            continue  # no real key or no real query: rows of 0
-        idx = rows.to(query.device)
-        part = _attn_torch.attention(query[idx, :, q0:q1], key[idx, :, s:e],
-                                     value[idx, :, s:e], **call)
-        # (In place on a tensor of zeros: autograd records the copies.)
-        out[idx, :, q0:q1] = part
+    # One call for the whole batch: each sequence sees its run [s, e) of
+    # real keys (the op's key_range, in the kernels), with the causal or
+    # window mask aligned on the padded positions as transformers aligns
+    # it. Where the mask is positional, rows of padded queries are 0 (as
+    # transformers' other backends leave them unread), so their output
+    # gradients reach nothing.
+    out = _attn_torch.attention(query, key, value,
+                                key_range=padding.key_range, **call)
+    if padding.real_rows is not None:
+        out = out.masked_fill(~padding.real_rows, 0.0)
     return out.transpose(1, 2).contiguous(), None
 
 
