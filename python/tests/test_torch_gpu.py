@@ -304,7 +304,7 @@ def test_per_call_overhead_vs_sdpa_flash():
 from attn.variants import make_variant  # noqa: E402
 
 
-def reference64(q, k, v, variant, scale=None):
+def reference64(q, k, v, variant, scale=None, key_range=None):
     """float64 attention with the variant's semantics (docs/variants.md):
     the band around d(i) (bottom-right: i + Nk - Nq; top-left: i), softcap
     c·tanh(s/c) and ALiBi s - 2^(-8(h+1)/Hq)·|d(i) - j| on the scaled score
@@ -330,6 +330,9 @@ def reference64(q, k, v, variant, scale=None):
         keep &= j >= d - variant.left
     if variant.right >= 0:
         keep &= j <= d + variant.right
+    if key_range is not None:  # batch entry b's keys [start, end)
+        start, end = (t.double().view(-1, 1, 1, 1) for t in key_range)
+        keep = keep & (j >= start) & (j < end)
     s = s.masked_fill(~keep, -math.inf)
     m = s.amax(dim=-1, keepdim=True)
     m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
@@ -437,6 +440,49 @@ def test_mask_variant_gradients_match_float64(shape, name, d, dtype):
             assert a.grad.float().abs().max() <= 1e-4, f"d{name_}"
         else:
             assert rel_err(a.grad, r.grad) <= 1e-2, f"d{name_}"
+
+
+@pytest.mark.parametrize("family", ["sm80", "sm90a", "auto"])
+@pytest.mark.parametrize("kwargs", [dict(causal=True), dict(),
+                                    dict(window=(64, 0))],
+                         ids=["causal", "full", "win64_0"])
+@pytest.mark.parametrize("d", [64, 128])
+def test_key_range_matches_float64(d, kwargs, family):
+    """key_range: left and right padding, an empty range, a single key and
+    a decode row (Nq = 1 is a separate shape) in one call, forward and
+    gradients, each family (sm90a: its backward takes no window, the sm80
+    one runs it under auto)."""
+    variant = make_variant(**kwargs)
+    previous = attn_torch.kernel_family()
+    attn_torch.set_kernel_family(family)
+    try:
+        for b, hq, hkv, nq, nk in [(4, 4, 2, 300, 300), (3, 4, 4, 1, 777)]:
+            q, k, v = inputs(b, hq, hkv, nq, nk, d, torch.bfloat16, seed=21)
+            start = torch.tensor([0, 17, nk - 1, 40][:b], device="cuda")
+            end = torch.tensor([nk, nk - 50, nk, 40][:b], device="cuda")
+            ours = [t.clone().requires_grad_(True) for t in (q, k, v)]
+            out, lse = attn_torch.attention(*ours, key_range=(start, end),
+                                            return_lse=True, **kwargs)
+            refs = [t.double().requires_grad_(True) for t in (q, k, v)]
+            want, want_lse = reference64(*refs, variant,
+                                         key_range=(start, end))
+            assert rel_err(out, want) <= 1e-2
+            assert torch.equal(torch.isinf(lse), torch.isinf(want_lse))
+            if b == 4:
+                assert (out[3] == 0).all()  # the empty range
+            if variant.sliding and family == "sm90a":
+                continue  # the sm90a backward takes no window
+            grad = torch.randn_like(out)
+            out.backward(grad)
+            want.backward(grad.double())
+            for name_, a, r in zip("qkv", ours, refs):
+                assert torch.isfinite(a.grad).all()
+                if r.grad.norm() == 0:
+                    assert a.grad.float().abs().max() <= 1e-4, f"d{name_}"
+                else:
+                    assert rel_err(a.grad, r.grad) <= 1e-2, f"d{name_}"
+    finally:
+        attn_torch.set_kernel_family(previous)
 
 
 def test_variant_argument_errors_on_cuda():
