@@ -198,18 +198,27 @@ class _Padding:
     """A padded batch as attn runs it in one call: each sequence's run of
     real keys [start, end) as the op's key_range (int32 [B] on the
     queries' device) and, for positional masks, which query rows are real
-    ([B, 1, Nq, 1] bool; the padded ones give 0)."""
+    ([B, 1, Nq, 1] bool), when a padded one would otherwise see a real key
+    (right padding: rows past the end); the padded rows give 0. Left
+    padding under a causal mask needs none: those rows see no key."""
 
-    def __init__(self, runs, nq: int, nk: int, positional: bool, device):
+    def __init__(self, runs, nq: int, nk: int, window, causal: bool, device):
         self.key_range = tuple(
             torch.tensor([r[i] for r in runs], dtype=torch.int32,
                          device=device) for i in (0, 1))
         self.real_rows = None
-        if positional:  # query i is at position i + Nk - Nq
+        if causal or window is not None:  # query i at position i + Nk - Nq
             pos = torch.arange(nq, device=device) + (nk - nq)
             start, end = (t.view(-1, 1) for t in self.key_range)
             real = (pos >= start) & (pos < end)
-            if not bool(real.all()):
+            # The keys row pos sees under the layer's mask: [lo, hi).
+            lo = pos - window[0] if window is not None else \
+                torch.zeros_like(pos)
+            hi = pos + 1 if causal or window[1] < 0 else pos + window[1] + 1
+            if window is not None and window[1] < 0 and not causal:
+                hi = torch.full_like(pos, nk)
+            sees = torch.maximum(lo, start) < torch.minimum(hi, end)
+            if bool((~real & sees).any()):
                 self.real_rows = real.view(len(runs), 1, nq, 1)
 
 
@@ -242,8 +251,7 @@ def _padding(mask: Optional[Tensor], batch: int, nq: int, nk: int,
         keys = torch.nn.functional.pad(keys, (0, nk - keys.shape[1]))
     padding = None
     if not bool(keys.all()):
-        padding = _Padding(_runs(keys), nq, nk,
-                           causal or window is not None, device)
+        padding = _Padding(_runs(keys), nq, nk, window, causal, device)
     if version is not None:
         _last_padding = (weakref.ref(mask), here, padding)
     return padding
