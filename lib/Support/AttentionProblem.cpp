@@ -283,25 +283,19 @@ std::string AttentionProblem::shapeJson() const {
     os << ",\"alibi\":true";
   if (customScoreMod)
     os << ",\"score_mod\":\"custom\"";
+  auto list = [&](const char *name, const std::vector<int64_t> &xs) {
+    os << ",\"" << name << "\":[";
+    for (size_t s = 0; s < xs.size(); ++s)
+      os << (s ? "," : "") << xs[s];
+    os << "]";
+  };
   if (isVarlen()) {
-    auto list = [&](const char *name, const std::vector<int64_t> &lens) {
-      os << ",\"" << name << "\":[";
-      for (size_t s = 0; s < lens.size(); ++s)
-        os << (s ? "," : "") << lens[s];
-      os << "]";
-    };
     list("seq_lens_q", seqLensQ);
     list("seq_lens_kv", seqLensKv);
   }
   if (bias)
     os << ",\"bias\":\"" << biasKind() << "\"";
   if (hasKeyRanges()) {
-    auto list = [&](const char *name, const std::vector<int64_t> &xs) {
-      os << ",\"" << name << "\":[";
-      for (size_t s = 0; s < xs.size(); ++s)
-        os << (s ? "," : "") << xs[s];
-      os << "]";
-    };
     list("key_starts", keyStarts);
     list("key_ends", keyEnds);
   }

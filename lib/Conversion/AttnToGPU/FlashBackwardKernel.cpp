@@ -801,14 +801,10 @@ void DkDvEmitter::emit() {
   kvHead = kb.remu(bhKv, c.headsKv);
   groupSize = kb.divu(c.headsQ, c.headsKv);
   kv0 = kb.mul(kvBlock, kb.i32(config.blockN));
-  keyEnd = c.seqKv;
-  if (spec.keyRange) {
-    nvvm::KeyBounds bounds =
-        nvvm::loadKeyBounds(kb, arg(func, "key_start"), arg(func, "key_end"),
-                            batch, c.seqKv);
-    keyStart = bounds.start;
-    keyEnd = bounds.end;
-  }
+  nvvm::KeyBounds bounds = nvvm::keyBoundsOf(kb, signatureOf(func),
+                                             spec.keyRange, batch, c.seqKv);
+  keyStart = bounds.start;
+  keyEnd = bounds.end;
 
   nvvm::BackwardQueryWalk walk =
       nvvm::backwardQueryWalk(kb, c.seqQ, config.blockM, config.blockN, kv0,
@@ -817,8 +813,7 @@ void DkDvEmitter::emit() {
   qSteps = walk.qSteps;
   numSteps = walk.numSteps;
   if (keyStart)
-    numSteps = nvvm::keyBlockSteps(kb, numSteps, kv0, config.blockN,
-                                   {keyStart, keyEnd});
+    numSteps = nvvm::keyBlockSteps(kb, numSteps, kv0, config.blockN, bounds);
   qStepsDivisor = spec.band.hasLeft() || keyStart
                       ? kb.maxsi(qSteps, kb.i32(1))
                       : qSteps;
@@ -1109,14 +1104,10 @@ void DqEmitter::emit() {
   kvHead = kb.divu(head, kb.divu(c.headsQ, c.headsKv));
   q0 = kb.mul(qBlock, kb.i32(rows));
 
-  keyEnd = c.seqKv;
-  if (spec.keyRange) {
-    nvvm::KeyBounds bounds =
-        nvvm::loadKeyBounds(kb, arg(func, "key_start"), arg(func, "key_end"),
-                            batch, c.seqKv);
-    keyStart = bounds.start;
-    keyEnd = bounds.end;
-  }
+  nvvm::KeyBounds bounds = nvvm::keyBoundsOf(kb, signatureOf(func),
+                                             spec.keyRange, batch, c.seqKv);
+  keyStart = bounds.start;
+  keyEnd = bounds.end;
   // Key blocks this query block sees: [firstBlock, numBlocks), from the
   // first row's lowest key to the last row's highest (within key_range).
   Value kvEnd = keyEnd;

@@ -537,13 +537,10 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
     bandOffset = spec.band.topLeft ? kb.i32(0) : diagonal;
   }
   // Key padding: batch entry b sees keys [key_start[b], key_end[b]) only.
-  keyEnd = seqKv;
-  if (spec.keyRange) {
-    nvvm::KeyBounds bounds = nvvm::loadKeyBounds(
-        kb, params["key_start"], params["key_end"], batch, seqKv);
-    keyStart = bounds.start;
-    keyEnd = bounds.end;
-  }
+  nvvm::KeyBounds bounds =
+      nvvm::keyBoundsOf(kb, params, spec.keyRange, batch, seqKv);
+  keyStart = bounds.start;
+  keyEnd = bounds.end;
 
   // Per-(batch, head) base pointers; varlen: the sequence's first token
   // instead of a batch stride.

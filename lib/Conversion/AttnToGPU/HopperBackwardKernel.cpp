@@ -916,14 +916,11 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   qStart = walk.qStart;
   qSteps = walk.qSteps;
   numSteps = walk.numSteps;
-  keyEnd = seqKv;
-  if (spec.keyRange) {
-    KeyBounds bounds =
-        loadKeyBounds(kb, arg("key_start"), arg("key_end"), batch, seqKv);
-    keyStart = bounds.start;
-    keyEnd = bounds.end;
+  KeyBounds bounds = keyBoundsOf(kb, params, spec.keyRange, batch, seqKv);
+  keyStart = bounds.start;
+  keyEnd = bounds.end;
+  if (keyStart)
     numSteps = keyBlockSteps(kb, numSteps, kv0, config.blockN, bounds);
-  }
 
   // Dynamic shared memory from a 1024-byte boundary (the swizzle atom):
   // K, V, the Q and dO rings, two dSᵀ tiles, the dQ tile, the LSE/Δ ring,

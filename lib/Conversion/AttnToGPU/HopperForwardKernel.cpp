@@ -872,13 +872,10 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
     setHead(kb.remu(blockY, headsQ));
   }
   // Key padding: batch entry b sees keys [key_start[b], key_end[b]) only.
-  keyEnd = seqKv;
-  if (spec.keyRange) {
-    nvvm::KeyBounds bounds = nvvm::loadKeyBounds(
-        kb, params["key_start"], params["key_end"], batch, seqKv);
-    keyStart = bounds.start;
-    keyEnd = bounds.end;
-  }
+  nvvm::KeyBounds bounds =
+      nvvm::keyBoundsOf(kb, params, spec.keyRange, batch, seqKv);
+  keyStart = bounds.start;
+  keyEnd = bounds.end;
 
   // Dynamic shared memory, rounded up to 1024 bytes (the swizzle atom):
   // Q, the K ring, the V ring, then the mbarriers.

@@ -130,9 +130,12 @@ Value mlir::attn::nvvm::keyBlockSteps(KernelBuilder &kb, Value numSteps,
   return kb.select(overlaps, numSteps, kb.i32(0));
 }
 
-KeyBounds mlir::attn::nvvm::loadKeyBounds(KernelBuilder &kb, Value keyStart,
-                                          Value keyEnd, Value batch,
-                                          Value seqKv) {
+KeyBounds mlir::attn::nvvm::keyBoundsOf(KernelBuilder &kb,
+                                        const KernelSignature &params,
+                                        bool keyRange, Value batch,
+                                        Value seqKv) {
+  if (!keyRange)
+    return {Value(), seqKv};
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
   Type i32 = b.getI32Type();
@@ -142,8 +145,8 @@ KeyBounds mlir::attn::nvvm::loadKeyBounds(KernelBuilder &kb, Value keyStart,
     return kb.minsi(kb.maxsi(x, kb.i32(0)), seqKv);
   };
   KeyBounds bounds;
-  bounds.start = at(keyStart);
-  bounds.end = kb.maxsi(at(keyEnd), bounds.start);
+  bounds.start = at(params["key_start"]);
+  bounds.end = kb.maxsi(at(params["key_end"]), bounds.start);
   return bounds;
 }
 

@@ -11,6 +11,7 @@
 #ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELTILES_H
 #define ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELTILES_H
 
+#include "KernelSignature.h"
 #include "NVVMHelpers.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
@@ -103,14 +104,14 @@ private:
   Value keysLeft, rightLimit, leftLimit, keysBefore;
 };
 
-/// A key_range kernel's bounds for batch entry `batch`: [start, end) read
-/// from the key_start/key_end parameters (i32 [B]) and clamped to
-/// [0, seqKv], end at least start.
+/// The keys batch entry `batch` sees, [start, end): with `keyRange`, read
+/// from the kernel's key_start/key_end parameters (i32 [B]) and clamped to
+/// [0, seqKv], end at least start; without, start is null and end seqKv.
 struct KeyBounds {
   Value start, end;
 };
-KeyBounds loadKeyBounds(KernelBuilder &kb, Value keyStart, Value keyEnd,
-                        Value batch, Value seqKv);
+KeyBounds keyBoundsOf(KernelBuilder &kb, const KernelSignature &params,
+                      bool keyRange, Value batch, Value seqKv);
 /// A backward dkdv block's walk length `numSteps`, or 0 when its keys
 /// [kv0, kv0 + blockN) miss `bounds` (dK and dV stay 0).
 Value keyBlockSteps(KernelBuilder &kb, Value numSteps, Value kv0,
