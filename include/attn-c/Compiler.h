@@ -26,8 +26,9 @@ extern "C" {
 
 #define ATTN_COMPILER_EXPORTED __attribute__((visibility("default")))
 
-/* Bumped when a request or result changes incompatibly. */
-#define ATTN_COMPILER_CAPI_VERSION 1
+/* Bumped when a request or result changes incompatibly, or the library's
+ * attn-c/Execution.h structs do (2: AttnCPUProblem's keyStart/keyEnd). */
+#define ATTN_COMPILER_CAPI_VERSION 2
 ATTN_COMPILER_EXPORTED int attnCompilerCAPIVersion(void);
 
 /* {} -> {"version": "0.1.0"}: the version kernels and tuning database

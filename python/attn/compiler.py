@@ -24,7 +24,7 @@ from . import _native
 from ._errors import CompileError
 
 # attn-c/Compiler.h's ATTN_COMPILER_CAPI_VERSION this module speaks.
-CAPI_VERSION = 1
+CAPI_VERSION = 2
 
 # Its functions (attnCompiler<name>): char *(const char *request).
 _FUNCTIONS = ("Version", "Opt", "AttentionModule", "Compile",

@@ -69,6 +69,14 @@ def _library() -> ctypes.CDLL:
         if not hasattr(lib, "attnCPUAttentionForward"):
             tried.append(f"{path} (no attnCPUAttentionForward: rebuild it)")
             continue
+        # AttnCPUProblem's layout is the compiler C API version's.
+        from .compiler import CAPI_VERSION
+        lib.attnCompilerCAPIVersion.restype = ctypes.c_int
+        got = lib.attnCompilerCAPIVersion()
+        if got != CAPI_VERSION:
+            tried.append(f"{path} (C API version {got}, expected "
+                         f"{CAPI_VERSION}: rebuild it)")
+            continue
         ptr, prob = ctypes.c_void_p, ctypes.POINTER(_Problem)
         fwd = lib.attnCPUAttentionForward
         fwd.argtypes = [prob] + [ptr] * 5
