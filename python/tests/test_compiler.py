@@ -250,3 +250,20 @@ def test_tune_bundle_of_family_auto(compiler, ptxas, tmp_path):
     with pytest.raises(attn.CompileError, match=r"default_family: expected"):
         attn.tune(out=tmp_path / "bad", family="auto",
                   default_family="x", ptxas=ptxas)
+
+
+def test_key_range_kernels_take_the_ranges(compiler, tmp_path):
+    """key_range=True: forward and backward kernels whose parameters end
+    with key_start/key_end (before the sm90a tensor maps)."""
+    for family in ("sm80", "sm90a"):
+        k = compiler.compile(head_dim=64, causal=True, family=family,
+                             key_range=True, assemble=False)
+        names = [p["name"] for p in k.manifest["params"]]
+        assert "_kr" in k.entry and k.manifest["problem"]["key_starts"] == [0]
+        assert names.index("key_end") == names.index("key_start") + 1
+        out = compiler.compile_backward(out=tmp_path / family, head_dim=64,
+                                        causal=True, family=family,
+                                        key_range=True, assemble=False)
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert [p["name"] for p in manifest["params"]][41:43] == [
+            "key_start", "key_end"]
