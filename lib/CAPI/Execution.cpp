@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <algorithm>
 #include <mutex>
 #include <sstream>
 #include <string>

@@ -147,8 +147,8 @@ llvm::Expected<double> mlir::attn::runOnHost(ModuleOp module,
   if (!compiled)
     return compiled.takeError();
   std::vector<int32_t> cuQ = p.cuSeqlens(true), cuKv = p.cuSeqlens(false);
-  std::vector<int32_t> keyStarts(p.keyStarts.begin(), p.keyStarts.end()),
-      keyEnds(p.keyEnds.begin(), p.keyEnds.end());
+  std::vector<int32_t> keyStarts = p.keyBounds(true),
+                       keyEnds = p.keyBounds(false);
   return (*compiled)->call(
       kAttentionEntry,
       forwardArguments(p, t.q.data(), t.k.data(), t.v.data(), t.bias.data(),
@@ -169,8 +169,8 @@ mlir::attn::runBackwardOnHost(ModuleOp module,
       p, t.q.data(), t.k.data(), t.v.data(), t.dout.data(), t.out.data(),
       t.lse.data(), t.dq.data(), t.dk.data(), t.dv.data());
   // key_range: the two i32 [B] arguments after dv.
-  std::vector<int32_t> keyStarts(p.keyStarts.begin(), p.keyStarts.end()),
-      keyEnds(p.keyEnds.begin(), p.keyEnds.end());
+  std::vector<int32_t> keyStarts = p.keyBounds(true),
+                       keyEnds = p.keyBounds(false);
   if (p.hasKeyRanges()) {
     args.push_back({keyStarts.data(), {p.batch}});
     args.push_back({keyEnds.data(), {p.batch}});

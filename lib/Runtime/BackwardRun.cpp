@@ -119,8 +119,8 @@ Status attn::runtime::runBackwardKernel(const BackwardKernel &kernel,
         {"workspace", kernel.workspaceBytes(a), &a.workspace}})
     if (Status s = alloc(name, bytes, *ptr); !s)
       return s;
-  std::vector<int32_t> keyStarts(p.keyStarts.begin(), p.keyStarts.end()),
-      keyEnds(p.keyEnds.begin(), p.keyEnds.end());
+  std::vector<int32_t> keyStarts = p.keyBounds(true),
+                       keyEnds = p.keyBounds(false);
   if (p.hasKeyRanges())
     for (auto [name, host, ptr] : {std::tuple{"key_start", &keyStarts,
                                               &a.keyStart},

@@ -193,8 +193,8 @@ Status attn::runtime::runVariantKernel(const Kernel &kernel,
         std::memcpy(&hb.bytes[2 * i], &negInf, 2);
   }
   std::vector<int32_t> cuQ = p.cuSeqlens(true), cuK = p.cuSeqlens(false);
-  std::vector<int32_t> keyStarts(p.keyStarts.begin(), p.keyStarts.end()),
-      keyEnds(p.keyEnds.begin(), p.keyEnds.end());
+  std::vector<int32_t> keyStarts = p.keyBounds(true),
+                       keyEnds = p.keyBounds(false);
 
   // Zero-sized tensors (every sequence empty) still get a valid pointer.
   auto bytes = [](size_t n) { return std::max<size_t>(n, 16); };

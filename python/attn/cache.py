@@ -230,9 +230,9 @@ def validate_kernel_dir(path: Path, spec: KernelSpec) -> Optional[str]:
         if problem.get(key) != value:
             return f"manifest problem.{key} is {problem.get(key)!r}, not {value!r}"
     if ("key_starts" in problem) != spec.key_range:
-        return ("the kernel takes key ranges and the spec does not"
-                if spec.key_range is False else
-                "the kernel takes no key ranges and the spec does")
+        return ("the kernel takes no key ranges and the spec does"
+                if spec.key_range else
+                "the kernel takes key ranges and the spec does not")
     cap = problem.get("softcap", 0.0)
     if not isinstance(cap, (int, float)) or not math.isclose(
             cap, variant.softcap, rel_tol=1e-6):

@@ -86,6 +86,11 @@ struct AttentionProblem {
   bool hasMask() const { return causal || windowLeft >= 0 || windowRight >= 0; }
   int64_t rightBound() const { return causal ? 0 : windowRight; }
   bool hasKeyRanges() const { return !keyStarts.empty(); }
+  /// keyStarts (`starts`) or keyEnds as the kernels' i32 [batch] operand.
+  std::vector<int32_t> keyBounds(bool starts) const {
+    const std::vector<int64_t> &xs = starts ? keyStarts : keyEnds;
+    return std::vector<int32_t>(xs.begin(), xs.end());
+  }
   /// The keys [first, last) query row i sees (first == last: none); with
   /// `batchEntry` given, within that entry's key range too.
   std::pair<int64_t, int64_t> keyRange(int64_t i,

@@ -1416,7 +1416,8 @@ void mlir::attn::emitFlashBackwardKernels(OpBuilder &builder,
 
   if (!module.lookupSymbol(names.preprocess)) {
     builder.setInsertionPointToEnd(module.getBody());
-    gpu::GPUFuncOp pre = createKernel(builder, module, names.preprocess, kBackwardAuxThreads, spec.keyRange);
+    gpu::GPUFuncOp pre = createKernel(builder, module, names.preprocess,
+                                      kBackwardAuxThreads, spec.keyRange);
     builder.setInsertionPointToStart(&pre.getBody().front());
     emitPreprocess(builder, loc, pre, spec);
   }
@@ -1424,18 +1425,22 @@ void mlir::attn::emitFlashBackwardKernels(OpBuilder &builder,
   if (!names.dkdv.empty() && !module.lookupSymbol(names.dkdv)) {
     builder.setInsertionPointToEnd(module.getBody());
     gpu::GPUFuncOp main =
-        createKernel(builder, module, names.dkdv, config.threads(), spec.keyRange);
+        createKernel(builder, module, names.dkdv, config.threads(),
+                     spec.keyRange);
     DkDvEmitter(builder, loc, main, spec, config).emit();
   }
   if (!names.dqDeterministic.empty() &&
       !module.lookupSymbol(names.dqDeterministic)) {
     builder.setInsertionPointToEnd(module.getBody());
-    gpu::GPUFuncOp dq = createKernel(builder, module, names.dqDeterministic, config.dqThreads(), spec.keyRange);
+    gpu::GPUFuncOp dq = createKernel(
+        builder, module, names.dqDeterministic, config.dqThreads(),
+        spec.keyRange);
     DqEmitter(builder, loc, dq, spec, config).emit();
   }
   if (!names.convert.empty() && !module.lookupSymbol(names.convert)) {
     builder.setInsertionPointToEnd(module.getBody());
-    gpu::GPUFuncOp convert = createKernel(builder, module, names.convert, kBackwardAuxThreads, spec.keyRange);
+    gpu::GPUFuncOp convert = createKernel(builder, module, names.convert,
+                                          kBackwardAuxThreads, spec.keyRange);
     builder.setInsertionPointToStart(&convert.getBody().front());
     emitConvert(builder, loc, convert, spec);
   }
