@@ -242,14 +242,18 @@ mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
   Type elt = elementType(b, p.dtype);
   auto [qShape, kShape, vShape, oShape, lseShape] = denseShapes(p);
   Type f32 = b.getF32Type();
+  // The order of buildHostAttentionGradModule's arguments (and so of
+  // gradArguments), with o and lse written here instead of read.
   SmallVector<Type> argTypes = {
-      MemRefType::get(qShape, elt),   MemRefType::get(kShape, elt),
-      MemRefType::get(vShape, elt),   MemRefType::get(oShape, elt),
-      MemRefType::get(oShape, elt),   MemRefType::get(lseShape, f32),
-      MemRefType::get(qShape, elt),   MemRefType::get(kShape, elt),
-      MemRefType::get(vShape, elt)};
+      MemRefType::get(qShape, elt), MemRefType::get(kShape, elt),
+      MemRefType::get(vShape, elt), MemRefType::get(oShape, elt),
+      MemRefType::get(oShape, elt), MemRefType::get(lseShape, f32)};
+  unsigned keyArgs = argTypes.size();
   if (p.hasKeyRanges())
     argTypes.append(2, MemRefType::get({p.batch}, b.getI32Type()));
+  unsigned firstOut = argTypes.size();
+  argTypes.append({MemRefType::get(qShape, elt), MemRefType::get(kShape, elt),
+                   MemRefType::get(vShape, elt)});
   auto func = func::FuncOp::create(b, loc, kAttentionBackwardEntry,
                                    b.getFunctionType(argTypes, {}));
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
@@ -268,8 +272,8 @@ mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
   Value dO = toTensor(body->getArgument(3));
   Value keyStart, keyEnd;
   if (p.hasKeyRanges()) {
-    keyStart = toTensor(body->getArgument(9));
-    keyEnd = toTensor(body->getArgument(10));
+    keyStart = toTensor(body->getArgument(keyArgs));
+    keyEnd = toTensor(body->getArgument(keyArgs + 1));
   }
   SmallVector<Type> fwdTypes = {RankedTensorType::get(oShape, elt),
                                 RankedTensorType::get(lseShape, f32)};
@@ -285,11 +289,13 @@ mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
       keyStart, keyEnd, /*runtime_scale=*/Value(),
       attention.getMaskAttr(),
       attention.getWindowAttr(), scale, attention.getSoftcapAttr());
-  SmallVector<Value> results = {attention.getOutput(), attention.getLse()};
-  llvm::append_range(results, grad.getResults());
-  for (auto [i, r] : llvm::enumerate(results)) {
+  SmallVector<std::pair<Value, unsigned>> results = {{attention.getOutput(), 4},
+                                                     {attention.getLse(), 5}};
+  for (auto [i, r] : llvm::enumerate(grad.getResults()))
+    results.push_back({r, firstOut + i});
+  for (auto [r, arg] : results) {
     auto store = bufferization::MaterializeInDestinationOp::create(
-        b, loc, r, body->getArgument(4 + i));
+        b, loc, r, body->getArgument(arg));
     store.setWritable(true);
   }
   func::ReturnOp::create(b, loc);
@@ -314,11 +320,13 @@ mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
       MemRefType::get(qShape, elt), MemRefType::get(kShape, elt),
       MemRefType::get(vShape, elt), MemRefType::get(oShape, elt),
       MemRefType::get(oShape, elt), MemRefType::get(lseShape, b.getF32Type())};
-  if (scaleArg)
-    argTypes.push_back(MemRefType::get({}, b.getF32Type()));
+  // As the forward module: the key ranges, then the scale.
   unsigned keyArgs = argTypes.size();
   if (p.hasKeyRanges())
     argTypes.append(2, MemRefType::get({p.batch}, b.getI32Type()));
+  unsigned scaleArgIndex = argTypes.size();
+  if (scaleArg)
+    argTypes.push_back(MemRefType::get({}, b.getF32Type()));
   unsigned firstOut = argTypes.size();
   argTypes.append({MemRefType::get(qShape, elt), MemRefType::get(kShape, elt),
                    MemRefType::get(vShape, elt)});
@@ -345,7 +353,7 @@ mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
   auto [mask, window] = maskOf(b, p);
   Value runtimeScale;
   if (scaleArg)
-    runtimeScale = loadScale(b, loc, body->getArgument(6));
+    runtimeScale = loadScale(b, loc, body->getArgument(scaleArgIndex));
   FloatAttr scale = scaleAttr(b, p, runtimeScale);
   SmallVector<Type> gradTypes = {RankedTensorType::get(qShape, elt),
                                  RankedTensorType::get(kShape, elt),

@@ -130,12 +130,12 @@ mlir::attn::gradArguments(const ::attn::AttentionProblem &p, void *q, void *k,
   SmallVector<HostBuffer> args = {
       {q, qs},   {k, ks},    {v, vs},
       {out, os}, {dout, os}, {lse, {p.batch, p.headsQ, p.seqQ}}};
-  if (scale)
-    args.push_back({scale, {}});
   if (keyStart) {
     args.push_back({keyStart, {p.batch}});
     args.push_back({keyEnd, {p.batch}});
   }
+  if (scale)
+    args.push_back({scale, {}});
   args.append({{dq, qs}, {dk, ks}, {dv, vs}});
   return args;
 }
@@ -163,17 +163,14 @@ mlir::attn::runBackwardOnHost(ModuleOp module,
   auto compiled = HostModule::compile(module);
   if (!compiled)
     return compiled.takeError();
-  // Argument order: q, k, v, dout, out, lse, dq, dk, dv (the forward
-  // writes out and lse).
-  SmallVector<HostBuffer> args = gradArguments(
-      p, t.q.data(), t.k.data(), t.v.data(), t.dout.data(), t.out.data(),
-      t.lse.data(), t.dq.data(), t.dk.data(), t.dv.data());
-  // key_range: the two i32 [B] arguments after dv.
+  // The grad module's argument order with dout where it reads out: q, k,
+  // v, dout, out, lse, [key_start, key_end], dq, dk, dv (the module's
+  // forward writes out and lse).
   std::vector<int32_t> keyStarts = p.keyBounds(true),
                        keyEnds = p.keyBounds(false);
-  if (p.hasKeyRanges()) {
-    args.push_back({keyStarts.data(), {p.batch}});
-    args.push_back({keyEnds.data(), {p.batch}});
-  }
+  SmallVector<HostBuffer> args = gradArguments(
+      p, t.q.data(), t.k.data(), t.v.data(), t.dout.data(), t.out.data(),
+      t.lse.data(), t.dq.data(), t.dk.data(), t.dv.data(), /*scale=*/nullptr,
+      p.hasKeyRanges() ? keyStarts.data() : nullptr, keyEnds.data());
   return (*compiled)->call(kAttentionBackwardEntry, args);
 }

@@ -59,9 +59,10 @@ buildAttentionModule(MLIRContext &ctx, const ::attn::AttentionProblem &p,
 /// buildAttentionBackwardModule.
 inline constexpr const char *kAttentionBackwardEntry = "attention_backward";
 
-/// Builds `func.func @attention_backward(%q, %k, %v, %do, %o, %lse, %dq,
-/// %dk, %dv, [%key_start, %key_end])` on memrefs (q, k, v, do and the key
-/// ranges read, the rest written; the key ranges with problem.keyStarts):
+/// Builds `func.func @attention_backward(%q, %k, %v, %do, %o, %lse,
+/// [%key_start, %key_end], %dq, %dk, %dv)` on memrefs, in the order of
+/// buildHostAttentionGradModule's arguments (q, k, v, do and the key ranges
+/// read, the rest written; the key ranges with problem.keyStarts):
 /// the forward attn.attention gives O and LSE, and attn.attention_grad the
 /// gradients for the output gradient %do.
 OwningOpRef<ModuleOp>
@@ -72,12 +73,12 @@ buildAttentionBackwardModule(MLIRContext &ctx,
 /// buildHostAttentionGradModule.
 inline constexpr const char *kHostAttentionGradEntry = "attention_grad";
 
-/// Builds `func.func @attention_grad(%q, %k, %v, %o, %do, %lse, [%scale],
-/// %dq, %dk, %dv)` on memrefs (the first six or seven read, the rest
-/// written): one attn.attention_grad of the dense problem `p` (its mask,
-/// window and softcap; no other score modification) from the given O and
-/// LSE, which need not be this block's own (context parallelism passes the
-/// final ones).
+/// Builds `func.func @attention_grad(%q, %k, %v, %o, %do, %lse,
+/// [%key_start, %key_end], [%scale], %dq, %dk, %dv)` on memrefs (all but
+/// the last three read; the key ranges with problem.keyStarts): one
+/// attn.attention_grad of the dense problem `p` (its mask, window and softcap;
+/// no other score modification) from the given O and LSE, which need not be
+/// this block's own (context parallelism passes the final ones).
 /// `%scale` (memref<f32>) is there with ScaleSource::Argument.
 OwningOpRef<ModuleOp>
 buildHostAttentionGradModule(MLIRContext &ctx,

@@ -68,9 +68,9 @@ forwardArguments(const ::attn::AttentionProblem &p, void *q, void *k, void *v,
                  int32_t *keyEnd = nullptr);
 
 /// The arguments of buildHostAttentionGradModule's entry for the dense
-/// problem `p`: q, k, v, out, dout, lse, [scale] (when not null, for a
-/// module built with ScaleSource::Argument), [key_start, key_end] (when
-/// not null: a key_range problem), then dq, dk, dv.
+/// problem `p`: q, k, v, out, dout, lse, [key_start, key_end] (when not
+/// null: a key_range problem), [scale] (when not null, for a module built
+/// with ScaleSource::Argument), then dq, dk, dv.
 llvm::SmallVector<HostBuffer>
 gradArguments(const ::attn::AttentionProblem &p, void *q, void *k, void *v,
               void *out, void *dout, float *lse, void *dq, void *dk, void *dv,

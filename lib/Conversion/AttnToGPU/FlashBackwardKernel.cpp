@@ -58,11 +58,9 @@ nvvm::KernelSignature backwardSignature(bool keyRange) {
   return nvvm::KernelSignature(abi);
 }
 
-/// The signature `func` was created with (createKernel).
-nvvm::KernelSignature signatureOf(gpu::GPUFuncOp func) {
-  nvvm::KernelSignature plain = backwardSignature(/*keyRange=*/false);
-  bool keyRange = func.getNumArguments() >
-                  plain.types(func.getContext()).size();
+/// The signature of a kernel `func` made by createKernel, bound to its
+/// arguments.
+nvvm::KernelSignature boundSignature(gpu::GPUFuncOp func, bool keyRange) {
   nvvm::KernelSignature params = backwardSignature(keyRange);
   params.bind(func.getBody().front());
   return params;
@@ -95,27 +93,18 @@ struct Common {
   Value tid;
 };
 
-/// Parameter `name` of a backward kernel.
-Value arg(gpu::GPUFuncOp func, StringRef name) {
-  return signatureOf(func)[name];
-}
-/// Stride `dim` (0 = b, 1 = h, 2 = n) of `tensor`.
-Value stride(gpu::GPUFuncOp func, StringRef tensor, int dim) {
-  return signatureOf(func).stride(tensor, dim);
-}
-
 /// tensor + b·stride_b + h·stride_h, with elements of type `elt`.
-Value headBase(KernelBuilder &kb, gpu::GPUFuncOp func, StringRef tensor,
-               Type elt, Value batch, Value head) {
-  Value off = kb.add(kb.mul(kb.zext64(batch), stride(func, tensor, 0)),
-                     kb.mul(kb.zext64(head), stride(func, tensor, 1)));
-  return kb.gep(arg(func, tensor), elt, off);
+Value headBase(KernelBuilder &kb, const nvvm::KernelSignature &params,
+               StringRef tensor, Type elt, Value batch, Value head) {
+  Value off = kb.add(kb.mul(kb.zext64(batch), params.stride(tensor, 0)),
+                     kb.mul(kb.zext64(head), params.stride(tensor, 1)));
+  return kb.gep(params[tensor], elt, off);
 }
 
 /// The workspace region of (batch, query head) `bh` (BackwardWorkspace.h).
-Value workspaceRegion(KernelBuilder &kb, gpu::GPUFuncOp func, Value bh,
-                      Value seqQ, int64_t headDim) {
-  return nvvm::workspaceRegion(kb, arg(func, "workspace"), bh, seqQ, headDim);
+Value workspaceRegion(KernelBuilder &kb, const nvvm::KernelSignature &params,
+                      Value bh, Value seqQ, int64_t headDim) {
+  return nvvm::workspaceRegion(kb, params["workspace"], bh, seqQ, headDim);
 }
 
 /// *ptr += {lo, hi} (two consecutive f32, 8-byte aligned): with `paired`
@@ -168,9 +157,10 @@ void maskTiles(KernelBuilder &kb, SmallVector<Acc> &s, Value needed,
 /// t = tanh(s · scale / C), so that the softmax constant is C·log2e
 /// (softmaxConstant). Returns the t values, which dS's factor 1 − t²
 /// needs after the masked scores are overwritten by P.
-SmallVector<Acc> applySoftcap(KernelBuilder &kb, gpu::GPUFuncOp func,
+SmallVector<Acc> applySoftcap(KernelBuilder &kb,
+                              const nvvm::KernelSignature &params,
                               SmallVector<Acc> &s, double softcap) {
-  Value inner = kb.fmul(arg(func, "softmax_scale"), kb.f32(1.0 / softcap));
+  Value inner = kb.fmul(params["softmax_scale"], kb.f32(1.0 / softcap));
   for (Acc &acc : s)
     for (Value &v : acc)
       v = attn_gpu::TanhOp::create(kb.builder(), kb.location(),
@@ -180,11 +170,11 @@ SmallVector<Acc> applySoftcap(KernelBuilder &kb, gpu::GPUFuncOp func,
 
 /// What multiplies a (masked) score in P = exp2(score · c − LSE·log2e):
 /// scale·log2e, or C·log2e where the score is a softcap's tanh.
-Value softmaxConstant(KernelBuilder &kb, gpu::GPUFuncOp func,
+Value softmaxConstant(KernelBuilder &kb, const nvvm::KernelSignature &params,
                       const FlashBackwardSpec &spec) {
   if (spec.softcap > 0)
     return kb.f32(spec.softcap * M_LOG2E);
-  return kb.fmul(arg(func, "softmax_scale"), kb.f32(M_LOG2E));
+  return kb.fmul(params["softmax_scale"], kb.f32(M_LOG2E));
 }
 
 /// dS ∘ (1 − t²): the softcap's derivative (t from applySoftcap).
@@ -196,12 +186,12 @@ void scaleBySoftcapDerivative(KernelBuilder &kb, SmallVector<Acc> &ds,
                          kb.fsub(kb.f32(1.0), kb.fmul(t[i][e], t[i][e])));
 }
 
-Common setUpCommon(KernelBuilder &kb, gpu::GPUFuncOp func) {
+Common setUpCommon(KernelBuilder &kb, const nvvm::KernelSignature &params) {
   Common c;
-  c.seqQ = arg(func, "seq_q");
-  c.seqKv = arg(func, "seq_kv");
-  c.headsQ = arg(func, "heads_q");
-  c.headsKv = arg(func, "heads_kv");
+  c.seqQ = params["seq_q"];
+  c.seqKv = params["seq_kv"];
+  c.headsQ = params["heads_q"];
+  c.headsKv = params["heads_kv"];
   c.tid = NVVM::ThreadIdXOp::create(kb.builder(), kb.location(),
                                     kb.builder().getI32Type());
   return c;
@@ -211,11 +201,12 @@ Common setUpCommon(KernelBuilder &kb, gpu::GPUFuncOp func) {
 // Preprocess: Δ = rowsum(dO ∘ O), dQ accumulator = 0.
 //===----------------------------------------------------------------------===//
 
-void emitPreprocess(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
+void emitPreprocess(OpBuilder &b, Location loc,
+                    const nvvm::KernelSignature &params,
                     const FlashBackwardSpec &spec) {
   KernelBuilder kb(b, loc);
   Type elt = spec.elementType;
-  Common c = setUpCommon(kb, func);
+  Common c = setUpCommon(kb, params);
   // One 8-element chunk per thread, of a row padded to tileHeadDim (the
   // chunks past the head dim add 0).
   int64_t chunks = spec.tileHeadDim() / 8;
@@ -227,9 +218,8 @@ void emitPreprocess(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
                      kb.lshr(c.tid, llvm::Log2_64(chunks)));
   Value chunk = kb.andi(c.tid, chunks - 1);
   Value inRange = kb.slt(row, c.seqQ);
-  Value oBase = headBase(kb, func, "o", elt, batch, head);
-  Value doBase =
-      headBase(kb, func, "do", elt, batch, head);
+  Value oBase = headBase(kb, params, "o", elt, batch, head);
+  Value doBase = headBase(kb, params, "do", elt, batch, head);
 
   // Rows past Nq contribute 0 (and are not stored), as do the chunks of a
   // padded row past the head dim (not loaded).
@@ -245,12 +235,10 @@ void emitPreprocess(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
     Value rowL = kb.sext64(row);
     SmallVector<Value> o = loadChunkAsF32(
         kb, elt,
-        kb.gep(oBase, elt,
-               kb.add(kb.mul(rowL, stride(func, "o", 2)), col)));
+        kb.gep(oBase, elt, kb.add(kb.mul(rowL, params.stride("o", 2)), col)));
     SmallVector<Value> dO = loadChunkAsF32(
         kb, elt,
-        kb.gep(doBase, elt,
-               kb.add(kb.mul(rowL, stride(func, "do", 2)), col)));
+        kb.gep(doBase, elt, kb.add(kb.mul(rowL, params.stride("do", 2)), col)));
     Value dot = kb.f32(0.0);
     for (int64_t i = 0; i < 8; ++i)
       dot = LLVM::FMAOp::create(b, loc, o[i], dO[i], dot);
@@ -263,7 +251,7 @@ void emitPreprocess(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
     partial = kb.fadd(partial, kb.shuffleXor(partial, mask));
 
   ifThen(kb, inRange, [&] {
-    Value region = workspaceRegion(kb, func, bh, c.seqQ, spec.headDim);
+    Value region = workspaceRegion(kb, params, bh, c.seqQ, spec.headDim);
     ifThen(kb,
            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, chunk,
                                  kb.i32(0)),
@@ -298,11 +286,12 @@ void emitPreprocess(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
 // Convert: dQ = accumulator · scale in the element type.
 //===----------------------------------------------------------------------===//
 
-void emitConvert(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
+void emitConvert(OpBuilder &b, Location loc,
+                 const nvvm::KernelSignature &params,
                  const FlashBackwardSpec &spec) {
   KernelBuilder kb(b, loc);
   Type elt = spec.elementType;
-  Common c = setUpCommon(kb, func);
+  Common c = setUpCommon(kb, params);
   int64_t chunks = spec.tileHeadDim() / 8;
   int64_t rowsPerBlock = kBackwardAuxThreads / chunks;
   Value bh = NVVM::BlockIdYOp::create(b, loc, b.getI32Type());
@@ -316,11 +305,11 @@ void emitConvert(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
   if (spec.tileHeadDim() != spec.headDim)
     active = kb.andb(active, kb.slt(chunk, kb.i32(spec.headDim / 8)));
   ifThen(kb, active, [&] {
-    Value region = workspaceRegion(kb, func, bh, c.seqQ, spec.headDim);
+    Value region = workspaceRegion(kb, params, bh, c.seqQ, spec.headDim);
     Value acc = kb.gep(dqAccumulator(kb, region, c.seqQ), b.getF32Type(),
                        kb.add(kb.mul(kb.sext64(row), kb.i64(spec.headDim)),
                               kb.sext64(kb.shl(chunk, 3))));
-    Value scale = arg(func, "softmax_scale");
+    Value scale = params["softmax_scale"];
     SmallVector<Value> packed;
     for (int64_t i = 0; i < 8; i += 2) {
       Value lo = kb.fmul(loadF32(kb, kb.gep(acc, b.getF32Type(), kb.i64(i))),
@@ -333,9 +322,8 @@ void emitConvert(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
     Value vec = LLVM::PoisonOp::create(b, loc, v4i32);
     for (int64_t i = 0; i < 4; ++i)
       vec = LLVM::InsertElementOp::create(b, loc, vec, packed[i], kb.i32(i));
-    Value dqBase =
-        headBase(kb, func, "dq", elt, batch, head);
-    Value offset = kb.add(kb.mul(kb.sext64(row), stride(func, "dq", 2)),
+    Value dqBase = headBase(kb, params, "dq", elt, batch, head);
+    Value offset = kb.add(kb.mul(kb.sext64(row), params.stride("dq", 2)),
                           kb.sext64(kb.shl(chunk, 3)));
     LLVM::StoreOp::create(b, loc, vec, kb.gep(dqBase, elt, offset), 16);
   });
@@ -351,8 +339,9 @@ public:
   DkDvEmitter(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
               const FlashBackwardSpec &spec, const FlashBackwardConfig &config)
       : kb(b, loc), b(b), loc(loc), func(func), spec(spec), config(config),
-        elt(spec.elementType), warps(config.warps()),
-        qTiles(config.blockM / 8), kLayout(config.blockN, spec.tileHeadDim()),
+        params(boundSignature(func, spec.keyRange)), elt(spec.elementType),
+        warps(config.warps()), qTiles(config.blockM / 8),
+        kLayout(config.blockN, spec.tileHeadDim()),
         vLayout(config.blockN, spec.tileHeadDim()),
         qLayout(config.blockM, spec.tileHeadDim()),
         doLayout(config.blockM, spec.tileHeadDim()),
@@ -382,6 +371,7 @@ private:
   gpu::GPUFuncOp func;
   const FlashBackwardSpec &spec;
   const FlashBackwardConfig &config;
+  nvvm::KernelSignature params;
   Type elt;
   int64_t warps, qTiles;
   TileLayout kLayout, vLayout, qLayout, doLayout, dsLayout;
@@ -418,10 +408,11 @@ DkDvEmitter::Step DkDvEmitter::stepAt(Value it) {
   s.head = kb.add(kb.mul(kvHead, groupSize), headInGroup);
   s.q0 = kb.mul(qBlock, kb.i32(config.blockM));
   s.stage = kb.andi(it, 1);
-  s.qBase = headBase(kb, func, "q", elt, batch, s.head);
-  s.doBase = headBase(kb, func, "do", elt, batch, s.head);
-  s.region = workspaceRegion(kb, func, kb.add(kb.mul(batch, c.headsQ), s.head),
-                             c.seqQ, spec.headDim);
+  s.qBase = headBase(kb, params, "q", elt, batch, s.head);
+  s.doBase = headBase(kb, params, "do", elt, batch, s.head);
+  s.region =
+      workspaceRegion(kb, params, kb.add(kb.mul(batch, c.headsQ), s.head),
+                      c.seqQ, spec.headDim);
   return s;
 }
 
@@ -431,10 +422,10 @@ void DkDvEmitter::issueStepLoads(const Step &step) {
   Value doDst =
       kb.gepBytes(doRing, kb.mul(step.stage, kb.i32(doLayout.bytes())));
   nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, step.qBase,
-                      stride(func, "q", 2), step.q0, rowsLeft, qLayout,
-                      qDst, spec.headDim / 8);
+                      params.stride("q", 2), step.q0, rowsLeft, qLayout, qDst,
+                      spec.headDim / 8);
   nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, step.doBase,
-                      stride(func, "do", 2), step.q0, rowsLeft, doLayout,
+                      params.stride("do", 2), step.q0, rowsLeft, doLayout,
                       doDst, spec.valueHeadDim / 8);
 }
 
@@ -449,8 +440,8 @@ std::pair<Value, Value> DkDvEmitter::loadRowScalars(const Step &step,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value lseBase = headBase(kb, func, "lse", b.getF32Type(),
-                             batch, step.head);
+    Value lseBase =
+        headBase(kb, params, "lse", b.getF32Type(), batch, step.head);
     Value lse = loadF32(kb, kb.gep(lseBase, b.getF32Type(), kb.sext64(row)));
     // A row that saw no key in the forward (LSE = -inf) has P = 0: shift
     // its scores by +inf instead.
@@ -530,7 +521,7 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
                                    qTiles, spec.mmaHeadDim());
   SmallVector<Acc> capT;
   if (spec.softcap > 0)
-    capT = applySoftcap(kb, func, s, spec.softcap);
+    capT = applySoftcap(kb, params, s, spec.softcap);
 
   // The band: element e of tile nt is key kv0 + 16·warp + g + 8·(e/2) of
   // query q0 + 8·nt + 2t + e%2, visible iff d(query) − left <= key <=
@@ -590,7 +581,7 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
         [](int64_t, int e) { return -8 * (e / 2); });
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), column-wise LSE from shared memory.
-  Value cScale = softmaxConstant(kb, func, spec);
+  Value cScale = softmaxConstant(kb, params, spec);
   auto v2f32 = VectorType::get({2}, b.getF32Type());
   auto columnPair = [&](Value base, int64_t nt) {
     Value ptr = kb.gepBytes(base, kb.add(kb.shl(t, 3), kb.i32(32 * nt)));
@@ -751,10 +742,10 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
 void DkDvEmitter::emitEpilogue(ValueRange accs) {
   // dK·scale and dV, rows kv0 + 16·warp + g (+8) < Nk, packed pairs, the
   // slice's columns.
-  Value scale = arg(func, "softmax_scale");
+  Value scale = params["softmax_scale"];
   auto store = [&](StringRef tensor, int64_t tiles, int64_t first,
                    bool scaled) {
-    Value base = headBase(kb, func, tensor, elt, batch, kvHead);
+    Value base = headBase(kb, params, tensor, elt, batch, kvHead);
     for (int h = 0; h < 2; ++h) {
       Value row = kb.add(kb.add(kv0, kb.mul(warp, kb.i32(16))),
                          kb.add(g, kb.i32(8 * h)));
@@ -762,10 +753,10 @@ void DkDvEmitter::emitEpilogue(ValueRange accs) {
         Value column = kb.shl(t, 1);
         if (sliceStart)
           column = kb.add(column, kb.i32(sliceStart));
-        Value rowPtr = kb.gep(
-            base, elt,
-            kb.add(kb.mul(kb.sext64(row), stride(func, tensor, 2)),
-                   kb.sext64(column)));
+        Value rowPtr =
+            kb.gep(base, elt,
+                   kb.add(kb.mul(kb.sext64(row), params.stride(tensor, 2)),
+                          kb.sext64(column)));
         for (int64_t nt = 0; nt < tiles; ++nt) {
           Value lo = accs[4 * (first + nt) + 2 * h];
           Value hi = accs[4 * (first + nt) + 2 * h + 1];
@@ -788,7 +779,7 @@ void DkDvEmitter::emitEpilogue(ValueRange accs) {
 void DkDvEmitter::emit() {
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
-  c = setUpCommon(kb, func);
+  c = setUpCommon(kb, params);
   lane = kb.andi(c.tid, 31);
   warp = kb.lshr(c.tid, 5);
   g = kb.lshr(lane, 2);
@@ -801,8 +792,8 @@ void DkDvEmitter::emit() {
   kvHead = kb.remu(bhKv, c.headsKv);
   groupSize = kb.divu(c.headsQ, c.headsKv);
   kv0 = kb.mul(kvBlock, kb.i32(config.blockN));
-  nvvm::KeyBounds bounds = nvvm::keyBoundsOf(kb, signatureOf(func),
-                                             spec.keyRange, batch, c.seqKv);
+  nvvm::KeyBounds bounds =
+      nvvm::keyBoundsOf(kb, params, spec.keyRange, batch, c.seqKv);
   keyStart = bounds.start;
   keyEnd = bounds.end;
 
@@ -870,16 +861,14 @@ void DkDvEmitter::emit() {
 
   // Prologue: K and V of this block with step 0's Q and dO, one group;
   // step 0's row scalars straight into their shared-memory slots.
-  Value kBase =
-      headBase(kb, func, "k", elt, batch, kvHead);
-  Value vBase =
-      headBase(kb, func, "v", elt, batch, kvHead);
+  Value kBase = headBase(kb, params, "k", elt, batch, kvHead);
+  Value vBase = headBase(kb, params, "v", elt, batch, kvHead);
   Value keysLeft = kb.sub(c.seqKv, kv0);
   nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, kBase,
-                      stride(func, "k", 2), kv0, keysLeft, kLayout, kTile,
+                      params.stride("k", 2), kv0, keysLeft, kLayout, kTile,
                       spec.headDim / 8);
   nvvm::loadTileAsync(kb, elt, config.threads(), c.tid, vBase,
-                      stride(func, "v", 2), kv0, keysLeft, vLayout, vTile,
+                      params.stride("v", 2), kv0, keysLeft, vLayout, vTile,
                       spec.valueHeadDim / 8);
   Step first = stepAt(kb.i32(0));
   auto startWalk = [&] {
@@ -929,8 +918,8 @@ public:
   DqEmitter(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
             const FlashBackwardSpec &spec, const FlashBackwardConfig &config)
       : kb(b, loc), b(b), loc(loc), func(func), spec(spec), config(config),
-        elt(spec.elementType), rows(config.dqBlockM()),
-        keys(config.dqBlockN()), kTiles(keys / 8),
+        params(boundSignature(func, spec.keyRange)), elt(spec.elementType),
+        rows(config.dqBlockM()), keys(config.dqBlockN()), kTiles(keys / 8),
         dTiles(spec.mmaHeadDim() / 8), qLayout(rows, spec.tileHeadDim()),
         doLayout(rows, spec.tileHeadDim()), kLayout(keys, spec.tileHeadDim()),
         vLayout(keys, spec.tileHeadDim()) {}
@@ -947,6 +936,7 @@ private:
   gpu::GPUFuncOp func;
   const FlashBackwardSpec &spec;
   const FlashBackwardConfig &config;
+  nvvm::KernelSignature params;
   Type elt;
   int64_t rows, keys, kTiles, dTiles;
   TileLayout qLayout, doLayout, kLayout, vLayout;
@@ -964,14 +954,12 @@ void DqEmitter::issueKvLoads(Value block) {
   Value kv0 = kb.mul(block, kb.i32(keys));
   Value left = kb.sub(c.seqKv, kv0);
   nvvm::loadTileAsync(
-      kb, elt, config.dqThreads(), c.tid, kPtr, stride(func, "k", 2), kv0,
-      left, kLayout,
-      kb.gepBytes(kRing, kb.mul(stage, kb.i32(kLayout.bytes()))),
+      kb, elt, config.dqThreads(), c.tid, kPtr, params.stride("k", 2), kv0,
+      left, kLayout, kb.gepBytes(kRing, kb.mul(stage, kb.i32(kLayout.bytes()))),
       spec.headDim / 8);
   nvvm::loadTileAsync(
-      kb, elt, config.dqThreads(), c.tid, vPtr, stride(func, "v", 2), kv0,
-      left, vLayout,
-      kb.gepBytes(vRing, kb.mul(stage, kb.i32(vLayout.bytes()))),
+      kb, elt, config.dqThreads(), c.tid, vPtr, params.stride("v", 2), kv0,
+      left, vLayout, kb.gepBytes(vRing, kb.mul(stage, kb.i32(vLayout.bytes()))),
       spec.valueHeadDim / 8);
 }
 
@@ -995,7 +983,7 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
                                    kTiles, spec.mmaHeadDim());
   SmallVector<Acc> capT;
   if (spec.softcap > 0)
-    capT = applySoftcap(kb, func, s, spec.softcap);
+    capT = applySoftcap(kb, params, s, spec.softcap);
 
   // The band: element e of tile nt is key kv0 + 8·nt + 2t + e%2 of row
   // q0 + 16·warp + g + 8·(e/2), visible iff d(row) − left <= key <=
@@ -1049,7 +1037,7 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
         [&] { return kb.sub(kb.add(kv0, kb.shl(t, 1)), keyStart); },
         [](int64_t nt, int e) { return -8 * nt - (e & 1); });
 
-  Value cScale = softmaxConstant(kb, func, spec);
+  Value cScale = softmaxConstant(kb, params, spec);
   for (int64_t nt = 0; nt < kTiles; ++nt)
     for (int e = 0; e < 4; ++e) {
       Value negLse = arith::NegFOp::create(b, loc, lseRow[e / 2]);
@@ -1091,7 +1079,7 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
 void DqEmitter::emit() {
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
-  c = setUpCommon(kb, func);
+  c = setUpCommon(kb, params);
   Value lane = kb.andi(c.tid, 31);
   warp = kb.lshr(c.tid, 5);
   g = kb.lshr(lane, 2);
@@ -1104,8 +1092,8 @@ void DqEmitter::emit() {
   kvHead = kb.divu(head, kb.divu(c.headsQ, c.headsKv));
   q0 = kb.mul(qBlock, kb.i32(rows));
 
-  nvvm::KeyBounds bounds = nvvm::keyBoundsOf(kb, signatureOf(func),
-                                             spec.keyRange, batch, c.seqKv);
+  nvvm::KeyBounds bounds =
+      nvvm::keyBoundsOf(kb, params, spec.keyRange, batch, c.seqKv);
   keyStart = bounds.start;
   keyEnd = bounds.end;
   // Key blocks this query block sees: [firstBlock, numBlocks), from the
@@ -1129,11 +1117,10 @@ void DqEmitter::emit() {
     firstBlock = kb.minsi(
         kb.maxsi(firstBlock, kb.divu(keyStart, kb.i32(keys))), numBlocks);
 
-  Value qPtr = headBase(kb, func, "q", elt, batch, head);
-  Value doPtr =
-      headBase(kb, func, "do", elt, batch, head);
-  kPtr = headBase(kb, func, "k", elt, batch, kvHead);
-  vPtr = headBase(kb, func, "v", elt, batch, kvHead);
+  Value qPtr = headBase(kb, params, "q", elt, batch, head);
+  Value doPtr = headBase(kb, params, "do", elt, batch, head);
+  kPtr = headBase(kb, params, "k", elt, batch, kvHead);
+  vPtr = headBase(kb, params, "v", elt, batch, kvHead);
 
   Value smem = LLVM::AddressOfOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
@@ -1156,9 +1143,8 @@ void DqEmitter::emit() {
 
   // This thread's rows: LSE·log2e (+inf past Nq or for rows without keys,
   // so that P = 0) and Δ, read once.
-  Value lseBase = headBase(kb, func, "lse", b.getF32Type(),
-                           batch, head);
-  Value region = workspaceRegion(kb, func, bh, c.seqQ, spec.headDim);
+  Value lseBase = headBase(kb, params, "lse", b.getF32Type(), batch, head);
+  Value region = workspaceRegion(kb, params, bh, c.seqQ, spec.headDim);
   Value inf = kb.f32(std::numeric_limits<double>::infinity());
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
   for (int h = 0; h < 2; ++h) {
@@ -1186,10 +1172,10 @@ void DqEmitter::emit() {
 
   Value rowsLeft = kb.sub(c.seqQ, q0);
   nvvm::loadTileAsync(kb, elt, config.dqThreads(), c.tid, qPtr,
-                      stride(func, "q", 2), q0, rowsLeft, qLayout, qTile,
+                      params.stride("q", 2), q0, rowsLeft, qLayout, qTile,
                       spec.headDim / 8);
   nvvm::loadTileAsync(kb, elt, config.dqThreads(), c.tid, doPtr,
-                      stride(func, "do", 2), q0, rowsLeft, doLayout, doTile,
+                      params.stride("do", 2), q0, rowsLeft, doLayout, doTile,
                       spec.valueHeadDim / 8);
   ifThen(kb, kb.slt(firstBlock, numBlocks),
          [&] { issueKvLoads(firstBlock); });
@@ -1204,17 +1190,16 @@ void DqEmitter::emit() {
       });
 
   // dQ·scale, rows < Nq, packed pairs.
-  Value dqBase = headBase(kb, func, "dq", elt, batch,
-                          head);
-  Value scale = arg(func, "softmax_scale");
+  Value dqBase = headBase(kb, params, "dq", elt, batch, head);
+  Value scale = params["softmax_scale"];
   for (int h = 0; h < 2; ++h) {
     Value row = kb.add(kb.add(q0, kb.mul(warp, kb.i32(16))),
                        kb.add(g, kb.i32(8 * h)));
     ifThen(kb, kb.slt(row, c.seqQ), [&] {
-      Value rowPtr = kb.gep(
-          dqBase, elt,
-          kb.add(kb.mul(kb.sext64(row), stride(func, "dq", 2)),
-                 kb.sext64(kb.shl(t, 1))));
+      Value rowPtr =
+          kb.gep(dqBase, elt,
+                 kb.add(kb.mul(kb.sext64(row), params.stride("dq", 2)),
+                        kb.sext64(kb.shl(t, 1))));
       for (int64_t nt = 0; nt < spec.headDim / 8; ++nt) {
         Value lo = kb.fmul(loop.getResult(4 * nt + 2 * h), scale);
         Value hi = kb.fmul(loop.getResult(4 * nt + 2 * h + 1), scale);
@@ -1419,7 +1404,7 @@ void mlir::attn::emitFlashBackwardKernels(OpBuilder &builder,
     gpu::GPUFuncOp pre = createKernel(builder, module, names.preprocess,
                                       kBackwardAuxThreads, spec.keyRange);
     builder.setInsertionPointToStart(&pre.getBody().front());
-    emitPreprocess(builder, loc, pre, spec);
+    emitPreprocess(builder, loc, boundSignature(pre, spec.keyRange), spec);
   }
   // An empty dkdv name: another family's dkdv kernel takes its place.
   if (!names.dkdv.empty() && !module.lookupSymbol(names.dkdv)) {
@@ -1442,6 +1427,6 @@ void mlir::attn::emitFlashBackwardKernels(OpBuilder &builder,
     gpu::GPUFuncOp convert = createKernel(builder, module, names.convert,
                                           kBackwardAuxThreads, spec.keyRange);
     builder.setInsertionPointToStart(&convert.getBody().front());
-    emitConvert(builder, loc, convert, spec);
+    emitConvert(builder, loc, boundSignature(convert, spec.keyRange), spec);
   }
 }

@@ -604,38 +604,15 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   vAddresses.emplace(kb, vLayout, kb.add(kb.shl(lowBit, 3), rowInMatrix),
                      highBit);
 
-  // Which key blocks this query block visits (block skipping): rows
-  // [q0, q0 + rows) see keys [d(q0) - left, d(q0 + rows - 1) + right].
-  // Blocks in [firstFull, numFull) lie inside the band for every row and
-  // need no mask at all.
+  // Which key blocks this query block visits (block skipping).
   Value rowsHere = kb.minsi(kb.i32(config.blockM), kb.sub(seqQ, q0));
-  auto clampKv = [&](Value x) {
-    return kb.minsi(kb.maxsi(x, kb.i32(0)), seqKv);
-  };
-  Value d0 = kb.add(q0, bandOffset);
-  Value kvBegin = kb.i32(0), kvEnd = seqKv, fullEnd = seqKv;
-  Value fullBegin = kb.i32(0);
-  if (spec.band.hasRight()) {
-    kvEnd = clampKv(kb.add(kb.add(d0, rowsHere), kb.i32(spec.band.right)));
-    fullEnd = clampKv(kb.add(d0, kb.i32(spec.band.right + 1)));
-  }
-  if (spec.band.hasLeft()) {
-    kvBegin = clampKv(kb.sub(d0, kb.i32(spec.band.left)));
-    fullBegin = clampKv(kb.sub(kb.add(d0, kb.sub(rowsHere, kb.i32(1))),
-                               kb.i32(spec.band.left)));
-  }
-  if (keyStart) {
-    kvBegin = kb.maxsi(kvBegin, keyStart);
-    fullBegin = kb.maxsi(fullBegin, keyStart);
-    kvEnd = kb.minsi(kvEnd, keyEnd);
-    fullEnd = kb.minsi(fullEnd, keyEnd);
-  }
-  numBlocks = kb.divu(kb.add(kvEnd, kb.i32(config.blockN - 1)),
-                      kb.i32(config.blockN));
-  numFull = kb.minsi(kb.divu(fullEnd, kb.i32(config.blockN)), numBlocks);
-  firstBlock = kb.divu(kvBegin, kb.i32(config.blockN));
-  firstFull = kb.divu(kb.add(fullBegin, kb.i32(config.blockN - 1)),
-                      kb.i32(config.blockN));
+  nvvm::ForwardKeyWalk walk =
+      nvvm::forwardKeyWalk(kb, spec.band, config.blockN, q0, rowsHere,
+                           bandOffset, seqKv, {keyStart, keyEnd});
+  firstBlock = walk.firstBlock;
+  numBlocks = walk.numBlocks;
+  firstFull = walk.firstFull;
+  numFull = walk.numFull;
 
   // Prologue: Q with K(0) in one group, V(0) in the next.
   loadTile(qPtr, qRowStride, q0, kb.sub(seqQ, q0), qLayout, qTile,

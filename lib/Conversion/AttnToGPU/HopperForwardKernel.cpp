@@ -795,38 +795,16 @@ void HopperForwardEmitter::setQueryBlock(Value queryBlockIndex) {
   if (band.hasRight() && !band.hasLeft())
     qBlock = kb.sub(kb.sub(numQueryBlocks, kb.i32(1)), qBlock);
   q0 = kb.mul(qBlock, kb.i32(config.blockM));
-  // Block skipping, as the sm80 kernel: rows [q0, q0 + rows) see keys
-  // [d(q0) - left, d(q0 + rows - 1) + right], so the key blocks outside
-  // are never loaded; [firstFull, numFull) lie inside the band for every
-  // row (no mask).
+  // Block skipping (the key blocks outside the band and the key range
+  // are never loaded).
   Value rowsHere = kb.minsi(kb.i32(config.blockM), kb.sub(seqQ, q0));
-  auto clampKv = [&](Value x) {
-    return kb.minsi(kb.maxsi(x, kb.i32(0)), seqKv);
-  };
-  Value d0 = kb.add(q0, bandOffset);
-  Value kvBegin = kb.i32(0), kvEnd = seqKv;
-  Value fullBegin = kb.i32(0), fullEnd = seqKv;
-  if (band.hasRight()) {
-    kvEnd = clampKv(kb.add(kb.add(d0, rowsHere), kb.i32(band.right)));
-    fullEnd = clampKv(kb.add(d0, kb.i32(band.right + 1)));
-  }
-  if (band.hasLeft()) {
-    kvBegin = clampKv(kb.sub(d0, kb.i32(band.left)));
-    fullBegin = clampKv(
-        kb.sub(kb.add(d0, kb.sub(rowsHere, kb.i32(1))), kb.i32(band.left)));
-  }
-  if (keyStart) {
-    kvBegin = kb.maxsi(kvBegin, keyStart);
-    fullBegin = kb.maxsi(fullBegin, keyStart);
-    kvEnd = kb.minsi(kvEnd, keyEnd);
-    fullEnd = kb.minsi(fullEnd, keyEnd);
-  }
-  numBlocks = kb.divu(kb.add(kvEnd, kb.i32(config.blockN - 1)),
-                      kb.i32(config.blockN));
-  numFull = kb.minsi(kb.divu(fullEnd, kb.i32(config.blockN)), numBlocks);
-  firstBlock = kb.divu(kvBegin, kb.i32(config.blockN));
-  firstFull = kb.divu(kb.add(fullBegin, kb.i32(config.blockN - 1)),
-                      kb.i32(config.blockN));
+  nvvm::ForwardKeyWalk walk =
+      nvvm::forwardKeyWalk(kb, band, config.blockN, q0, rowsHere, bandOffset,
+                           seqKv, {keyStart, keyEnd});
+  firstBlock = walk.firstBlock;
+  numBlocks = walk.numBlocks;
+  firstFull = walk.firstFull;
+  numFull = walk.numFull;
 }
 
 void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {

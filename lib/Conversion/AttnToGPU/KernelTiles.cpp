@@ -150,6 +150,39 @@ KeyBounds mlir::attn::nvvm::keyBoundsOf(KernelBuilder &kb,
   return bounds;
 }
 
+ForwardKeyWalk mlir::attn::nvvm::forwardKeyWalk(
+    KernelBuilder &kb, const MaskBand &band, int64_t blockN, Value q0,
+    Value rows, Value bandOffset, Value seqKv, const KeyBounds &keys) {
+  auto clampKv = [&](Value x) {
+    return kb.minsi(kb.maxsi(x, kb.i32(0)), seqKv);
+  };
+  Value d0 = kb.add(q0, bandOffset);
+  Value kvBegin = kb.i32(0), kvEnd = seqKv;
+  Value fullBegin = kb.i32(0), fullEnd = seqKv;
+  if (band.hasRight()) {
+    kvEnd = clampKv(kb.add(kb.add(d0, rows), kb.i32(band.right)));
+    fullEnd = clampKv(kb.add(d0, kb.i32(band.right + 1)));
+  }
+  if (band.hasLeft()) {
+    kvBegin = clampKv(kb.sub(d0, kb.i32(band.left)));
+    fullBegin =
+        clampKv(kb.sub(kb.add(d0, kb.sub(rows, kb.i32(1))), kb.i32(band.left)));
+  }
+  if (keys.start) {
+    kvBegin = kb.maxsi(kvBegin, keys.start);
+    fullBegin = kb.maxsi(fullBegin, keys.start);
+    kvEnd = kb.minsi(kvEnd, keys.end);
+    fullEnd = kb.minsi(fullEnd, keys.end);
+  }
+  ForwardKeyWalk walk;
+  walk.numBlocks = kb.divu(kb.add(kvEnd, kb.i32(blockN - 1)), kb.i32(blockN));
+  walk.numFull = kb.minsi(kb.divu(fullEnd, kb.i32(blockN)), walk.numBlocks);
+  walk.firstBlock = kb.divu(kvBegin, kb.i32(blockN));
+  walk.firstFull =
+      kb.divu(kb.add(fullBegin, kb.i32(blockN - 1)), kb.i32(blockN));
+  return walk;
+}
+
 BackwardQueryWalk mlir::attn::nvvm::backwardQueryWalk(
     KernelBuilder &kb, Value seqQ, int64_t blockM, int64_t blockN, Value kv0,
     Value diagonal, const MaskBand &band, Value groupSize) {

@@ -117,6 +117,20 @@ KeyBounds keyBoundsOf(KernelBuilder &kb, const KernelSignature &params,
 Value keyBlockSteps(KernelBuilder &kb, Value numSteps, Value kv0,
                     int64_t blockN, const KeyBounds &bounds);
 
+/// The key blocks a forward query block walks (both forward families):
+/// rows [q0, q0 + rows) see keys [d(q0) − left, d(q0 + rows − 1) + right]
+/// within `keys`, with d(i) = i + bandOffset, so the blocks outside are
+/// never loaded; blocks in [firstFull, numFull) lie inside the band and
+/// the key range for every row and need no mask.
+struct ForwardKeyWalk {
+  Value firstBlock, numBlocks; // blocks [firstBlock, numBlocks)
+  Value firstFull, numFull;    // unmasked blocks [firstFull, numFull)
+};
+ForwardKeyWalk forwardKeyWalk(KernelBuilder &kb, const MaskBand &band,
+                              int64_t blockN, Value q0, Value rows,
+                              Value bandOffset, Value seqKv,
+                              const KeyBounds &keys);
+
 /// The query blocks a backward dkdv thread block walks for its keys
 /// [kv0, kv0 + blockN) (both backward families): from the first whose rows
 /// can see one of them to the last, for each of the `groupSize` query heads
