@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Runtime/Check.h"
+#include "attn/Runtime/VariantRun.h"
 
 #include <algorithm>
 #include <atomic>
@@ -78,6 +79,11 @@ CheckReport attn::runtime::checkAttention(const AttentionProblem &p,
                                           const HostTensor &o,
                                           const std::vector<float> &lse,
                                           const CheckOptions &opts) {
+  // Per-batch key ranges and packed sequences change each batch entry's
+  // keys: the per-sequence check handles them (a bias needs its tensor:
+  // callers with one call checkVariantAttention).
+  if (p.hasKeyRanges() || p.isVarlen())
+    return checkVariantAttention(p, q, k, v, HostTensor{}, o, lse, opts);
   CheckReport rep;
   rep.tolerance = toleranceFor(p.dtype);
   const int64_t B = p.batch, Hq = p.headsQ, Hkv = p.headsKv, Nq = p.seqQ,

@@ -103,6 +103,7 @@ struct AbiArgs {
   int seqQ, seqKv, headsQ, headsKv;
   float scale;
   int64_t qs[3], ks[3], vs[3], os[3], ls[2];
+  const int32_t *keyStart = nullptr, *keyEnd = nullptr; // a _kr kernel's
 };
 AbiArgs readArgs(void **p) {
   AbiArgs a;
@@ -128,6 +129,12 @@ AbiArgs readArgs(void **p) {
   a.ls[0] = i64(22);
   a.ls[1] = i64(23);
   return a;
+}
+
+/// A key_range kernel's key_start and key_end (i32 [B]), after the rest.
+void readKeyRange(void **p, AbiArgs &a) {
+  a.keyStart = *static_cast<const int32_t **>(p[24]);
+  a.keyEnd = *static_cast<const int32_t **>(p[25]);
 }
 
 /// Host version of naive.cu's kernels, one block (bx, by) of 64 rows.
@@ -165,32 +172,39 @@ void runBlock(const std::string &entry, const AbiArgs &a, unsigned bx,
       continue;
     const int64_t oBase = b * a.os[0] + h * a.os[1] + row * a.os[2];
     float *lse = a.lse ? &a.lse[b * a.ls[0] + h * a.ls[1] + row] : nullptr;
-    const int limit =
+    int limit =
         causal ? std::min(a.seqKv, row + a.seqKv - a.seqQ + 1) : a.seqKv;
-    if (zero || limit <= 0) {
+    // key_range: keys [start, end) of batch entry b, clamped to [0, Nk].
+    int first = 0;
+    if (a.keyStart) {
+      first = std::clamp(a.keyStart[b], 0, a.seqKv);
+      limit = std::min(limit, std::clamp(a.keyEnd[b], 0, a.seqKv));
+    }
+    if (zero || limit <= first) {
       for (int d = 0; d < D; ++d)
         store(a.o, oBase + d, 0.f);
       if (lse)
         *lse = -INFINITY;
       continue;
     }
-    std::vector<float> s(limit);
+    std::vector<float> s(limit - first);
     float m = -INFINITY;
-    for (int j = 0; j < limit; ++j) {
+    for (int j = first; j < limit; ++j) {
       float acc = 0;
       for (int d = 0; d < D; ++d)
         acc += load(a.q, b * a.qs[0] + h * a.qs[1] + row * a.qs[2] + d) *
                load(a.k, b * a.ks[0] + hk * a.ks[1] + j * a.ks[2] + d);
-      s[j] = acc * scale;
-      m = std::max(m, s[j]);
+      s[j - first] = acc * scale;
+      m = std::max(m, s[j - first]);
     }
     float l = 0;
     for (float &x : s)
       l += (x = std::exp(x - m));
     for (int d = 0; d < D; ++d) {
       float acc = 0;
-      for (int j = 0; j < limit; ++j)
-        acc += s[j] * load(a.v, b * a.vs[0] + hk * a.vs[1] + j * a.vs[2] + d);
+      for (int j = first; j < limit; ++j)
+        acc += s[j - first] *
+               load(a.v, b * a.vs[0] + hk * a.vs[1] + j * a.vs[2] + d);
       store(a.o, oBase + d, acc / l);
     }
     if (lse)
@@ -456,6 +470,8 @@ API cuLaunchKernel(Function *fn, unsigned gx, unsigned gy, unsigned gz,
     return kSuccess;
   }
   AbiArgs a = readArgs(params);
+  if (fn->name.find("_kr") != std::string::npos)
+    readKeyRange(params, a);
   for (unsigned y = 0; y < gy; ++y)
     for (unsigned x = 0; x < gx; ++x)
       runBlock(fn->name, a, x, y);

@@ -175,12 +175,33 @@ tools::runThroughHostLowering(const AttentionProblem &p,
         !s)
       return error("--target cuda: " + s.message());
 
-  // @attention(q, k, v, o[, lse]) on memrefs, through its C interface.
+  // key_range: each batch entry's [start, end), i32 [B] on the device.
+  DeviceBuffer dstart(d), dend(d);
+  if (p.hasKeyRanges())
+    for (auto [buffer, bounds] : {std::pair{&dstart, p.keyBounds(true)},
+                                  {&dend, p.keyBounds(false)}}) {
+      size_t bytes = bounds.size() * sizeof(int32_t);
+      if (Status s = buffer->allocate(std::max<size_t>(bytes, 1)); !s)
+        return error("--target cuda: " + s.message());
+      if (Status s = d.check(
+              d.MemcpyHtoD(buffer->get(), bounds.data(), bytes),
+              "cuMemcpyHtoD");
+          !s)
+        return error("--target cuda: " + s.message());
+    }
+
+  // @attention(q, k, v, [key_start, key_end], o, [lse]) on memrefs,
+  // through its C interface.
   std::vector<std::vector<int64_t>> descriptors = {
       descriptor(dq.get(), {p.batch, p.headsQ, p.seqQ, p.headDim}),
       descriptor(dk.get(), {p.batch, p.headsKv, p.seqKv, p.headDim}),
-      descriptor(dv.get(), {p.batch, p.headsKv, p.seqKv, p.vDim()}),
-      descriptor(dout.get(), {p.batch, p.headsQ, p.seqQ, p.vDim()})};
+      descriptor(dv.get(), {p.batch, p.headsKv, p.seqKv, p.vDim()})};
+  if (p.hasKeyRanges()) {
+    descriptors.push_back(descriptor(dstart.get(), {p.batch}));
+    descriptors.push_back(descriptor(dend.get(), {p.batch}));
+  }
+  descriptors.push_back(
+      descriptor(dout.get(), {p.batch, p.headsQ, p.seqQ, p.vDim()}));
   if (p.withLse)
     descriptors.push_back(descriptor(dlse.get(), {p.batch, p.headsQ, p.seqQ}));
   std::vector<void *> pointers, packed;

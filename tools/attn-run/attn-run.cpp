@@ -464,9 +464,6 @@ int main(int argc, char **argv) {
     return fail("--input-range must be positive and finite");
   if (deterministic && !backward)
     return fail("--deterministic needs --backward");
-  if (p.hasKeyRanges() && hostLowering)
-    return fail("--key-starts/--key-ends (key_range) are not passed by "
-                "--host-lowering's launch yet (drop --host-lowering)");
   if (backward && p.alibi)
     return fail("--backward takes masks and --softcap only: attention_grad "
                 "has no ALiBi (drop --alibi)");

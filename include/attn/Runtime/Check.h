@@ -69,7 +69,9 @@ struct CheckReport {
 };
 
 /// Compares O ([B, Hq, Nq, Dv], dense) and LSE ([B, Hq, Nq], f32) with the
-/// float64 reference on the same (already rounded) inputs.
+/// float64 reference on the same (already rounded) inputs. A problem with
+/// key ranges or packed sequences goes to checkVariantAttention (which a
+/// problem with a bias must call itself, with the bias tensor).
 CheckReport checkAttention(const AttentionProblem &p, const HostTensor &q,
                            const HostTensor &k, const HostTensor &v,
                            const HostTensor &o, const std::vector<float> &lse,
