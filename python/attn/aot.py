@@ -217,6 +217,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                             "), or 'all'")
     build.add_argument("--only-bundles", action="store_true",
                        help="build only the --bundles (add them to a pack)")
+    build.add_argument("--key-range", action="store_true",
+                       help="also each kernel's key_range form (\"-kr\": "
+                            "padded batches, attn.integrations.transformers)")
     build.add_argument("--backward", choices=("auto", "on", "off"),
                        default="auto",
                        help="backward kernels too (auto: when attn-compile "
@@ -259,6 +262,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.family == "sm90a":  # no sm90a backward for the rest
         specs = [s for s in specs if s.kind == "fwd" or
                  not sm90a_backward_supports(s)]
+    if args.key_range:
+        specs += [dataclasses.replace(s, key_range=True) for s in specs]
     specs = [s.resolved() for s in specs]
     # Bundles of the families the op's lookup takes with --family
     # (attn.tuning.bundle_spec: family auto on sm_90a tunes both, the entry

@@ -703,6 +703,19 @@ def _variant_key(causal, mask_align, window, softcap, alibi) -> Tuple[bool, str]
     return _canonical_variant(causal, mask_align, window, softcap, alibi)
 
 
+_autocast_enabled = torch.is_autocast_enabled
+_AUTOCAST_DEVICES = ("cuda", "cpu")  # (meta tensors have no autocast state)
+
+
+def _autocast_inputs(q, k, v):
+    """Inside torch.autocast, floating-point q, k, v in the autocast dtype,
+    as SDPA casts them (a float32 query from a rotary embedding meets a
+    bfloat16 value: the kernels take one 16-bit type)."""
+    dtype = torch.get_autocast_dtype(q.device.type)
+    return tuple(t.to(dtype) if isinstance(t, Tensor) and
+                 t.is_floating_point() else t for t in (q, k, v))
+
+
 _HEAD_DIM_MULTIPLE = 8  # the kernels' rows are whole 16-byte chunks
 
 
@@ -774,6 +787,9 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
         key give 0 (LSE -inf); masked keys get zero gradients. A kernel of
         its own ("-kr"), one for every padding.
 
+    Under ``torch.autocast``, q, k and v are cast to the autocast dtype
+    first, as SDPA's are (mixed-precision training with float32 weights).
+
     Gradients: the backward covers every mask (both alignments, windows)
     and the softcap, not ALiBi; on CUDA at head dims up to 256. Other
     variants raise NotImplementedError naming the variant when
@@ -786,6 +802,9 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
     Returns:
       out [B, Hq, Nq, Dv] (contiguous), or (out, lse).
     """
+    if type(q) is Tensor and q.device.type in _AUTOCAST_DEVICES and \
+            _autocast_enabled(q.device.type):
+        q, k, v = _autocast_inputs(q, k, v)
     if _needs_head_dim_padding(q, k, v):
         return _attention_padded(q, k, v, causal=causal, scale=scale,
                                  return_lse=return_lse,
@@ -804,9 +823,18 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
         if scale is not None:
             _check_scale(scale)
             scale = float(scale)
-        out, lse = torch.ops.attn.attention(q, k, v, bool(causal), scale,
-                                            vkey, deterministic,
-                                            key_range[0], key_range[1])
+        start, end = key_range
+        if _direct_call_ok(q, k, v) and not any(
+                type(t) is Tensor and _is_functorch_wrapped(t)
+                for t in key_range):
+            # The checked direct launch (no fast entry: the ranges' values
+            # change from call to call, and _forward converts them).
+            out, lse = _forward(q, k, v, bool(causal), scale, vkey, start,
+                                end)
+        else:
+            out, lse = torch.ops.attn.attention(q, k, v, bool(causal), scale,
+                                                vkey, deterministic, start,
+                                                end)
         return (out, lse) if return_lse else out
     if (tune or (tune is None and _TUNE_FROM_ENV)) and not _is_compiling():
         _tune_once(q, k, v, causal, scale, vkey)

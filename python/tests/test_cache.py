@@ -189,6 +189,22 @@ def test_aot_command_line(compiler, tmp_path):
     assert sorted(e["name"] for e in index["kernels"]) == [
         "fwd-d64-f16-full-sm_90a",
         "fwd-d64-f16-full-sm_90a-sm90a"]
+    # --key-range: each kernel's key_range form too, found by its spec.
+    done = subprocess.run(
+        [sys.executable, "-m", "attn.aot", "build", "--out", str(out),
+         "--head-dims", "64", "--dtypes", "f16", "--masks", "causal",
+         "--backward", "on", "--family", "sm80", "--key-range"],
+        cwd=PYTHON_DIR, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    index = json.loads((out / "pack.json").read_text())
+    kr = sorted(e["name"] for e in index["kernels"] if "-kr" in e["name"])
+    assert len(kr) == 2 and kr[0].startswith("bwd-") and \
+        kr[1].startswith("fwd-"), kr
+    spec = KernelSpec("fwd", 64, 64, "f16", True, "sm_90a", family="sm80",
+                      key_range=True).resolved()
+    assert cache.find_in_pack(spec, out) == out / spec.name
+    manifest = json.loads((out / spec.name / "manifest.json").read_text())
+    assert "key_starts" in manifest["problem"]
     bad = subprocess.run(
         [sys.executable, "-m", "attn.aot", "build", "--out", str(out),
          "--dtypes", "f32"], cwd=PYTHON_DIR, capture_output=True, text=True)

@@ -118,6 +118,23 @@ def test_forward_backward_match_sdpa(dtype, b, hq, hkv, nq, nk, d, causal):
         assert rel_err(a, w) <= 3 * TOL[dtype], name
 
 
+def test_autocast_casts_inputs_as_sdpa_does():
+    """Inside torch.autocast a float32 query meeting a bfloat16 value (a
+    rotary embedding in float32 under mixed precision) runs in the autocast
+    dtype, as SDPA does, and float32 gradients come back."""
+    q, k, v = qkv(1, 4, 2, 33, 40, 32, grad=True)
+    vb = v.detach().bfloat16().requires_grad_()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = attn_torch.attention(q, k, vb, causal=True)
+    assert out.dtype == torch.bfloat16
+    want, _ = reference(q.detach().bfloat16(), k.detach().bfloat16(),
+                        vb.detach(), make_variant(True))
+    assert rel_err(out, want) <= TOL[torch.bfloat16]
+    out.float().sum().backward()
+    assert q.grad.dtype == torch.float32 and vb.grad.dtype == torch.bfloat16
+    assert torch.isfinite(q.grad).all()
+
+
 def test_causal_nq_ne_nk_is_bottom_right_and_top_left_is_sdpa():
     q, k, v = qkv(1, 2, 2, 40, 100, 64)
     # top_left: SDPA's is_causal for any Nq, Nk.

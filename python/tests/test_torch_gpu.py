@@ -485,6 +485,26 @@ def test_key_range_matches_float64(d, kwargs, family):
         attn_torch.set_kernel_family(previous)
 
 
+def test_key_range_direct_launch_equals_dispatcher():
+    """A call without autograd launches directly (no dispatcher): the same
+    kernel and the same bits as torch.ops.attn.attention, int64 ranges
+    converted, a range on the wrong device named."""
+    q, k, v = inputs(3, 8, 2, 1, 500, 128, torch.bfloat16, seed=5)
+    start = torch.tensor([0, 100, 499], device="cuda")  # int64
+    end = torch.tensor([500, 500, 250], device="cuda")
+    with torch.no_grad():
+        direct = attn_torch.attention(q, k, v, key_range=(start, end))
+    out, _ = torch.ops.attn.attention(q, k, v, False, None, "", False,
+                                      start.int(), end.int())
+    assert torch.equal(direct, out)
+    assert (direct[2] == 0).all()  # end < start: no key
+    want, _ = reference64(q.double(), k.double(), v.double(), make_variant(),
+                          key_range=(start, end))
+    assert rel_err(direct, want) <= 1e-2
+    with pytest.raises(ValueError, match=r"key_start is on cpu"):
+        attn_torch.attention(q, k, v, key_range=(start.cpu(), end))
+
+
 def test_variant_argument_errors_on_cuda():
     q, k, v = inputs(1, 2, 2, 16, 16, 64, torch.bfloat16)
     with pytest.raises(ValueError, match=r"mask_align must be"):

@@ -144,6 +144,26 @@ def test_gradients_match(name, padding):
         _close(grads[0][n], grads[1][n], f"{name}, {padding}: d {n}")
 
 
+def test_mixed_precision_training_step_matches_sdpa():
+    """float32 weights under torch.autocast(bf16), as models are trained:
+    the rotary embedding hands attention a float32 query and a bfloat16
+    value; attn runs them in bf16 as SDPA does (gradients in float32)."""
+    model, ref = _pair("llama")
+    ids, mask = _batch("right")
+    grads = []
+    for m in (model, ref):
+        m.train()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = m(ids, attention_mask=mask, labels=ids).loss
+        loss.backward()
+        grads.append({n: p.grad for n, p in m.named_parameters()})
+    for n, want in grads[1].items():
+        got = grads[0][n]
+        assert got.dtype == torch.float32 and torch.isfinite(got).all(), n
+        err = ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
+        assert err <= 0.05, f"d {n}: rel err {err:.3g}"
+
+
 @pytest.mark.parametrize("name", ["llama", "mistral"])
 def test_greedy_generation_left_padded(name):
     # With a KV cache the queries are the last positions: bottom-right.

@@ -29,13 +29,14 @@ attention function the 2-D key padding mask, or None when nothing is
 padded, as transformers does for FlashAttention. Any other mask function
 (packed sequences, token-type overlays, ...) gets transformers' dense
 boolean mask, and so does a 4-D mask the caller passes. The attention
-function runs a padding mask exactly, without a bias: each sequence's
-real tokens must be one contiguous run (left or right padding), and each
-group of sequences with the same run is one attn call on that slice of
-keys and (for a causal or windowed layer) of queries; rows of padded
-queries are then 0. A 4-D mask is accepted when
-it is that pattern (the causal or sliding-window mask of the layer AND a
-key padding mask; rows of padded queries are ignored).
+function runs a padding mask exactly, without a bias, in one call for the
+whole batch: each sequence's real tokens must be one contiguous run (left
+or right padding), which becomes that sequence's ``key_range`` (the
+kernels skip the other keys); where a padded query row would still see a
+real key (right padding under a causal or windowed mask) its output is 0.
+A 4-D mask is accepted when it is that pattern (the causal or
+sliding-window mask of the layer AND a key padding mask; rows of padded
+queries are ignored).
 
 What attn cannot run raises ``NotImplementedError`` naming it, rather than
 falling back to SDPA: a 4-D mask that is not causal/window AND key
@@ -43,10 +44,9 @@ padding, an additive float mask with values other than 0 and -inf/min,
 padding with holes, ``dropout`` > 0 (training with attention dropout),
 attention sinks (``s_aux``) and position biases. A silent fallback would
 hide that the model does not run on attn; the message names the model's
-other choice, ``attn_implementation="sdpa"``. docs/transformers.md says
-more, and what waits for the kernels (padding masks inside the GPU
-kernels, a run-time scale on the CPU path; the GPU kernels take the scale
-as a launch argument).
+other choice, ``attn_implementation="sdpa"``. Under ``torch.autocast``
+(mixed-precision training) the op casts q, k and v to the autocast dtype,
+as SDPA does. docs/transformers.md says more.
 """
 
 import inspect
