@@ -505,6 +505,21 @@ def test_key_range_direct_launch_equals_dispatcher():
         attn_torch.attention(q, k, v, key_range=(start.cpu(), end))
 
 
+def test_autocast_runs_the_autocast_dtype():
+    """Inside torch.autocast a float32 query and key with a bfloat16 value
+    run as the bfloat16 call does (same kernel, same bits), and the float32
+    leaves get float32 gradients."""
+    q, k, v = inputs(2, 8, 2, 100, 130, 128, torch.float32, seed=9)
+    v = v.bfloat16()
+    want = attn_torch.attention(q.bfloat16(), k.bfloat16(), v, causal=True)
+    q.requires_grad_(True)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        got = attn_torch.attention(q, k, v, causal=True)
+    assert got.dtype == torch.bfloat16 and torch.equal(got, want)
+    got.float().sum().backward()
+    assert q.grad.dtype == torch.float32 and torch.isfinite(q.grad).all()
+
+
 def test_variant_argument_errors_on_cuda():
     q, k, v = inputs(1, 2, 2, 16, 16, 64, torch.bfloat16)
     with pytest.raises(ValueError, match=r"mask_align must be"):
