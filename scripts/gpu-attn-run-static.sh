@@ -7,7 +7,7 @@
 # JIT-compiled (attn's mgpu* functions from the binary itself), and checks
 # it against float64: sm_90a (the sm90a family) and sm_80 (the sm80 family,
 # its PTX JIT-compiled for the H200), forward (also through the host
-# lowering) and backward.
+# lowering, also with key ranges) and backward.
 #
 #   scripts/gpu-attn-run-static.sh
 set -uo pipefail
@@ -29,5 +29,12 @@ for chip in sm_90a sm_80; do  # auto family: sm90a on sm_90a, sm80 on sm_80
       --seq-q 777 --seq-kv 777 $causal --host-lowering --scale 0.3
     run --chip "$chip" --dtype bf16 --head-dim 128 --heads-q 4 --heads-kv 4 \
       --seq-q 200 --seq-kv 333 $causal --backward
+    # key_range (an empty range, a single key), launched by the runtime and
+    # by the lowered host code.
+    for how in "" --host-lowering; do
+      run --chip "$chip" --dtype bf16 --head-dim 64 --heads-q 4 --heads-kv 2 \
+        --batch 4 --seq-q 300 --seq-kv 700 $causal $how \
+        --key-starts 0,17,699,350 --key-ends 700,600,700,350
+    done
   done
 done
