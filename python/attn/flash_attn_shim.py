@@ -18,6 +18,10 @@ run on attn's kernels:
   ``softcap`` 0 is none, ``alibi_slopes`` must be attn's ALiBi slopes
   2^(-8(h+1)/H) (per head, or per batch and head);
 * ``deterministic`` selects attn's deterministic backward kernels;
+* the varlen functions take packed [total, H, D] tensors and
+  ``cu_seqlens`` (attn.torch.attention_varlen: one call of the op over the
+  sequences padded, with per-sequence key ranges); ``block_table`` (paged
+  KV) is not implemented;
 * ``return_attn_probs`` returns (out, softmax_lse, None): FlashAttention
   returns the attention probabilities only with dropout, which attn has
   not.
@@ -35,7 +39,9 @@ from torch import Tensor
 from . import torch as _attn_torch
 
 __all__ = ["flash_attn_func", "flash_attn_kvpacked_func",
-           "flash_attn_qkvpacked_func", "attn_alibi_slopes"]
+           "flash_attn_qkvpacked_func", "flash_attn_varlen_func",
+           "flash_attn_varlen_kvpacked_func",
+           "flash_attn_varlen_qkvpacked_func", "attn_alibi_slopes"]
 
 def attn_alibi_slopes(heads: int, device=None) -> Tensor:
     """attn's ALiBi slopes 2^(-8(h+1)/H), float32 [heads]: the only
@@ -83,10 +89,7 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, dropout_p: float,
                softmax_scale: Optional[float], causal: bool, window_size,
                softcap: float, alibi_slopes: Optional[Tensor],
                deterministic: bool, return_attn_probs: bool):
-    if dropout_p:
-        raise NotImplementedError(f"dropout_p: attn's kernels have no "
-                                  f"dropout (got dropout_p={dropout_p!r}); "
-                                  "use 0.0")
+    _check_dropout(dropout_p)
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, Tensor) or t.dim() != 4:
             raise ValueError(f"{name} must be a 4-D [batch, seqlen, heads, "
@@ -138,6 +141,78 @@ def flash_attn_qkvpacked_func(qkv, dropout_p=0.0, softmax_scale=None,
     return _attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], dropout_p,
                       softmax_scale, causal, window_size, softcap,
                       alibi_slopes, deterministic, return_attn_probs)
+
+
+def _check_dropout(dropout_p: float) -> None:
+    if dropout_p:
+        raise NotImplementedError(f"dropout_p: attn's kernels have no "
+                                  f"dropout (got dropout_p={dropout_p!r}); "
+                                  "use 0.0")
+
+
+def _varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+            dropout_p, softmax_scale, causal, window_size, softcap,
+            alibi_slopes, deterministic, return_attn_probs):
+    _check_dropout(dropout_p)
+    batch = cu_seqlens_q.numel() - 1 if isinstance(cu_seqlens_q, Tensor) \
+        else 0
+    alibi = _check_alibi(alibi_slopes, q.shape[-2], batch)
+    out, lse = _attn_torch.attention_varlen(
+        q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
+        int(max_seqlen_k), causal=bool(causal), scale=softmax_scale,
+        return_lse=True, window=_window(window_size, bool(causal)),
+        softcap=softcap if softcap > 0 else None, alibi=alibi,
+        deterministic=bool(deterministic))
+    return (out, lse, None) if return_attn_probs else out
+
+
+def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                           max_seqlen_k, dropout_p=0.0, softmax_scale=None,
+                           causal=False, window_size=(-1, -1), softcap=0.0,
+                           alibi_slopes=None, deterministic=False,
+                           return_attn_probs=False, block_table=None):
+    """flash_attn_func over packed sequences: q [total_q, Hq, D], k, v
+    [total_k, Hkv, D], cu_seqlens_* int32 [B + 1]. Returns out [total_q,
+    Hq, Dv], or (out, softmax_lse [Hq, total_q], None)."""
+    if block_table is not None:
+        raise NotImplementedError("block_table: attn has no paged KV cache "
+                                  "yet; pass contiguous k and v")
+    return _varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                   max_seqlen_k, dropout_p, softmax_scale, causal,
+                   window_size, softcap, alibi_slopes, deterministic,
+                   return_attn_probs)
+
+
+def flash_attn_varlen_kvpacked_func(q, kv, cu_seqlens_q, cu_seqlens_k,
+                                    max_seqlen_q, max_seqlen_k, dropout_p=0.0,
+                                    softmax_scale=None, causal=False,
+                                    window_size=(-1, -1), softcap=0.0,
+                                    alibi_slopes=None, deterministic=False,
+                                    return_attn_probs=False):
+    """flash_attn_varlen_func with kv [total_k, 2, Hkv, D]."""
+    if not isinstance(kv, Tensor) or kv.dim() != 4 or kv.shape[1] != 2:
+        raise ValueError("kv must be a [total_tokens, 2, heads, head_dim] "
+                         f"tensor, got {getattr(kv, 'shape', type(kv))}")
+    return _varlen(q, kv[:, 0], kv[:, 1], cu_seqlens_q, cu_seqlens_k,
+                   max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale,
+                   causal, window_size, softcap, alibi_slopes, deterministic,
+                   return_attn_probs)
+
+
+def flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, max_seqlen,
+                                     dropout_p=0.0, softmax_scale=None,
+                                     causal=False, window_size=(-1, -1),
+                                     softcap=0.0, alibi_slopes=None,
+                                     deterministic=False,
+                                     return_attn_probs=False):
+    """flash_attn_varlen_func with qkv [total, 3, H, D]."""
+    if not isinstance(qkv, Tensor) or qkv.dim() != 4 or qkv.shape[1] != 3:
+        raise ValueError("qkv must be a [total_tokens, 3, heads, head_dim] "
+                         f"tensor, got {getattr(qkv, 'shape', type(qkv))}")
+    return _varlen(qkv[:, 0], qkv[:, 1], qkv[:, 2], cu_seqlens, cu_seqlens,
+                   max_seqlen, max_seqlen, dropout_p, softmax_scale, causal,
+                   window_size, softcap, alibi_slopes, deterministic,
+                   return_attn_probs)
 
 
 def install() -> None:

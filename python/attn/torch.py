@@ -1048,3 +1048,8 @@ def clear_kernel_cache() -> None:
         _selections.clear()
         _tune_attempts.clear()
     cache._resolved.clear()
+
+
+# Packed variable-length sequences (FlashAttention's varlen API) over the
+# op's key ranges: attn/varlen.py.
+from .varlen import attention_varlen  # noqa: E402,F401

@@ -168,6 +168,55 @@ def test_errors_name_the_argument():
         fa.flash_attn_qkvpacked_func(q)
 
 
+@pytest.mark.parametrize("causal, window", [(False, (-1, -1)),
+                                            (True, (-1, -1)),
+                                            (False, (5, 3))])
+def test_varlen_is_each_sequence_on_its_own(causal, window):
+    """flash_attn_varlen_func over packed sequences of different lengths
+    equals flash_attn_func on each sequence alone (bottom-right masks per
+    sequence), and its LSE is [H, total_q]; the packed forms agree."""
+    torch.manual_seed(1)
+    lens_q, lens_k = [9, 1, 17], [12, 6, 17]
+    q = torch.randn(sum(lens_q), 4, 32)
+    k, v = (torch.randn(sum(lens_k), 4, 32) for _ in range(2))
+    cu = lambda ls: torch.tensor([0] + [sum(ls[:i + 1]) for i in  # noqa: E731
+                                        range(len(ls))], dtype=torch.int32)
+    out, lse, _ = fa.flash_attn_varlen_func(
+        q, k, v, cu(lens_q), cu(lens_k), max(lens_q), max(lens_k),
+        causal=causal, window_size=window, return_attn_probs=True)
+    assert out.shape == q.shape and lse.shape == (4, sum(lens_q))
+    sq = sk = 0
+    for nq, nk in zip(lens_q, lens_k):
+        one = reference(q[None, sq:sq + nq], k[None, sk:sk + nk],
+                        v[None, sk:sk + nk], causal=causal, window=window)
+        close(out[None, sq:sq + nq], one)
+        sq, sk = sq + nq, sk + nk
+    kv = torch.stack([k, v], dim=1)
+    assert torch.equal(fa.flash_attn_varlen_kvpacked_func(
+        q, kv, cu(lens_q), cu(lens_k), max(lens_q), max(lens_k),
+        causal=causal, window_size=window), out)
+    same = torch.randn(sum(lens_k), 3, 4, 32)
+    packed = fa.flash_attn_varlen_qkvpacked_func(
+        same, cu(lens_k), max(lens_k), causal=causal, window_size=window)
+    assert torch.equal(packed, fa.flash_attn_varlen_func(
+        same[:, 0], same[:, 1], same[:, 2], cu(lens_k), cu(lens_k),
+        max(lens_k), max(lens_k), causal=causal, window_size=window))
+
+
+def test_varlen_errors_name_the_argument():
+    x = torch.randn(8, 2, 32)
+    cu = torch.tensor([0, 8], dtype=torch.int32)
+    with pytest.raises(NotImplementedError, match=r"^block_table: "):
+        fa.flash_attn_varlen_func(x, x, x, cu, cu, 8, 8,
+                                  block_table=torch.zeros(1, 1))
+    with pytest.raises(NotImplementedError, match=r"^dropout_p: "):
+        fa.flash_attn_varlen_func(x, x, x, cu, cu, 8, 8, dropout_p=0.5)
+    with pytest.raises(ValueError, match=r"^kv must be a \[total_tokens, 2"):
+        fa.flash_attn_varlen_kvpacked_func(x, x, cu, cu, 8, 8)
+    with pytest.raises(ValueError, match=r"^qkv must be a \[total_tokens, 3"):
+        fa.flash_attn_varlen_qkvpacked_func(x, cu, 8)
+
+
 def test_install_as_flash_attn(monkeypatch):
     monkeypatch.delitem(sys.modules, "flash_attn", raising=False)
     monkeypatch.delitem(sys.modules, "flash_attn.flash_attn_interface",
