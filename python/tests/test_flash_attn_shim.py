@@ -236,8 +236,9 @@ def test_the_gpu_runner_counts_outcomes(tmp_path):
     import subprocess
     from pathlib import Path
     here = Path(__file__).resolve()
-    shutil.copy(here.parents[2] / "test" / "gpu" / "flash_attn" /
-                "conftest.py", tmp_path)
+    for name in ("conftest.py", "einops_compat.py"):
+        shutil.copy(here.parents[2] / "test" / "gpu" / "flash_attn" / name,
+                    tmp_path)
     (tmp_path / "test_x.py").write_text(
         "import pytest, torch\n"
         "from flash_attn import flash_attn_func\n"
@@ -249,7 +250,12 @@ def test_the_gpu_runner_counts_outcomes(tmp_path):
         "    if i % 3 == 1:\n"
         "        assert i < 0\n"
         "def test_b():\n"
-        "    pytest.skip('reference OOM')\n")
+        "    pytest.skip('reference OOM')\n"
+        "@pytest.mark.parametrize('dropout_p', [0.0, 0.17])\n"
+        "def test_c(dropout_p):\n"
+        "    from flash_attn.layers.rotary import apply_rotary_emb\n"
+        "    from flash_attn import flash_attn_with_kvcache\n"
+        "    flash_attn_with_kvcache()\n")
     counts = tmp_path / "counts.json"
 
     def run(*args):
@@ -262,8 +268,11 @@ def test_the_gpu_runner_counts_outcomes(tmp_path):
         assert done.returncode == 1, done.stdout + done.stderr
         return json.loads(counts.read_text())
     data = run()
+    # test_c: dropout 0.17 deselected; the KV-cache function upstream's
+    # file imports is there, and refuses.
     assert data["totals"] == {"passed": 3, "failed": 3, "skipped": 1,
-                              "not_implemented": 3}
+                              "not_implemented": 4}
+    assert data["per_test"]["test_c"] == {"not_implemented": 1}
     failed, = data["by_reason"]["failed"]
     assert failed["reason"] == "AssertionError: assert i < 0"
     assert data["by_reason"]["not_implemented"][0]["reason"].startswith(
@@ -273,3 +282,5 @@ def test_the_gpu_runner_counts_outcomes(tmp_path):
     sampled = run("--attn-sample", "4")
     assert sampled["per_test"]["test_b"] == {"skipped": 1}
     assert sum(sampled["per_test"]["test_a"].values()) == 4
+    only = run("--attn-functions", "test_a,test_c")
+    assert set(only["per_test"]) == {"test_a", "test_c"}

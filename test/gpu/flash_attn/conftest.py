@@ -1,8 +1,18 @@
 """FlashAttention's tests on attn (run.sh): installs attn.flash_attn_shim
-as the ``flash_attn`` module, samples the parametrisations and writes the
-counts.
+as the ``flash_attn`` module, selects and samples the parametrisations and
+writes the counts.
+
+FlashAttention's test file (its PyPI sdist's tests/test_flash_attn.py, run
+unmodified) imports more than the functions under test: its
+``flash_attn.bert_padding`` comes from the same sdist ($ATTN_FA_UPSTREAM,
+the sdist's root); the KV-cache and rotary functions, which only the
+deselected kvcache/splitkv tests call, raise NotImplementedError; einops
+falls back to einops_compat.py where it is not installed.
 
 Options:
+  --attn-functions F,..  the test functions to collect (default: all);
+                    parametrisations with dropout_p != 0 are deselected
+                    (attn has no dropout);
   --attn-sample N   keep N parametrisations of each test function, drawn
                     with a seeded random generator (0 = all; -k selects
                     before sampling);
@@ -19,9 +29,12 @@ skips. Failures are counted by exception type and the failing statement
 """
 
 import collections
+import importlib.util
 import json
 import os
 import random
+import sys
+import types
 
 import pytest
 
@@ -32,14 +45,65 @@ import flash_attn  # noqa: E402
 
 assert flash_attn is flash_attn_shim, "flash_attn is not attn's shim"
 
+try:
+    import einops  # noqa: F401
+except ImportError:
+    sys.path.insert(0, os.path.dirname(__file__))
+    import einops_compat
+    sys.modules["einops"] = einops_compat
+
+
+def _not_implemented(name):
+    def refuse(*args, **kwargs):
+        raise NotImplementedError(f"{name}: not in attn's flash_attn shim")
+    return refuse
+
+
+def _install_upstream_helpers():
+    """What FlashAttention's test file imports beyond the shim."""
+    for name in ("flash_attn_with_kvcache",):
+        if not hasattr(flash_attn, name):
+            setattr(flash_attn, name, _not_implemented(name))
+    if not hasattr(flash_attn, "_get_block_size_n"):  # dropout tests only
+        flash_attn._get_block_size_n = _not_implemented("_get_block_size_n")
+    layers = types.ModuleType("flash_attn.layers")
+    rotary = types.ModuleType("flash_attn.layers.rotary")
+    rotary.apply_rotary_emb = _not_implemented("apply_rotary_emb")
+    layers.rotary = rotary
+    sys.modules.setdefault("flash_attn.layers", layers)
+    sys.modules.setdefault("flash_attn.layers.rotary", rotary)
+    root = os.environ.get("ATTN_FA_UPSTREAM")
+    if root:
+        path = os.path.join(root, "flash_attn", "bert_padding.py")
+        spec = importlib.util.spec_from_file_location(
+            "flash_attn.bert_padding", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["flash_attn.bert_padding"] = module
+        spec.loader.exec_module(module)
+
+
+_install_upstream_helpers()
+
 
 def pytest_addoption(parser):
+    parser.addoption("--attn-functions", default="")
     parser.addoption("--attn-sample", type=int, default=0)
     parser.addoption("--attn-seed", default="0")
     parser.addoption("--attn-counts", default="")
 
 
 def pytest_collection_modifyitems(config, items):
+    functions = {f for f in config.getoption("--attn-functions").split(",")
+                 if f}
+
+    def wanted(item):
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        return ((not functions or item.originalname in functions) and
+                not params.get("dropout_p", 0.0))
+    dropped = [i for i in items if not wanted(i)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [i for i in items if wanted(i)]
     n = config.getoption("--attn-sample")
     if n <= 0:
         return
