@@ -250,14 +250,54 @@ def test_what_attn_cannot_run_is_named():
         run(torch.ones(2, SEQ + 1, dtype=torch.bool))
 
 
-def test_packed_sequences_are_refused_not_mixed():
-    # position_ids restarting within a row: transformers' packed format, a
-    # mask attn cannot run from padding alone.
-    model, _ = _pair("llama")
-    ids = torch.randint(0, VOCAB, (1, SEQ))
+@pytest.mark.parametrize("name", ["llama", "mistral", "gemma2"])
+def test_packed_sequences_run_as_varlen(name):
+    """position_ids restarting within one row (transformers' padding-free
+    format): logits and gradients equal the reference backend's, which
+    runs transformers' block-diagonal mask, and each sequence's own run."""
+    model, ref = _pair(name)
+    g = torch.Generator().manual_seed(2)
+    ids = torch.randint(0, VOCAB, (1, SEQ), generator=g)
     pos = torch.tensor([[0, 1, 2, 0, 1, 2, 3, 4]])
-    with pytest.raises(NotImplementedError, match="packed sequences"):
-        model(ids, position_ids=pos, use_cache=False)
+    out = model(ids, position_ids=pos, use_cache=False).logits
+    want = ref(ids, position_ids=pos, use_cache=False).logits
+    _close(out, want, "logits")
+    alone = ref(ids[:, 3:], position_ids=pos[:, 3:], use_cache=False).logits
+    _close(out[:, 3:], alone, "the second sequence alone")
+    out.square().sum().backward()
+    want.square().sum().backward()
+    for (n, p), (_, r) in zip(model.named_parameters(),
+                              ref.named_parameters()):
+        if p.grad is not None:
+            torch.testing.assert_close(p.grad, r.grad, rtol=1e-3, atol=1e-4,
+                                       msg=n)
+
+
+def test_varlen_keywords_run_as_varlen():
+    """FlashAttention's varlen keywords (DataCollatorWithFlattening's
+    cu_seq_lens_q/k, max_length_q/k) on one packed row: each sequence's
+    own causal attention."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 4, 9, 16) for _ in range(3))
+    cu = torch.tensor([0, 2, 9], dtype=torch.int32)
+    module = torch.nn.Module()
+    out, _ = attn_hf.attention_forward(
+        module, q, k, v, None, scaling=0.25, cu_seq_lens_q=cu,
+        cu_seq_lens_k=cu, max_length_q=7, max_length_k=7)
+    for s, e in ((0, 2), (2, 9)):
+        one = torch.nn.functional.scaled_dot_product_attention(
+            q[..., s:e, :], k[..., s:e, :], v[..., s:e, :], is_causal=True,
+            scale=0.25)
+        _close(out[:, s:e], one.transpose(1, 2), f"sequence {s}:{e}")
+
+
+def test_packed_sequences_with_another_mask_are_refused():
+    q, k, v = (torch.randn(1, 4, 6, 16) for _ in range(3))
+    pos = torch.tensor([[0, 1, 2, 0, 1, 2]])
+    wrong = torch.ones(6, 6, dtype=torch.bool).tril()[None, None]
+    with pytest.raises(NotImplementedError, match="beside packed sequences"):
+        attn_hf.attention_forward(torch.nn.Module(), q, k, v, wrong,
+                                  position_ids=pos)
 
 
 def test_fully_padded_row_is_zero():

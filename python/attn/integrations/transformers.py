@@ -28,7 +28,11 @@ bidirectional) ``attention_mask`` builds no [Nq, Nk] mask: it hands the
 attention function the 2-D key padding mask, or None when nothing is
 padded, as transformers does for FlashAttention. Any other mask function
 (packed sequences, token-type overlays, ...) gets transformers' dense
-boolean mask, and so does a 4-D mask the caller passes. The attention
+boolean mask, and so does a 4-D mask the caller passes. Padding-free
+batches (sequences packed into one row: FlashAttention's varlen keywords
+``cu_seq_lens_q/k`` and ``max_length_q/k``, as DataCollatorWithFlattening
+gives them, or ``position_ids`` that restart) run as
+``attn.torch.attention_varlen``, each sequence with its own mask. The attention
 function runs a padding mask exactly, without a bias, in one call for the
 whole batch: each sequence's real tokens must be one contiguous run (left
 or right padding), which becomes that sequence's ``key_range`` (the
@@ -257,6 +261,59 @@ def _padding(mask: Optional[Tensor], batch: int, nq: int, nk: int,
     return padding
 
 
+def _packed_sequences(kwargs, attention_mask, batch: int, nq: int, nk: int):
+    """(cu_seqlens_q, cu_seqlens_k, max_q, max_k) of a padding-free batch --
+    FlashAttention's varlen keywords (``cu_seq_lens_q/k``,
+    ``max_length_q/k``: DataCollatorWithFlattening) or one row of packed
+    sequences found from ``position_ids`` restarting, as transformers'
+    FlashAttention path finds them -- or None. Only without a padding mask
+    (transformers gives these batches none, or the dense mask of the
+    packed sequences)."""
+    if attention_mask is not None and (
+            not isinstance(attention_mask, Tensor) or
+            attention_mask.dim() != 4):
+        return None
+    names = ("cu_seq_lens_q", "cu_seq_lens_k", "max_length_q", "max_length_k")
+    given = [kwargs.get(n) for n in names]
+    if all(x is not None for x in given):
+        cu_q, cu_k, max_q, max_k = given
+        return cu_q, cu_k, int(max_q), int(max_k)
+    position_ids = kwargs.get("position_ids")
+    if position_ids is None or batch != 1 or nq != nk or nq == 1 or \
+            position_ids.numel() != nq:
+        return None
+    position_ids = position_ids.reshape(-1)
+    starts = (position_ids == position_ids.min()).nonzero().view(-1)
+    if starts.numel() <= 1:
+        return None
+    cu = torch.cat([starts, starts.new_tensor([nq])]).to(torch.int32)
+    longest = int(cu.diff().max())
+    return cu, cu, longest, longest
+
+
+def _check_packed_mask(mask: Optional[Tensor], cu: Tensor, n: int,
+                       causal: bool, window) -> None:
+    """A dense mask beside packed sequences must be theirs: the layer's
+    causal/window mask within each sequence, nothing across."""
+    if mask is None:
+        return
+    if mask.dtype != torch.bool:
+        mask = mask == 0
+    if tuple(mask.shape[-2:]) != (n, n):
+        raise _unsupported(f"a 4-D attention mask of shape "
+                           f"{tuple(mask.shape)} beside packed sequences of "
+                           f"{n} tokens")
+    segment = torch.zeros(n, dtype=torch.int64, device=mask.device)
+    segment[cu[1:-1].to(device=mask.device, dtype=torch.int64)] = 1
+    segment = segment.cumsum(0)
+    expected = (segment[:, None] == segment[None, :]) & \
+        _structure(n, n, causal, window, mask.device)
+    if not bool((mask == expected).all()):
+        raise _unsupported("a 4-D attention mask beside packed sequences "
+                           "that is not theirs (the layer's mask within "
+                           "each sequence)")
+
+
 def attention_forward(module: torch.nn.Module, query: Tensor, key: Tensor,
                       value: Tensor, attention_mask: Optional[Tensor],
                       scaling: Optional[float] = None, dropout: float = 0.0,
@@ -285,6 +342,29 @@ def attention_forward(module: torch.nn.Module, query: Tensor, key: Tensor,
         window = (w - 1, 0) if causal else (w, w)
     call = dict(causal=causal, scale=scaling, window=window,
                 softcap=softcap if softcap else None)
+
+    packed = _packed_sequences(kwargs, attention_mask, B, Nq, Nk)
+    if packed is not None:
+        # Padding-free batches: the sequences run as attn.torch's varlen
+        # call, each with its own mask (transformers' dense block-diagonal
+        # mask says the same and is not read).
+        cu_q, cu_k, max_q, max_k = packed
+        if attention_mask is not None:
+            if B != 1 or not torch.equal(cu_q.cpu(), cu_k.cpu()):
+                raise _unsupported("a 4-D attention mask beside varlen "
+                                   "keywords of several rows or of "
+                                   "different query and key sequences")
+            _check_packed_mask(attention_mask.reshape(-1, Nq, Nk).all(0)
+                               if attention_mask.dtype == torch.bool
+                               else (attention_mask == 0).reshape(
+                                   -1, Nq, Nk).all(0),
+                               cu_q, Nq, causal, window)
+        tokens = lambda t: t.transpose(1, 2).reshape(  # noqa: E731
+            (-1,) + tuple(t.shape[1:2]) + tuple(t.shape[3:]))
+        out = _attn_torch.attention_varlen(
+            tokens(query), tokens(key), tokens(value), cu_q, cu_k, max_q,
+            max_k, **call)
+        return out.reshape((B, Nq) + tuple(out.shape[1:])), None
 
     padding = _padding(attention_mask, B, Nq, Nk, causal, window,
                        query.device)
