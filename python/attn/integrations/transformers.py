@@ -336,7 +336,7 @@ def attention_forward(module: torch.nn.Module, query: Tensor, key: Tensor,
     window = None
     # transformers' masks: causal keys less than W back, bidirectional ones
     # at most W away. A window of W >= Nk masks nothing and is left out
-    # (the GPU backward has no windows; Mistral's is 4096).
+    # (Mistral's is 4096): the plain kernel, not a window kernel's mask.
     if sliding_window is not None and int(sliding_window) < Nk:
         w = int(sliding_window)
         window = (w - 1, 0) if causal else (w, w)
