@@ -81,9 +81,10 @@ def sm90a_backward_supports(spec) -> str:
     if spec.head_dim != spec.value_head_dim or spec.head_dim not in (64, 128):
         return (f"the sm90a backward kernels take equal head dims of 64 or "
                 f"128 (got {spec.head_dim}/{spec.value_head_dim})")
-    if not spec.variant_info().plain:
-        return ("the sm90a backward kernels take no mask or the bottom-right "
-                f"causal one (got {spec.variant_info().name})")
+    variant = spec.variant_info()
+    if variant.softcap or variant.alibi:
+        return ("the sm90a backward kernels take masks (causal, windows, "
+                f"either alignment) but no score_mod (got {variant.name})")
     return ""
 
 

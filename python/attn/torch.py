@@ -270,8 +270,8 @@ def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
         alibi_heads = int(Hq)
         alibi_offset = 0 if variant.top_left else int(Nk - Nq)
     # The family asked for; the selection resolves it (forward: every
-    # variant the op takes has an sm90a kernel; backward: plain and
-    # bottom-right causal, equal head dims 64 or 128).
+    # variant the op takes has an sm90a kernel; backward: every mask, no
+    # softcap or ALiBi, equal head dims 64 or 128).
     spec = KernelSpec(kind, int(D), int(v.shape[3]), _DTYPE_NAMES[q.dtype],
                       bool(causal), chip, variant=vkey, alibi_heads=alibi_heads,
                       alibi_offset=alibi_offset, family=_family,

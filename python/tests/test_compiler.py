@@ -267,3 +267,31 @@ def test_key_range_kernels_take_the_ranges(compiler, tmp_path):
         manifest = json.loads((out / "manifest.json").read_text())
         assert [p["name"] for p in manifest["params"]][41:43] == [
             "key_start", "key_end"]
+
+
+@pytest.mark.parametrize("mask", [
+    dict(causal=True),
+    dict(causal=True, mask_align="top_left"),
+    dict(window=(32, -1)),
+    dict(window=(32, 8), mask_align="top_left"),
+    dict(window=(-1, 16)),
+    dict(softcap=30.0),
+])
+def test_backward_family_auto_as_the_compiler(compiler, tmp_path, mask):
+    """attn.families.resolve (the GPU host's restatement of the rules)
+    picks the backward family the compiler's `auto` picks, mask by mask:
+    sm90a for every band, sm80 for the softcap."""
+    from attn import families, variants
+    v = variants.make_variant(**mask)
+    spec = KernelSpec("bwd", 64, 64, "bf16", v.causal, "sm_90a",
+                      variant=v.key, family="auto")
+    window_left, window_right = (mask.get("window") or (-1, -1))
+    out = compiler.compile_backward(
+        out=tmp_path / "bwd", head_dim=64, causal=v.causal,
+        top_left=mask.get("mask_align") == "top_left",
+        window_left=window_left, window_right=window_right,
+        softcap=mask.get("softcap", 0.0), family="auto", assemble=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    expected = "sm90a" if "softcap" not in mask else "sm80"
+    assert families.resolve(spec) == expected
+    assert manifest["family"].startswith(expected + "-")

@@ -1,8 +1,7 @@
-// RUN: attn-opt %s --convert-attn-to-gpu --split-input-file | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm80" --split-input-file | FileCheck %s
 // RUN: attn-opt %s --convert-attn-to-gpu="family=sm80 deterministic=true" --split-input-file | FileCheck %s --check-prefix=DET
 
-// The sm80 backward takes every mask band (family auto picks it: the sm90a
-// one takes no mask or bottom-right causal), named by the band.
+// The sm80 backward takes every mask band, named by the band.
 // CHECK-LABEL: func.func @window
 // CHECK: attn.kernel = @attn_kernels::@attn_bwd_d64_bf16_br4x0_dkdv_n128m64
 // A key block walks only the query blocks whose rows see it: both ends of

@@ -65,35 +65,3 @@ func.func @head_dim_32(%q: tensor<1x1x16x32xbf16>, %lse: tensor<1x1x16xf32>)
          tensor<1x1x16x32xbf16>
   return %dq : tensor<1x1x16x32xbf16>
 }
-
-// -----
-
-// The sm90a backward masks bottom-right causal only (the sm80 one, which
-// family=auto takes, every band).
-func.func @top_left(%q: tensor<1x1x16x64xbf16>, %lse: tensor<1x1x16xf32>)
-    -> tensor<1x1x16x64xbf16> {
-  // expected-error @+1 {{cannot be compiled for the GPU: mask <causal_top_left> is not supported by the sm90a-wgmma backward kernels: they align masks bottom-right}}
-  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
-      mask <causal_top_left>
-      : tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>,
-        tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>,
-        tensor<1x1x16x64xbf16>, tensor<1x1x16xf32>
-      -> tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>,
-         tensor<1x1x16x64xbf16>
-  return %dq : tensor<1x1x16x64xbf16>
-}
-
-// -----
-
-func.func @window(%q: tensor<1x1x16x64xbf16>, %lse: tensor<1x1x16xf32>)
-    -> tensor<1x1x16x64xbf16> {
-  // expected-error @+1 {{cannot be compiled for the GPU: mask <sliding> window [4, 0] is not supported by the sm90a-wgmma backward kernels: they take no mask or a causal one}}
-  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
-      mask <sliding> window [4, 0]
-      : tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>,
-        tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>,
-        tensor<1x1x16x64xbf16>, tensor<1x1x16xf32>
-      -> tensor<1x1x16x64xbf16>, tensor<1x1x16x64xbf16>,
-         tensor<1x1x16x64xbf16>
-  return %dq : tensor<1x1x16x64xbf16>
-}

@@ -126,9 +126,10 @@ private:
   /// 64-bit products of them out of their loops.
   template <typename Fn> void withFreshScalars(Fn body);
   void emitDqWriter();
-  /// Deterministic dQ: spins until `semaphore` holds this key block's
-  /// index (acquire), then passes the turn on (release increment).
-  void waitForTurn(Value semaphore);
+  /// Deterministic dQ: spins until `semaphore` (query block q0's) holds
+  /// this key block's turn, its index among the key blocks that visit q0
+  /// (acquire), then passes the turn on (release increment).
+  void waitForTurn(Value semaphore, Value q0);
   void passTurn(Value semaphore);
   /// This thread's LSE·log2e (offset 0) or Δ (offset blockM·4) of query
   /// columns 8·j + 2t + {0, 1} from the shared stage of step `stage`.
@@ -344,11 +345,12 @@ void HopperBackwardEmitter::emitLseLoader() {
 /// accumulator) by lane 0, then the tile is released once read (once
 /// written, when deterministic).
 /// Deterministic: key block n adds its tile of query block m only once the
-/// block's semaphore reads n, and then increments it, so every element of
-/// dQ is summed in key-block order. Every key block below n visits m too
-/// (no mask or causal: a lower block sees whatever a higher one sees), and
-/// is launched before n (KeyTiles and the causal renumbering both take a
-/// head's key blocks in order), so the wait ends.
+/// block's semaphore reads n's turn (its index from the first key block
+/// that visits m), and then increments it, so every element of dQ is
+/// summed in key-block order. The key blocks that visit m are contiguous
+/// (the band's edges are monotone in the key), each is launched before the
+/// next (KeyTiles and the causal renumbering both take a head's key blocks
+/// in order), so the wait ends.
 void HopperBackwardEmitter::emitDqWriter() {
   int64_t syncThreads = 128 + 32;
   auto releaseTile = [&](Value buffer) {
@@ -387,7 +389,7 @@ void HopperBackwardEmitter::emitDqWriter() {
                                          backwardWorkspaceSemaphoresAt(
                                              spec.headDim))),
                        kb.zext64(kb.divu(q0, kb.i32(config.blockM)))));
-            waitForTurn(semaphore);
+            waitForTurn(semaphore, q0);
           }
           attn_gpu::BulkReduceAddOp::create(
               b, loc, dst, dqTileOf(buffer),
@@ -414,10 +416,15 @@ void HopperBackwardEmitter::emitDqWriter() {
   });
 }
 
-void HopperBackwardEmitter::waitForTurn(Value semaphore) {
-  // Key block n adds after n − 1 (from the first block that has keys: a
-  // key_range's start skips the blocks before it).
+void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0) {
+  // Key block n adds after n − 1, from the first block that visits query
+  // block q0: a key_range's start skips the blocks before it, and so does
+  // a window's left edge (the block of key d(q0) − left, as
+  // backwardQueryWalk's end: no earlier block reaches the block's rows).
   Value firstKey = keyStart ? keyStart : kb.i32(0);
+  if (spec.band.hasLeft())
+    firstKey = kb.maxsi(
+        firstKey, kb.sub(kb.add(q0, diagonal), kb.i32(spec.band.left)));
   Value turn = kb.sub(kb.divu(kv0, kb.i32(config.blockN)),
                       kb.divu(firstKey, kb.i32(config.blockN)));
   auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
@@ -583,20 +590,40 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   }
   s = wgmmaWaitGroup(kb, 1 + pending, s);
 
-  // Causal: key kv0 + warpKey0 + g + 8·(e/2) may see query
-  // q0 + 8·j + 2t + e%2 when key <= query + diagonal, i.e.
-  //   8·(e/2) − 8·j − e%2 <= q0 + diagonal − kv0 − warpKey0 − g + 2t.
-  // Blocks clear of the diagonal skip the compares.
-  if (spec.causal)
+  // The band: key kv0 + warpKey0 + g + 8·(e/2) is seen by query
+  // q0 + 8·j + 2t + e%2 iff d(query) − left <= key <= d(query) + right
+  // (d(i) = i + diagonal), i.e.
+  //   right: 8·(e/2) − 8·j − e%2 <= q0 + diagonal + right − kv0 − warpKey0
+  //          − g + 2t;
+  //   left:  8·j + e%2 − 8·(e/2) <= left − diagonal − q0 + kv0 + warpKey0
+  //          + g − 2t.
+  // Blocks clear of an edge skip its compares.
+  if (spec.band.hasRight()) {
+    Value reach = kb.add(q0, diagonal);
+    if (spec.band.right)
+      reach = kb.add(reach, kb.i32(spec.band.right));
     s = maskRegisters(
-        kb, s,
-        kb.slt(kb.add(q0, diagonal), kb.add(kv0, kb.i32(config.blockN - 1))),
+        kb, s, kb.slt(reach, kb.add(kv0, kb.i32(config.blockN - 1))),
         [&] {
-          return kb.add(
-              kb.sub(kb.sub(kb.add(q0, diagonal), kb.add(kv0, warpKey0)), g),
-              kb.shl(t, 1));
+          return kb.add(kb.sub(kb.sub(reach, kb.add(kv0, warpKey0)), g),
+                        kb.shl(t, 1));
         },
         [](int64_t j, int e) { return 8 * (e / 2) - 8 * j - (e & 1); });
+  }
+  if (spec.band.hasLeft()) {
+    // The lowest key the block's last row sees.
+    Value lowest = kb.sub(kb.add(q0, diagonal),
+                          kb.i32(spec.band.left - (config.blockM - 1)));
+    s = maskRegisters(
+        kb, s, kb.slt(kv0, lowest),
+        [&] {
+          return kb.sub(
+              kb.add(kb.sub(kb.i32(spec.band.left), kb.add(q0, diagonal)),
+                     kb.add(kb.add(kv0, warpKey0), g)),
+              kb.shl(t, 1));
+        },
+        [](int64_t j, int e) { return 8 * j + (e & 1) - 8 * (e / 2); });
+  }
   // Keys past Nk (the last key block): key < Nk  <=>
   //   8·(e/2) <= Nk − kv0 − warpKey0 − g − 1.
   s = maskRegisters(
@@ -874,7 +901,7 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   seqKv = arg("seq_kv");
   headsQ = arg("heads_q");
   Value headsKv = arg("heads_kv");
-  diagonal = kb.sub(seqKv, seqQ);
+  diagonal = spec.band.topLeft ? kb.i32(0) : kb.sub(seqKv, seqQ);
 
   Type i32 = b.getI32Type();
   tid = NVVM::ThreadIdXOp::create(b, loc, i32);
@@ -1029,7 +1056,8 @@ mlir::attn::hopperBackwardKernelName(const FlashBackwardSpec &spec,
                                      const HopperBackwardConfig &config) {
   std::string dtype = spec.elementType.isBF16() ? "bf16" : "f16";
   return "attn_bwd_sm90_d" + std::to_string(spec.headDim) + "_" + dtype +
-         (spec.causal ? "_causal" : "") + (spec.keyRange ? "_kr" : "") +
+         maskKernelNameSuffix(spec.causal, spec.band) +
+         (spec.keyRange ? "_kr" : "") +
          "_dkdv_n" +
          std::to_string(config.blockN) + "m" + std::to_string(config.blockM) +
          "s" + std::to_string(config.stages) +

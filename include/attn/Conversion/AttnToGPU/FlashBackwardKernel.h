@@ -42,8 +42,8 @@ struct FlashBackwardSpec {
   int64_t valueHeadDim = 0;
   Type elementType; // f16 or bf16
   /// The band is exactly bottom-right causal (a window as wide as the
-  /// sequences is none). The sm80 kernels take any band; the sm90a ones
-  /// (KernelCapabilities) only this one.
+  /// sequences is none): the sm90a kernels' causal tile order. Both
+  /// families take any band.
   bool causal = false;
   MaskKind mask = MaskKind::none; // as written (for diagnostics)
   MaskBand band;

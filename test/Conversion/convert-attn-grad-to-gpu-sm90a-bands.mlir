@@ -1,0 +1,68 @@
+// RUN: attn-opt %s --convert-attn-to-gpu --split-input-file | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-gpu="deterministic=true" --split-input-file | FileCheck %s --check-prefix=DET
+
+// The sm90a backward takes every mask band (family auto picks it on sm_90a
+// at head dims 64 and 128), named by the band as the sm80 kernels are.
+// CHECK-LABEL: func.func @window
+// CHECK: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_br4x0_dkdv_n128m64s2
+// A key block walks only the query blocks whose rows see it (both ends of
+// the walk clamped), and masks both edges of the band.
+// CHECK: llvm.func @attn_bwd_sm90_d64_bf16_br4x0_dkdv_n128m64s2
+// CHECK-COUNT-2: arith.maxsi
+// The deterministic dQ turn counts from the first key block that reaches
+// the query block (the window's left edge), not from key block 0.
+// DET-LABEL: func.func @window
+// DET: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_br4x0_dkdv_n128m64s2_det
+// DET: llvm.func @attn_bwd_sm90_d64_bf16_br4x0_dkdv_n128m64s2_det
+// DET: %[[FIRST:.*]] = arith.maxsi %c0_i32{{.*}}, %{{.*}} : i32
+// DET-NEXT: arith.constant 128 : i32
+// DET-NEXT: %[[BLOCK:.*]] = arith.divui %[[FIRST]]
+// DET: %[[TURN:.*]] = arith.subi %{{.*}}, %[[BLOCK]] : i32
+// DET: scf.while
+// DET-NEXT: %[[SEEN:.*]] = llvm.load {{.*}} atomic syncscope("device") acquire
+// DET-NEXT: arith.cmpi ne, %[[SEEN]], %[[TURN]] : i32
+func.func @window(%q: tensor<1x2x100x64xbf16>, %lse: tensor<1x2x100xf32>)
+    -> tensor<1x2x100x64xbf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
+      mask <sliding> window [4, 0]
+      : tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16>,
+        tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16>,
+        tensor<1x2x100x64xbf16>, tensor<1x2x100xf32>
+      -> tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16>,
+         tensor<1x2x100x64xbf16>
+  return %dq : tensor<1x2x100x64xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @top_left_causal
+// CHECK: attn.kernel = @attn_kernels::@attn_bwd_sm90_d128_bf16_tlinfx0_dkdv_n128m64s2
+func.func @top_left_causal(%q: tensor<1x1x16x128xbf16>,
+                           %lse: tensor<1x1x16xf32>)
+    -> tensor<1x1x16x128xbf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
+      mask <causal_top_left>
+      : tensor<1x1x16x128xbf16>, tensor<1x1x16x128xbf16>,
+        tensor<1x1x16x128xbf16>, tensor<1x1x16x128xbf16>,
+        tensor<1x1x16x128xbf16>, tensor<1x1x16xf32>
+      -> tensor<1x1x16x128xbf16>, tensor<1x1x16x128xbf16>,
+         tensor<1x1x16x128xbf16>
+  return %dq : tensor<1x1x16x128xbf16>
+}
+
+// -----
+
+// A bidirectional window, top-left aligned.
+// CHECK-LABEL: func.func @two_sided
+// CHECK: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_tl32x32_dkdv_n128m64s2
+func.func @two_sided(%q: tensor<1x1x300x64xbf16>, %lse: tensor<1x1x300xf32>)
+    -> tensor<1x1x300x64xbf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
+      mask <sliding_top_left> window [32, 32]
+      : tensor<1x1x300x64xbf16>, tensor<1x1x300x64xbf16>,
+        tensor<1x1x300x64xbf16>, tensor<1x1x300x64xbf16>,
+        tensor<1x1x300x64xbf16>, tensor<1x1x300xf32>
+      -> tensor<1x1x300x64xbf16>, tensor<1x1x300x64xbf16>,
+         tensor<1x1x300x64xbf16>
+  return %dq : tensor<1x1x300x64xbf16>
+}
