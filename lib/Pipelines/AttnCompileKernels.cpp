@@ -45,10 +45,12 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-/// Inside the kernels: the mid-level kernel IR (attn_gpu) to NVVM, then
-/// structured control flow and the GPU/arith ops to NVVM + LLVM. 32-bit
-/// indices match the kernels' i32 arithmetic.
+/// Inside the kernels: the mid-level kernel IR (attn_gpu: its fragments to
+/// registers, then its ops to NVVM), then structured control flow and the
+/// GPU/arith ops to NVVM + LLVM. 32-bit indices match the kernels' i32
+/// arithmetic.
 void buildKernelLowering(OpPassManager &pm) {
+  pm.addPass(createLowerAttnGPUFragments());
   pm.addPass(createConvertAttnGPUToNVVM());
   pm.addPass(createSCFToControlFlowPass());
   ConvertGpuOpsToNVVMOpsOptions toNVVM;

@@ -124,6 +124,29 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def LowerAttnGPUFragments : Pass<"lower-attn-gpu-fragments"> {
+  let summary = "Lower attn_gpu's fragments to one thread's registers";
+  let description = [{
+    Replaces every `!attn_gpu.frag` by its registers (f32, or i32 packed
+    pairs, as its layout says) and every op on fragments by one pattern
+    (populateAttnGPUFragmentLoweringPatterns) onto the instruction-level
+    attn_gpu ops and arith/LLVM/NVVM ops: `warpgroup_mma` becomes
+    `wgmma_ss` or `wgmma_rs`, `mask_scores` the compares and selects of
+    each register, `online_softmax` the row max over the quad's shuffles,
+    the exp2s and the row sums, `scale_rows` and `to_operand` their
+    multiplies and packs; the wgmma fence and wait thread the registers.
+    scf.for/if/yield that carry fragments carry their registers. Nothing
+    is reordered.
+
+    Runs on anything; `attn-compile-kernels` runs it before
+    `convert-attn-gpu-to-nvvm`.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def ConvertAttnGPUToNVVM : Pass<"convert-attn-gpu-to-nvvm"> {
   let summary = "Lower attn's mid-level kernel IR (attn_gpu) to NVVM";
   let description = [{

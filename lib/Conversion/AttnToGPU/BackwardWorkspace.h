@@ -12,7 +12,7 @@
 #ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_BACKWARDWORKSPACE_H
 #define ATTN_LIB_CONVERSION_ATTNTOGPU_BACKWARDWORKSPACE_H
 
-#include "NVVMHelpers.h"
+#include "attn/Dialect/AttnGPU/Utils/KernelBuilder.h"
 #include "attn/Runtime/KernelAbi.h"
 
 namespace mlir::attn::nvvm {

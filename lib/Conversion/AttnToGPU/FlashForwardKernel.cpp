@@ -19,6 +19,7 @@
 #include "KernelTiles.h"
 #include "ScoreModEmitter.h"
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
+#include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -244,7 +245,6 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
   //   key < Nk            <=>  8·nt + e%2 < Nk - kv0 - 2t
   //   key <= row + Nk-Nq  <=>  8·nt + e%2 - 16·mt - 8·h <=
   //                            (Nk - Nq) - kv0 - 2t + q0 + warp·warpRows + g
-  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
   const MaskBand &band = spec.band;
   // score_mod on the natural-domain scaled score of every element, then
   // the bias, before the mask (masked elements are replaced below whatever
@@ -302,25 +302,18 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       Value kv0 = kb.mul(block, kb.i32(config.blockN));
-      Value keysLeft = kb.sub(kb.sub(keyEnd, kv0), kb.shl(t, 1));
-      // Band edges, as for the padding: key <= d(row) + right  <=>
-      //   8·nt + e%2 - 16·mt - 8·h <= offset + right - kv0 - 2t + row(0, 0)
-      // and key >= d(row) - left likewise.
-      Value rowMinusKey = kb.sub(kb.sub(kb.add(bandOffset, queryRow(0, 0)),
-                                        kv0),
-                                 kb.shl(t, 1));
-      Value keysBefore;
-      if (keyStart)
-        keysBefore = kb.sub(kb.sub(keyStart, kv0), kb.shl(t, 1));
-      nvvm::BandMask mask(kb, band, keysLeft, rowMinusKey, keysBefore);
-      SmallVector<Value> masked;
+      auto accTy = attn_gpu::FragmentType::getAccumulator(b.getContext(),
+                                                          config.blockN);
+      SmallVector<Value> tiles;
       for (int64_t mt = 0; mt < mTiles; ++mt)
-        for (int64_t nt = 0; nt < sTiles; ++nt)
-          for (int e = 0; e < 4; ++e) {
-            Value valid =
-                mask.visible(8 * nt + (e & 1), 16 * mt + 8 * (e / 2));
-            masked.push_back(kb.select(valid, s[mt][nt][e], negInf));
-          }
+        tiles.push_back(kb.fragment(
+            accTy, ArrayRef(flat).slice(mt * config.blockN / 2,
+                                        config.blockN / 2)));
+      SmallVector<Value> masked;
+      for (Value tile :
+           maskScores(kb, band, tiles, kv0, t, keyStart, keyEnd, bandOffset,
+                      [&] { return queryRow(0, 0); }))
+        llvm::append_range(masked, kb.registers(tile));
       scf::YieldOp::create(b, loc, masked);
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
       scf::YieldOp::create(b, loc, flat);
@@ -341,44 +334,43 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
                 : kb.fmul(softmaxScale, kb.f32(M_LOG2E));
   State out(mTiles);
   SmallVector<SmallVector<AFrag>> p(mTiles); // [mt][kk]
+  MLIRContext *ctx = b.getContext();
+  auto rowsTy = attn_gpu::FragmentType::getRows(ctx);
+  auto flat = [](ArrayRef<Acc> tiles) {
+    SmallVector<Value> regs;
+    for (const Acc &acc : tiles)
+      regs.append(acc.begin(), acc.end());
+    return regs;
+  };
+  auto tiles = [](ArrayRef<Value> regs) {
+    SmallVector<Acc> accs;
+    for (size_t i = 0; i < regs.size(); i += 4)
+      accs.push_back({regs[i], regs[i + 1], regs[i + 2], regs[i + 3]});
+    return accs;
+  };
   for (int64_t mt = 0; mt < mTiles; ++mt) {
-    std::array<Value, 2> alpha;
-    for (int h = 0; h < 2; ++h) {
-      Value mx = negInf;
-      for (int64_t nt = 0; nt < sTiles; ++nt)
-        mx = kb.fmax(mx, kb.fmax(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
-      // The four threads of a row hold its columns 2t, 2t + 1 of each tile.
-      mx = kb.fmax(mx, kb.shuffleXor(mx, 1));
-      mx = kb.fmax(mx, kb.shuffleXor(mx, 2));
-      Value mNew = kb.fmax(in[mt].m[h], kb.fmul(mx, c));
-      out[mt].m[h] = mNew;
-      // A row with no visible key yet keeps m = -inf: shift by 0 instead so
-      // exp2(-inf - m) is 0 rather than NaN.
-      Value shift = kb.select(kb.feq(mNew, negInf), zero, mNew);
-      Value negShift = arith::NegFOp::create(b, loc, shift);
-      alpha[h] = kb.exp2(kb.fsub(in[mt].m[h], shift));
-      Value sum = zero;
-      for (int64_t nt = 0; nt < sTiles; ++nt)
-        for (int e = 2 * h; e < 2 * h + 2; ++e) {
-          Value arg = LLVM::FMAOp::create(b, loc, s[mt][nt][e], c, negShift);
-          s[mt][nt][e] = kb.exp2(arg);
-          sum = kb.fadd(sum, s[mt][nt][e]);
-        }
-      out[mt].l[h] = kb.fadd(kb.fmul(in[mt].l[h], alpha[h]), sum);
-    }
+    auto step = attn_gpu::OnlineSoftmaxOp::create(
+        b, loc,
+        kb.fragment(attn_gpu::FragmentType::getAccumulator(ctx, config.blockN),
+                    flat(s[mt])),
+        kb.fragment(rowsTy, in[mt].m), kb.fragment(rowsTy, in[mt].l), c,
+        /*exp2_fma_tiles=*/0);
+    SmallVector<Value> m = kb.registers(step.getNewM()),
+                       l = kb.registers(step.getNewL());
+    out[mt].m = {m[0], m[1]};
+    out[mt].l = {l[0], l[1]};
     // Round P to the input type right away: the packed A fragments take
     // half the registers of the f32 probabilities.
-    for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
-      auto &sm = s[mt];
-      p[mt].push_back({kb.packPair(elt, sm[2 * kk][0], sm[2 * kk][1]),
-                       kb.packPair(elt, sm[2 * kk][2], sm[2 * kk][3]),
-                       kb.packPair(elt, sm[2 * kk + 1][0], sm[2 * kk + 1][1]),
-                       kb.packPair(elt, sm[2 * kk + 1][2], sm[2 * kk + 1][3])});
-    }
-    out[mt].o = in[mt].o;
-    for (Acc &acc : out[mt].o)
-      for (int e = 0; e < 4; ++e)
-        acc[e] = kb.fmul(acc[e], alpha[e / 2]);
+    SmallVector<Value> a = kb.registers(attn_gpu::ToOperandOp::create(
+        b, loc, attn_gpu::FragmentType::getOperandA(elt, config.blockN),
+        step.getP()));
+    for (size_t kk = 0; kk < a.size(); kk += 4)
+      p[mt].push_back({a[kk], a[kk + 1], a[kk + 2], a[kk + 3]});
+    out[mt].o = tiles(kb.registers(attn_gpu::ScaleRowsOp::create(
+        b, loc,
+        kb.fragment(attn_gpu::FragmentType::getAccumulator(ctx, dV),
+                    flat(in[mt].o)),
+        step.getAlpha())));
   }
 
   // V(block) has landed; refill the other V stage.

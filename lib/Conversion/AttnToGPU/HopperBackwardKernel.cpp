@@ -46,7 +46,7 @@
 
 #include "BackwardWorkspace.h"
 #include "KernelTiles.h"
-#include "NVVMHelpers.h"
+#include "attn/Dialect/AttnGPU/Utils/KernelBuilder.h"
 #include "WgmmaHelpers.h"
 
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"

@@ -33,7 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelTiles.h"
-#include "NVVMHelpers.h"
+#include "attn/Dialect/AttnGPU/Utils/KernelBuilder.h"
 #include "ScoreModEmitter.h"
 #include "WgmmaHelpers.h"
 #include "attn/Conversion/AttnToGPU/HopperKernel.h"
@@ -80,11 +80,10 @@ public:
   void emit(LLVM::LLVMFuncOp func);
 
 private:
-  /// Loop-carried state of a consumer thread: O accumulators (Dv / 2), the
-  /// row max (exp2 domain) and thread-partial row sum of rows g and g + 8.
+  /// Loop-carried state of a consumer thread: the O accumulator fragment
+  /// (16 x Dv), the row max (exp2 domain) and the thread-partial row sum.
   struct State {
-    SmallVector<Value> o;
-    std::array<Value, 2> m, l;
+    Value o, m, l;
   };
   SmallVector<Value> flatten(const State &s) const;
   State unflatten(ValueRange values) const;
@@ -112,16 +111,13 @@ private:
   void emitConsumer();
   Value parityOf(Value block);
   void release(int64_t emptySlot, Value block);
-  SmallVector<Value> issueScores(Value block, ValueRange fenceAlso,
-                                 SmallVector<Value> &fenced);
-  SmallVector<Value> issuePV(Value block, ValueRange p, ValueRange o);
-  SmallVector<Value> modifyAndMaskScores(Value block, ArrayRef<Value> s);
-  SmallVector<Value> softmax(SmallVector<Value> s, const State &in,
-                             State &out, std::array<Value, 2> &alpha);
-  SmallVector<Value> rescale(ArrayRef<Value> o, std::array<Value, 2> alpha);
+  Value issueScores(Value block, ValueRange fenceAlso,
+                    SmallVector<Value> &fenced);
+  Value issuePV(Value block, Value p, Value o);
+  Value modifyAndMaskScores(Value block, Value s);
+  Value softmax(Value s, const State &in, State &out, Value &alpha);
   State emitConsumerBlock(Value block, const State &in);
-  State emitOverlappedBlock(Value block, const State &in,
-                            SmallVector<Value> &p);
+  State emitOverlappedBlock(Value block, const State &in, Value &p);
   void emitEpilogue(const State &state);
   void emitConsumerQueryBlock();
   void releaseQ();
@@ -188,19 +184,12 @@ private:
 };
 
 SmallVector<Value> HopperForwardEmitter::flatten(const State &s) const {
-  SmallVector<Value> values(s.o.begin(), s.o.end());
-  values.append({s.m[0], s.m[1], s.l[0], s.l[1]});
-  return values;
+  return {s.o, s.m, s.l};
 }
 
 HopperForwardEmitter::State
 HopperForwardEmitter::unflatten(ValueRange values) const {
-  State s;
-  size_t n = static_cast<size_t>(spec.valueHeadDim / 2);
-  s.o.assign(values.begin(), values.begin() + n);
-  s.m = {values[n], values[n + 1]};
-  s.l = {values[n + 2], values[n + 3]};
-  return s;
+  return {values[0], values[1], values[2]};
 }
 
 Value HopperForwardEmitter::barrierAt(int64_t first, Value stage) {
@@ -361,26 +350,30 @@ void HopperForwardEmitter::release(int64_t emptySlot, Value block) {
 
 /// Waits for K(block) and issues S = Q·Kᵀ: D / 16 wgmma k-steps (four per
 /// 64-column panel), the first overwriting the accumulators. Not committed.
-SmallVector<Value> HopperForwardEmitter::issueScores(Value block,
-                                                     ValueRange fenceAlso,
-                                                     SmallVector<Value> &fenced) {
+/// `fenceAlso` (O and P of the overlapped schedule) goes through the same
+/// fence and comes back as `fenced`.
+Value HopperForwardEmitter::issueScores(Value block, ValueRange fenceAlso,
+                                        SmallVector<Value> &fenced) {
   Value stage = stageOf(block);
   mbarrierWait(kb, barrierAt(kFullSlot(), stage), parityOf(block));
   Value kDesc = wgmmaDescriptor(
       kb, stageTile(kRing, kTileBytes(), stage), 16, 8 * kPanelRowBytes);
-  SmallVector<Value> regs(config.blockN / 2, kb.undefF32());
+  SmallVector<Value> regs{attn_gpu::FragUndefOp::create(
+      b, loc, attn_gpu::FragmentType::getAccumulator(b.getContext(),
+                                                     config.blockN))};
   regs.append(fenceAlso.begin(), fenceAlso.end());
   regs = wgmmaFence(kb, regs);
-  SmallVector<Value> s(regs.begin(), regs.begin() + config.blockN / 2);
-  fenced.assign(regs.begin() + config.blockN / 2, regs.end());
+  Value s = regs.front();
+  fenced.assign(regs.begin() + 1, regs.end());
   for (int64_t kk = 0; kk < spec.headDim / 16; ++kk) {
     int64_t panel = kk / 4, within = (kk % 4) * 32;
     Value a = wgmmaDescriptorAdvance(kb, qDesc,
                                      panel * qPanelBytes() + within);
     Value bDesc = wgmmaDescriptorAdvance(kb, kDesc,
                                          panel * kvPanelBytes() + within);
-    s = wgmmaSS(kb, elt, config.blockN, a, bDesc, /*transposeB=*/false, s,
-                /*accumulate=*/kk > 0);
+    s = attn_gpu::WarpgroupMmaOp::create(b, loc, a, bDesc, s,
+                                         TypeAttr::get(elt),
+                                         /*accumulate=*/kk > 0);
   }
   return s;
 }
@@ -389,32 +382,30 @@ SmallVector<Value> HopperForwardEmitter::issueScores(Value block,
 /// P from registers, V MN-major (Dv contiguous: the leading offset steps
 /// between 64-column panels, the stride between groups of 8 keys). The
 /// caller fenced `o` and `p`. Not committed.
-SmallVector<Value> HopperForwardEmitter::issuePV(Value block, ValueRange p,
-                                                 ValueRange o) {
+Value HopperForwardEmitter::issuePV(Value block, Value p, Value o) {
   Value stage = stageOf(block);
   Value vDesc = wgmmaDescriptor(kb, stageTile(vRing, vTileBytes(), stage),
                                 kvPanelBytes(), 8 * kPanelRowBytes);
-  SmallVector<Value> acc(o.begin(), o.end());
-  SmallVector<Value> pf(p.begin(), p.end());
   for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
     Value bDesc = wgmmaDescriptorAdvance(kb, vDesc, kk * 16 * kPanelRowBytes);
-    acc = wgmmaRS(kb, elt, spec.valueHeadDim, ArrayRef(pf).slice(4 * kk, 4),
-                  bDesc, /*transposeB=*/true, acc, /*accumulate=*/true);
+    o = attn_gpu::WarpgroupMmaOp::create(
+        b, loc, p, bDesc, o, TypeAttr(), /*accumulate=*/true,
+        /*transpose_a=*/false, /*transpose_b=*/true, /*a_k_step=*/kk);
   }
-  return acc;
+  return o;
 }
 
 /// Applies the score_mod to every score (natural domain: the scale
 /// first), then masks blocks outside [firstFull, numFull) (the band's edges
 /// and the sequence tail): register 4·nt + e is key kv0 + 8·nt + 2t + e % 2
 /// of query row warpRow0 + g + 8·(e / 2).
-SmallVector<Value>
-HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
-  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+Value HopperForwardEmitter::modifyAndMaskScores(Value block, Value scores) {
   int64_t sTiles = config.blockN / 8;
-  const MaskBand &band = spec.band;
   Value kv0 = kb.mul(block, kb.i32(config.blockN));
-  SmallVector<Value> s(in);
+  // The score_mod is applied register by register.
+  SmallVector<Value> s;
+  if (foldedSoftcap || spec.scoreMod)
+    s = kb.registers(scores);
   if (foldedSoftcap) {
     Value k = kb.fmul(softmaxScale, kb.f32(foldedSoftcap->first));
     for (Value &v : s)
@@ -455,115 +446,66 @@ HopperForwardEmitter::modifyAndMaskScores(Value block, ArrayRef<Value> in) {
         }
     }
   }
+  if (!s.empty())
+    scores = kb.fragment(scores.getType(), s);
   Value needsMask = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                                           block, numFull);
-  if (band.hasLeft() || keyStart)
+  if (spec.band.hasLeft() || keyStart)
     needsMask = arith::OrIOp::create(b, loc, needsMask,
                                      kb.slt(block, firstFull));
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(s)), needsMask,
+  auto ifOp = scf::IfOp::create(b, loc, scores.getType(), needsMask,
                                 /*withElse=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  // As the sm80 kernel: every test compares a compile-time column offset
-  // with one per-thread value. key < Nk <=> col < Nk - kv0 - 2t, and
-  // key <= d(row) + right <=> col - 8·(e / 2) <= rowMinusKey + right.
-  Value keysLeft = kb.sub(kb.sub(keyEnd, kv0), kb.shl(t, 1));
-  Value rowMinusKey = kb.sub(
-      kb.sub(kb.add(bandOffset, kb.add(warpRow0, g)), kv0), kb.shl(t, 1));
-  Value keysBefore;
-  if (keyStart)
-    keysBefore = kb.sub(kb.sub(keyStart, kv0), kb.shl(t, 1));
-  BandMask mask(kb, band, keysLeft, rowMinusKey, keysBefore);
-  SmallVector<Value> masked;
-  for (int64_t nt = 0; nt < sTiles; ++nt)
-    for (int e = 0; e < 4; ++e)
-      masked.push_back(kb.select(mask.visible(8 * nt + (e & 1), 8 * (e / 2)),
-                                 s[4 * nt + e], negInf));
+  Value masked =
+      maskScores(kb, spec.band, scores, kv0, t, keyStart, keyEnd, bandOffset,
+                 [&] { return kb.add(warpRow0, g); })
+          .front();
   scf::YieldOp::create(b, loc, masked);
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  scf::YieldOp::create(b, loc, ValueRange(s));
-  return SmallVector<Value>(ifOp.getResults().begin(), ifOp.getResults().end());
+  scf::YieldOp::create(b, loc, scores);
+  return ifOp.getResult(0);
 }
 
-/// Online softmax of masked scores `s` in the exp2 domain (as the sm80
-/// kernel): updates m and l in `out` from `in`, returns P as wgmma A
-/// fragments (k-step kk takes tiles 2kk and 2kk + 1) and the two rows'
-/// rescaling factors.
-SmallVector<Value> HopperForwardEmitter::softmax(SmallVector<Value> s,
-                                                 const State &in, State &out,
-                                                 std::array<Value, 2> &alpha) {
-  Value zero = kb.f32(0.0);
-  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+/// Online softmax of masked scores `s` in the exp2 domain (both forward
+/// families' attn_gpu.online_softmax): updates m and l in `out` from `in`,
+/// returns P as the A operand of P·V and the rows' rescaling factors.
+Value HopperForwardEmitter::softmax(Value s, const State &in, State &out,
+                                    Value &alpha) {
   // With a score_mod the scale was applied before it: c = log2(e); a
   // folded softcap leaves its C here too, an additive one the scale.
   Value c = foldedSoftcap ? kb.f32(foldedSoftcap->second * M_LOG2E)
             : spec.scoreMod && !additiveTerm
                 ? kb.f32(M_LOG2E)
                 : kb.fmul(softmaxScale, kb.f32(M_LOG2E));
-  int64_t sTiles = config.blockN / 8;
-  for (int h = 0; h < 2; ++h) {
-    Value mx = negInf;
-    for (int64_t nt = 0; nt < sTiles; ++nt)
-      mx = kb.fmax(mx, kb.fmax(s[4 * nt + 2 * h], s[4 * nt + 2 * h + 1]));
-    mx = kb.fmax(mx, kb.shuffleXor(mx, 1));
-    mx = kb.fmax(mx, kb.shuffleXor(mx, 2));
-    Value mNew = kb.fmax(in.m[h], kb.fmul(mx, c));
-    out.m[h] = mNew;
-    // A row with no visible key yet keeps m = -inf: shift by 0 instead.
-    Value shift = kb.select(kb.feq(mNew, negInf), zero, mNew);
-    Value negShift = arith::NegFOp::create(b, loc, shift);
-    alpha[h] = kb.exp2(kb.fsub(in.m[h], shift));
-    Value sum = zero;
-    for (int64_t nt = 0; nt < sTiles; ++nt)
-      for (int e = 2 * h; e < 2 * h + 2; ++e) {
-        Value &v = s[4 * nt + e];
-        Value x = LLVM::FMAOp::create(b, loc, v, c, negShift);
-        v = nt % 8 < config.exp2Emulated ? kb.exp2Poly(x) : kb.exp2(x);
-        sum = kb.fadd(sum, v);
-      }
-    out.l[h] = kb.fadd(kb.fmul(in.l[h], alpha[h]), sum);
-  }
-  SmallVector<Value> p;
-  for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
-    auto at = [&](int64_t nt, int e) { return s[4 * nt + e]; };
-    p.push_back(kb.packPair(elt, at(2 * kk, 0), at(2 * kk, 1)));
-    p.push_back(kb.packPair(elt, at(2 * kk, 2), at(2 * kk, 3)));
-    p.push_back(kb.packPair(elt, at(2 * kk + 1, 0), at(2 * kk + 1, 1)));
-    p.push_back(kb.packPair(elt, at(2 * kk + 1, 2), at(2 * kk + 1, 3)));
-  }
-  return p;
-}
-
-SmallVector<Value> HopperForwardEmitter::rescale(ArrayRef<Value> o,
-                                                 std::array<Value, 2> alpha) {
-  SmallVector<Value> out;
-  for (size_t i = 0; i < o.size(); ++i)
-    out.push_back(kb.fmul(o[i], alpha[(i % 4) / 2]));
-  return out;
+  auto step = attn_gpu::OnlineSoftmaxOp::create(b, loc, s, in.m, in.l, c,
+                                                config.exp2Emulated);
+  out.m = step.getNewM();
+  out.l = step.getNewL();
+  alpha = step.getAlpha();
+  return attn_gpu::ToOperandOp::create(
+      b, loc, attn_gpu::FragmentType::getOperandA(elt, config.blockN),
+      step.getP());
 }
 
 /// One key block, in order: S, softmax, P·V (no overlap).
 HopperForwardEmitter::State
 HopperForwardEmitter::emitConsumerBlock(Value block, const State &in) {
   SmallVector<Value> none;
-  SmallVector<Value> s = issueScores(block, {}, none);
+  Value s = issueScores(block, {}, none);
   wgmmaCommitGroup(kb);
-  s = wgmmaWaitGroup(kb, 0, s);
+  s = wgmmaWaitGroup(kb, 0, s).front();
   release(kEmptySlot(), block);
   State out;
-  std::array<Value, 2> alpha;
-  SmallVector<Value> p =
-      softmax(modifyAndMaskScores(block, s), in, out, alpha);
-  SmallVector<Value> o = rescale(in.o, alpha);
+  Value alpha;
+  Value p = softmax(modifyAndMaskScores(block, s), in, out, alpha);
+  Value o = attn_gpu::ScaleRowsOp::create(b, loc, in.o, alpha);
   Value stage = stageOf(block);
   mbarrierWait(kb, barrierAt(vFullSlot(), stage), parityOf(block));
-  o.append(p);
-  o = wgmmaFence(kb, o);
-  SmallVector<Value> fencedP(o.begin() + in.o.size(), o.end());
-  o.resize(in.o.size());
-  o = issuePV(block, fencedP, o);
+  SmallVector<Value> fenced = wgmmaFence(kb, {o, p});
+  o = issuePV(block, fenced[1], fenced[0]);
   wgmmaCommitGroup(kb);
-  out.o = wgmmaWaitGroup(kb, 0, o);
+  out.o = wgmmaWaitGroup(kb, 0, o).front();
   release(vEmptySlot(), block);
   return out;
 }
@@ -574,35 +516,28 @@ HopperForwardEmitter::emitConsumerBlock(Value block, const State &in) {
 /// intra-warpgroup pipelining). `in.o` is already rescaled for P(block-1).
 HopperForwardEmitter::State
 HopperForwardEmitter::emitOverlappedBlock(Value block, const State &in,
-                                          SmallVector<Value> &p) {
+                                          Value &p) {
   Value prev = kb.sub(block, kb.i32(1));
-  SmallVector<Value> carried(in.o);
-  carried.append(p);
   SmallVector<Value> fenced;
   schedulerSync();
-  SmallVector<Value> s = issueScores(block, carried, fenced);
+  Value s = issueScores(block, {in.o, p}, fenced);
   wgmmaCommitGroup(kb);
   Value prevStage = stageOf(prev);
   mbarrierWait(kb, barrierAt(vFullSlot(), prevStage), parityOf(prev));
-  ArrayRef<Value> fencedO = ArrayRef(fenced).take_front(in.o.size());
-  ArrayRef<Value> fencedP = ArrayRef(fenced).drop_front(in.o.size());
-  SmallVector<Value> o = issuePV(prev, fencedP, fencedO);
+  Value fencedP = fenced[1];
+  Value o = issuePV(prev, fencedP, fenced[0]);
   wgmmaCommitGroup(kb);
   schedulerArrive();
   // The older group (S) is complete; P·V may still run.
-  s = wgmmaWaitGroup(kb, 1, s);
+  s = wgmmaWaitGroup(kb, 1, s).front();
   release(kEmptySlot(), block);
   State out;
-  std::array<Value, 2> alpha;
-  SmallVector<Value> nextP =
-      softmax(modifyAndMaskScores(block, s), in, out, alpha);
+  Value alpha;
+  Value nextP = softmax(modifyAndMaskScores(block, s), in, out, alpha);
   // P(block-1) stays live until its wgmma is done.
-  SmallVector<Value> waited(o);
-  waited.append(fencedP.begin(), fencedP.end());
-  waited = wgmmaWaitGroup(kb, 0, waited);
-  waited.resize(o.size());
+  o = wgmmaWaitGroup(kb, 0, {o, fencedP}).front();
   release(vEmptySlot(), prev);
-  out.o = rescale(waited, alpha);
+  out.o = attn_gpu::ScaleRowsOp::create(b, loc, o, alpha);
   p = nextP;
   return out;
 }
@@ -617,8 +552,10 @@ void HopperForwardEmitter::emitEpilogue(const State &state) {
                      : lseArg;
   Value zero = kb.f32(0.0);
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  SmallVector<Value> o = kb.registers(state.o), m = kb.registers(state.m),
+                     ls = kb.registers(state.l);
   for (int h = 0; h < 2; ++h) {
-    Value l = state.l[h];
+    Value l = ls[h];
     l = kb.fadd(l, kb.shuffleXor(l, 1));
     l = kb.fadd(l, kb.shuffleXor(l, 2));
     // Rows that saw no key: O = 0 and LSE = -inf, never NaN.
@@ -632,8 +569,8 @@ void HopperForwardEmitter::emitEpilogue(const State &state) {
                           kb.add(kb.mul(kb.sext64(row), oRowStride),
                                  kb.sext64(kb.shl(t, 1))));
     for (int64_t nt = 0; nt < spec.valueHeadDim / 8; ++nt) {
-      Value packed = kb.packPair(elt, kb.fmul(state.o[4 * nt + 2 * h], inv),
-                                 kb.fmul(state.o[4 * nt + 2 * h + 1], inv));
+      Value packed = kb.packPair(elt, kb.fmul(o[4 * nt + 2 * h], inv),
+                                 kb.fmul(o[4 * nt + 2 * h + 1], inv));
       LLVM::StoreOp::create(b, loc, packed,
                             kb.gep(rowPtr, elt, kb.i32(8 * nt)), 4);
     }
@@ -644,7 +581,7 @@ void HopperForwardEmitter::emitEpilogue(const State &state) {
                                 kb.i32(0)),
           /*withElse=*/false);
       b.setInsertionPointToStart(&lseIf.getThenRegion().front());
-      Value lse = kb.fmul(kb.fadd(state.m[h], kb.log2(l)), kb.f32(M_LN2));
+      Value lse = kb.fmul(kb.fadd(m[h], kb.log2(l)), kb.f32(M_LN2));
       lse = kb.select(kb.feq(l, zero), negInf, lse);
       LLVM::StoreOp::create(b, loc, lse,
                             kb.gep(lsePtr, b.getF32Type(), kb.sext64(row)));
@@ -707,10 +644,15 @@ void HopperForwardEmitter::releaseQ() {
 void HopperForwardEmitter::emitConsumerQueryBlock() {
   Value zero = kb.f32(0.0);
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  auto rows = attn_gpu::FragmentType::getRows(b.getContext());
   State init;
-  init.o.assign(spec.valueHeadDim / 2, zero);
-  init.m = {negInf, negInf};
-  init.l = {zero, zero};
+  init.o = attn_gpu::FragSplatOp::create(
+      b, loc,
+      attn_gpu::FragmentType::getAccumulator(b.getContext(),
+                                             spec.valueHeadDim),
+      zero);
+  init.m = attn_gpu::FragSplatOp::create(b, loc, rows, negInf);
+  init.l = attn_gpu::FragSplatOp::create(b, loc, rows, zero);
   if (!config.overlap) {
     auto loop = scf::ForOp::create(
         b, loc, firstBlock, numBlocks, kb.i32(1), flatten(init),
@@ -737,47 +679,41 @@ void HopperForwardEmitter::emitConsumerQueryBlock() {
     Value first = firstBlock;
     SmallVector<Value> none;
     schedulerSync();
-    SmallVector<Value> s = issueScores(first, {}, none);
+    Value s = issueScores(first, {}, none);
     wgmmaCommitGroup(kb);
     schedulerArrive();
-    s = wgmmaWaitGroup(kb, 0, s);
+    s = wgmmaWaitGroup(kb, 0, s).front();
     release(kEmptySlot(), first);
     State state;
-    std::array<Value, 2> alpha;
-    SmallVector<Value> p =
-        softmax(modifyAndMaskScores(first, s), init, state, alpha);
+    Value alpha;
+    Value p = softmax(modifyAndMaskScores(first, s), init, state, alpha);
     state.o = init.o; // zero: no rescale needed
-    size_t pCount = p.size();
     SmallVector<Value> iter = flatten(state);
-    iter.append(p);
+    iter.push_back(p);
     auto loop = scf::ForOp::create(
         b, loc, kb.add(firstBlock, kb.i32(1)), numBlocks, kb.i32(1), iter,
         [&](OpBuilder &, Location, Value block, ValueRange iterArgs) {
-          State in = unflatten(iterArgs.drop_back(pCount));
-          SmallVector<Value> carriedP(iterArgs.take_back(pCount));
+          State in = unflatten(iterArgs.drop_back());
+          Value carriedP = iterArgs.back();
           State next = emitOverlappedBlock(block, in, carriedP);
           SmallVector<Value> yield = flatten(next);
-          yield.append(carriedP);
+          yield.push_back(carriedP);
           scf::YieldOp::create(b, loc, yield);
         });
     // Every Q·Kᵀ of this query block is complete.
     releaseQ();
     ValueRange results = loop.getResults();
-    State last = unflatten(results.drop_back(pCount));
-    SmallVector<Value> lastP(results.take_back(pCount));
+    State last = unflatten(results.drop_back());
+    Value lastP = results.back();
     Value lastBlock = kb.sub(numBlocks, kb.i32(1));
     Value lastStage = stageOf(lastBlock);
     mbarrierWait(kb, barrierAt(vFullSlot(), lastStage), parityOf(lastBlock));
-    SmallVector<Value> regs(last.o);
-    regs.append(lastP);
     schedulerSync();
-    regs = wgmmaFence(kb, regs);
-    SmallVector<Value> fencedP(regs.begin() + last.o.size(), regs.end());
-    regs.resize(last.o.size());
-    SmallVector<Value> o = issuePV(lastBlock, fencedP, regs);
+    SmallVector<Value> fenced = wgmmaFence(kb, {last.o, lastP});
+    Value o = issuePV(lastBlock, fenced[1], fenced[0]);
     wgmmaCommitGroup(kb);
     schedulerArrive();
-    last.o = wgmmaWaitGroup(kb, 0, o);
+    last.o = wgmmaWaitGroup(kb, 0, o).front();
     release(vEmptySlot(), lastBlock);
     scf::YieldOp::create(b, loc, flatten(last));
     b.setInsertionPointToStart(&any.getElseRegion().front());

@@ -6,6 +6,8 @@
 
 #include "KernelTiles.h"
 
+#include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
+
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -101,25 +103,28 @@ Value FragmentAddresses::address(ArrayRef<Value> lanePtrs, int64_t rowBase,
   return constant ? kb.gepBytes(lanePart, kb.i32(constant)) : lanePart;
 }
 
-BandMask::BandMask(KernelBuilder &kb, const MaskBand &band, Value keysLeft,
-                   Value rowMinusKey, Value keysBefore)
-    : kb(kb), keysLeft(keysLeft), keysBefore(keysBefore) {
-  if (band.hasRight())
-    rightLimit = kb.add(rowMinusKey, kb.i32(band.right));
-  if (band.hasLeft())
-    leftLimit = kb.sub(rowMinusKey, kb.i32(band.left));
-}
-
-Value BandMask::visible(int64_t col, int64_t rowOffset) const {
-  Value valid = kb.slt(kb.i32(col), keysLeft);
-  Value rel = kb.i32(col - rowOffset);
-  if (rightLimit)
-    valid = kb.andb(valid, kb.sle(rel, rightLimit));
-  if (leftLimit)
-    valid = kb.andb(valid, kb.sle(leftLimit, rel));
-  if (keysBefore)
-    valid = kb.andb(valid, kb.sle(keysBefore, kb.i32(col)));
-  return valid;
+SmallVector<Value> mlir::attn::nvvm::maskScores(
+    KernelBuilder &kb, const MaskBand &band, ValueRange scores, Value kv0,
+    Value t, Value keyStart, Value keyEnd, Value bandOffset,
+    llvm::function_ref<Value()> firstRow) {
+  // Each test compares a compile-time column offset with one per-thread
+  // value: key < Nk <=> col < Nk - kv0 - 2t, and key <= d(row) + right
+  // <=> col - rowOffset <= d(firstRow) - kv0 - 2t + right.
+  Value keysLeft = kb.sub(kb.sub(keyEnd, kv0), kb.shl(t, 1));
+  Value rowMinusKey =
+      kb.sub(kb.sub(kb.add(bandOffset, firstRow()), kv0), kb.shl(t, 1));
+  Value keysBefore;
+  if (keyStart)
+    keysBefore = kb.sub(kb.sub(keyStart, kv0), kb.shl(t, 1));
+  OpBuilder &b = kb.builder();
+  auto side = [&](bool has, int64_t value) {
+    return has ? b.getI64IntegerAttr(value) : IntegerAttr();
+  };
+  auto op = attn_gpu::MaskScoresOp::create(
+      b, kb.location(), scores.getTypes(), scores, keysLeft,
+      band.isNone() ? Value() : rowMinusKey, keysBefore,
+      side(band.hasLeft(), band.left), side(band.hasRight(), band.right));
+  return SmallVector<Value>(op.getResults());
 }
 
 Value mlir::attn::nvvm::keyBlockSteps(KernelBuilder &kb, Value numSteps,

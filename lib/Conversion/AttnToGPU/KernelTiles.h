@@ -12,7 +12,7 @@
 #define ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELTILES_H
 
 #include "KernelSignature.h"
-#include "NVVMHelpers.h"
+#include "attn/Dialect/AttnGPU/Utils/KernelBuilder.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -85,24 +85,16 @@ private:
   SmallVector<Value> laneOffsets;
 };
 
-/// The mask test of one thread's score elements in a key block (both
-/// forward families): an element `col` keys right of and `rowOffset` rows
-/// below the thread's first (key, row) is visible iff it lies before Nk
-/// (col < keysLeft = Nk − firstKey) and inside the band (rel = col −
-/// rowOffset between the limits from rowMinusKey = d(firstRow) − firstKey).
-/// Each test compares a compile-time constant with one per-thread value.
-/// `keysBefore` (key_range: start − firstKey), when given, also hides the
-/// columns before it.
-class BandMask {
-public:
-  BandMask(KernelBuilder &kb, const MaskBand &band, Value keysLeft,
-           Value rowMinusKey, Value keysBefore = Value());
-  Value visible(int64_t col, int64_t rowOffset) const;
-
-private:
-  KernelBuilder &kb;
-  Value keysLeft, rightLimit, leftLimit, keysBefore;
-};
+/// The mask of a forward key block's scores (both forward families): an
+/// attn_gpu.mask_scores of the warp's score fragments `scores` (fragment
+/// i: rows 16·i on) for a thread whose first key is kv0 + 2t and whose
+/// first row is `firstRow()` (built after the key limit): keys from
+/// `keyEnd` on, before `keyStart` (when given, key_range) and outside the
+/// band (d(row) = row + bandOffset) become -inf.
+SmallVector<Value> maskScores(KernelBuilder &kb, const MaskBand &band,
+                              ValueRange scores, Value kv0, Value t,
+                              Value keyStart, Value keyEnd, Value bandOffset,
+                              llvm::function_ref<Value()> firstRow);
 
 /// The keys batch entry `batch` sees, [start, end): with `keyRange`, read
 /// from the kernel's key_start/key_end parameters (i32 [B]) and clamped to

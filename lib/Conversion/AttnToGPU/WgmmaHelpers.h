@@ -15,7 +15,7 @@
 #define ATTN_LIB_CONVERSION_ATTNTOGPU_WGMMAHELPERS_H
 
 #include "KernelSignature.h"
-#include "NVVMHelpers.h"
+#include "attn/Dialect/AttnGPU/Utils/KernelBuilder.h"
 
 namespace mlir::attn::nvvm {
 

@@ -9,6 +9,7 @@
 
 namespace mlir {
 class RewritePatternSet;
+class TypeConverter;
 
 namespace attn {
 /// One pattern per attn_gpu op, onto NVVM ops (and LLVM intrinsics where
@@ -17,6 +18,12 @@ namespace attn {
 /// moves. The attn_gpu ops carry LLVM types already, so no type conversion
 /// is involved.
 void populateAttnGPUToNVVMPatterns(RewritePatternSet &patterns);
+
+/// One pattern per op on `!attn_gpu.frag` values, onto the instruction-level
+/// attn_gpu ops and arith/LLVM/NVVM ops on the fragments' registers;
+/// `converter` turns each fragment into its registers (1:N).
+void populateAttnGPUFragmentLoweringPatterns(const TypeConverter &converter,
+                                             RewritePatternSet &patterns);
 } // namespace attn
 } // namespace mlir
 

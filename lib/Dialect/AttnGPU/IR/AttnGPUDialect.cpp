@@ -7,6 +7,9 @@
 #include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/DialectImplementation.h"
+
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::attn_gpu;
@@ -14,8 +17,129 @@ using namespace mlir::attn_gpu;
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOpsDialect.cpp.inc"
 
 void AttnGPUDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "attn/Dialect/AttnGPU/IR/AttnGPUOpsTypes.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOps.cpp.inc"
       >();
 }
+
+//===----------------------------------------------------------------------===//
+// FragmentType
+//===----------------------------------------------------------------------===//
+
+namespace {
+constexpr std::pair<FragmentLayout, StringLiteral> kLayoutNames[] = {
+    {FragmentLayout::Accumulator, "acc"},
+    {FragmentLayout::OperandA, "a"},
+    {FragmentLayout::Rows, "rows"}};
+} // namespace
+
+Type FragmentType::parse(AsmParser &parser) {
+  SmallVector<int64_t, 2> shape;
+  Type elementType;
+  StringRef layoutName;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
+      parser.parseType(elementType) || parser.parseComma() ||
+      parser.parseKeyword(&layoutName) || parser.parseGreater())
+    return {};
+  if (shape.size() != 2) {
+    parser.emitError(parser.getNameLoc(),
+                     "expected a fragment shape rows x cols, got ")
+        << shape.size() << " dimensions";
+    return {};
+  }
+  for (auto [layout, name] : kLayoutNames)
+    if (layoutName == name)
+      return getChecked(
+          [&] { return parser.emitError(parser.getNameLoc()); },
+          parser.getContext(), shape[0], shape[1], elementType, layout);
+  parser.emitError(parser.getNameLoc(),
+                   "expected fragment layout acc, a or rows, got '")
+      << layoutName << "'";
+  return {};
+}
+
+void FragmentType::print(AsmPrinter &printer) const {
+  printer << "<" << getRows() << "x" << getCols() << "x" << getElementType()
+          << ", ";
+  for (auto [layout, name] : kLayoutNames)
+    if (layout == getLayout())
+      printer << name;
+  printer << ">";
+}
+
+LogicalResult
+FragmentType::verify(function_ref<InFlightDiagnostic()> emitError,
+                     int64_t rows, int64_t cols, Type elementType,
+                     FragmentLayout layout) {
+  if (rows != 16)
+    return emitError() << "expected a fragment of 16 rows (one warp's), got "
+                       << rows;
+  switch (layout) {
+  case FragmentLayout::Accumulator:
+    if (!elementType.isF32())
+      return emitError() << "expected f32 elements in an acc fragment, got "
+                         << elementType;
+    if (cols <= 0 || cols % 8 != 0)
+      return emitError() << "expected a positive multiple of 8 columns in an "
+                            "acc fragment, got "
+                         << cols;
+    return success();
+  case FragmentLayout::OperandA:
+    if (!elementType.isF16() && !elementType.isBF16())
+      return emitError() << "expected f16 or bf16 elements in an a fragment, "
+                            "got "
+                         << elementType;
+    if (cols <= 0 || cols % 16 != 0)
+      return emitError() << "expected a positive multiple of 16 columns in an "
+                            "a fragment, got "
+                         << cols;
+    return success();
+  case FragmentLayout::Rows:
+    if (!elementType.isF32() || cols != 1)
+      return emitError() << "expected a rows fragment to be 16x1xf32, got "
+                         << rows << "x" << cols << "x" << elementType;
+    return success();
+  }
+  llvm_unreachable("unknown fragment layout");
+}
+
+int64_t FragmentType::getRegisterCount() const {
+  switch (getLayout()) {
+  case FragmentLayout::Accumulator:
+    return getCols() / 2;
+  case FragmentLayout::OperandA:
+    return getCols() / 4;
+  case FragmentLayout::Rows:
+    return 2;
+  }
+  llvm_unreachable("unknown fragment layout");
+}
+
+Type FragmentType::getRegisterType() const {
+  if (getLayout() == FragmentLayout::OperandA)
+    return IntegerType::get(getContext(), 32);
+  return Float32Type::get(getContext());
+}
+
+FragmentType FragmentType::getAccumulator(MLIRContext *context, int64_t cols) {
+  return get(context, 16, cols, Float32Type::get(context),
+             FragmentLayout::Accumulator);
+}
+
+FragmentType FragmentType::getRows(MLIRContext *context) {
+  return get(context, 16, 1, Float32Type::get(context), FragmentLayout::Rows);
+}
+
+FragmentType FragmentType::getOperandA(Type elementType, int64_t cols) {
+  return get(elementType.getContext(), 16, cols, elementType,
+             FragmentLayout::OperandA);
+}
+
+#define GET_TYPEDEF_CLASSES
+#include "attn/Dialect/AttnGPU/IR/AttnGPUOpsTypes.cpp.inc"

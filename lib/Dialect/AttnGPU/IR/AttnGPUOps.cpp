@@ -121,5 +121,107 @@ LogicalResult OpaqueOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Fragment ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult FragSplatOp::verify() {
+  if (getType().getLayout() == FragmentLayout::OperandA)
+    return emitOpError("expected an acc or rows fragment, got ")
+           << getType();
+  return success();
+}
+
+/// `registers` are exactly `fragment`'s, in number and type.
+static LogicalResult verifyRegisters(Operation *op, FragmentType fragment,
+                                     TypeRange registers) {
+  if (static_cast<int64_t>(registers.size()) != fragment.getRegisterCount())
+    return op->emitOpError("expected ")
+           << fragment.getRegisterCount() << " registers for " << fragment
+           << ", got " << registers.size();
+  for (Type t : registers)
+    if (t != fragment.getRegisterType())
+      return op->emitOpError("expected ")
+             << fragment.getRegisterType() << " registers for " << fragment
+             << ", got " << t;
+  return success();
+}
+
+LogicalResult FragFromRegistersOp::verify() {
+  return verifyRegisters(*this, getType(), getRegisters().getTypes());
+}
+
+LogicalResult FragRegistersOp::verify() {
+  return verifyRegisters(*this, getFragment().getType(),
+                         getRegisters().getTypes());
+}
+
+Type WarpgroupMmaOp::getInputType() {
+  if (auto a = dyn_cast<FragmentType>(getA().getType()))
+    return a.getElementType();
+  return *getElementType();
+}
+
+LogicalResult WarpgroupMmaOp::verify() {
+  auto acc = cast<FragmentType>(getAcc().getType());
+  int64_t n = acc.getCols();
+  if (n > 256)
+    return emitOpError("expected at most 256 accumulator columns (wgmma's "
+                       "largest N), got ")
+           << n;
+  auto a = dyn_cast<FragmentType>(getA().getType());
+  if (!a) {
+    if (!getElementType())
+      return emitOpError("expected element_type with a descriptor A");
+    if (getAKStep() != 0)
+      return emitOpError("expected a_k_step only with a fragment A");
+  } else {
+    if (getElementType() && *getElementType() != a.getElementType())
+      return emitOpError("expected element_type to match the A fragment's ")
+             << a.getElementType() << ", got " << *getElementType();
+    if (getTransposeA())
+      return emitOpError("expected transpose_a only with a descriptor A");
+    int64_t kStep = getAKStep();
+    if (kStep < 0 || 16 * (kStep + 1) > a.getCols())
+      return emitOpError("expected a_k_step in [0, ")
+             << a.getCols() / 16 << ") for " << a << ", got " << kStep;
+  }
+  Type in = getInputType();
+  if (!in.isF16() && !in.isBF16())
+    return emitOpError("expected f16 or bf16 inputs, got ") << in;
+  return success();
+}
+
+LogicalResult MaskScoresOp::verify() {
+  if (getScores().empty())
+    return emitOpError("expected at least one score fragment");
+  bool window = getWindowLeft() || getWindowRight();
+  if (window != static_cast<bool>(getRowMinusKey()))
+    return emitOpError(window ? "expected row_minus_key with a window side"
+                              : "expected row_minus_key only with a window "
+                                "side");
+  for (std::optional<int64_t> side : {getWindowLeft(), getWindowRight()})
+    if (side && *side < 0)
+      return emitOpError("expected window sides >= 0, got ") << *side;
+  return success();
+}
+
+LogicalResult OnlineSoftmaxOp::verify() {
+  int64_t fma = getExp2FmaTiles();
+  if (fma < 0 || fma > 8)
+    return emitOpError("expected exp2_fma_tiles in [0, 8], got ") << fma;
+  return success();
+}
+
+LogicalResult ToOperandOp::verify() {
+  auto from = cast<FragmentType>(getFragment().getType());
+  auto to = cast<FragmentType>(getType());
+  if (from.getCols() != to.getCols())
+    return emitOpError("expected ")
+           << from.getCols() << " columns in the A operand, got "
+           << to.getCols();
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOps.cpp.inc"

@@ -21,6 +21,16 @@
 
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOpsDialect.h.inc"
 
+namespace mlir::attn_gpu {
+/// How a fragment's elements sit in its warp's registers
+/// (AttnGPUTypes.td): the mma/wgmma accumulator layout, the packed
+/// A-operand layout, or one value per row.
+enum class FragmentLayout { Accumulator, OperandA, Rows };
+} // namespace mlir::attn_gpu
+
+#define GET_TYPEDEF_CLASSES
+#include "attn/Dialect/AttnGPU/IR/AttnGPUOpsTypes.h.inc"
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOps.h.inc"
 

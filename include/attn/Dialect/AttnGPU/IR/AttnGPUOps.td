@@ -30,12 +30,22 @@ def AttnGPU_Dialect : Dialect {
     asynchronous tensor cores declares its side effects, so no pass between
     here and NVVM reorders them; program order is issue order.
 
-    Values are the registers of one thread: f32 accumulators, i32 packed
-    operand pairs, i32/i64 indices, shared-memory pointers
-    (`!llvm.ptr<3>`). A wgmma's accumulator fragment is its N/2 f32 values
-    in the m64nNk16 layout of the PTX ISA.
+    Two levels share the dialect. The schedules' tiles are *fragments*
+    (`!attn_gpu.frag`: a warp's 16 rows with their register layout), and
+    the ops on them say what a kernel does with a tile: warpgroup MMAs
+    that take and give accumulator fragments, the band mask, the online
+    softmax step, the row rescale, P rounded into an A operand.
+    `lower-attn-gpu-fragments` rewrites each of those into the
+    instruction-level ops on one thread's registers (f32 accumulators, i32
+    packed operand pairs; `wgmma_ss`/`wgmma_rs` take a wgmma's N/2 f32
+    accumulators in the m64nNk16 layout of the PTX ISA), which
+    `convert-attn-gpu-to-nvvm` lowers. Indices are i32/i64, shared memory
+    `!llvm.ptr<3>`.
   }];
+  let useDefaultTypePrinterParser = 1;
 }
+
+include "attn/Dialect/AttnGPU/IR/AttnGPUTypes.td"
 
 class AttnGPU_Op<string mnemonic, list<Trait> traits = []>
     : Op<AttnGPU_Dialect, mnemonic, traits>;
@@ -263,15 +273,15 @@ def AttnGPU_WgmmaFenceOp : AttnGPU_Op<"wgmma_fence",
   let summary = "wgmma.fence, with the registers about to feed a wgmma";
   let description = [{
     Orders the register writes of `values` (accumulators and register A
-    operands) before the wgmmas that follow; the values come out unchanged
-    as `results`, which those wgmmas use.
+    operands, as registers or as fragments) before the wgmmas that follow;
+    the values come out unchanged as `results`, which those wgmmas use.
 
     ```mlir
     %a:2 = attn_gpu.wgmma_fence %x, %y : f32, f32
     ```
   }];
-  let arguments = (ins Variadic<AnyTypeOf<[F32, I32]>>:$values);
-  let results = (outs Variadic<AnyTypeOf<[F32, I32]>>:$results);
+  let arguments = (ins Variadic<AnyTypeOf<[F32, I32, AttnGPU_FragmentType]>>:$values);
+  let results = (outs Variadic<AnyTypeOf<[F32, I32, AttnGPU_FragmentType]>>:$results);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
@@ -296,8 +306,8 @@ def AttnGPU_WgmmaWaitGroupOp : AttnGPU_Op<"wgmma_wait_group",
     ```
   }];
   let arguments = (ins I64Attr:$pending,
-                       Variadic<AnyTypeOf<[F32, I32]>>:$values);
-  let results = (outs Variadic<AnyTypeOf<[F32, I32]>>:$results);
+                       Variadic<AnyTypeOf<[F32, I32, AttnGPU_FragmentType]>>:$values);
+  let results = (outs Variadic<AnyTypeOf<[F32, I32, AttnGPU_FragmentType]>>:$results);
   let assemblyFormat = "$pending (`,` $values^ `:` type($values))? attr-dict";
   let hasVerifier = 1;
 }
@@ -361,7 +371,223 @@ def AttnGPU_WgmmaRSOp : AttnGPU_WgmmaBase<"wgmma_rs"> {
 }
 
 //===----------------------------------------------------------------------===//
-// Online-softmax steps
+// Fragments: the tiles of the schedules
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_FragUndefOp : AttnGPU_Op<"frag_undef", [Pure]> {
+  let summary = "A fragment with no value (accumulators a wgmma overwrites)";
+  let description = [{
+    The registers of an MMA's first k-step, which overwrites them: no
+    register is written (a 0.0 would be materialised between the wgmma
+    fence and the wgmma, and ptxas would insert a second fence).
+
+    ```mlir
+    %s = attn_gpu.frag_undef : !attn_gpu.frag<16x128xf32, acc>
+    ```
+  }];
+  let results = (outs AttnGPU_FragmentType:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+}
+
+def AttnGPU_FragSplatOp : AttnGPU_Op<"frag_splat", [Pure]> {
+  let summary = "A fragment with every element `value`";
+  let description = [{
+    The online softmax's start: O = 0, m = -inf, l = 0.
+
+    ```mlir
+    %o = attn_gpu.frag_splat %zero : f32 -> !attn_gpu.frag<16x128xf32, acc>
+    ```
+  }];
+  let arguments = (ins F32:$value);
+  let results = (outs AttnGPU_FragmentType:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def AttnGPU_FragFromRegistersOp : AttnGPU_Op<"frag_from_registers", [Pure]> {
+  let summary = "A fragment from this thread's registers, in its layout";
+  let description = [{
+    The way in for tiles built register by register (an mma.sync tile, a
+    score_mod applied per element): `registers` are the fragment's
+    registers in the order its layout numbers them.
+
+    ```mlir
+    %f = attn_gpu.frag_from_registers %a, %b, %c, %d : f32, f32, f32, f32
+        -> !attn_gpu.frag<16x8xf32, acc>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyTypeOf<[F32, I32]>>:$registers);
+  let results = (outs AttnGPU_FragmentType:$result);
+  let assemblyFormat = [{
+    $registers attr-dict `:` type($registers) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_FragRegistersOp : AttnGPU_Op<"frag_registers", [Pure]> {
+  let summary = "This thread's registers of a fragment, in its layout";
+  let description = [{
+    The way out, the inverse of `frag_from_registers`.
+
+    ```mlir
+    %r:4 = attn_gpu.frag_registers %f : !attn_gpu.frag<16x8xf32, acc>
+        -> f32, f32, f32, f32
+    ```
+  }];
+  let arguments = (ins AttnGPU_FragmentType:$fragment);
+  let results = (outs Variadic<AnyTypeOf<[F32, I32]>>:$registers);
+  let assemblyFormat = [{
+    $fragment attr-dict `:` qualified(type($fragment)) `->` type($registers)
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_WarpgroupMmaOp : AttnGPU_Op<"warpgroup_mma",
+    [MemoryEffects<[MemRead, MemWrite]>, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "Warpgroup MMA on fragments: D = A·B + (accumulate ? D : 0)";
+  let description = [{
+    One `wgmma.mma_async.m64nNk16` k-step for the whole warpgroup, N the
+    accumulator fragment's columns, issued asynchronously (read `result`
+    after a `wgmma_wait_group` that threads it). B is a shared-memory
+    descriptor, K-major unless `transpose_b`. A is either a shared-memory
+    descriptor (i64; `element_type` says f16 or bf16; K-major unless
+    `transpose_a`) or an A-operand fragment, whose 16 columns from
+    16·`a_k_step` on are this k-step's (how P feeds P·V from registers).
+
+    ```mlir
+    %s1 = attn_gpu.warpgroup_mma %qd, %kd, %s0
+        {element_type = bf16, accumulate = false}
+        : i64, !attn_gpu.frag<16x128xf32, acc>
+    %o1 = attn_gpu.warpgroup_mma %p, %vd, %o0
+        {accumulate = true, transpose_b, a_k_step = 3 : i64}
+        : !attn_gpu.frag<16x128xbf16, a>, !attn_gpu.frag<16x64xf32, acc>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[I64, AttnGPU_OperandAFragment]>:$a,
+                       I64:$desc_b, AttnGPU_AccFragment:$acc,
+                       OptionalAttr<TypeAttr>:$element_type,
+                       BoolAttr:$accumulate, UnitAttr:$transpose_a,
+                       UnitAttr:$transpose_b,
+                       DefaultValuedAttr<I64Attr, "0">:$a_k_step);
+  let results = (outs AttnGPU_AccFragment:$result);
+  let assemblyFormat = [{
+    $a `,` $desc_b `,` $acc attr-dict `:` qualified(type($a)) `,`
+    qualified(type($acc))
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// f16 or bf16: the A fragment's, or `element_type`.
+    ::mlir::Type getInputType();
+  }];
+}
+
+def AttnGPU_MaskScoresOp : AttnGPU_Op<"mask_scores",
+    [Pure, AllTypesMatch<["scores", "results"]>, AttrSizedOperandSegments]> {
+  let summary = "-inf for the scores outside the key range and the band";
+  let description = [{
+    Masks a warp's score fragments of one key block: fragment i holds rows
+    16·i on. Each test compares a compile-time offset with one per-thread
+    value, so that a thread's element at column c and row r of its
+    fragments, counted from its own first (c = 8·j + e % 2 for register
+    4·j + e, r = 16·i + 8·(e / 2)), stays visible when
+
+    * c < `keys_left` (the keys of the block before the sequence end),
+    * c >= `keys_before`, if given (the key range's start),
+    * c - r <= `row_minus_key` + `window_right`, if given (causal: 0),
+    * c - r >= `row_minus_key` - `window_left`, if given,
+
+    and becomes -inf otherwise. `row_minus_key` is the thread's first
+    row's aligned key minus its first column's key.
+
+    ```mlir
+    %m = attn_gpu.mask_scores %s keys_left %left row_minus_key %rk
+        {window_right = 0 : i64} : !attn_gpu.frag<16x128xf32, acc>
+    ```
+  }];
+  let arguments = (ins Variadic<AttnGPU_AccFragment>:$scores, I32:$keys_left,
+                       Optional<I32>:$row_minus_key,
+                       Optional<I32>:$keys_before,
+                       OptionalAttr<I64Attr>:$window_left,
+                       OptionalAttr<I64Attr>:$window_right);
+  let results = (outs Variadic<AttnGPU_AccFragment>:$results);
+  let assemblyFormat = [{
+    $scores `keys_left` $keys_left (`row_minus_key` $row_minus_key^)?
+    (`keys_before` $keys_before^)? attr-dict `:` qualified(type($scores))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_OnlineSoftmaxOp : AttnGPU_Op<"online_softmax",
+    [NoMemoryEffect, AllTypesMatch<["scores", "p"]>]> {
+  let summary = "One key block's online-softmax step, in the exp2 domain";
+  let description = [{
+    For the masked scores `scores` of one key block and the running row
+    max `m` (of c·s) and thread-partial row sum `l`:
+    m' = max(m, c · rowmax(scores)) (across the row's four threads),
+    alpha = 2^(m - m'), p = 2^(c · s - m'), l' = alpha · l + rowsum(p)
+    (this thread's columns). A row that has seen no key keeps m' = -inf
+    and shifts by 0, so p and alpha are 0, never NaN. `c` is
+    scale·log2(e), or log2(e) where a score_mod took the scale. Of every 8
+    column tiles of 8 keys, the first `exp2_fma_tiles` take 2^x on the FMA
+    pipe (`attn_gpu.exp2 {fma}`), the rest on the MUFU.
+
+    ```mlir
+    %p, %m1, %l1, %alpha = attn_gpu.online_softmax %s, %m0, %l0, %c
+        : !attn_gpu.frag<16x128xf32, acc>
+    ```
+  }];
+  let arguments = (ins AttnGPU_AccFragment:$scores, AttnGPU_RowsFragment:$m,
+                       AttnGPU_RowsFragment:$l, F32:$c,
+                       DefaultValuedAttr<I64Attr, "0">:$exp2_fma_tiles);
+  let results = (outs AttnGPU_AccFragment:$p, AttnGPU_RowsFragment:$new_m,
+                      AttnGPU_RowsFragment:$new_l, AttnGPU_RowsFragment:$alpha);
+  let assemblyFormat = [{
+    $scores `,` $m `,` $l `,` $c attr-dict `:` qualified(type($scores))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_ScaleRowsOp : AttnGPU_Op<"scale_rows",
+    [Pure, AllTypesMatch<["fragment", "result"]>]> {
+  let summary = "Each row of an accumulator fragment times its row's factor";
+  let description = [{
+    The online softmax's rescale of O by alpha.
+
+    ```mlir
+    %o1 = attn_gpu.scale_rows %o0, %alpha : !attn_gpu.frag<16x64xf32, acc>
+    ```
+  }];
+  let arguments = (ins AttnGPU_AccFragment:$fragment,
+                       AttnGPU_RowsFragment:$factors);
+  let results = (outs AttnGPU_AccFragment:$result);
+  let assemblyFormat = [{
+    $fragment `,` $factors attr-dict `:` qualified(type($fragment))
+  }];
+}
+
+def AttnGPU_ToOperandOp : AttnGPU_Op<"to_operand", [Pure]> {
+  let summary = "An f32 accumulator fragment rounded into an A operand";
+  let description = [{
+    Rounds each element to the result's f16 or bf16 and packs the pairs
+    in the A-operand layout: the probabilities P become P·V's A from
+    registers, at half the registers of the f32 fragment.
+
+    ```mlir
+    %a = attn_gpu.to_operand %p : !attn_gpu.frag<16x128xf32, acc>
+        -> !attn_gpu.frag<16x128xbf16, a>
+    ```
+  }];
+  let arguments = (ins AttnGPU_AccFragment:$fragment);
+  let results = (outs AttnGPU_OperandAFragment:$result);
+  let assemblyFormat = [{
+    $fragment attr-dict `:` qualified(type($fragment)) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Online-softmax steps on registers
 //===----------------------------------------------------------------------===//
 
 def AttnGPU_Exp2Op : AttnGPU_Op<"exp2", [Pure, SameOperandsAndResultType]> {

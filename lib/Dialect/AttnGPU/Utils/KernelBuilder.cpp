@@ -1,10 +1,10 @@
-//===- NVVMHelpers.cpp - warp-level building blocks for kernels -----------===//
+//===- KernelBuilder.cpp - warp-level building blocks for kernels ---------===//
 //
 // Part of the attn project: an MLIR compiler for exact attention.
 //
 //===----------------------------------------------------------------------===//
 
-#include "NVVMHelpers.h"
+#include "attn/Dialect/AttnGPU/Utils/KernelBuilder.h"
 
 #include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
 
@@ -197,6 +197,19 @@ Value KernelBuilder::packPair(Type elementType, Value lo, Value hi) {
   v = LLVM::InsertElementOp::create(b, loc, v, l, i32(0));
   v = LLVM::InsertElementOp::create(b, loc, v, h, i32(1));
   return LLVM::BitcastOp::create(b, loc, b.getI32Type(), v);
+}
+
+Value KernelBuilder::fragment(Type type, ValueRange registers) {
+  return attn_gpu::FragFromRegistersOp::create(b, loc, type, registers);
+}
+
+SmallVector<Value> KernelBuilder::registers(Value fragment) {
+  auto type = cast<attn_gpu::FragmentType>(fragment.getType());
+  auto op = attn_gpu::FragRegistersOp::create(
+      b, loc,
+      SmallVector<Type>(type.getRegisterCount(), type.getRegisterType()),
+      fragment);
+  return SmallVector<Value>(op.getResults());
 }
 
 SmallVector<Value> mlir::attn::nvvm::maskRegisters(

@@ -1,4 +1,4 @@
-//===- NVVMHelpers.h - warp-level building blocks for kernels ---*- C++ -*-===//
+//===- KernelBuilder.h - warp-level building blocks for kernels -*- C++ -*-===//
 //
 // Part of the attn project: an MLIR compiler for exact attention.
 //
@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_NVVMHELPERS_H
-#define ATTN_LIB_CONVERSION_ATTNTOGPU_NVVMHELPERS_H
+#ifndef ATTN_DIALECT_ATTNGPU_UTILS_KERNELBUILDER_H
+#define ATTN_DIALECT_ATTNGPU_UTILS_KERNELBUILDER_H
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -108,6 +108,12 @@ public:
   /// Two f32 rounded to `elementType` and packed into one i32 register.
   Value packPair(Type elementType, Value lo, Value hi);
 
+  /// A fragment of `type` from this thread's registers in its layout, and
+  /// back (attn_gpu.frag_from_registers / frag_registers): how code that
+  /// works register by register meets the fragment ops.
+  Value fragment(Type type, ValueRange registers);
+  SmallVector<Value> registers(Value fragment);
+
 private:
   OpBuilder &b;
   Location loc;
@@ -146,4 +152,4 @@ void ifThenElse(KernelBuilder &kb, Value cond, Fn thenBody, Gn elseBody) {
 
 } // namespace mlir::attn::nvvm
 
-#endif // ATTN_LIB_CONVERSION_ATTNTOGPU_NVVMHELPERS_H
+#endif // ATTN_DIALECT_ATTNGPU_UTILS_KERNELBUILDER_H
