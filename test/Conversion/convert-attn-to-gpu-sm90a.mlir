@@ -6,11 +6,14 @@
 // RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a block-m=64 block-n=64 stages=4" --split-input-file | FileCheck %s --check-prefix=OPT
 // The exp2-emulation experiment (exp2-emulated=k: k of every 8 score
 // columns take exp2 on the FMA pipe, docs/perf/2026-12-01-variants-v3.md):
-// named by the kernel, the polynomial's round-down add in its body.
+// named by the kernel, an attribute of its online-softmax steps, the
+// polynomial's exp2 {fma} once the fragments are lowered.
 // RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a exp2-emulated=3" --split-input-file | FileCheck %s --check-prefix=EXP2
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a exp2-emulated=3" --lower-attn-gpu-fragments --split-input-file | FileCheck %s --check-prefix=EXP2-LOWERED
 // EXP2: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2_e3
-// EXP2: attn_gpu.exp2 %{{.*}} {fma} : f32
-// EXP2: attn_gpu.exp2 %{{.*}} : f32
+// EXP2: attn_gpu.online_softmax {{.*}} {exp2_fma_tiles = 3 : i64}
+// EXP2-LOWERED: attn_gpu.exp2 %{{.*}} {fma} : f32
+// EXP2-LOWERED: attn_gpu.exp2 %{{.*}} : f32
 
 // The sm90a-wgmma family: a producer warpgroup and two consumers (384
 // threads), tensor maps as 128-byte grid-constant parameters. Causal: one
@@ -47,37 +50,51 @@
 // CHECK: attn_gpu.named_barrier_arrive %{{.*}}, threads = 256
 // CHECK-NOT: scf.for
 // CHECK: attn_gpu.mbarrier_wait
+// The consumer's tiles are fragments (a warp's 16 rows in their register
+// layout): O 16x128 and the rows' m and l start at 0, -inf, 0.
+// CHECK: %[[O0:.*]] = attn_gpu.frag_splat %{{.*}} : f32 -> !attn_gpu.frag<16x128xf32, acc>
+// CHECK: %[[M0:.*]] = attn_gpu.frag_splat %{{.*}} : f32 -> !attn_gpu.frag<16x1xf32, rows>
+// CHECK: %[[L0:.*]] = attn_gpu.frag_splat %{{.*}} : f32 -> !attn_gpu.frag<16x1xf32, rows>
 // CHECK: attn_gpu.named_barrier_sync %{{.*}}, threads = 256
 // CHECK: attn_gpu.mbarrier_wait
+// CHECK: attn_gpu.frag_undef : !attn_gpu.frag<16x128xf32, acc>
 // CHECK: attn_gpu.wgmma_fence
-// CHECK: attn_gpu.wgmma_ss {{.*}} {accumulate = false, element_type = bf16, n = 128 : i64}
-// CHECK-COUNT-7: attn_gpu.wgmma_ss {{.*}} {accumulate = true, element_type = bf16, n = 128 : i64}
+// CHECK: attn_gpu.warpgroup_mma {{.*}} {accumulate = false, element_type = bf16} : i64, !attn_gpu.frag<16x128xf32, acc>
+// CHECK-COUNT-7: attn_gpu.warpgroup_mma {{.*}} {accumulate = true, element_type = bf16} : i64, !attn_gpu.frag<16x128xf32, acc>
 // CHECK: attn_gpu.wgmma_commit_group
-// CHECK: attn_gpu.wgmma_wait_group 0
+// CHECK: %[[S0:.*]] = attn_gpu.wgmma_wait_group 0, %{{.*}} : !attn_gpu.frag<16x128xf32, acc>
 // CHECK: attn_gpu.mbarrier_arrive
+// Only the blocks on the diagonal or the tail are masked.
 // CHECK: arith.cmpi sge
-// CHECK: attn_gpu.exp2
+// CHECK: %[[MASKED:.*]] = scf.if %{{.*}} -> (!attn_gpu.frag<16x128xf32, acc>)
+// CHECK: attn_gpu.mask_scores %[[S0]] keys_left %{{.*}} row_minus_key %{{.*}} {window_right = 0 : i64}
+// CHECK: %[[P0:.*]], %[[M1:.*]], %[[L1:.*]], %{{.*}} = attn_gpu.online_softmax %[[MASKED]], %[[M0]], %[[L0]], %{{.*}} : !attn_gpu.frag<16x128xf32, acc>
+// CHECK: %[[A0:.*]] = attn_gpu.to_operand %[[P0]] : !attn_gpu.frag<16x128xf32, acc> -> !attn_gpu.frag<16x128xbf16, a>
 // Blocks 1..: S(j) and O += P(j-1)·V(j-1) (P from registers, V transposed)
 // in flight together; the softmax of S(j) runs once S(j) is done. The loop
-// carries O (64), m and l (2 + 2) and P (32 packed registers).
-// CHECK: %{{.*}}:100 = scf.for
+// carries O, m, l and P (the A operand of the next P·V).
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[O0]], %{{.*}} = %[[M1]], %{{.*}} = %[[L1]], %{{.*}} = %[[A0]]) -> (!attn_gpu.frag<16x128xf32, acc>, !attn_gpu.frag<16x1xf32, rows>, !attn_gpu.frag<16x1xf32, rows>, !attn_gpu.frag<16x128xbf16, a>)
 // CHECK: attn_gpu.named_barrier_sync
-// CHECK: attn_gpu.wgmma_fence
-// CHECK: attn_gpu.wgmma_ss {{.*}} {accumulate = false, element_type = bf16, n = 128 : i64}
-// CHECK-COUNT-7: attn_gpu.wgmma_ss {{.*}} {accumulate = true, element_type = bf16, n = 128 : i64}
+// CHECK: %[[F:.*]]:3 = attn_gpu.wgmma_fence %{{.*}}, %{{.*}}, %{{.*}} : !attn_gpu.frag<16x128xf32, acc>, !attn_gpu.frag<16x128xf32, acc>, !attn_gpu.frag<16x128xbf16, a>
+// CHECK: attn_gpu.warpgroup_mma {{.*}} {accumulate = false, element_type = bf16}
+// CHECK-COUNT-7: attn_gpu.warpgroup_mma {{.*}} {accumulate = true, element_type = bf16}
 // CHECK: attn_gpu.wgmma_commit_group
 // CHECK: attn_gpu.mbarrier_wait
-// CHECK-COUNT-8: attn_gpu.wgmma_rs {{.*}} {accumulate = true, element_type = bf16, n = 128 : i64, transpose_b}
+// CHECK: attn_gpu.warpgroup_mma %[[F]]#2, %{{.*}}, %[[F]]#1 {accumulate = true, transpose_b} : !attn_gpu.frag<16x128xbf16, a>, !attn_gpu.frag<16x128xf32, acc>
+// CHECK-COUNT-7: attn_gpu.warpgroup_mma %[[F]]#2, {{.*}} {a_k_step = {{[1-7]}} : i64, accumulate = true, transpose_b}
 // CHECK: attn_gpu.wgmma_commit_group
 // CHECK: attn_gpu.named_barrier_arrive
 // CHECK: attn_gpu.wgmma_wait_group 1
-// CHECK: attn_gpu.exp2
-// CHECK: attn_gpu.wgmma_wait_group 0
+// CHECK: attn_gpu.mask_scores
+// CHECK: attn_gpu.online_softmax
+// CHECK: attn_gpu.to_operand
+// CHECK: %[[W:.*]]:2 = attn_gpu.wgmma_wait_group 0, %{{.*}}, %[[F]]#2
+// CHECK: attn_gpu.scale_rows %[[W]]#0
 // The last block's P·V after the loop (on the persistent grid once Q is
 // released: every Q·Kᵀ of the query block is done).
 // CHECK: scf.yield
 // CHECK: attn_gpu.wgmma_fence
-// CHECK-COUNT-8: attn_gpu.wgmma_rs {{.*}} {accumulate = true, element_type = bf16, n = 128 : i64, transpose_b}
+// CHECK-COUNT-8: attn_gpu.warpgroup_mma {{.*}} transpose_b
 // CHECK: attn_gpu.wgmma_wait_group 0
 // Epilogue: LSE and O straight from registers.
 // CHECK: attn_gpu.log2
@@ -122,7 +139,7 @@ func.func @causal_gqa(%q: tensor<1x8x200x128xbf16>, %k: tensor<1x2x300x128xbf16>
 // CHECK-COUNT-10: attn_gpu.mbarrier_init %{{.*}}, count = {{1|12}} : !llvm.ptr<3>
 // CHECK: nvvm.setmaxregister  decrease 32
 // CHECK: nvvm.setmaxregister  increase 160
-// CHECK: attn_gpu.wgmma_ss {{.*}} {accumulate = false, element_type = f16, n = 128 : i64}
+// CHECK: attn_gpu.warpgroup_mma {{.*}} {accumulate = false, element_type = f16} : i64, !attn_gpu.frag<16x128xf32, acc>
 // AUTO: attn.kernel = @attn_kernels::@attn_fwd_sm90_d64_f16_nolse_m192n128s2
 func.func @d64_f16(%q: tensor<2x4x64x64xf16>) -> tensor<2x4x64x64xf16> {
   %o = attn.attention %q, %q, %q

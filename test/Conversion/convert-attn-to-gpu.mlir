@@ -25,11 +25,15 @@
 // CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
 // Only blocks at or past the first one that needs a mask compare key
 // positions with the diagonal.
+// The mask and the online softmax are the sm90a kernel's fragment ops, on
+// the mma.sync accumulators as fragments (a warp's two m-tiles of 16 rows).
 // CHECK: arith.cmpi sge
 // CHECK: scf.if
-// CHECK: arith.cmpi sle
-// CHECK: nvvm.shfl.sync bfly
-// CHECK: attn_gpu.exp2
+// CHECK: attn_gpu.mask_scores %{{.*}}, %{{.*}} keys_left %{{.*}} row_minus_key %{{.*}} {window_right = 0 : i64} : !attn_gpu.frag<16x64xf32, acc>, !attn_gpu.frag<16x64xf32, acc>
+// CHECK: attn_gpu.online_softmax {{.*}} : !attn_gpu.frag<16x64xf32, acc>
+// CHECK: attn_gpu.to_operand {{.*}} -> !attn_gpu.frag<16x64xbf16, a>
+// CHECK: attn_gpu.scale_rows {{.*}} : !attn_gpu.frag<16x64xf32, acc>
+// CHECK: attn_gpu.online_softmax
 // CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>
 // Epilogue: LSE with lg2, then O through shared memory with 16-byte stores.
 // CHECK: attn_gpu.log2
@@ -101,7 +105,7 @@ func.func @scaled(%q: tensor<1x1x16x256xbf16>, %k: tensor<1x1x16x256xbf16>,
 // CHECK: attn_gpu.tanh %{{.*}} : f32
 // CHECK: arith.ori
 // CHECK: scf.if
-// CHECK: arith.cmpi sle
+// CHECK: attn_gpu.mask_scores {{.*}} {window_left = 64 : i64, window_right = 0 : i64}
 func.func @sliding_softcap(%q: tensor<1x2x300x64xbf16>) -> tensor<1x2x300x64xbf16> {
   %o = attn.attention %q, %q, %q mask <sliding_top_left> window [64, 0] softcap 30.0
       : tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16> -> tensor<1x2x300x64xbf16>
