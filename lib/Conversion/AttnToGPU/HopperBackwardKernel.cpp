@@ -108,6 +108,10 @@ public:
   void emit(LLVM::LLVMFuncOp func);
 
 private:
+  /// A 16 x `cols` accumulator fragment (wgmma m64nN, one warp's rows).
+  attn_gpu::FragmentType accumulator(int64_t cols) {
+    return attn_gpu::FragmentType::getAccumulator(b.getContext(), cols);
+  }
   Value arg(StringRef name) const { return params[name]; }
   Value barrierAt(int64_t slot, Value stage);
   /// tensor + batch·stride_b + head·stride_h, elements of type `eltTy`.
@@ -519,15 +523,15 @@ SmallVector<Value> HopperBackwardEmitter::issueABt(Value aTile,
       kb, kb.gepBytes(aTile, kb.mul(consumer, kb.i32(64 * kPanelRowBytes))),
       16, 8 * kPanelRowBytes);
   Value bDesc = wgmmaDescriptor(kb, bTile, 16, 8 * kPanelRowBytes);
-  SmallVector<Value> c(acc.begin(), acc.end());
+  Value c = kb.fragment(accumulator(config.blockM), acc);
   for (int64_t kk = 0; kk < depth / 16; ++kk) {
     int64_t panel = kk / 4, within = (kk % 4) * 32;
-    c = wgmmaSS(kb, elt, config.blockM,
-                wgmmaDescriptorAdvance(kb, aDesc, panel * aPanelBytes + within),
-                wgmmaDescriptorAdvance(kb, bDesc, panel * bPanelBytes + within),
-                /*transposeB=*/false, c, /*accumulate=*/kk > 0);
+    c = warpgroupMma(
+        kb, wgmmaDescriptorAdvance(kb, aDesc, panel * aPanelBytes + within),
+        wgmmaDescriptorAdvance(kb, bDesc, panel * bPanelBytes + within), c,
+        /*accumulate=*/kk > 0, /*transposeB=*/false, elt);
   }
-  return c;
+  return kb.registers(c);
 }
 
 /// One step: query block q0 of query head `head` against this consumer's
@@ -650,13 +654,11 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
       Value &v = s[4 * j + e];
       v = kb.exp2(LLVM::FMAOp::create(b, loc, v, cScale, negLse));
     }
+  // Rounded into wgmma A operands (register 2·j + h: tile j's row-half h).
   auto pack = [&](ArrayRef<Value> x) {
-    SmallVector<Value> frags;
-    for (int64_t j = 0; j < sTiles; ++j) {
-      frags.push_back(kb.packPair(elt, x[4 * j], x[4 * j + 1]));
-      frags.push_back(kb.packPair(elt, x[4 * j + 2], x[4 * j + 3]));
-    }
-    return frags;
+    return kb.registers(attn_gpu::ToOperandOp::create(
+        b, loc, attn_gpu::FragmentType::getOperandA(elt, config.blockM),
+        kb.fragment(accumulator(config.blockM), x)));
   };
   SmallVector<Value> pFrags = pack(s);
 
@@ -672,11 +674,15 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   Value qDesc = wgmmaDescriptor(kb, qTile, qPanelBytes(), 8 * kPanelRowBytes);
   SmallVector<Value> dV, pF;
   auto issueDv = [&] {
+    Value a = kb.fragment(
+        attn_gpu::FragmentType::getOperandA(elt, config.blockM), pF);
+    Value acc = kb.fragment(accumulator(spec.valueHeadDim), dV);
     for (int64_t kk = 0; kk < config.blockM / 16; ++kk)
-      dV = wgmmaRS(kb, elt, spec.valueHeadDim, ArrayRef(pF).slice(4 * kk, 4),
-                   wgmmaDescriptorAdvance(kb, doDesc,
-                                          kk * 16 * kPanelRowBytes),
-                   /*transposeB=*/true, dV, /*accumulate=*/true);
+      acc = warpgroupMma(
+          kb, a,
+          wgmmaDescriptorAdvance(kb, doDesc, kk * 16 * kPanelRowBytes), acc,
+          /*accumulate=*/true, /*transposeB=*/true, Type(), kk);
+    dV = kb.registers(acc);
   };
   if (dvEarly) {
     SmallVector<Value> regs(carried.begin() + dkRegs, carried.end());
@@ -744,10 +750,16 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   bool dqFirst = inStepDq && config.dqBeforeDk;
   if (dqFirst)
     issueInStepDq();
-  for (int64_t kk = 0; kk < config.blockM / 16; ++kk)
-    dK = wgmmaRS(kb, elt, spec.headDim, ArrayRef(dsF).slice(4 * kk, 4),
-                 wgmmaDescriptorAdvance(kb, qDesc, kk * 16 * kPanelRowBytes),
-                 /*transposeB=*/true, dK, /*accumulate=*/true);
+  {
+    Value a = kb.fragment(
+        attn_gpu::FragmentType::getOperandA(elt, config.blockM), dsF);
+    Value acc = kb.fragment(accumulator(spec.headDim), dK);
+    for (int64_t kk = 0; kk < config.blockM / 16; ++kk)
+      acc = warpgroupMma(
+          kb, a, wgmmaDescriptorAdvance(kb, qDesc, kk * 16 * kPanelRowBytes),
+          acc, /*accumulate=*/true, /*transposeB=*/true, Type(), kk);
+    dK = kb.registers(acc);
+  }
   wgmmaCommitGroup(kb);
 
   if (pipelined()) {
@@ -814,15 +826,15 @@ SmallVector<Value> HopperBackwardEmitter::issueDq(Value dsTile,
                    : colBytes;
   Value kDesc = wgmmaDescriptor(kb, kb.gepBytes(kTile, sliceOffset),
                                 kvPanelBytes(), 8 * kPanelRowBytes);
-  SmallVector<Value> dq(zeros.begin(), zeros.end());
+  Value dq = kb.fragment(accumulator(dqCols), zeros);
   for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
     int64_t step = kk * 16 * kPanelRowBytes;
-    dq = wgmmaSS(kb, elt, dqCols, wgmmaDescriptorAdvance(kb, dsDesc, step),
-                 wgmmaDescriptorAdvance(kb, kDesc, step),
-                 /*transposeB=*/true, dq, /*accumulate=*/kk > 0,
-                 /*transposeA=*/true);
+    dq = warpgroupMma(kb, wgmmaDescriptorAdvance(kb, dsDesc, step),
+                      wgmmaDescriptorAdvance(kb, kDesc, step), dq,
+                      /*accumulate=*/kk > 0, /*transposeB=*/true, elt,
+                      /*aKStep=*/0, /*transposeA=*/true);
   }
-  return dq;
+  return kb.registers(dq);
 }
 
 /// The workspace region (Δ, then the dQ accumulator) of step `it`'s query

@@ -371,9 +371,8 @@ Value HopperForwardEmitter::issueScores(Value block, ValueRange fenceAlso,
                                      panel * qPanelBytes() + within);
     Value bDesc = wgmmaDescriptorAdvance(kb, kDesc,
                                          panel * kvPanelBytes() + within);
-    s = attn_gpu::WarpgroupMmaOp::create(b, loc, a, bDesc, s,
-                                         TypeAttr::get(elt),
-                                         /*accumulate=*/kk > 0);
+    s = warpgroupMma(kb, a, bDesc, s, /*accumulate=*/kk > 0,
+                     /*transposeB=*/false, elt);
   }
   return s;
 }
@@ -388,9 +387,8 @@ Value HopperForwardEmitter::issuePV(Value block, Value p, Value o) {
                                 kvPanelBytes(), 8 * kPanelRowBytes);
   for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
     Value bDesc = wgmmaDescriptorAdvance(kb, vDesc, kk * 16 * kPanelRowBytes);
-    o = attn_gpu::WarpgroupMmaOp::create(
-        b, loc, p, bDesc, o, TypeAttr(), /*accumulate=*/true,
-        /*transpose_a=*/false, /*transpose_b=*/true, /*a_k_step=*/kk);
+    o = warpgroupMma(kb, p, bDesc, o, /*accumulate=*/true,
+                     /*transposeB=*/true, Type(), /*aKStep=*/kk);
   }
   return o;
 }

@@ -112,32 +112,15 @@ SmallVector<Value> mlir::attn::nvvm::wgmmaWaitGroup(KernelBuilder &kb,
   return SmallVector<Value>(op.getResults());
 }
 
-SmallVector<Value> mlir::attn::nvvm::wgmmaSS(KernelBuilder &kb,
-                                             Type elementType, int64_t n,
-                                             Value descA, Value descB,
-                                             bool transposeB, ValueRange acc,
-                                             bool accumulate, bool transposeA) {
+Value mlir::attn::nvvm::warpgroupMma(KernelBuilder &kb, Value a, Value descB,
+                                     Value acc, bool accumulate,
+                                     bool transposeB, Type elementType,
+                                     int64_t aKStep, bool transposeA) {
   OpBuilder &b = kb.builder();
-  auto op = attn_gpu::WgmmaSSOp::create(
-      b, kb.location(), acc.getTypes(), descA, descB, acc,
-      b.getI64IntegerAttr(n), TypeAttr::get(elementType),
-      b.getBoolAttr(accumulate), transposeA ? b.getUnitAttr() : UnitAttr(),
-      transposeB ? b.getUnitAttr() : UnitAttr());
-  return SmallVector<Value>(op.getResults());
-}
-
-SmallVector<Value> mlir::attn::nvvm::wgmmaRS(KernelBuilder &kb,
-                                             Type elementType, int64_t n,
-                                             ArrayRef<Value> aRegs, Value descB,
-                                             bool transposeB, ValueRange acc,
-                                             bool accumulate) {
-  assert(aRegs.size() == 4 && "four packed A registers per thread");
-  OpBuilder &b = kb.builder();
-  auto op = attn_gpu::WgmmaRSOp::create(
-      b, kb.location(), acc.getTypes(), aRegs[0], aRegs[1], aRegs[2], aRegs[3],
-      descB, acc, b.getI64IntegerAttr(n), TypeAttr::get(elementType),
-      b.getBoolAttr(accumulate), transposeB ? b.getUnitAttr() : UnitAttr());
-  return SmallVector<Value>(op.getResults());
+  return attn_gpu::WarpgroupMmaOp::create(
+      b, kb.location(), a, descB, acc,
+      elementType ? TypeAttr::get(elementType) : TypeAttr(), accumulate,
+      transposeA, transposeB, aKStep);
 }
 
 LLVM::LLVMFuncOp mlir::attn::nvvm::createHopperKernelFunc(

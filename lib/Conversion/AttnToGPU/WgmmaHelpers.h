@@ -78,21 +78,15 @@ void wgmmaCommitGroup(KernelBuilder &kb);
 SmallVector<Value> wgmmaWaitGroup(KernelBuilder &kb, int64_t pending,
                                   ValueRange values);
 
-/// D = A·B + (accumulate ? D : 0) on wgmma.mma_async.m64n<N>k16, f32
-/// accumulators (N/2 per thread, in `acc`), `elementType` f16 or bf16.
-/// A is K-major (`transposeA` false) or MN-major (true, 16-bit types
-/// only) from shared memory (`descA`), B K-major (`transposeB` false) or
-/// MN-major (true) from shared memory (`descB`).
-SmallVector<Value> wgmmaSS(KernelBuilder &kb, Type elementType, int64_t n,
-                           Value descA, Value descB, bool transposeB,
-                           ValueRange acc, bool accumulate,
-                           bool transposeA = false);
-/// The same with A taken from registers: four packed pairs per thread in
-/// the m16k16 fragment layout of each warp's 16 rows (wgmma has no MLIR op
-/// for this form).
-SmallVector<Value> wgmmaRS(KernelBuilder &kb, Type elementType, int64_t n,
-                           ArrayRef<Value> aRegs, Value descB, bool transposeB,
-                           ValueRange acc, bool accumulate);
+/// One wgmma.mma_async.m64nNk16 k-step on fragments
+/// (attn_gpu.warpgroup_mma): acc = A·B + (accumulate ? acc : 0), N the
+/// accumulator fragment's columns. A is a shared-memory descriptor (i64;
+/// `elementType` f16 or bf16; K-major unless `transposeA`) or an A-operand
+/// fragment, whose columns 16·aKStep.. this k-step takes. B is a
+/// shared-memory descriptor, K-major unless `transposeB`.
+Value warpgroupMma(KernelBuilder &kb, Value a, Value descB, Value acc,
+                   bool accumulate, bool transposeB, Type elementType = {},
+                   int64_t aKStep = 0, bool transposeA = false);
 
 } // namespace mlir::attn::nvvm
 
