@@ -135,8 +135,9 @@ def LowerAttnGPUFragments : Pass<"lower-attn-gpu-fragments"> {
     each register, `online_softmax` the row max over the quad's shuffles,
     the exp2s and the row sums, `scale_rows` and `to_operand` their
     multiplies and packs; the wgmma fence and wait thread the registers.
-    scf.for/if/yield that carry fragments carry their registers. Nothing
-    is reordered.
+    scf.for/if/while/yield that carry fragments carry their registers
+    (fragments are not function or branch arguments: the schedules keep
+    them in structured control flow). Nothing is reordered.
 
     Runs on anything; `attn-compile-kernels` runs it before
     `convert-attn-gpu-to-nvvm`.
@@ -163,7 +164,8 @@ def ConvertAttnGPUToNVVM : Pass<"convert-attn-gpu-to-nvvm"> {
     program order is kept.
 
     Runs on anything (the kernels' `llvm.func`s inside `gpu.module
-    @attn_kernels`); `attn-compile-kernels` runs it first.
+    @attn_kernels`) once `lower-attn-gpu-fragments` has run; an op left
+    with fragments is an error. `attn-compile-kernels` runs both.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",

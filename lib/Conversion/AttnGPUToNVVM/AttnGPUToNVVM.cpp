@@ -502,6 +502,19 @@ struct ConvertAttnGPUToNVVMPass
     // each op in place (test/Conversion/convert-attn-gpu-to-nvvm.mlir
     // lowers each op and checks that no attn_gpu op is left).
     walkAndApplyPatterns(getOperation(), std::move(patterns));
+    // Fragment ops have no NVVM pattern: their registers come first.
+    WalkResult leftover = getOperation()->walk([](Operation *op) {
+      bool fragments =
+          llvm::any_of(op->getOperandTypes(), llvm::IsaPred<FragmentType>) ||
+          llvm::any_of(op->getResultTypes(), llvm::IsaPred<FragmentType>);
+      if (!fragments)
+        return WalkResult::advance();
+      op->emitOpError("has attn_gpu fragments: run lower-attn-gpu-fragments "
+                      "before convert-attn-gpu-to-nvvm");
+      return WalkResult::interrupt();
+    });
+    if (leftover.wasInterrupted())
+      signalPassFailure();
   }
 };
 } // namespace

@@ -79,3 +79,73 @@ llvm.func @softmax_math(%x: f32, %p: !llvm.ptr<3>, %i: i32) {
   %o:2 = attn_gpu.opaque %p, %i : !llvm.ptr<3>, i32
   llvm.return
 }
+
+// The fragment type in its three layouts and the ops on fragments.
+
+// CHECK-LABEL: llvm.func @fragments
+// CHECK-SAME: (%[[X:[[:alnum:]_]+]]: f32, %[[I:[[:alnum:]_]+]]: i32, %[[R0:[[:alnum:]_]+]]: f32, %[[R1:[[:alnum:]_]+]]: f32, %[[R2:[[:alnum:]_]+]]: f32, %[[R3:[[:alnum:]_]+]]: f32, %[[P0:[[:alnum:]_]+]]: i32, %[[P1:[[:alnum:]_]+]]: i32, %[[P2:[[:alnum:]_]+]]: i32, %[[P3:[[:alnum:]_]+]]: i32, %[[P4:[[:alnum:]_]+]]: i32, %[[P5:[[:alnum:]_]+]]: i32, %[[P6:[[:alnum:]_]+]]: i32, %[[P7:[[:alnum:]_]+]]: i32, %[[DA:[[:alnum:]_]+]]: i64, %[[DB:[[:alnum:]_]+]]: i64)
+llvm.func @fragments(%x: f32, %i: i32, %r0: f32, %r1: f32, %r2: f32,
+                     %r3: f32, %p0: i32, %p1: i32, %p2: i32, %p3: i32,
+                     %p4: i32, %p5: i32, %p6: i32, %p7: i32, %da: i64,
+                     %db: i64) {
+  // CHECK: %[[U:.+]] = attn_gpu.frag_undef : !attn_gpu.frag<16x64xf32, acc>
+  %u = attn_gpu.frag_undef : !attn_gpu.frag<16x64xf32, acc>
+  // CHECK: %[[Z:.+]] = attn_gpu.frag_splat %[[X]] : f32 -> !attn_gpu.frag<16x64xf32, acc>
+  %z = attn_gpu.frag_splat %x : f32 -> !attn_gpu.frag<16x64xf32, acc>
+  // CHECK: %[[M0:.+]] = attn_gpu.frag_splat %[[X]] : f32 -> !attn_gpu.frag<16x1xf32, rows>
+  %m0 = attn_gpu.frag_splat %x : f32 -> !attn_gpu.frag<16x1xf32, rows>
+  // CHECK: %[[F:.+]] = attn_gpu.frag_from_registers %[[R0]], %[[R1]], %[[R2]], %[[R3]] : f32, f32, f32, f32 -> !attn_gpu.frag<16x8xf32, acc>
+  %f = attn_gpu.frag_from_registers %r0, %r1, %r2, %r3 : f32, f32, f32, f32
+      -> !attn_gpu.frag<16x8xf32, acc>
+  // CHECK: %{{.+}}:4 = attn_gpu.frag_registers %[[F]] : !attn_gpu.frag<16x8xf32, acc> -> f32, f32, f32, f32
+  %g:4 = attn_gpu.frag_registers %f : !attn_gpu.frag<16x8xf32, acc>
+      -> f32, f32, f32, f32
+  // CHECK: %[[A:.+]] = attn_gpu.frag_from_registers %[[P0]], %[[P1]], %[[P2]], %[[P3]], %[[P4]], %[[P5]], %[[P6]], %[[P7]] : i32, i32, i32, i32, i32, i32, i32, i32 -> !attn_gpu.frag<16x32xbf16, a>
+  %a = attn_gpu.frag_from_registers %p0, %p1, %p2, %p3, %p4, %p5, %p6, %p7
+      : i32, i32, i32, i32, i32, i32, i32, i32 -> !attn_gpu.frag<16x32xbf16, a>
+  // CHECK: %{{.+}}:8 = attn_gpu.frag_registers %[[A]] : !attn_gpu.frag<16x32xbf16, a> -> i32, i32, i32, i32, i32, i32, i32, i32
+  %ar:8 = attn_gpu.frag_registers %a : !attn_gpu.frag<16x32xbf16, a>
+      -> i32, i32, i32, i32, i32, i32, i32, i32
+  // CHECK: %[[L0:.+]] = attn_gpu.frag_from_registers %[[R0]], %[[R1]] : f32, f32 -> !attn_gpu.frag<16x1xf32, rows>
+  %l0 = attn_gpu.frag_from_registers %r0, %r1 : f32, f32
+      -> !attn_gpu.frag<16x1xf32, rows>
+  // CHECK: %{{.+}}:2 = attn_gpu.frag_registers %[[L0]] : !attn_gpu.frag<16x1xf32, rows> -> f32, f32
+  %lr:2 = attn_gpu.frag_registers %l0 : !attn_gpu.frag<16x1xf32, rows>
+      -> f32, f32
+  // CHECK: %[[FE:.+]]:2 = attn_gpu.wgmma_fence %[[U]], %[[A]] : !attn_gpu.frag<16x64xf32, acc>, !attn_gpu.frag<16x32xbf16, a>
+  %fe:2 = attn_gpu.wgmma_fence %u, %a
+      : !attn_gpu.frag<16x64xf32, acc>, !attn_gpu.frag<16x32xbf16, a>
+  // CHECK: %[[S:.+]] = attn_gpu.warpgroup_mma %[[DA]], %[[DB]], %[[FE]]#0 {accumulate = false, element_type = bf16, transpose_a, transpose_b} : i64, !attn_gpu.frag<16x64xf32, acc>
+  %s = attn_gpu.warpgroup_mma %da, %db, %fe#0
+      {element_type = bf16, accumulate = false, transpose_a, transpose_b}
+      : i64, !attn_gpu.frag<16x64xf32, acc>
+  // CHECK: %[[O:.+]] = attn_gpu.warpgroup_mma %[[FE]]#1, %[[DB]], %[[Z]] {a_k_step = 1 : i64, accumulate = true} : !attn_gpu.frag<16x32xbf16, a>, !attn_gpu.frag<16x64xf32, acc>
+  %o = attn_gpu.warpgroup_mma %fe#1, %db, %z {accumulate = true, a_k_step = 1 : i64}
+      : !attn_gpu.frag<16x32xbf16, a>, !attn_gpu.frag<16x64xf32, acc>
+  // CHECK: attn_gpu.wgmma_commit_group
+  attn_gpu.wgmma_commit_group
+  // CHECK: %[[W:.+]]:2 = attn_gpu.wgmma_wait_group 0, %[[S]], %[[O]] : !attn_gpu.frag<16x64xf32, acc>, !attn_gpu.frag<16x64xf32, acc>
+  %w:2 = attn_gpu.wgmma_wait_group 0, %s, %o
+      : !attn_gpu.frag<16x64xf32, acc>, !attn_gpu.frag<16x64xf32, acc>
+  // CHECK: %[[K0:.+]] = attn_gpu.mask_scores %[[W]]#0 keys_left %[[I]] : !attn_gpu.frag<16x64xf32, acc>
+  %k0 = attn_gpu.mask_scores %w#0 keys_left %i : !attn_gpu.frag<16x64xf32, acc>
+  // CHECK: %[[K1:.+]]:2 = attn_gpu.mask_scores %[[K0]], %[[W]]#1 keys_left %[[I]] row_minus_key %[[I]] keys_before %[[I]] {window_left = 3 : i64, window_right = 0 : i64} : !attn_gpu.frag<16x64xf32, acc>, !attn_gpu.frag<16x64xf32, acc>
+  %k1:2 = attn_gpu.mask_scores %k0, %w#1 keys_left %i row_minus_key %i
+      keys_before %i {window_left = 3 : i64, window_right = 0 : i64}
+      : !attn_gpu.frag<16x64xf32, acc>, !attn_gpu.frag<16x64xf32, acc>
+  // CHECK: %{{.+}} = attn_gpu.mask_scores %[[K0]] keys_left %[[I]] keys_before %[[I]] : !attn_gpu.frag<16x64xf32, acc>
+  %k2 = attn_gpu.mask_scores %k0 keys_left %i keys_before %i
+      : !attn_gpu.frag<16x64xf32, acc>
+  // CHECK: %[[SP:[[:alnum:]_]+]], %[[M1:[[:alnum:]_]+]], %[[L1:[[:alnum:]_]+]], %[[AL:[[:alnum:]_]+]] = attn_gpu.online_softmax %[[K1]]#0, %[[M0]], %[[L0]], %[[X]] : !attn_gpu.frag<16x64xf32, acc>
+  %p, %m1, %l1, %alpha = attn_gpu.online_softmax %k1#0, %m0, %l0, %x
+      : !attn_gpu.frag<16x64xf32, acc>
+  // CHECK: attn_gpu.online_softmax %[[K1]]#1, %[[M1]], %[[L1]], %[[X]] {exp2_fma_tiles = 2 : i64} : !attn_gpu.frag<16x64xf32, acc>
+  %q:4 = attn_gpu.online_softmax %k1#1, %m1, %l1, %x {exp2_fma_tiles = 2 : i64}
+      : !attn_gpu.frag<16x64xf32, acc>
+  // CHECK: attn_gpu.scale_rows %[[Z]], %[[AL]] : !attn_gpu.frag<16x64xf32, acc>
+  %sc = attn_gpu.scale_rows %z, %alpha : !attn_gpu.frag<16x64xf32, acc>
+  // CHECK: attn_gpu.to_operand %[[SP]] : !attn_gpu.frag<16x64xf32, acc> -> !attn_gpu.frag<16x64xf16, a>
+  %op = attn_gpu.to_operand %p : !attn_gpu.frag<16x64xf32, acc>
+      -> !attn_gpu.frag<16x64xf16, a>
+  llvm.return
+}

@@ -103,7 +103,8 @@ FragmentType::verify(function_ref<InFlightDiagnostic()> emitError,
   case FragmentLayout::Rows:
     if (!elementType.isF32() || cols != 1)
       return emitError() << "expected a rows fragment to be 16x1xf32, got "
-                         << rows << "x" << cols << "x" << elementType;
+                         << (Twine(rows) + "x" + Twine(cols) + "x").str()
+                         << elementType;
     return success();
   }
   llvm_unreachable("unknown fragment layout");
