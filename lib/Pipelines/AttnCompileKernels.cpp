@@ -50,7 +50,7 @@ namespace {
 /// GPU/arith ops to NVVM + LLVM. 32-bit indices match the kernels' i32
 /// arithmetic.
 void buildKernelLowering(OpPassManager &pm) {
-  pm.addPass(createLowerAttnGPUFragments());
+  pm.addPass(createLowerAttnGPUTiles());
   pm.addPass(createConvertAttnGPUToNVVM());
   pm.addPass(createSCFToControlFlowPass());
   ConvertGpuOpsToNVVMOpsOptions toNVVM;

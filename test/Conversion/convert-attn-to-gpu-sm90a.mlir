@@ -9,7 +9,7 @@
 // named by the kernel, an attribute of its online-softmax steps, the
 // polynomial's exp2 {fma} once the fragments are lowered.
 // RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a exp2-emulated=3" --split-input-file | FileCheck %s --check-prefix=EXP2
-// RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a exp2-emulated=3" --lower-attn-gpu-fragments --split-input-file | FileCheck %s --check-prefix=EXP2-LOWERED
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a exp2-emulated=3" --lower-attn-gpu-tiles --split-input-file | FileCheck %s --check-prefix=EXP2-LOWERED
 // EXP2: attn.kernel = @attn_kernels::@attn_fwd_sm90_d128_bf16_causal_m128n128s2_e3
 // EXP2: attn_gpu.online_softmax {{.*}} {exp2_fma_tiles = 3 : i64}
 // EXP2-LOWERED: attn_gpu.exp2 %{{.*}} {fma} : f32

@@ -124,20 +124,23 @@ def ConvertAttnToGPU : Pass<"convert-attn-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
-def LowerAttnGPUFragments : Pass<"lower-attn-gpu-fragments"> {
-  let summary = "Lower attn_gpu's fragments to one thread's registers";
+def LowerAttnGPUTiles : Pass<"lower-attn-gpu-tiles"> {
+  let summary = "Lower attn_gpu's tiles: fragments to registers, rings to pointers";
   let description = [{
     Replaces every `!attn_gpu.frag` by its registers (f32, or i32 packed
-    pairs, as its layout says) and every op on fragments by one pattern
-    (populateAttnGPUFragmentLoweringPatterns) onto the instruction-level
+    pairs, as its layout says) and every `!attn_gpu.ring` by its base
+    pointer, and every op on them by one pattern
+    (populateAttnGPUTileLoweringPatterns) onto the instruction-level
     attn_gpu ops and arith/LLVM/NVVM ops: `warpgroup_mma` becomes
     `wgmma_ss` or `wgmma_rs`, `mask_scores` the compares and selects of
     each register, `online_softmax` the row max over the quad's shuffles,
     the exp2s and the row sums, `scale_rows` and `to_operand` their
-    multiplies and packs; the wgmma fence and wait thread the registers.
-    scf.for/if/while/yield that carry fragments carry their registers
-    (fragments are not function or branch arguments: the schedules keep
-    them in structured control flow). Nothing is reordered.
+    multiplies and packs, `ring_tile` and `ring_descriptor` the stage's
+    address and its wgmma descriptor; the wgmma fence and wait thread the
+    registers. scf.for/if/while/yield that carry fragments carry their
+    registers (fragments are not function or branch arguments: the
+    schedules keep them in structured control flow). Nothing is
+    reordered.
 
     Runs on anything; `attn-compile-kernels` runs it before
     `convert-attn-gpu-to-nvvm`.
@@ -164,7 +167,7 @@ def ConvertAttnGPUToNVVM : Pass<"convert-attn-gpu-to-nvvm"> {
     program order is kept.
 
     Runs on anything (the kernels' `llvm.func`s inside `gpu.module
-    @attn_kernels`) once `lower-attn-gpu-fragments` has run; an op left
+    @attn_kernels`) once `lower-attn-gpu-tiles` has run; an op left
     with fragments is an error. `attn-compile-kernels` runs both.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",

@@ -502,15 +502,16 @@ struct ConvertAttnGPUToNVVMPass
     // each op in place (test/Conversion/convert-attn-gpu-to-nvvm.mlir
     // lowers each op and checks that no attn_gpu op is left).
     walkAndApplyPatterns(getOperation(), std::move(patterns));
-    // Fragment ops have no NVVM pattern: their registers come first.
+    // Fragment and ring ops have no NVVM pattern: their registers and
+    // pointers come first.
     WalkResult leftover = getOperation()->walk([](Operation *op) {
-      bool fragments =
-          llvm::any_of(op->getOperandTypes(), llvm::IsaPred<FragmentType>) ||
-          llvm::any_of(op->getResultTypes(), llvm::IsaPred<FragmentType>);
-      if (!fragments)
+      auto tileValue = llvm::IsaPred<FragmentType, RingType>;
+      if (llvm::none_of(op->getOperandTypes(), tileValue) &&
+          llvm::none_of(op->getResultTypes(), tileValue))
         return WalkResult::advance();
-      op->emitOpError("has attn_gpu fragments: run lower-attn-gpu-fragments "
-                      "before convert-attn-gpu-to-nvvm");
+      op->emitOpError("has attn_gpu fragments or rings: run "
+                      "lower-attn-gpu-tiles before "
+                      "convert-attn-gpu-to-nvvm");
       return WalkResult::interrupt();
     });
     if (leftover.wasInterrupted())

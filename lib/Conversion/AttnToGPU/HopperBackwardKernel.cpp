@@ -168,7 +168,7 @@ private:
                               int64_t bPanelBytes, int64_t depth,
                               ValueRange acc);
   void emitEpilogue(ValueRange accs);
-  SmallVector<Value> issueDq(Value dsTile, ValueRange zeros);
+  SmallVector<Value> issueDq(Value dsStage, ValueRange zeros);
   Value deltaBaseOf(Value it);
   int64_t dqRegs() const { return spec.headDim / config.consumers() / 2; }
 
@@ -207,7 +207,8 @@ private:
   // entry's key_range (keyStart null without one).
   Value keyStart, keyEnd;
   Value qStart, qSteps, numSteps;
-  Value kTile, vTile, qRing, doRing, dsRing, dqTile, lseRing, barriers;
+  Value kTile, vTile, dqTile, lseRing, barriers;
+  Value qRing, doRing, dsRing; // !attn_gpu.ring values
   // Consumer-only: index (0..), warp in its warpgroup, first key row of
   // this warp's 16 within the block (64·consumer + 16·warp).
   Value consumer, warpInGroup, warpKey0;
@@ -271,16 +272,12 @@ void HopperBackwardEmitter::emitTmaLoads() {
                          kb.xori(parityOf(it), kb.i32(1)));
             Value full = barrierAt(fullSlot(), stage);
             mbarrierArriveExpectTx(kb, full, qTileBytes() + doTileBytes());
-            Value q = kb.gepBytes(qRing, kb.mul(stage, kb.i32(qTileBytes())));
             for (int64_t p = 0; p < spec.headDim / 64; ++p)
-              tmaLoad4d(kb, kb.gepBytes(q, kb.i32(p * qPanelBytes())),
-                        arg("q_tmap"), {kb.i32(64 * p), q0, head, batch}, full);
-            Value dO =
-                kb.gepBytes(doRing, kb.mul(stage, kb.i32(doTileBytes())));
+              tmaLoad4d(kb, ringTile(kb, qRing, stage, p), arg("q_tmap"),
+                        {kb.i32(64 * p), q0, head, batch}, full);
             for (int64_t p = 0; p < spec.valueHeadDim / 64; ++p)
-              tmaLoad4d(kb, kb.gepBytes(dO, kb.i32(p * qPanelBytes())),
-                        arg("do_tmap"), {kb.i32(64 * p), q0, head, batch},
-                        full);
+              tmaLoad4d(kb, ringTile(kb, doRing, stage, p), arg("do_tmap"),
+                        {kb.i32(64 * p), q0, head, batch}, full);
           });
           scf::YieldOp::create(b, loc);
         });
@@ -562,8 +559,8 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
                                                        ValueRange carried) {
   auto [head, q0] = stepAt(it);
   Value stage = stageOf(it);
-  Value qTile = kb.gepBytes(qRing, kb.mul(stage, kb.i32(qTileBytes())));
-  Value doTile = kb.gepBytes(doRing, kb.mul(stage, kb.i32(doTileBytes())));
+  Value qTile = ringTile(kb, qRing, stage);
+  Value doTile = ringTile(kb, doRing, stage);
   int64_t sRegs = config.blockM / 2, sTiles = config.blockM / 8;
   size_t dkRegs = spec.headDim / 2, dvRegs = spec.valueHeadDim / 2;
 
@@ -586,10 +583,8 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // discards the result: no branch around in-flight registers).
   SmallVector<Value> dqPrev;
   if (pipelined()) {
-    Value prevTile = kb.gepBytes(
-        dsRing, kb.mul(kb.andi(kb.add(it, kb.i32(1)), 1),
-                       kb.i32(dsTileBytes())));
-    dqPrev = issueDq(prevTile, ArrayRef(fenced).drop_front(2 * sRegs));
+    dqPrev = issueDq(kb.andi(kb.add(it, kb.i32(1)), 1),
+                     ArrayRef(fenced).drop_front(2 * sRegs));
     wgmmaCommitGroup(kb);
   }
   s = wgmmaWaitGroup(kb, 1 + pending, s);
@@ -669,9 +664,8 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // (+3-13% at D = 128); with the pipelined dQ (the tensor cores already
   // have dQ(j − 1) then) both go after dSᵀ (dV early there: -4-8%).
   bool dvEarly = !pipelined();
-  Value doDesc = wgmmaDescriptor(kb, doTile, qPanelBytes(),
-                                 8 * kPanelRowBytes);
-  Value qDesc = wgmmaDescriptor(kb, qTile, qPanelBytes(), 8 * kPanelRowBytes);
+  Value doDesc = ringDescriptor(kb, doRing, stage, /*mnMajor=*/true);
+  Value qDesc = ringDescriptor(kb, qRing, stage, /*mnMajor=*/true);
   SmallVector<Value> dV, pF;
   auto issueDv = [&] {
     Value a = kb.fragment(
@@ -707,8 +701,8 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // dSᵀ to shared memory for dQ, as TMA would write a [key][query] tile
   // with 128-byte swizzle (one 128-byte row per key: blockM = 64): the
   // pair of tile j of key row r goes to r·128 + ((j ^ r % 8)·16) + 4t.
-  Value dsTile =
-      kb.gepBytes(dsRing, kb.mul(kb.andi(it, 1), kb.i32(dsTileBytes())));
+  Value dsStage = kb.andi(it, 1);
+  Value dsTile = ringTile(kb, dsRing, dsStage);
   for (int h = 0; h < 2; ++h) {
     Value row = kb.add(warpKey0, kb.add(g, kb.i32(8 * h)));
     Value rowPtr = kb.gepBytes(
@@ -743,7 +737,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
     // Every consumer's dSᵀ rows are in shared memory.
     namedBarrierSync(kb, kb.i32(kConsumerBarrier), 128 * config.consumers());
     dq = wgmmaFence(kb, SmallVector<Value>(dqRegs(), kb.undefF32()));
-    dq = issueDq(dsTile, dq);
+    dq = issueDq(dsStage, dq);
     wgmmaCommitGroup(kb);
   };
   // dQ before dK: dQ is stored while dK still runs.
@@ -807,16 +801,15 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   return waited;
 }
 
-/// dQ[:, slice] = dS·K[:, slice] of the dSᵀ tile `dsTile`, accumulating
+/// dQ[:, slice] = dS·K[:, slice] of the dSᵀ ring's tile `dsStage`, accumulating
 /// into the fenced zeros `dq`: A = dSᵀ [key][query] read MN-major (the
 /// query is A's M), B = K [key][d] read MN-major; blockN / 16 k-steps of
 /// 16 keys. Consumer c takes head-dim columns [c·dqCols, (c + 1)·dqCols).
 /// Not committed.
-SmallVector<Value> HopperBackwardEmitter::issueDq(Value dsTile,
+SmallVector<Value> HopperBackwardEmitter::issueDq(Value dsStage,
                                                   ValueRange zeros) {
   int64_t dqCols = spec.headDim / config.consumers();
-  Value dsDesc =
-      wgmmaDescriptor(kb, dsTile, kvPanelBytes(), 8 * kPanelRowBytes);
+  Value dsDesc = ringDescriptor(kb, dsRing, dsStage, /*mnMajor=*/true);
   Value colBytes = kb.mul(consumer, kb.i32(dqCols * 2));
   // Whole 64-column panels step by kvPanelBytes, narrower slices move
   // within the 128-byte row (the swizzle is applied on the address).
@@ -895,9 +888,7 @@ void HopperBackwardEmitter::emitConsumer() {
       Value last = kb.sub(numSteps, kb.i32(1));
       SmallVector<Value> dq =
           wgmmaFence(kb, SmallVector<Value>(dqRegs(), kb.undefF32()));
-      dq = issueDq(kb.gepBytes(dsRing, kb.mul(kb.andi(last, 1),
-                                              kb.i32(dsTileBytes()))),
-                   dq);
+      dq = issueDq(kb.andi(last, 1), dq);
       wgmmaCommitGroup(kb);
       dq = wgmmaWaitGroup(kb, 0, dq);
       storeDq(dq, last);
@@ -972,12 +963,17 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
                      addr);
   kTile = kb.gepBytes(smem, pad);
   vTile = kb.gepBytes(kTile, kb.i32(kTileBytes()));
-  qRing = kb.gepBytes(vTile, kb.i32(vTileBytes()));
-  doRing = kb.gepBytes(qRing, kb.i32(config.stages * qTileBytes()));
-  dsRing = kb.gepBytes(doRing, kb.i32(config.stages * doTileBytes()));
-  dqTile = kb.gepBytes(dsRing, kb.i32(2 * dsTileBytes()));
+  Value qBase = kb.gepBytes(vTile, kb.i32(vTileBytes()));
+  Value doBase = kb.gepBytes(qBase, kb.i32(config.stages * qTileBytes()));
+  Value dsBase = kb.gepBytes(doBase, kb.i32(config.stages * doTileBytes()));
+  dqTile = kb.gepBytes(dsBase, kb.i32(2 * dsTileBytes()));
   lseRing = kb.gepBytes(dqTile, kb.i32(dqBuffers() * dqTileBytes()));
   barriers = kb.gepBytes(lseRing, kb.i32(config.stages * lseStageBytes()));
+  qRing = ringView(kb, qBase, config.stages, config.blockM, spec.headDim, elt);
+  doRing = ringView(kb, doBase, config.stages, config.blockM,
+                    spec.valueHeadDim, elt);
+  // dSᵀ [key][query]: two tiles, one per step parity.
+  dsRing = ringView(kb, dsBase, 2, config.blockN, config.blockM, elt);
 
   // Thread 0 initialises the mbarriers: "full" ones expect the producer's
   // arrival with the TMA bytes and one per lane of the LSE warp, "empty"

@@ -101,7 +101,6 @@ private:
     return kb.add(ringBase, kb.sub(block, firstBlock));
   }
   Value stageOf(Value block);
-  Value stageTile(Value ring, int64_t tileBytes, Value stage);
   void forEachQueryBlock(llvm::function_ref<void(Value visit)> body);
   /// The query head `h` of this batch and its kvHead.
   void setHead(Value h);
@@ -154,7 +153,8 @@ private:
   Value bandOffset; // d(i) - i: Nk - Nq bottom-right, 0 top-left
   Value tid, warpgroup, lane, g, t;
   Value batch, head, kvHead, q0;
-  Value qTile, kRing, vRing, barriers;
+  Value qTile, barriers;
+  Value kRing, vRing; // !attn_gpu.ring values: `stages` K and V tiles
   Value numBlocks, numFull, firstBlock, firstFull;
   Value numQueryBlocks;
   // K/V ring positions used by earlier query blocks of this thread block.
@@ -197,11 +197,6 @@ Value HopperForwardEmitter::barrierAt(int64_t first, Value stage) {
   return kb.gepBytes(barriers, kb.shl(slot, 3));
 }
 
-Value HopperForwardEmitter::stageTile(Value ring, int64_t tileBytes,
-                                      Value stage) {
-  return kb.gepBytes(ring, kb.mul(stage, kb.i32(tileBytes)));
-}
-
 /// One thread issues every TMA load: Q once, then per key block K and V
 /// into the ring stage the consumers have released.
 void HopperForwardEmitter::emitProducer() {
@@ -239,11 +234,9 @@ void HopperForwardEmitter::emitProducer() {
                 mbarrierWait(kb, barrierAt(emptySlot, stage), parity);
                 Value full = barrierAt(fullSlot, stage);
                 mbarrierArriveExpectTx(kb, full, tileBytes);
-                Value tile = stageTile(ring, tileBytes, stage);
                 for (int64_t p = 0; p < dim / 64; ++p)
-                  tmaLoad4d(kb,
-                            kb.gepBytes(tile, kb.i32(p * kvPanelBytes())),
-                            map, {kb.i32(64 * p), row0, kvHead, batch}, full);
+                  tmaLoad4d(kb, ringTile(kb, ring, stage, p), map,
+                            {kb.i32(64 * p), row0, kvHead, batch}, full);
               };
               load(kEmptySlot(), kFullSlot(), kRing, kTileBytes(),
                    spec.headDim, kMap);
@@ -356,8 +349,7 @@ Value HopperForwardEmitter::issueScores(Value block, ValueRange fenceAlso,
                                         SmallVector<Value> &fenced) {
   Value stage = stageOf(block);
   mbarrierWait(kb, barrierAt(kFullSlot(), stage), parityOf(block));
-  Value kDesc = wgmmaDescriptor(
-      kb, stageTile(kRing, kTileBytes(), stage), 16, 8 * kPanelRowBytes);
+  Value kDesc = ringDescriptor(kb, kRing, stage, /*mnMajor=*/false);
   SmallVector<Value> regs{attn_gpu::FragUndefOp::create(
       b, loc, attn_gpu::FragmentType::getAccumulator(b.getContext(),
                                                      config.blockN))};
@@ -383,8 +375,7 @@ Value HopperForwardEmitter::issueScores(Value block, ValueRange fenceAlso,
 /// caller fenced `o` and `p`. Not committed.
 Value HopperForwardEmitter::issuePV(Value block, Value p, Value o) {
   Value stage = stageOf(block);
-  Value vDesc = wgmmaDescriptor(kb, stageTile(vRing, vTileBytes(), stage),
-                                kvPanelBytes(), 8 * kPanelRowBytes);
+  Value vDesc = ringDescriptor(kb, vRing, stage, /*mnMajor=*/true);
   for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
     Value bDesc = wgmmaDescriptorAdvance(kb, vDesc, kk * 16 * kPanelRowBytes);
     o = warpgroupMma(kb, p, bDesc, o, /*accumulate=*/true,
@@ -798,9 +789,12 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
   Value pad = kb.sub(kb.andi(kb.add(addr, kb.i32(1023)), ~int64_t(1023)),
                      addr);
   qTile = kb.gepBytes(smem, pad);
-  kRing = kb.gepBytes(qTile, kb.i32(config.blockM * spec.headDim * 2));
-  vRing = kb.gepBytes(kRing, kb.i32(config.stages * kTileBytes()));
-  barriers = kb.gepBytes(vRing, kb.i32(config.stages * vTileBytes()));
+  Value kBase = kb.gepBytes(qTile, kb.i32(config.blockM * spec.headDim * 2));
+  Value vBase = kb.gepBytes(kBase, kb.i32(config.stages * kTileBytes()));
+  barriers = kb.gepBytes(vBase, kb.i32(config.stages * vTileBytes()));
+  kRing = ringView(kb, kBase, config.stages, config.blockN, spec.headDim, elt);
+  vRing = ringView(kb, vBase, config.stages, config.blockN,
+                   spec.valueHeadDim, elt);
 
   // Thread 0 initialises the mbarriers: the "full" ones expect one
   // arrival (the producer's, with the TMA bytes), the "empty" ones (K, V

@@ -112,6 +112,30 @@ SmallVector<Value> mlir::attn::nvvm::wgmmaWaitGroup(KernelBuilder &kb,
   return SmallVector<Value>(op.getResults());
 }
 
+Value mlir::attn::nvvm::ringView(KernelBuilder &kb, Value base,
+                                 int64_t stages, int64_t rows, int64_t cols,
+                                 Type elementType) {
+  OpBuilder &b = kb.builder();
+  return attn_gpu::RingViewOp::create(
+      b, kb.location(),
+      attn_gpu::RingType::get(b.getContext(), stages, rows, cols, elementType),
+      base);
+}
+
+Value mlir::attn::nvvm::ringTile(KernelBuilder &kb, Value ring, Value stage,
+                                 std::optional<int64_t> panel) {
+  OpBuilder &b = kb.builder();
+  return attn_gpu::RingTileOp::create(
+      b, kb.location(), ring, stage,
+      panel ? b.getI64IntegerAttr(*panel) : IntegerAttr());
+}
+
+Value mlir::attn::nvvm::ringDescriptor(KernelBuilder &kb, Value ring,
+                                       Value stage, bool mnMajor) {
+  return attn_gpu::RingDescriptorOp::create(kb.builder(), kb.location(), ring,
+                                            stage, mnMajor);
+}
+
 Value mlir::attn::nvvm::warpgroupMma(KernelBuilder &kb, Value a, Value descB,
                                      Value acc, bool accumulate,
                                      bool transposeB, Type elementType,

@@ -17,6 +17,8 @@
 #include "KernelSignature.h"
 #include "attn/Dialect/AttnGPU/Utils/KernelBuilder.h"
 
+#include <optional>
+
 namespace mlir::attn::nvvm {
 
 /// An sm_90a kernel function with its entry block, for `threads` threads
@@ -77,6 +79,16 @@ void wgmmaCommitGroup(KernelBuilder &kb);
 /// read; returns them.
 SmallVector<Value> wgmmaWaitGroup(KernelBuilder &kb, int64_t pending,
                                   ValueRange values);
+
+/// `base` as a ring of `stages` tiles of rows x cols `elementType`
+/// (attn_gpu.ring_view: the 128-byte-swizzled panels TMA writes).
+Value ringView(KernelBuilder &kb, Value base, int64_t stages, int64_t rows,
+               int64_t cols, Type elementType);
+/// Stage `stage`'s tile of `ring`, or its 64-column panel `panel`.
+Value ringTile(KernelBuilder &kb, Value ring, Value stage,
+               std::optional<int64_t> panel = std::nullopt);
+/// The wgmma descriptor of stage `stage`'s tile, K-major or MN-major.
+Value ringDescriptor(KernelBuilder &kb, Value ring, Value stage, bool mnMajor);
 
 /// One wgmma.mma_async.m64nNk16 k-step on fragments
 /// (attn_gpu.warpgroup_mma): acc = A·B + (accumulate ? acc : 0), N the

@@ -22,7 +22,7 @@ void populateAttnGPUToNVVMPatterns(RewritePatternSet &patterns);
 /// One pattern per op on `!attn_gpu.frag` values, onto the instruction-level
 /// attn_gpu ops and arith/LLVM/NVVM ops on the fragments' registers;
 /// `converter` turns each fragment into its registers (1:N).
-void populateAttnGPUFragmentLoweringPatterns(const TypeConverter &converter,
+void populateAttnGPUTileLoweringPatterns(const TypeConverter &converter,
                                              RewritePatternSet &patterns);
 } // namespace attn
 } // namespace mlir

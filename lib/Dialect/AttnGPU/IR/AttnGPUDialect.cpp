@@ -142,5 +142,50 @@ FragmentType FragmentType::getOperandA(Type elementType, int64_t cols) {
              FragmentLayout::OperandA);
 }
 
+//===----------------------------------------------------------------------===//
+// RingType
+//===----------------------------------------------------------------------===//
+
+Type RingType::parse(AsmParser &parser) {
+  SmallVector<int64_t, 3> shape;
+  Type elementType;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
+      parser.parseType(elementType) || parser.parseGreater())
+    return {};
+  if (shape.size() != 3) {
+    parser.emitError(parser.getNameLoc(),
+                     "expected a ring shape stages x rows x cols, got ")
+        << shape.size() << " dimensions";
+    return {};
+  }
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                    parser.getContext(), shape[0], shape[1], shape[2],
+                    elementType);
+}
+
+void RingType::print(AsmPrinter &printer) const {
+  printer << "<" << getStages() << "x" << getRows() << "x" << getCols() << "x"
+          << getElementType() << ">";
+}
+
+LogicalResult RingType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t stages, int64_t rows, int64_t cols,
+                               Type elementType) {
+  if (stages < 1)
+    return emitError() << "expected at least one stage, got " << stages;
+  if (rows < 8 || rows % 8 != 0)
+    return emitError() << "expected rows to be a positive multiple of 8 (the "
+                          "swizzle's period), got "
+                       << rows;
+  if (cols < 64 || cols % 64 != 0)
+    return emitError() << "expected cols to be a positive multiple of 64 "
+                          "(whole 128-byte panels), got "
+                       << cols;
+  if (!elementType.isF16() && !elementType.isBF16())
+    return emitError() << "expected f16 or bf16 elements, got " << elementType;
+  return success();
+}
+
 #define GET_TYPEDEF_CLASSES
 #include "attn/Dialect/AttnGPU/IR/AttnGPUOpsTypes.cpp.inc"

@@ -125,6 +125,15 @@ LogicalResult OpaqueOp::verify() {
 // Fragment ops
 //===----------------------------------------------------------------------===//
 
+LogicalResult RingTileOp::verify() {
+  std::optional<int64_t> panel = getPanel();
+  int64_t panels = getRing().getType().getCols() / 64;
+  if (panel && (*panel < 0 || *panel >= panels))
+    return emitOpError("expected panel in [0, ")
+           << panels << ") for " << getRing().getType() << ", got " << *panel;
+  return success();
+}
+
 LogicalResult FragSplatOp::verify() {
   if (getType().getLayout() == FragmentLayout::OperandA)
     return emitOpError("expected an acc or rows fragment, got ")

@@ -34,8 +34,10 @@ def AttnGPU_Dialect : Dialect {
     (`!attn_gpu.frag`: a warp's 16 rows with their register layout), and
     the ops on them say what a kernel does with a tile: warpgroup MMAs
     that take and give accumulator fragments, the band mask, the online
-    softmax step, the row rescale, P rounded into an A operand.
-    `lower-attn-gpu-fragments` rewrites each of those into the
+    softmax step, the row rescale, P rounded into an A operand; the tiles
+    TMA fills are *rings* (`!attn_gpu.ring`: stages of 128-byte-swizzled
+    tiles), whose stages' tiles and wgmma descriptors come from their type.
+    `lower-attn-gpu-tiles` rewrites each of those into the
     instruction-level ops on one thread's registers (f32 accumulators, i32
     packed operand pairs; `wgmma_ss`/`wgmma_rs` take a wgmma's N/2 f32
     accumulators in the m64nNk16 layout of the PTX ISA), which
@@ -266,6 +268,68 @@ def AttnGPU_WgmmaDescriptorOp : AttnGPU_Op<"wgmma_descriptor", [Pure]> {
     $stride_bytes attr-dict `:` qualified(type($tile))
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared-memory rings
+//===----------------------------------------------------------------------===//
+
+def AttnGPU_RingViewOp : AttnGPU_Op<"ring_view", [Pure]> {
+  let summary = "Shared memory at `base` as a ring of tiles";
+  let description = [{
+    The ring's tiles start at `base` (1024-byte aligned, as the 128-byte
+    swizzle needs).
+
+    ```mlir
+    %kv = attn_gpu.ring_view %base : !llvm.ptr<3> -> !attn_gpu.ring<2x128x128xbf16>
+    ```
+  }];
+  let arguments = (ins AttnGPU_SharedPtr:$base);
+  let results = (outs AttnGPU_RingType:$ring);
+  let assemblyFormat = [{
+    $base attr-dict `:` qualified(type($base)) `->` qualified(type($ring))
+  }];
+}
+
+def AttnGPU_RingTileOp : AttnGPU_Op<"ring_tile", [Pure]> {
+  let summary = "The shared-memory address of a ring stage's tile or panel";
+  let description = [{
+    The tile of stage `stage` (i32, below the ring's stages), or with
+    `panel` its 64-column panel `panel`: where TMA writes it.
+
+    ```mlir
+    %t = attn_gpu.ring_tile %kv[%stage] : !attn_gpu.ring<2x128x128xbf16>
+    %p = attn_gpu.ring_tile %kv[%stage] {panel = 1 : i64} : !attn_gpu.ring<2x128x128xbf16>
+    ```
+  }];
+  let arguments = (ins AttnGPU_RingType:$ring, I32:$stage,
+                       OptionalAttr<I64Attr>:$panel);
+  let results = (outs AttnGPU_SharedPtr:$tile);
+  let assemblyFormat = [{
+    $ring `[` $stage `]` attr-dict `:` qualified(type($ring))
+  }];
+  let hasVerifier = 1;
+}
+
+def AttnGPU_RingDescriptorOp : AttnGPU_Op<"ring_descriptor", [Pure]> {
+  let summary = "The wgmma descriptor of a ring stage's tile";
+  let description = [{
+    The shared-memory matrix descriptor wgmma reads stage `stage`'s tile
+    through, from the ring's layout: K-major (the reduction runs along the
+    tile's columns: leading offset 16 bytes, stride 8 rows of 128 bytes),
+    or with `mn_major` along its rows (V in P·V: leading offset one panel,
+    the same stride).
+
+    ```mlir
+    %d = attn_gpu.ring_descriptor %kv[%stage] {mn_major} : !attn_gpu.ring<2x128x128xbf16>
+    ```
+  }];
+  let arguments = (ins AttnGPU_RingType:$ring, I32:$stage,
+                       UnitAttr:$mn_major);
+  let results = (outs I64:$descriptor);
+  let assemblyFormat = [{
+    $ring `[` $stage `]` attr-dict `:` qualified(type($ring))
+  }];
 }
 
 def AttnGPU_WgmmaFenceOp : AttnGPU_Op<"wgmma_fence",

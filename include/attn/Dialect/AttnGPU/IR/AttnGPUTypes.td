@@ -35,7 +35,7 @@ def AttnGPU_FragmentType : AttnGPU_Type<"Fragment", "frag"> {
 
     The layout fixes which thread holds which element, so ops on fragments
     (masking, the online softmax, MMAs) are exact without naming lanes.
-    `lower-attn-gpu-fragments` replaces each fragment by its registers.
+    `lower-attn-gpu-tiles` replaces each fragment by its registers.
 
     ```mlir
     !attn_gpu.frag<16x128xf32, acc>
@@ -58,6 +58,34 @@ def AttnGPU_FragmentType : AttnGPU_Type<"Fragment", "frag"> {
                                        int64_t cols);
     static FragmentType getRows(::mlir::MLIRContext *context);
     static FragmentType getOperandA(::mlir::Type elementType, int64_t cols);
+  }];
+}
+
+def AttnGPU_RingType : AttnGPU_Type<"Ring", "ring"> {
+  let summary = "A ring of shared-memory tiles as TMA writes them";
+  let description = [{
+    `stages` tiles of `rows` x `cols` 16-bit elements in shared memory, one
+    after another, each in the layout TMA writes with 128-byte swizzle and
+    wgmma reads: 64-column panels (`rows` rows of 128 bytes each, the
+    16-byte chunks of row r XOR-permuted by r % 8), panel after panel. The
+    K/V ring of the forward kernel, the Q/dO ring of the backward: a
+    producer fills stage s while consumers read the others. The type fixes
+    each tile's and panel's bytes and how a wgmma descriptor strides
+    through a tile (`ring_descriptor`); `lower-attn-gpu-tiles` turns a
+    ring into its base pointer.
+
+    ```mlir
+    !attn_gpu.ring<2x128x128xbf16>
+    ```
+  }];
+  let parameters = (ins "int64_t":$stages, "int64_t":$rows, "int64_t":$cols,
+                        "::mlir::Type":$elementType);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of one 64-column panel (rows x 128) and of one tile.
+    int64_t getPanelBytes() const { return getRows() * 128; }
+    int64_t getTileBytes() const { return getRows() * getCols() * 2; }
   }];
 }
 

@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --lower-attn-gpu-fragments --split-input-file | FileCheck %s --implicit-check-not=attn_gpu.frag --implicit-check-not=attn_gpu.warpgroup_mma --implicit-check-not=attn_gpu.mask_scores --implicit-check-not=attn_gpu.online_softmax --implicit-check-not=attn_gpu.scale_rows --implicit-check-not=attn_gpu.to_operand
-// RUN: attn-opt %s --lower-attn-gpu-fragments --split-input-file | attn-opt --convert-attn-gpu-to-nvvm --split-input-file | FileCheck %s --check-prefix=NVVM --implicit-check-not=attn_gpu
+// RUN: attn-opt %s --lower-attn-gpu-tiles --split-input-file | FileCheck %s --implicit-check-not=attn_gpu.frag --implicit-check-not=attn_gpu.warpgroup_mma --implicit-check-not=attn_gpu.mask_scores --implicit-check-not=attn_gpu.online_softmax --implicit-check-not=attn_gpu.scale_rows --implicit-check-not=attn_gpu.to_operand
+// RUN: attn-opt %s --lower-attn-gpu-tiles --split-input-file | attn-opt --convert-attn-gpu-to-nvvm --split-input-file | FileCheck %s --check-prefix=NVVM --implicit-check-not=attn_gpu
 
 // Each fragment becomes its registers in the layout of AttnGPUTypes.td (acc:
 // register 4j + e is row g + 8(e / 2), column 8j + 2t + e % 2; a: register

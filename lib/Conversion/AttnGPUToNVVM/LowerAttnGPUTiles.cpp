@@ -1,12 +1,14 @@
-//===- LowerAttnGPUFragments.cpp - fragments to one thread's registers ----===//
+//===- LowerAttnGPUTiles.cpp - fragments to registers, rings to pointers --===//
 //
 // Part of the attn project: an MLIR compiler for exact attention.
 //
 // The first half of attn_gpu's lowering: every `!attn_gpu.frag` becomes its
 // registers (a 1:N type conversion) and every op on fragments the
-// instruction-level ops on them, in the fragment's layout (AttnGPUTypes.td).
-// scf.for/if/yield carrying fragments carry the registers instead. Each
-// op's replacement takes its place, so the schedule's order is kept.
+// instruction-level ops on them, in the fragment's layout (AttnGPUTypes.td);
+// every `!attn_gpu.ring` becomes its base pointer and its stages' tiles and
+// descriptors the address arithmetic of its layout. scf.for/if/yield
+// carrying fragments carry the registers instead. Each op's replacement
+// takes its place, so the schedule's order is kept.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +26,7 @@
 #include <optional>
 
 namespace mlir::attn {
-#define GEN_PASS_DEF_LOWERATTNGPUFRAGMENTS
+#define GEN_PASS_DEF_LOWERATTNGPUTILES
 #include "attn/Conversion/Passes.h.inc"
 } // namespace mlir::attn
 
@@ -34,11 +36,12 @@ using mlir::attn::nvvm::KernelBuilder;
 
 namespace {
 
-bool isFragment(Type type) { return isa<FragmentType>(type); }
+/// The tile values this pass lowers: fragments and rings.
+bool isTileValue(Type type) { return isa<FragmentType, RingType>(type); }
 
-bool hasFragments(Operation *op) {
-  return llvm::any_of(op->getOperandTypes(), isFragment) ||
-         llvm::any_of(op->getResultTypes(), isFragment);
+bool hasTileValues(Operation *op) {
+  return llvm::any_of(op->getOperandTypes(), isTileValue) ||
+         llvm::any_of(op->getResultTypes(), isTileValue);
 }
 
 /// The flat registers of converted operands.
@@ -299,8 +302,59 @@ struct ToOperandLowering : FragmentPattern<ToOperandOp> {
   }
 };
 
-struct LowerAttnGPUFragmentsPass
-    : mlir::attn::impl::LowerAttnGPUFragmentsBase<LowerAttnGPUFragmentsPass> {
+/// A ring is its base pointer; stage s's tile is s tiles on.
+Value ringTile(KernelBuilder &kb, RingType ring, Value base, Value stage) {
+  return kb.gepBytes(base, kb.mul(stage, kb.i32(ring.getTileBytes())));
+}
+
+struct RingViewLowering : FragmentPattern<RingViewOp> {
+  using FragmentPattern::FragmentPattern;
+  LogicalResult
+  matchAndRewrite(RingViewOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithMultiple(op, {adaptor.getBase()});
+    return success();
+  }
+};
+
+struct RingTileLowering : FragmentPattern<RingTileOp> {
+  using FragmentPattern::FragmentPattern;
+  LogicalResult
+  matchAndRewrite(RingTileOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder kb(rewriter, op.getLoc());
+    RingType ring = op.getRing().getType();
+    Value tile = ringTile(kb, ring, adaptor.getRing().front(),
+                          adaptor.getStage().front());
+    if (std::optional<int64_t> panel = op.getPanel())
+      tile = kb.gepBytes(tile, kb.i32(*panel * ring.getPanelBytes()));
+    rewriter.replaceOp(op, tile);
+    return success();
+  }
+};
+
+/// Rows of 128 bytes in groups of 8 (the swizzle's period): the stride
+/// between 8-row groups is 1024 bytes; K-major, the leading offset is the
+/// 16 bytes of a k-step's second 8 columns (ignored by the hardware under
+/// 128-byte swizzle), MN-major it is one 64-column panel.
+struct RingDescriptorLowering : FragmentPattern<RingDescriptorOp> {
+  using FragmentPattern::FragmentPattern;
+  LogicalResult
+  matchAndRewrite(RingDescriptorOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder kb(rewriter, op.getLoc());
+    RingType ring = op.getRing().getType();
+    Value tile = ringTile(kb, ring, adaptor.getRing().front(),
+                          adaptor.getStage().front());
+    int64_t leading = op.getMnMajor() ? ring.getPanelBytes() : 16;
+    rewriter.replaceOpWithNewOp<WgmmaDescriptorOp>(op, tile, leading,
+                                                   8 * 128);
+    return success();
+  }
+};
+
+struct LowerAttnGPUTilesPass
+    : mlir::attn::impl::LowerAttnGPUTilesBase<LowerAttnGPUTilesPass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     TypeConverter converter;
@@ -310,11 +364,14 @@ struct LowerAttnGPUFragmentsPass
           registers.append(type.getRegisterCount(), type.getRegisterType());
           return success();
         });
+    converter.addConversion([](RingType type) -> Type {
+      return LLVM::LLVMPointerType::get(type.getContext(), 3);
+    });
     ConversionTarget target(*context);
     target.markUnknownOpDynamicallyLegal(
-        [](Operation *op) { return !hasFragments(op); });
+        [](Operation *op) { return !hasTileValues(op); });
     RewritePatternSet patterns(context);
-    mlir::attn::populateAttnGPUFragmentLoweringPatterns(converter, patterns);
+    mlir::attn::populateAttnGPUTileLoweringPatterns(converter, patterns);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     if (failed(applyPartialConversion(getOperation(), target,
@@ -324,11 +381,12 @@ struct LowerAttnGPUFragmentsPass
 };
 } // namespace
 
-void mlir::attn::populateAttnGPUFragmentLoweringPatterns(
+void mlir::attn::populateAttnGPUTileLoweringPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<FragUndefLowering, FragSplatLowering, FragFromRegistersLowering,
                FragRegistersLowering, ThreadingLowering<WgmmaFenceOp>,
                ThreadingLowering<WgmmaWaitGroupOp>, WarpgroupMmaLowering,
                MaskScoresLowering, OnlineSoftmaxLowering, ScaleRowsLowering,
-               ToOperandLowering>(converter, patterns.getContext());
+               ToOperandLowering, RingViewLowering, RingTileLowering,
+               RingDescriptorLowering>(converter, patterns.getContext());
 }
