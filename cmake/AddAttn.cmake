@@ -58,7 +58,7 @@ endfunction()
 function(attn_link_static_mlir target)
   set(attn_libs MLIRAttnInit MLIRAttnCompiler MLIRAttnExecution
     MLIRAttnPipelines MLIRAttnToGPU MLIRAttnToGPULaunch MLIRAttnGPUToNVVM
-    MLIRAttnTransforms MLIRAttnDialect MLIRAttnGPUDialect
+    MLIRAttnTransforms MLIRAttnDialect MLIRAttnGPUDialect MLIRAttnGPUUtils
     AttnTuning AttnRuntime AttnKernelAbi AttnSupport)
   set(archives)
   foreach(lib ${attn_libs})
