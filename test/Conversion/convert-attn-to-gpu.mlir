@@ -16,13 +16,16 @@
 // Prologue: Q and K(0), then V(0), each a cp.async group.
 // CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
 // CHECK: nvvm.cp.async.commit.group
-// The kv loop carries, for each of the warp's two m16 tiles, O (64/8 tiles
-// x 4) plus m and l for two rows: 72 values.
-// CHECK: %{{.*}}:72 = scf.for
+// The kv loop carries, for each of the warp's two m16 tiles, the O
+// fragment and the rows' m and l.
+// CHECK: %{{.*}}:6 = scf.for {{.*}} -> (!attn_gpu.frag<16x64xf32, acc>, !attn_gpu.frag<16x1xf32, rows>, !attn_gpu.frag<16x1xf32, rows>, !attn_gpu.frag<16x64xf32, acc>, !attn_gpu.frag<16x1xf32, rows>, !attn_gpu.frag<16x1xf32, rows>)
 // CHECK: nvvm.cp.async.wait.group 1
 // CHECK: nvvm.barrier0
+// S = Q·Kᵀ: per K fragment (ldmatrix), one mma.sync per 8-key tile and
+// m-tile, each updating its tile of the S fragment.
 // CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>
-// CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK: attn_gpu.warp_mma {{.*}} {n_tile = 0 : i64} : !attn_gpu.frag<16x16xbf16, a>, !attn_gpu.frag<16x64xf32, acc>
+// CHECK: attn_gpu.warp_mma {{.*}} {n_tile = 1 : i64} : !attn_gpu.frag<16x16xbf16, a>, !attn_gpu.frag<16x64xf32, acc>
 // Only blocks at or past the first one that needs a mask compare key
 // positions with the diagonal.
 // The mask and the online softmax are the sm90a kernel's fragment ops, on
@@ -60,7 +63,7 @@ func.func @causal_gqa(%q: tensor<1x8x200x64xbf16>, %k: tensor<1x2x300x64xbf16>,
 // CHECK: attn.kernel = @attn_kernels::@attn_fwd_d128_f16_nolse_m128n64w4s2
 // CHECK: gpu.func @attn_fwd_d128_f16_nolse_m128n64w4s2
 // CHECK-NOT: gpu.func
-// CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: attn_gpu.warp_mma {{.*}} : !attn_gpu.frag<16x16xf16, a>, !attn_gpu.frag<16x64xf32, acc>
 // CHECK-NOT: attn_gpu.log2
 func.func @f16_shared_kernel(%q: tensor<2x4x64x128xf16>, %k: tensor<2x4x64x128xf16>,
                              %v: tensor<2x4x64x128xf16>) -> tensor<2x4x64x128xf16> {

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --lower-attn-gpu-tiles --split-input-file | FileCheck %s --implicit-check-not=attn_gpu.frag --implicit-check-not=attn_gpu.warpgroup_mma --implicit-check-not=attn_gpu.mask_scores --implicit-check-not=attn_gpu.online_softmax --implicit-check-not=attn_gpu.scale_rows --implicit-check-not=attn_gpu.to_operand
+// RUN: attn-opt %s --lower-attn-gpu-tiles --split-input-file | FileCheck %s --implicit-check-not=attn_gpu.frag --implicit-check-not=attn_gpu.warpgroup_mma --implicit-check-not=attn_gpu.mask_scores --implicit-check-not=attn_gpu.online_softmax --implicit-check-not=attn_gpu.scale_rows --implicit-check-not=attn_gpu.to_operand --implicit-check-not=attn_gpu.ring --implicit-check-not=attn_gpu.warp_mma
 // RUN: attn-opt %s --lower-attn-gpu-tiles --split-input-file | attn-opt --convert-attn-gpu-to-nvvm --split-input-file | FileCheck %s --check-prefix=NVVM --implicit-check-not=attn_gpu
 
 // Each fragment becomes its registers in the layout of AttnGPUTypes.td (acc:
@@ -706,4 +706,127 @@ func.func @control_flow(%lb: index, %ub: index, %step: index, %cond: i1,
       -> f32, f32
   return %r#0, %r#1, %r#2, %r#3, %s#0, %s#1
       : f32, f32, f32, f32, f32, f32
+}
+
+// -----
+
+// A ring becomes its base pointer: ring_view disappears and its uses take
+// the base. Stage s's tile is s * tileBytes (rows * cols * 2 = 32768 here)
+// bytes past it, panel p of the tile p * panelBytes (rows * 128 = 16384)
+// past that; a descriptor is the tile's, K-major with leading_bytes 16,
+// MN-major with one panel, the stride 8 rows of 128 bytes either way. The
+// NVVM lines check the descriptors' fixed bits: 128-byte swizzle (bit 62),
+// stride 1024 >> 4 = 64 at bit 32, leading 16 >> 4 = 1 (K-major) or
+// 16384 >> 4 = 1024 (MN-major) at bit 16.
+
+// CHECK-LABEL: func.func @ring_128
+// CHECK-SAME: (%[[BASE:[[:alnum:]_]+]]: !llvm.ptr<3>, %[[S:[[:alnum:]_]+]]: i32)
+// CHECK-NEXT: %[[TB:.+]] = arith.constant 32768 : i32
+// CHECK-NEXT: %[[O:.+]] = arith.muli %[[S]], %[[TB]] : i32
+// CHECK-NEXT: %[[T:.+]] = llvm.getelementptr %[[BASE]][%[[O]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[TB:.+]] = arith.constant 32768 : i32
+// CHECK-NEXT: %[[O:.+]] = arith.muli %[[S]], %[[TB]] : i32
+// CHECK-NEXT: %[[PT:.+]] = llvm.getelementptr %[[BASE]][%[[O]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[PB:.+]] = arith.constant 16384 : i32
+// CHECK-NEXT: %[[P:.+]] = llvm.getelementptr %[[PT]][%[[PB]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[TB:.+]] = arith.constant 32768 : i32
+// CHECK-NEXT: %[[O:.+]] = arith.muli %[[S]], %[[TB]] : i32
+// CHECK-NEXT: %[[KT:.+]] = llvm.getelementptr %[[BASE]][%[[O]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[K:.+]] = attn_gpu.wgmma_descriptor %[[KT]], leading_bytes = 16, stride_bytes = 1024 : !llvm.ptr<3>
+// CHECK-NEXT: %[[TB:.+]] = arith.constant 32768 : i32
+// CHECK-NEXT: %[[O:.+]] = arith.muli %[[S]], %[[TB]] : i32
+// CHECK-NEXT: %[[MT:.+]] = llvm.getelementptr %[[BASE]][%[[O]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[M:.+]] = attn_gpu.wgmma_descriptor %[[MT]], leading_bytes = 16384, stride_bytes = 1024 : !llvm.ptr<3>
+// CHECK-NEXT: return %[[T]], %[[P]], %[[K]], %[[M]] : !llvm.ptr<3>, !llvm.ptr<3>, i64, i64
+// NVVM-LABEL: func.func @ring_128
+// NVVM: llvm.ptrtoint
+// NVVM: arith.constant 4611686293305360384 : i64
+// NVVM: llvm.ptrtoint
+// NVVM: arith.constant 4611686293372403712 : i64
+// NVVM: return
+func.func @ring_128(%base: !llvm.ptr<3>, %stage: i32)
+    -> (!llvm.ptr<3>, !llvm.ptr<3>, i64, i64) {
+  %kv = attn_gpu.ring_view %base : !llvm.ptr<3> -> !attn_gpu.ring<2x128x128xbf16>
+  %t = attn_gpu.ring_tile %kv[%stage] : !attn_gpu.ring<2x128x128xbf16>
+  %p = attn_gpu.ring_tile %kv[%stage] {panel = 1 : i64}
+      : !attn_gpu.ring<2x128x128xbf16>
+  %k = attn_gpu.ring_descriptor %kv[%stage] : !attn_gpu.ring<2x128x128xbf16>
+  %m = attn_gpu.ring_descriptor %kv[%stage] {mn_major}
+      : !attn_gpu.ring<2x128x128xbf16>
+  return %t, %p, %k, %m : !llvm.ptr<3>, !llvm.ptr<3>, i64, i64
+}
+
+// -----
+
+// The bytes follow the ring's shape: 64 rows of 192 f16 columns make
+// 24576-byte tiles of three 8192-byte panels (64 * 128), and the MN-major
+// leading offset is that panel (8192 >> 4 = 512 at bit 16). The stages do
+// not enter the arithmetic.
+
+// CHECK-LABEL: func.func @ring_64
+// CHECK-SAME: (%[[BASE:[[:alnum:]_]+]]: !llvm.ptr<3>, %[[S:[[:alnum:]_]+]]: i32)
+// CHECK-NEXT: %[[TB:.+]] = arith.constant 24576 : i32
+// CHECK-NEXT: %[[O:.+]] = arith.muli %[[S]], %[[TB]] : i32
+// CHECK-NEXT: %[[T1:.+]] = llvm.getelementptr %[[BASE]][%[[O]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[PB:.+]] = arith.constant 8192 : i32
+// CHECK-NEXT: %[[P1:.+]] = llvm.getelementptr %[[T1]][%[[PB]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[TB:.+]] = arith.constant 24576 : i32
+// CHECK-NEXT: %[[O:.+]] = arith.muli %[[S]], %[[TB]] : i32
+// CHECK-NEXT: %[[T2:.+]] = llvm.getelementptr %[[BASE]][%[[O]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[PB:.+]] = arith.constant 16384 : i32
+// CHECK-NEXT: %[[P2:.+]] = llvm.getelementptr %[[T2]][%[[PB]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[TB:.+]] = arith.constant 24576 : i32
+// CHECK-NEXT: %[[O:.+]] = arith.muli %[[S]], %[[TB]] : i32
+// CHECK-NEXT: %[[MT:.+]] = llvm.getelementptr %[[BASE]][%[[O]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[M:.+]] = attn_gpu.wgmma_descriptor %[[MT]], leading_bytes = 8192, stride_bytes = 1024 : !llvm.ptr<3>
+// CHECK-NEXT: return %[[P1]], %[[P2]], %[[M]] : !llvm.ptr<3>, !llvm.ptr<3>, i64
+// NVVM-LABEL: func.func @ring_64
+// NVVM: llvm.ptrtoint
+// NVVM: arith.constant 4611686293338849280 : i64
+// NVVM: return
+func.func @ring_64(%base: !llvm.ptr<3>, %stage: i32)
+    -> (!llvm.ptr<3>, !llvm.ptr<3>, i64) {
+  %q = attn_gpu.ring_view %base : !llvm.ptr<3> -> !attn_gpu.ring<3x64x192xf16>
+  %p1 = attn_gpu.ring_tile %q[%stage] {panel = 1 : i64}
+      : !attn_gpu.ring<3x64x192xf16>
+  %p2 = attn_gpu.ring_tile %q[%stage] {panel = 2 : i64}
+      : !attn_gpu.ring<3x64x192xf16>
+  %m = attn_gpu.ring_descriptor %q[%stage] {mn_major}
+      : !attn_gpu.ring<3x64x192xf16>
+  return %p1, %p2, %m : !llvm.ptr<3>, !llvm.ptr<3>, i64
+}
+
+// -----
+
+// warp_mma: mma.sync on tile n_tile's four registers (8..11 for tile 2) with
+// A's k-step registers (4..7 for a_k_step 1); every other register of the
+// accumulator passes through untouched.
+
+// CHECK-LABEL: func.func @warp_mma
+// CHECK-SAME: (%[[A0:[[:alnum:]_]+]]: i32, %[[A1:[[:alnum:]_]+]]: i32, %[[A2:[[:alnum:]_]+]]: i32, %[[A3:[[:alnum:]_]+]]: i32, %[[A4:[[:alnum:]_]+]]: i32, %[[A5:[[:alnum:]_]+]]: i32, %[[A6:[[:alnum:]_]+]]: i32, %[[A7:[[:alnum:]_]+]]: i32, %[[B0:[[:alnum:]_]+]]: i32, %[[B1:[[:alnum:]_]+]]: i32, %[[C:[[:alnum:]_]+]]: f32)
+// CHECK: %[[D:.+]] = nvvm.mma.sync A[%[[A4]], %[[A5]], %[[A6]], %[[A7]]] B[%[[B0]], %[[B1]]] C[%[[C]], %[[C]], %[[C]], %[[C]]] {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK: %[[D0:.+]] = llvm.extractvalue %[[D]][0]
+// CHECK: %[[D1:.+]] = llvm.extractvalue %[[D]][1]
+// CHECK: %[[D2:.+]] = llvm.extractvalue %[[D]][2]
+// CHECK: %[[D3:.+]] = llvm.extractvalue %[[D]][3]
+// CHECK: return %[[C]], %[[C]], %[[C]], %[[C]], %[[C]], %[[C]], %[[C]], %[[C]], %[[D0]], %[[D1]], %[[D2]], %[[D3]], %[[C]], %[[C]], %[[C]], %[[C]]
+// NVVM-LABEL: func.func @warp_mma
+// NVVM: nvvm.mma.sync
+func.func @warp_mma(%a0: i32, %a1: i32, %a2: i32, %a3: i32, %a4: i32, %a5: i32,
+                    %a6: i32, %a7: i32, %b0: i32, %b1: i32, %c: f32)
+    -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32,
+        f32, f32) {
+  %a = attn_gpu.frag_from_registers %a0, %a1, %a2, %a3, %a4, %a5, %a6, %a7
+      : i32, i32, i32, i32, i32, i32, i32, i32
+      -> !attn_gpu.frag<16x32xbf16, a>
+  %acc = attn_gpu.frag_splat %c : f32 -> !attn_gpu.frag<16x32xf32, acc>
+  %d = attn_gpu.warp_mma %a, %b0, %b1, %acc {n_tile = 2 : i64, a_k_step = 1 : i64}
+      : !attn_gpu.frag<16x32xbf16, a>, !attn_gpu.frag<16x32xf32, acc>
+  %r:16 = attn_gpu.frag_registers %d : !attn_gpu.frag<16x32xf32, acc>
+      -> f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32,
+         f32, f32
+  return %r#0, %r#1, %r#2, %r#3, %r#4, %r#5, %r#6, %r#7, %r#8, %r#9, %r#10,
+         %r#11, %r#12, %r#13, %r#14, %r#15
+      : f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32,
+        f32, f32
 }

@@ -179,6 +179,26 @@ struct WarpgroupMmaLowering : FragmentPattern<WarpgroupMmaOp> {
   }
 };
 
+/// mma.sync on tile n_tile's four registers; the others pass through.
+struct WarpMmaLowering : FragmentPattern<WarpMmaOp> {
+  using FragmentPattern::FragmentPattern;
+  LogicalResult
+  matchAndRewrite(WarpMmaOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder kb(rewriter, op.getLoc());
+    SmallVector<Value> acc(adaptor.getAcc());
+    int64_t tile = op.getNTile(), kStep = op.getAKStep();
+    std::array<Value, 4> d = kb.mma16816(
+        op.getA().getType().getElementType(),
+        SmallVector<Value>(adaptor.getA().slice(4 * kStep, 4)),
+        {adaptor.getB0().front(), adaptor.getB1().front()},
+        ArrayRef(acc).slice(4 * tile, 4));
+    llvm::copy(d, acc.begin() + 4 * tile);
+    rewriter.replaceOpWithMultiple(op, {acc});
+    return success();
+  }
+};
+
 /// Register 4·j + e is column 8·j + e % 2 and row 8·(e / 2) from the
 /// thread's first: each test one compare of that constant with a
 /// per-thread value.
@@ -387,6 +407,6 @@ void mlir::attn::populateAttnGPUTileLoweringPatterns(
                FragRegistersLowering, ThreadingLowering<WgmmaFenceOp>,
                ThreadingLowering<WgmmaWaitGroupOp>, WarpgroupMmaLowering,
                MaskScoresLowering, OnlineSoftmaxLowering, ScaleRowsLowering,
-               ToOperandLowering, RingViewLowering, RingTileLowering,
+               ToOperandLowering, WarpMmaLowering, RingViewLowering, RingTileLowering,
                RingDescriptorLowering>(converter, patterns.getContext());
 }

@@ -51,10 +51,8 @@ nvvm::KernelSignature forwardSignature(const FlashKernelSpec &spec) {
   return nvvm::KernelSignature(abi);
 }
 
-/// One m16n8 f32 accumulator tile held by a thread: rows g (0, 1) and g + 8
-/// (2, 3), columns 2t and 2t + 1.
-using Acc = std::array<Value, 4>;
-/// One m16k16 A-operand fragment: four packed registers.
+/// One m16k16 A-operand fragment as ldmatrix loads it: four packed
+/// registers (a 16x16 `a` fragment's).
 using AFrag = std::array<Value, 4>;
 
 /// The width a head dim is computed at: the next power of two (at least
@@ -80,12 +78,11 @@ public:
   void emit(gpu::GPUFuncOp func);
 
 private:
-  // Loop-carried state of one thread for one 16-row m-tile: O accumulators,
-  // and the row max (exp2 domain) and thread-partial row sum for rows g and
-  // g + 8. A warp owns `mTiles` such tiles.
+  // Loop-carried state of one 16-row m-tile: the O accumulator fragment
+  // (16 x Dv), the row max (exp2 domain) and the thread-partial row sum. A
+  // warp owns `mTiles` such tiles.
   struct RowState {
-    SmallVector<Acc> o;
-    std::array<Value, 2> m, l;
+    Value o, m, l;
   };
   using State = SmallVector<RowState>;
   SmallVector<Value> flatten(const State &state) const;
@@ -107,6 +104,12 @@ private:
   /// `mt`.
   Value queryRow(int64_t mt, int h);
   State emitBlock(Value block, const State &in);
+  /// Tile `nTile` of `acc` += A (k-step `aKStep` of `a`) · B (b0, b1), one
+  /// mma.sync (attn_gpu.warp_mma).
+  Value warpMma(Value a, Value b0, Value b1, Value acc, int64_t nTile,
+                int64_t aKStep = 0) {
+    return attn_gpu::WarpMmaOp::create(b, loc, a, b0, b1, acc, nTile, aKStep);
+  }
   void emitEpilogue(const State &state);
 
   KernelBuilder kb;
@@ -140,28 +143,16 @@ private:
 
 SmallVector<Value> FlashForwardEmitter::flatten(const State &state) const {
   SmallVector<Value> values;
-  for (const RowState &rs : state) {
-    for (const Acc &acc : rs.o)
-      values.append(acc.begin(), acc.end());
-    values.append({rs.m[0], rs.m[1], rs.l[0], rs.l[1]});
-  }
+  for (const RowState &rs : state)
+    values.append({rs.o, rs.m, rs.l});
   return values;
 }
 
 FlashForwardEmitter::State
 FlashForwardEmitter::unflatten(ValueRange values) const {
-  int64_t oTiles = dV / 8;
-  int64_t per = 4 * oTiles + 4;
   State state;
-  for (int64_t mt = 0; mt < mTiles; ++mt) {
-    ValueRange v = values.slice(mt * per, per);
-    RowState rs;
-    for (int64_t i = 0; i < oTiles; ++i)
-      rs.o.push_back({v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]});
-    rs.m = {v[4 * oTiles], v[4 * oTiles + 1]};
-    rs.l = {v[4 * oTiles + 2], v[4 * oTiles + 3]};
-    state.push_back(std::move(rs));
-  }
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    state.push_back({values[3 * mt], values[3 * mt + 1], values[3 * mt + 2]});
   return state;
 }
 
@@ -215,24 +206,27 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
   // S = Q · Kᵀ: blockN / 8 accumulator tiles per m-tile. Each K fragment
   // is loaded once and used by all of the warp's m-tiles.
   int64_t sTiles = config.blockN / 8;
+  MLIRContext *ctx = b.getContext();
+  auto sTy = attn_gpu::FragmentType::getAccumulator(ctx, config.blockN);
+  auto qTy = attn_gpu::FragmentType::getOperandA(elt, 16);
   Value zero = kb.f32(0.0);
-  SmallVector<SmallVector<Acc>> s(
-      mTiles, SmallVector<Acc>(sTiles, Acc{zero, zero, zero, zero}));
+  SmallVector<Value> s(mTiles,
+                       attn_gpu::FragSplatOp::create(b, loc, sTy, zero));
   SmallVector<Value> qPtrs, kPtrs = kAddresses->lanePointers(kTile);
   if (!config.qInRegisters)
     qPtrs = qAddresses->lanePointers(qTile);
   for (int64_t kk = 0; kk < dQK / 16; ++kk) {
-    SmallVector<AFrag> a;
+    SmallVector<Value> a;
     for (int64_t mt = 0; mt < mTiles; ++mt)
-      a.push_back(config.qInRegisters ? qFrags[mt][kk]
-                                      : loadQFragment(qPtrs, mt, kk));
+      a.push_back(kb.fragment(qTy, config.qInRegisters
+                                       ? qFrags[mt][kk]
+                                       : loadQFragment(qPtrs, mt, kk)));
     for (int64_t np = 0; np < sTiles / 2; ++np) {
       auto r = kb.ldmatrixX4(kAddresses->address(kPtrs, 16 * np, kk),
                              /*transpose=*/false);
       for (int64_t mt = 0; mt < mTiles; ++mt) {
-        s[mt][2 * np] = kb.mma16816(elt, a[mt], {r[0], r[1]}, s[mt][2 * np]);
-        s[mt][2 * np + 1] =
-            kb.mma16816(elt, a[mt], {r[2], r[3]}, s[mt][2 * np + 1]);
+        s[mt] = warpMma(a[mt], r[0], r[1], s[mt], 2 * np);
+        s[mt] = warpMma(a[mt], r[2], r[3], s[mt], 2 * np + 1);
       }
     }
   }
@@ -250,6 +244,10 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
   // the bias, before the mask (masked elements are replaced below whatever
   // they give).
   if (spec.scoreMod || spec.bias) {
+    // Element by element: tile nt's register e of m-tile mt.
+    SmallVector<SmallVector<Value>> regs;
+    for (Value tile : s)
+      regs.push_back(kb.registers(tile));
     Value kv0 = kb.mul(block, kb.i32(config.blockN));
     Value keyBase = kb.add(kv0, kb.shl(t, 1));
     Value scale = softmaxScale;
@@ -267,7 +265,7 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
     for (int64_t mt = 0; mt < mTiles; ++mt)
       for (int64_t nt = 0; nt < sTiles; ++nt)
         for (int e = 0; e < 4; ++e) {
-          Value x = kb.fmul(s[mt][nt][e], scale);
+          Value x = kb.fmul(regs[mt][4 * nt + e], scale);
           if (mod)
             x = mod->emit(x, 2 * mt + e / 2, 8 * nt + (e & 1));
           if (spec.bias) {
@@ -280,14 +278,12 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
                                              kb.gep(biasPtr, elt, offset));
             x = kb.fadd(x, LLVM::FPExtOp::create(b, loc, b.getF32Type(), raw));
           }
-          s[mt][nt][e] = x;
+          regs[mt][4 * nt + e] = x;
         }
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      s[mt] = kb.fragment(sTy, regs[mt]);
   }
   {
-    SmallVector<Value> flat;
-    for (auto &tiles : s)
-      for (Acc &acc : tiles)
-        flat.append(acc.begin(), acc.end());
     // Only blocks at or past numFull (the diagonal and the sequence tail)
     // pay for the mask; one loop with a branch keeps register allocation
     // to one loop body.
@@ -296,33 +292,20 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
     if (band.hasLeft() || keyStart)
       needsMask = arith::OrIOp::create(b, loc, needsMask,
                                        kb.slt(block, firstFull));
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(flat)),
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(s)),
                                   needsMask, /*withElse=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       Value kv0 = kb.mul(block, kb.i32(config.blockN));
-      auto accTy = attn_gpu::FragmentType::getAccumulator(b.getContext(),
-                                                          config.blockN);
-      SmallVector<Value> tiles;
-      for (int64_t mt = 0; mt < mTiles; ++mt)
-        tiles.push_back(kb.fragment(
-            accTy, ArrayRef(flat).slice(mt * config.blockN / 2,
-                                        config.blockN / 2)));
-      SmallVector<Value> masked;
-      for (Value tile :
-           maskScores(kb, band, tiles, kv0, t, keyStart, keyEnd, bandOffset,
-                      [&] { return queryRow(0, 0); }))
-        llvm::append_range(masked, kb.registers(tile));
-      scf::YieldOp::create(b, loc, masked);
+      scf::YieldOp::create(
+          b, loc,
+          maskScores(kb, band, s, kv0, t, keyStart, keyEnd, bandOffset,
+                     [&] { return queryRow(0, 0); }));
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      scf::YieldOp::create(b, loc, flat);
+      scf::YieldOp::create(b, loc, s);
     }
-    int64_t i = 0;
-    for (auto &tiles : s)
-      for (Acc &acc : tiles)
-        for (Value &v : acc)
-          v = ifOp.getResult(i++);
+    s.assign(ifOp.getResults().begin(), ifOp.getResults().end());
   }
 
   // Online softmax in the exp2 domain: with c = scale·log2(e) > 0,
@@ -333,44 +316,20 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
                 ? kb.f32(M_LOG2E)
                 : kb.fmul(softmaxScale, kb.f32(M_LOG2E));
   State out(mTiles);
-  SmallVector<SmallVector<AFrag>> p(mTiles); // [mt][kk]
-  MLIRContext *ctx = b.getContext();
-  auto rowsTy = attn_gpu::FragmentType::getRows(ctx);
-  auto flat = [](ArrayRef<Acc> tiles) {
-    SmallVector<Value> regs;
-    for (const Acc &acc : tiles)
-      regs.append(acc.begin(), acc.end());
-    return regs;
-  };
-  auto tiles = [](ArrayRef<Value> regs) {
-    SmallVector<Acc> accs;
-    for (size_t i = 0; i < regs.size(); i += 4)
-      accs.push_back({regs[i], regs[i + 1], regs[i + 2], regs[i + 3]});
-    return accs;
-  };
+  SmallVector<Value> p(mTiles); // A operands of P·V
   for (int64_t mt = 0; mt < mTiles; ++mt) {
-    auto step = attn_gpu::OnlineSoftmaxOp::create(
-        b, loc,
-        kb.fragment(attn_gpu::FragmentType::getAccumulator(ctx, config.blockN),
-                    flat(s[mt])),
-        kb.fragment(rowsTy, in[mt].m), kb.fragment(rowsTy, in[mt].l), c,
-        /*exp2_fma_tiles=*/0);
-    SmallVector<Value> m = kb.registers(step.getNewM()),
-                       l = kb.registers(step.getNewL());
-    out[mt].m = {m[0], m[1]};
-    out[mt].l = {l[0], l[1]};
+    auto step = attn_gpu::OnlineSoftmaxOp::create(b, loc, s[mt], in[mt].m,
+                                                  in[mt].l, c,
+                                                  /*exp2_fma_tiles=*/0);
+    out[mt].m = step.getNewM();
+    out[mt].l = step.getNewL();
     // Round P to the input type right away: the packed A fragments take
     // half the registers of the f32 probabilities.
-    SmallVector<Value> a = kb.registers(attn_gpu::ToOperandOp::create(
+    p[mt] = attn_gpu::ToOperandOp::create(
         b, loc, attn_gpu::FragmentType::getOperandA(elt, config.blockN),
-        step.getP()));
-    for (size_t kk = 0; kk < a.size(); kk += 4)
-      p[mt].push_back({a[kk], a[kk + 1], a[kk + 2], a[kk + 3]});
-    out[mt].o = tiles(kb.registers(attn_gpu::ScaleRowsOp::create(
-        b, loc,
-        kb.fragment(attn_gpu::FragmentType::getAccumulator(ctx, dV),
-                    flat(in[mt].o)),
-        step.getAlpha())));
+        step.getP());
+    out[mt].o =
+        attn_gpu::ScaleRowsOp::create(b, loc, in[mt].o, step.getAlpha());
   }
 
   // V(block) has landed; refill the other V stage.
@@ -387,10 +346,9 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
       auto r = kb.ldmatrixX4(vAddresses->address(vPtrs, 16 * kk, dp),
                              /*transpose=*/true);
       for (int64_t mt = 0; mt < mTiles; ++mt) {
-        auto &o = out[mt].o;
-        o[2 * dp] = kb.mma16816(elt, p[mt][kk], {r[0], r[1]}, o[2 * dp]);
-        o[2 * dp + 1] =
-            kb.mma16816(elt, p[mt][kk], {r[2], r[3]}, o[2 * dp + 1]);
+        Value &o = out[mt].o;
+        o = warpMma(p[mt], r[0], r[1], o, 2 * dp, kk);
+        o = warpMma(p[mt], r[2], r[3], o, 2 * dp + 1, kk);
       }
     }
   }
@@ -405,9 +363,12 @@ void FlashForwardEmitter::emitEpilogue(const State &state) {
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
   Value oTile = smem;
   for (int64_t mt = 0; mt < mTiles; ++mt) {
+    SmallVector<Value> o = kb.registers(state[mt].o),
+                       m = kb.registers(state[mt].m),
+                       ls = kb.registers(state[mt].l);
     std::array<Value, 2> sum, inv;
     for (int h = 0; h < 2; ++h) {
-      Value l = state[mt].l[h];
+      Value l = ls[h];
       l = kb.fadd(l, kb.shuffleXor(l, 1));
       l = kb.fadd(l, kb.shuffleXor(l, 2));
       sum[h] = l;
@@ -419,8 +380,8 @@ void FlashForwardEmitter::emitEpilogue(const State &state) {
     for (int64_t nt = 0; nt < dV / 8; ++nt)
       for (int h = 0; h < 2; ++h) {
         Value packed =
-            kb.packPair(elt, kb.fmul(state[mt].o[nt][2 * h], inv[h]),
-                        kb.fmul(state[mt].o[nt][2 * h + 1], inv[h]));
+            kb.packPair(elt, kb.fmul(o[4 * nt + 2 * h], inv[h]),
+                        kb.fmul(o[4 * nt + 2 * h + 1], inv[h]));
         Value row = kb.add(kb.mul(warp, kb.i32(config.warpRows)),
                            kb.add(g, kb.i32(16 * mt + 8 * h)));
         // Column 8·nt + 2t lives in chunk nt at byte 4t.
@@ -440,7 +401,7 @@ void FlashForwardEmitter::emitEpilogue(const State &state) {
         auto ifOp = scf::IfOp::create(b, loc, writes, /*withElse=*/false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        Value lse = kb.fmul(kb.fadd(state[mt].m[h], kb.log2(sum[h])),
+        Value lse = kb.fmul(kb.fadd(m[h], kb.log2(sum[h])),
                             kb.f32(M_LN2));
         lse = kb.select(kb.feq(sum[h], zero), negInf, lse);
         LLVM::StoreOp::create(b, loc, lse,
@@ -626,10 +587,13 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
   State init(mTiles);
   Value zero = kb.f32(0.0);
   Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+  auto rows = attn_gpu::FragmentType::getRows(b.getContext());
   for (RowState &rs : init) {
-    rs.o.assign(dV / 8, Acc{zero, zero, zero, zero});
-    rs.m = {negInf, negInf};
-    rs.l = {zero, zero};
+    rs.o = attn_gpu::FragSplatOp::create(
+        b, loc, attn_gpu::FragmentType::getAccumulator(b.getContext(), dV),
+        zero);
+    rs.m = attn_gpu::FragSplatOp::create(b, loc, rows, negInf);
+    rs.l = attn_gpu::FragSplatOp::create(b, loc, rows, zero);
   }
 
   auto loop = scf::ForOp::create(

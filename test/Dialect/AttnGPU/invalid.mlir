@@ -427,3 +427,87 @@ llvm.func @to_operand_cols() {
       -> !attn_gpu.frag<16x32xbf16, a>
   llvm.return
 }
+
+// -----
+
+llvm.func @ring_rank(%b: !llvm.ptr<3>) {
+  // expected-error @+1 {{expected a ring shape stages x rows x cols, got 2 dimensions}}
+  %r = attn_gpu.ring_view %b : !llvm.ptr<3> -> !attn_gpu.ring<128x128xbf16>
+  llvm.return
+}
+
+// -----
+
+llvm.func @ring_no_stage(%b: !llvm.ptr<3>) {
+  // expected-error @+1 {{expected at least one stage, got 0}}
+  %r = attn_gpu.ring_view %b : !llvm.ptr<3> -> !attn_gpu.ring<0x128x128xbf16>
+  llvm.return
+}
+
+// -----
+
+llvm.func @ring_rows(%b: !llvm.ptr<3>) {
+  // expected-error @+1 {{expected rows to be a positive multiple of 8 (the swizzle's period), got 12}}
+  %r = attn_gpu.ring_view %b : !llvm.ptr<3> -> !attn_gpu.ring<2x12x128xbf16>
+  llvm.return
+}
+
+// -----
+
+llvm.func @ring_cols(%b: !llvm.ptr<3>) {
+  // expected-error @+1 {{expected cols to be a positive multiple of 64 (whole 128-byte panels), got 96}}
+  %r = attn_gpu.ring_view %b : !llvm.ptr<3> -> !attn_gpu.ring<2x128x96xbf16>
+  llvm.return
+}
+
+// -----
+
+llvm.func @ring_element(%b: !llvm.ptr<3>) {
+  // expected-error @+1 {{expected f16 or bf16 elements, got 'f32'}}
+  %r = attn_gpu.ring_view %b : !llvm.ptr<3> -> !attn_gpu.ring<2x128x128xf32>
+  llvm.return
+}
+
+// -----
+
+llvm.func @ring_panel(%b: !llvm.ptr<3>, %s: i32) {
+  %r = attn_gpu.ring_view %b : !llvm.ptr<3> -> !attn_gpu.ring<2x128x128xbf16>
+  // expected-error @+1 {{'attn_gpu.ring_tile' op expected panel in [0, 2) for '!attn_gpu.ring<2x128x128xbf16>', got 2}}
+  %t = attn_gpu.ring_tile %r[%s] {panel = 2 : i64} : !attn_gpu.ring<2x128x128xbf16>
+  llvm.return
+}
+
+// -----
+
+llvm.func @ring_panel_negative(%b: !llvm.ptr<3>, %s: i32) {
+  %r = attn_gpu.ring_view %b : !llvm.ptr<3> -> !attn_gpu.ring<2x64x64xf16>
+  // expected-error @+1 {{'attn_gpu.ring_tile' op expected panel in [0, 1) for '!attn_gpu.ring<2x64x64xf16>', got -1}}
+  %t = attn_gpu.ring_tile %r[%s] {panel = -1 : i64} : !attn_gpu.ring<2x64x64xf16>
+  llvm.return
+}
+
+// -----
+
+// A ring larger than shared memory (whose panel would not fit a wgmma
+// descriptor's byte fields either).
+llvm.func @ring_too_large(%b: !llvm.ptr<3>) {
+  // expected-error @+1 {{expected the ring to fit in shared memory (232448 bytes per block), got 1 tiles of 2048x64 elements}}
+  %r = attn_gpu.ring_view %b : !llvm.ptr<3> -> !attn_gpu.ring<1x2048x64xbf16>
+  llvm.return
+}
+
+// -----
+
+func.func @warp_mma_tile(%a: !attn_gpu.frag<16x16xbf16, a>, %b0: i32, %b1: i32, %c: !attn_gpu.frag<16x64xf32, acc>) {
+  // expected-error @+1 {{'attn_gpu.warp_mma' op expected n_tile in [0, 8) for '!attn_gpu.frag<16x64xf32, acc>', got 8}}
+  %d = attn_gpu.warp_mma %a, %b0, %b1, %c {n_tile = 8 : i64} : !attn_gpu.frag<16x16xbf16, a>, !attn_gpu.frag<16x64xf32, acc>
+  return
+}
+
+// -----
+
+func.func @warp_mma_k(%a: !attn_gpu.frag<16x32xbf16, a>, %b0: i32, %b1: i32, %c: !attn_gpu.frag<16x64xf32, acc>) {
+  // expected-error @+1 {{'attn_gpu.warp_mma' op expected a_k_step in [0, 2) for '!attn_gpu.frag<16x32xbf16, a>', got 2}}
+  %d = attn_gpu.warp_mma %a, %b0, %b1, %c {n_tile = 0 : i64, a_k_step = 2 : i64} : !attn_gpu.frag<16x32xbf16, a>, !attn_gpu.frag<16x64xf32, acc>
+  return
+}

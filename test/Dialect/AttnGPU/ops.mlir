@@ -149,3 +149,44 @@ llvm.func @fragments(%x: f32, %i: i32, %r0: f32, %r1: f32, %r2: f32,
       -> !attn_gpu.frag<16x64xf16, a>
   llvm.return
 }
+
+// The ring type and the ops on rings: a stage's tile (whole, or one 64-column
+// panel) and its wgmma descriptor (K-major, or MN-major).
+
+// CHECK-LABEL: llvm.func @rings
+// CHECK-SAME: (%[[BASE:[[:alnum:]_]+]]: !llvm.ptr<3>, %[[S:[[:alnum:]_]+]]: i32)
+llvm.func @rings(%base: !llvm.ptr<3>, %stage: i32) {
+  // CHECK: %[[KV:.+]] = attn_gpu.ring_view %[[BASE]] : !llvm.ptr<3> -> !attn_gpu.ring<2x128x128xbf16>
+  %kv = attn_gpu.ring_view %base : !llvm.ptr<3> -> !attn_gpu.ring<2x128x128xbf16>
+  // CHECK: %[[Q:.+]] = attn_gpu.ring_view %[[BASE]] : !llvm.ptr<3> -> !attn_gpu.ring<1x64x192xf16>
+  %q = attn_gpu.ring_view %base : !llvm.ptr<3> -> !attn_gpu.ring<1x64x192xf16>
+  // CHECK: attn_gpu.ring_tile %[[KV]][%[[S]]] : !attn_gpu.ring<2x128x128xbf16>
+  %t = attn_gpu.ring_tile %kv[%stage] : !attn_gpu.ring<2x128x128xbf16>
+  // CHECK: attn_gpu.ring_tile %[[KV]][%[[S]]] {panel = 1 : i64} : !attn_gpu.ring<2x128x128xbf16>
+  %p = attn_gpu.ring_tile %kv[%stage] {panel = 1 : i64}
+      : !attn_gpu.ring<2x128x128xbf16>
+  // CHECK: attn_gpu.ring_tile %[[Q]][%[[S]]] {panel = 2 : i64} : !attn_gpu.ring<1x64x192xf16>
+  %qp = attn_gpu.ring_tile %q[%stage] {panel = 2 : i64}
+      : !attn_gpu.ring<1x64x192xf16>
+  // CHECK: attn_gpu.ring_descriptor %[[KV]][%[[S]]] : !attn_gpu.ring<2x128x128xbf16>
+  %d = attn_gpu.ring_descriptor %kv[%stage] : !attn_gpu.ring<2x128x128xbf16>
+  // CHECK: attn_gpu.ring_descriptor %[[KV]][%[[S]]] {mn_major} : !attn_gpu.ring<2x128x128xbf16>
+  %m = attn_gpu.ring_descriptor %kv[%stage] {mn_major}
+      : !attn_gpu.ring<2x128x128xbf16>
+  llvm.return
+}
+
+// mma.sync on fragments: one 8-column tile of the accumulator, A from a
+// k-step of an A fragment.
+
+// CHECK-LABEL: func.func @warp_mma
+func.func @warp_mma(%a: !attn_gpu.frag<16x32xbf16, a>, %b0: i32, %b1: i32,
+                    %c: !attn_gpu.frag<16x64xf32, acc>) {
+  // CHECK: attn_gpu.warp_mma %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {n_tile = 3 : i64} : !attn_gpu.frag<16x32xbf16, a>, !attn_gpu.frag<16x64xf32, acc>
+  %d = attn_gpu.warp_mma %a, %b0, %b1, %c {n_tile = 3 : i64}
+      : !attn_gpu.frag<16x32xbf16, a>, !attn_gpu.frag<16x64xf32, acc>
+  // CHECK: attn_gpu.warp_mma %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {a_k_step = 1 : i64, n_tile = 7 : i64}
+  %e = attn_gpu.warp_mma %a, %b0, %b1, %d {n_tile = 7 : i64, a_k_step = 1 : i64}
+      : !attn_gpu.frag<16x32xbf16, a>, !attn_gpu.frag<16x64xf32, acc>
+  return
+}

@@ -184,6 +184,15 @@ LogicalResult RingType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << cols;
   if (!elementType.isF16() && !elementType.isBF16())
     return emitError() << "expected f16 or bf16 elements, got " << elementType;
+  // sm_90's shared memory per block (227 KiB): also keeps a tile's offsets
+  // i32 and a panel within a wgmma descriptor's 18-bit byte fields.
+  constexpr int64_t kMaxSharedBytes = 227 * 1024;
+  if (stages > kMaxSharedBytes || rows > kMaxSharedBytes ||
+      cols > kMaxSharedBytes || stages * rows * cols * 2 > kMaxSharedBytes)
+    return emitError() << "expected the ring to fit in shared memory ("
+                       << kMaxSharedBytes << " bytes per block), got "
+                       << stages << " tiles of " << rows << "x" << cols
+                       << " elements";
   return success();
 }
 

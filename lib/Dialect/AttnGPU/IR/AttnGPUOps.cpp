@@ -201,6 +201,19 @@ LogicalResult WarpgroupMmaOp::verify() {
   return success();
 }
 
+LogicalResult WarpMmaOp::verify() {
+  auto a = cast<FragmentType>(getA().getType());
+  auto acc = cast<FragmentType>(getAcc().getType());
+  int64_t tile = getNTile(), kStep = getAKStep();
+  if (tile < 0 || 8 * (tile + 1) > acc.getCols())
+    return emitOpError("expected n_tile in [0, ")
+           << acc.getCols() / 8 << ") for " << acc << ", got " << tile;
+  if (kStep < 0 || 16 * (kStep + 1) > a.getCols())
+    return emitOpError("expected a_k_step in [0, ")
+           << a.getCols() / 16 << ") for " << a << ", got " << kStep;
+  return success();
+}
+
 LogicalResult MaskScoresOp::verify() {
   if (getScores().empty())
     return emitOpError("expected at least one score fragment");

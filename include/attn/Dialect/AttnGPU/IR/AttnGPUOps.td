@@ -545,6 +545,34 @@ def AttnGPU_WarpgroupMmaOp : AttnGPU_Op<"warpgroup_mma",
   }];
 }
 
+def AttnGPU_WarpMmaOp : AttnGPU_Op<"warp_mma",
+    [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "mma.sync m16n8k16 on fragments: one 8-column tile of acc";
+  let description = [{
+    `mma.sync.aligned.m16n8k16.row.col.f32` for one warp: columns
+    8·`n_tile`.. of the accumulator fragment `acc` += A·B, A the 16
+    columns from 16·`a_k_step` on of the A-operand fragment `a`, B a 16x8
+    (k x n) tile given as this thread's two packed registers `b0`, `b1`
+    in mma's B layout (as ldmatrix loads them). The other columns of
+    `acc` come out unchanged: the sm80 kernels' S = Q·Kᵀ and O += P·V,
+    one tile at a time in the order their ldmatrix loads come.
+
+    ```mlir
+    %s1 = attn_gpu.warp_mma %q, %b0, %b1, %s0 {n_tile = 3 : i64}
+        : !attn_gpu.frag<16x16xbf16, a>, !attn_gpu.frag<16x64xf32, acc>
+    ```
+  }];
+  let arguments = (ins AttnGPU_OperandAFragment:$a, I32:$b0, I32:$b1,
+                       AttnGPU_AccFragment:$acc, I64Attr:$n_tile,
+                       DefaultValuedAttr<I64Attr, "0">:$a_k_step);
+  let results = (outs AttnGPU_AccFragment:$result);
+  let assemblyFormat = [{
+    $a `,` $b0 `,` $b1 `,` $acc attr-dict `:` qualified(type($a)) `,`
+    qualified(type($acc))
+  }];
+  let hasVerifier = 1;
+}
+
 def AttnGPU_MaskScoresOp : AttnGPU_Op<"mask_scores",
     [Pure, AllTypesMatch<["scores", "results"]>, AttrSizedOperandSegments]> {
   let summary = "-inf for the scores outside the key range and the band";
