@@ -66,6 +66,36 @@ nvvm::KernelSignature boundSignature(gpu::GPUFuncOp func, bool keyRange) {
   return params;
 }
 
+/// `tiles` (8-column accumulator tiles) as one accumulator fragment, and
+/// back: the MMAs are attn_gpu.warp_mma on fragments, the elementwise work
+/// between them goes tile by tile.
+Value asFragment(KernelBuilder &kb, ArrayRef<Acc> tiles) {
+  SmallVector<Value> regs;
+  for (const Acc &acc : tiles)
+    regs.append(acc.begin(), acc.end());
+  return kb.fragment(attn_gpu::FragmentType::getAccumulator(
+                         kb.builder().getContext(), 8 * tiles.size()),
+                     regs);
+}
+
+SmallVector<Acc> asTiles(KernelBuilder &kb, Value fragment) {
+  SmallVector<Value> regs = kb.registers(fragment);
+  SmallVector<Acc> tiles;
+  for (size_t i = 0; i < regs.size(); i += 4)
+    tiles.push_back({regs[i], regs[i + 1], regs[i + 2], regs[i + 3]});
+  return tiles;
+}
+
+/// Tile `nTile` of `acc` += A·B for the 16x16 A of one ldmatrix.x4 and the
+/// B pair (b0, b1): one mma.sync.
+Value warpMma(KernelBuilder &kb, Type elt, const AFrag &a, Value b0, Value b1,
+              Value acc, int64_t nTile) {
+  Value aFragment =
+      kb.fragment(attn_gpu::FragmentType::getOperandA(elt, 16), a);
+  return attn_gpu::WarpMmaOp::create(kb.builder(), kb.location(), aFragment,
+                                     b0, b1, acc, nTile);
+}
+
 /// One warp's C[16 × 8·nTiles] = A·Bᵀ with both operands in shared memory
 /// as [row][depth]: A's 16 rows through `aRows`, B's 8·nTiles rows through
 /// `bRows` (ldmatrix without .trans for both).
@@ -74,17 +104,21 @@ SmallVector<Acc> warpGemmABt(KernelBuilder &kb, Type elt,
                              FragmentAddresses &bRows, ArrayRef<Value> bPtrs,
                              int64_t nTiles, int64_t depth) {
   Value zero = kb.f32(0.0);
-  SmallVector<Acc> acc(nTiles, Acc{zero, zero, zero, zero});
+  Value acc = attn_gpu::FragSplatOp::create(
+      kb.builder(), kb.location(),
+      attn_gpu::FragmentType::getAccumulator(kb.builder().getContext(),
+                                             8 * nTiles),
+      zero);
   for (int64_t kk = 0; kk < depth / 16; ++kk) {
     AFrag a = kb.ldmatrixX4(aRows.address(aPtrs, 0, kk), /*transpose=*/false);
     for (int64_t np = 0; np < nTiles / 2; ++np) {
       auto r = kb.ldmatrixX4(bRows.address(bPtrs, 16 * np, kk),
                              /*transpose=*/false);
-      acc[2 * np] = kb.mma16816(elt, a, {r[0], r[1]}, acc[2 * np]);
-      acc[2 * np + 1] = kb.mma16816(elt, a, {r[2], r[3]}, acc[2 * np + 1]);
+      acc = warpMma(kb, elt, a, r[0], r[1], acc, 2 * np);
+      acc = warpMma(kb, elt, a, r[2], r[3], acc, 2 * np + 1);
     }
   }
-  return acc;
+  return asTiles(kb, acc);
 }
 
 /// Values every backward kernel derives from its parameters.
@@ -617,16 +651,18 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
 
   // dV += Pᵀ·dO: B = dO [query][dv], transposed loads.
   SmallVector<Value> doTPtrs = bTrans->lanePointers(doTile);
+  Value dVAcc = asFragment(kb, dV);
   for (int64_t kk = 0; kk < qTiles / 2; ++kk) {
     AFrag p = packA(s, kk);
     for (int64_t dp = 0; dp < dvTiles / 2; ++dp) {
       auto r = kb.ldmatrixX4(
           bTrans->address(doTPtrs, 16 * kk, sliceStart / 16 + dp),
           /*transpose=*/true);
-      dV[2 * dp] = kb.mma16816(elt, p, {r[0], r[1]}, dV[2 * dp]);
-      dV[2 * dp + 1] = kb.mma16816(elt, p, {r[2], r[3]}, dV[2 * dp + 1]);
+      dVAcc = warpMma(kb, elt, p, r[0], r[1], dVAcc, 2 * dp);
+      dVAcc = warpMma(kb, elt, p, r[2], r[3], dVAcc, 2 * dp + 1);
     }
   }
+  dV = asTiles(kb, dVAcc);
 
   // dSᵀ = Pᵀ ∘ (dPᵀ − Δ).
   SmallVector<Acc> dp = warpGemmABt(kb, elt, *aRows, vPtrs, *bRows, doPtrs,
@@ -642,17 +678,18 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
   // dK += dSᵀ·Q (scaled at the end): B = Q [query][d], transposed loads.
   SmallVector<Value> qTPtrs = bTrans->lanePointers(qTile);
   SmallVector<AFrag> ds;
+  Value dKAcc = asFragment(kb, dK);
   for (int64_t kk = 0; kk < qTiles / 2; ++kk) {
     ds.push_back(packA(s, kk));
     for (int64_t dp2 = 0; dp2 < dTiles / 2; ++dp2) {
       auto r = kb.ldmatrixX4(
           bTrans->address(qTPtrs, 16 * kk, sliceStart / 16 + dp2),
           /*transpose=*/true);
-      dK[2 * dp2] = kb.mma16816(elt, ds[kk], {r[0], r[1]}, dK[2 * dp2]);
-      dK[2 * dp2 + 1] =
-          kb.mma16816(elt, ds[kk], {r[2], r[3]}, dK[2 * dp2 + 1]);
+      dKAcc = warpMma(kb, elt, ds[kk], r[0], r[1], dKAcc, 2 * dp2);
+      dKAcc = warpMma(kb, elt, ds[kk], r[2], r[3], dKAcc, 2 * dp2 + 1);
     }
   }
+  dK = asTiles(kb, dKAcc);
 
   // dSᵀ to shared memory: this warp's 16 key rows, packed pairs (for dQ,
   // unless a separate kernel computes it); then the row scalars of the
@@ -688,7 +725,8 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
   // block and a slice of the head dim, A = dS (ldmatrix.trans of dSᵀ),
   // B = K [key][d] (transposed loads), then atomic adds to the f32
   // accumulator.
-  SmallVector<Acc> dq(dqTiles, Acc{zero, zero, zero, zero});
+  Value dqAcc = asFragment(
+      kb, SmallVector<Acc>(dqTiles, Acc{zero, zero, zero, zero}));
   SmallVector<Value> dsPtrs = aTrans->lanePointers(dsTile);
   SmallVector<Value> kSlicePtrs = bTransKSlice->lanePointers(kTile);
   for (int64_t kk = 0; kk < config.blockN / 16; ++kk) {
@@ -698,10 +736,11 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
       auto r = kb.ldmatrixX4(
           bTransKSlice->address(kSlicePtrs, 16 * kk, sliceStart / 16 + p),
           /*transpose=*/true);
-      dq[2 * p] = kb.mma16816(elt, a, {r[0], r[1]}, dq[2 * p]);
-      dq[2 * p + 1] = kb.mma16816(elt, a, {r[2], r[3]}, dq[2 * p + 1]);
+      dqAcc = warpMma(kb, elt, a, r[0], r[1], dqAcc, 2 * p);
+      dqAcc = warpMma(kb, elt, a, r[2], r[3], dqAcc, 2 * p + 1);
     }
   }
+  SmallVector<Acc> dq = asTiles(kb, dqAcc);
   {
     Value accBase = dqAccumulator(kb, step.region, c.seqQ);
     Value colBase = kb.add(kb.mul(dqColGroup, kb.i32(8 * dqTiles)),
@@ -1058,6 +1097,7 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
     dq.push_back({carried[4 * i], carried[4 * i + 1], carried[4 * i + 2],
                   carried[4 * i + 3]});
   SmallVector<Value> kTPtrs = bTrans->lanePointers(kTile);
+  Value dqAcc = asFragment(kb, dq);
   for (int64_t kk = 0; kk < kTiles / 2; ++kk) {
     AFrag a = {kb.packPair(elt, s[2 * kk][0], s[2 * kk][1]),
                kb.packPair(elt, s[2 * kk][2], s[2 * kk][3]),
@@ -1066,10 +1106,11 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
     for (int64_t p = 0; p < dTiles / 2; ++p) {
       auto r = kb.ldmatrixX4(bTrans->address(kTPtrs, 16 * kk, p),
                              /*transpose=*/true);
-      dq[2 * p] = kb.mma16816(elt, a, {r[0], r[1]}, dq[2 * p]);
-      dq[2 * p + 1] = kb.mma16816(elt, a, {r[2], r[3]}, dq[2 * p + 1]);
+      dqAcc = warpMma(kb, elt, a, r[0], r[1], dqAcc, 2 * p);
+      dqAcc = warpMma(kb, elt, a, r[2], r[3], dqAcc, 2 * p + 1);
     }
   }
+  dq = asTiles(kb, dqAcc);
   SmallVector<Value> out;
   for (Acc &acc : dq)
     out.append(acc.begin(), acc.end());
