@@ -52,9 +52,10 @@ SmallVector<Value> flatten(ArrayRef<ValueRange> operands) {
   return flat;
 }
 
-/// `values` cut into one range per original result of `op` (1 value for a
-/// register, the registers of a fragment).
-SmallVector<SmallVector<Value>> regroup(Operation *op, ValueRange values) {
+/// Replaces `op` by `values`, cut into one range per result: one value for
+/// a register, a fragment's registers for a fragment.
+void replaceByResult(ConversionPatternRewriter &rewriter, Operation *op,
+                     ValueRange values) {
   SmallVector<SmallVector<Value>> groups;
   size_t at = 0;
   for (Type t : op->getResultTypes()) {
@@ -64,23 +65,17 @@ SmallVector<SmallVector<Value>> regroup(Operation *op, ValueRange values) {
     groups.emplace_back(values.begin() + at, values.begin() + at + n);
     at += n;
   }
-  return groups;
-}
-
-void replaceWithGroups(ConversionPatternRewriter &rewriter, Operation *op,
-                       ValueRange values) {
-  SmallVector<SmallVector<Value>> groups = regroup(op, values);
-  rewriter.replaceOpWithMultiple(op, SmallVector<SmallVector<Value>>(groups));
+  rewriter.replaceOpWithMultiple(op, std::move(groups));
 }
 
 template <typename Op>
-struct FragmentPattern : OpConversionPattern<Op> {
+struct TilePattern : OpConversionPattern<Op> {
   using OpConversionPattern<Op>::OpConversionPattern;
   using OneToNOpAdaptor = typename OpConversionPattern<Op>::OneToNOpAdaptor;
 };
 
-struct FragUndefLowering : FragmentPattern<FragUndefOp> {
-  using FragmentPattern::FragmentPattern;
+struct FragUndefLowering : TilePattern<FragUndefOp> {
+  using TilePattern::TilePattern;
   LogicalResult
   matchAndRewrite(FragUndefOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -93,8 +88,8 @@ struct FragUndefLowering : FragmentPattern<FragUndefOp> {
   }
 };
 
-struct FragSplatLowering : FragmentPattern<FragSplatOp> {
-  using FragmentPattern::FragmentPattern;
+struct FragSplatLowering : TilePattern<FragSplatOp> {
+  using TilePattern::TilePattern;
   LogicalResult
   matchAndRewrite(FragSplatOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -105,8 +100,8 @@ struct FragSplatLowering : FragmentPattern<FragSplatOp> {
   }
 };
 
-struct FragFromRegistersLowering : FragmentPattern<FragFromRegistersOp> {
-  using FragmentPattern::FragmentPattern;
+struct FragFromRegistersLowering : TilePattern<FragFromRegistersOp> {
+  using TilePattern::TilePattern;
   LogicalResult
   matchAndRewrite(FragFromRegistersOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -115,8 +110,8 @@ struct FragFromRegistersLowering : FragmentPattern<FragFromRegistersOp> {
   }
 };
 
-struct FragRegistersLowering : FragmentPattern<FragRegistersOp> {
-  using FragmentPattern::FragmentPattern;
+struct FragRegistersLowering : TilePattern<FragRegistersOp> {
+  using TilePattern::TilePattern;
   LogicalResult
   matchAndRewrite(FragRegistersOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -128,9 +123,9 @@ struct FragRegistersLowering : FragmentPattern<FragRegistersOp> {
 /// The value-threading ops (wgmma fence and wait) take the registers of
 /// the fragments they thread.
 template <typename Op>
-struct ThreadingLowering : FragmentPattern<Op> {
-  using FragmentPattern<Op>::FragmentPattern;
-  using typename FragmentPattern<Op>::OneToNOpAdaptor;
+struct ThreadingLowering : TilePattern<Op> {
+  using TilePattern<Op>::TilePattern;
+  using typename TilePattern<Op>::OneToNOpAdaptor;
   LogicalResult
   matchAndRewrite(Op op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -140,7 +135,7 @@ struct ThreadingLowering : FragmentPattern<Op> {
     state.addTypes(ValueRange(flat).getTypes());
     state.addAttributes(op->getAttrs());
     Operation *lowered = rewriter.create(state);
-    replaceWithGroups(rewriter, op, lowered->getResults());
+    replaceByResult(rewriter, op, lowered->getResults());
     return success();
   }
 };
@@ -148,8 +143,8 @@ struct ThreadingLowering : FragmentPattern<Op> {
 /// One wgmma k-step on the accumulator registers: wgmma_ss for a
 /// descriptor A, wgmma_rs for this k-step's four registers of an A
 /// fragment.
-struct WarpgroupMmaLowering : FragmentPattern<WarpgroupMmaOp> {
-  using FragmentPattern::FragmentPattern;
+struct WarpgroupMmaLowering : TilePattern<WarpgroupMmaOp> {
+  using TilePattern::TilePattern;
   LogicalResult
   matchAndRewrite(WarpgroupMmaOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -180,8 +175,8 @@ struct WarpgroupMmaLowering : FragmentPattern<WarpgroupMmaOp> {
 };
 
 /// mma.sync on tile n_tile's four registers; the others pass through.
-struct WarpMmaLowering : FragmentPattern<WarpMmaOp> {
-  using FragmentPattern::FragmentPattern;
+struct WarpMmaLowering : TilePattern<WarpMmaOp> {
+  using TilePattern::TilePattern;
   LogicalResult
   matchAndRewrite(WarpMmaOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -202,8 +197,8 @@ struct WarpMmaLowering : FragmentPattern<WarpMmaOp> {
 /// Register 4·j + e is column 8·j + e % 2 and row 8·(e / 2) from the
 /// thread's first: each test one compare of that constant with a
 /// per-thread value.
-struct MaskScoresLowering : FragmentPattern<MaskScoresOp> {
-  using FragmentPattern::FragmentPattern;
+struct MaskScoresLowering : TilePattern<MaskScoresOp> {
+  using TilePattern::TilePattern;
   LogicalResult
   matchAndRewrite(MaskScoresOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -244,8 +239,8 @@ struct MaskScoresLowering : FragmentPattern<MaskScoresOp> {
 
 /// Rows g and g + 8: registers 4·j + 2h and 4·j + 2h + 1 are row h's; its
 /// other columns are in the three other threads of the quad (lanes 4g..).
-struct OnlineSoftmaxLowering : FragmentPattern<OnlineSoftmaxOp> {
-  using FragmentPattern::FragmentPattern;
+struct OnlineSoftmaxLowering : TilePattern<OnlineSoftmaxOp> {
+  using TilePattern::TilePattern;
   LogicalResult
   matchAndRewrite(OnlineSoftmaxOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -287,8 +282,8 @@ struct OnlineSoftmaxLowering : FragmentPattern<OnlineSoftmaxOp> {
   }
 };
 
-struct ScaleRowsLowering : FragmentPattern<ScaleRowsOp> {
-  using FragmentPattern::FragmentPattern;
+struct ScaleRowsLowering : TilePattern<ScaleRowsOp> {
+  using TilePattern::TilePattern;
   LogicalResult
   matchAndRewrite(ScaleRowsOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -303,8 +298,8 @@ struct ScaleRowsLowering : FragmentPattern<ScaleRowsOp> {
 };
 
 /// k-step k's four registers: tile 2k rows g and g + 8, then tile 2k + 1.
-struct ToOperandLowering : FragmentPattern<ToOperandOp> {
-  using FragmentPattern::FragmentPattern;
+struct ToOperandLowering : TilePattern<ToOperandOp> {
+  using TilePattern::TilePattern;
   LogicalResult
   matchAndRewrite(ToOperandOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -327,8 +322,8 @@ Value ringTile(KernelBuilder &kb, RingType ring, Value base, Value stage) {
   return kb.gepBytes(base, kb.mul(stage, kb.i32(ring.getTileBytes())));
 }
 
-struct RingViewLowering : FragmentPattern<RingViewOp> {
-  using FragmentPattern::FragmentPattern;
+struct RingViewLowering : TilePattern<RingViewOp> {
+  using TilePattern::TilePattern;
   LogicalResult
   matchAndRewrite(RingViewOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -337,8 +332,8 @@ struct RingViewLowering : FragmentPattern<RingViewOp> {
   }
 };
 
-struct RingTileLowering : FragmentPattern<RingTileOp> {
-  using FragmentPattern::FragmentPattern;
+struct RingTileLowering : TilePattern<RingTileOp> {
+  using TilePattern::TilePattern;
   LogicalResult
   matchAndRewrite(RingTileOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -357,8 +352,8 @@ struct RingTileLowering : FragmentPattern<RingTileOp> {
 /// between 8-row groups is 1024 bytes; K-major, the leading offset is the
 /// 16 bytes of a k-step's second 8 columns (ignored by the hardware under
 /// 128-byte swizzle), MN-major it is one 64-column panel.
-struct RingDescriptorLowering : FragmentPattern<RingDescriptorOp> {
-  using FragmentPattern::FragmentPattern;
+struct RingDescriptorLowering : TilePattern<RingDescriptorOp> {
+  using TilePattern::TilePattern;
   LogicalResult
   matchAndRewrite(RingDescriptorOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
