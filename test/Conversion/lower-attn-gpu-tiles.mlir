@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --lower-attn-gpu-tiles --split-input-file | FileCheck %s --implicit-check-not=attn_gpu.frag --implicit-check-not=attn_gpu.warpgroup_mma --implicit-check-not=attn_gpu.mask_scores --implicit-check-not=attn_gpu.online_softmax --implicit-check-not=attn_gpu.scale_rows --implicit-check-not=attn_gpu.to_operand --implicit-check-not=attn_gpu.ring --implicit-check-not=attn_gpu.warp_mma
+// RUN: attn-opt %s --lower-attn-gpu-tiles --split-input-file | FileCheck %s --implicit-check-not=attn_gpu.frag --implicit-check-not=attn_gpu.warpgroup_mma --implicit-check-not=attn_gpu.mask_scores --implicit-check-not=attn_gpu.online_softmax --implicit-check-not=attn_gpu.scale_rows --implicit-check-not=attn_gpu.to_operand --implicit-check-not=attn_gpu.ring --implicit-check-not=attn_gpu.warp_mma --implicit-check-not=attn_gpu.mask_limit
 // RUN: attn-opt %s --lower-attn-gpu-tiles --split-input-file | attn-opt --convert-attn-gpu-to-nvvm --split-input-file | FileCheck %s --check-prefix=NVVM --implicit-check-not=attn_gpu
 
 // Each fragment becomes its registers in the layout of AttnGPUTypes.td (acc:
@@ -829,4 +829,40 @@ func.func @warp_mma(%a0: i32, %a1: i32, %a2: i32, %a3: i32, %a4: i32, %a5: i32,
          %r#11, %r#12, %r#13, %r#14, %r#15
       : f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32,
         f32, f32
+}
+
+// -----
+
+// mask_limit: register 4·j + e stays when col·(8·j + e % 2) + row·8·(e / 2)
+// <= limit. With col = -1, row = 1 (a causal edge of Sᵀ) the constants of
+// registers 0..7 are 0, -1, 8, 7, -8, -9, 0, -1.
+
+// CHECK-LABEL: func.func @mask_limit
+// CHECK-SAME: (%[[R0:[[:alnum:]_]+]]: f32, %[[R1:[[:alnum:]_]+]]: f32, %{{.*}}, %[[LIM:[[:alnum:]_]+]]: i32)
+// CHECK: %[[NEG:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[C0:.+]] = arith.constant 0 : i32
+// CHECK: %[[T0:.+]] = arith.cmpi sle, %[[C0]], %[[LIM]] : i32
+// CHECK: %[[M0:.+]] = arith.select %[[T0]], %[[R0]], %[[NEG]] : f32
+// CHECK: %[[C1:.+]] = arith.constant -1 : i32
+// CHECK: %[[T1:.+]] = arith.cmpi sle, %[[C1]], %[[LIM]] : i32
+// CHECK: %[[M1:.+]] = arith.select %[[T1]], %[[R1]], %[[NEG]] : f32
+// CHECK: arith.constant 8 : i32
+// CHECK: arith.constant 7 : i32
+// CHECK: arith.constant -8 : i32
+// CHECK: arith.constant -9 : i32
+// CHECK: arith.constant 0 : i32
+// CHECK: arith.constant -1 : i32
+// CHECK: return %[[M0]], %[[M1]]
+// NVVM-LABEL: func.func @mask_limit
+func.func @mask_limit(%r0: f32, %r1: f32, %r2: f32, %r3: f32, %r4: f32,
+                      %r5: f32, %r6: f32, %r7: f32, %lim: i32)
+    -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+  %s = attn_gpu.frag_from_registers %r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7
+      : f32, f32, f32, f32, f32, f32, f32, f32 -> !attn_gpu.frag<16x16xf32, acc>
+  %m = attn_gpu.mask_limit %s, %lim {col = -1 : i64, row = 1 : i64}
+      : !attn_gpu.frag<16x16xf32, acc>
+  %r:8 = attn_gpu.frag_registers %m : !attn_gpu.frag<16x16xf32, acc>
+      -> f32, f32, f32, f32, f32, f32, f32, f32
+  return %r#0, %r#1, %r#2, %r#3, %r#4, %r#5, %r#6, %r#7
+      : f32, f32, f32, f32, f32, f32, f32, f32
 }

@@ -237,6 +237,27 @@ struct MaskScoresLowering : TilePattern<MaskScoresOp> {
   }
 };
 
+struct MaskLimitLowering : TilePattern<MaskLimitOp> {
+  using TilePattern::TilePattern;
+  LogicalResult
+  matchAndRewrite(MaskLimitOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder kb(rewriter, op.getLoc());
+    Value limit = adaptor.getLimit().front();
+    Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
+    int64_t col = op.getCol(), row = op.getRow();
+    SmallVector<Value> masked;
+    for (auto [r, s] : llvm::enumerate(adaptor.getScores())) {
+      int64_t j = r / 4, e = r % 4;
+      int64_t offset = col * (8 * j + (e & 1)) + row * 8 * (e / 2);
+      masked.push_back(
+          kb.select(kb.sle(kb.i32(offset), limit), s, negInf));
+    }
+    rewriter.replaceOpWithMultiple(op, {masked});
+    return success();
+  }
+};
+
 /// Rows g and g + 8: registers 4·j + 2h and 4·j + 2h + 1 are row h's; its
 /// other columns are in the three other threads of the quad (lanes 4g..).
 struct OnlineSoftmaxLowering : TilePattern<OnlineSoftmaxOp> {
@@ -401,7 +422,7 @@ void mlir::attn::populateAttnGPUTileLoweringPatterns(
   patterns.add<FragUndefLowering, FragSplatLowering, FragFromRegistersLowering,
                FragRegistersLowering, ThreadingLowering<WgmmaFenceOp>,
                ThreadingLowering<WgmmaWaitGroupOp>, WarpgroupMmaLowering,
-               MaskScoresLowering, OnlineSoftmaxLowering, ScaleRowsLowering,
+               MaskScoresLowering, MaskLimitLowering, OnlineSoftmaxLowering, ScaleRowsLowering,
                ToOperandLowering, WarpMmaLowering, RingViewLowering, RingTileLowering,
                RingDescriptorLowering>(converter, patterns.getContext());
 }

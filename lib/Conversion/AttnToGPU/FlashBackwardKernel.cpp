@@ -171,20 +171,12 @@ SmallVector<Value> loadChunkAsF32(KernelBuilder &kb, Type elt, Value ptr) {
   return out;
 }
 
-/// nvvm::maskRegisters on a step's score tiles: element e of tile nt stays
-/// when offset(nt, e) <= limit().
+/// nvvm::maskFragment on a step's score tiles: element e of tile nt stays
+/// when col·(8·nt + e % 2) + row·8·(e / 2) <= limit().
 void maskTiles(KernelBuilder &kb, SmallVector<Acc> &s, Value needed,
-               llvm::function_ref<Value()> limit,
-               llvm::function_ref<int64_t(int64_t, int)> offset) {
-  SmallVector<Value> flat;
-  for (Acc &acc : s)
-    flat.append(acc.begin(), acc.end());
-  SmallVector<Value> masked =
-      nvvm::maskRegisters(kb, flat, needed, limit, offset);
-  int64_t i = 0;
-  for (Acc &acc : s)
-    for (Value &v : acc)
-      v = masked[i++];
+               llvm::function_ref<Value()> limit, int64_t col, int64_t row) {
+  s = asTiles(kb, nvvm::maskFragment(kb, asFragment(kb, s), needed, limit,
+                                     col, row));
 }
 
 /// The softcap on a step's raw scores Q·Kᵀ, before the mask: each becomes
@@ -577,7 +569,7 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
           return kb.sub(kb.add(kb.sub(reach, kv0), kb.shl(t, 1)),
                         kb.add(kb.mul(warp, kb.i32(16)), g));
         },
-        [](int64_t nt, int e) { return 8 * (e / 2) - 8 * nt - (e & 1); });
+        /*col=*/-1, /*row=*/1);
   }
   if (spec.band.hasLeft()) {
     // The lowest key the block's last row sees.
@@ -591,7 +583,7 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
                      kb.shl(t, 1)),
               kb.add(kb.add(kv0, kb.mul(warp, kb.i32(16))), g));
         },
-        [](int64_t nt, int e) { return 8 * nt + (e & 1) - 8 * (e / 2); });
+        /*col=*/1, /*row=*/-1);
   }
   // Keys past Nk: their S is 0, and P = exp2(0 − LSE·log2e) overflows to
   // inf for a row whose LSE is below about −88 (few keys, large negative
@@ -603,7 +595,7 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
         return kb.sub(kb.sub(kb.sub(keyEnd, kv0), kb.mul(warp, kb.i32(16))),
                       kb.add(g, kb.i32(1)));
       },
-      [](int64_t, int e) { return 8 * (e / 2); });
+      /*col=*/0, /*row=*/1);
   // key_range: key >= start  <=>  −8·(e/2) <= kv0 + 16·warp + g − start.
   if (keyStart)
     maskTiles(
@@ -612,7 +604,7 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
           return kb.sub(kb.add(kb.add(kv0, kb.mul(warp, kb.i32(16))), g),
                         keyStart);
         },
-        [](int64_t, int e) { return -8 * (e / 2); });
+        /*col=*/0, /*row=*/-1);
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), column-wise LSE from shared memory.
   Value cScale = softmaxConstant(kb, params, spec);
@@ -1045,7 +1037,7 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
                                kb.add(g, reach)),
                         kb.add(kv0, kb.shl(t, 1)));
         },
-        [](int64_t nt, int e) { return 8 * nt + (e & 1) - 8 * (e / 2); });
+        /*col=*/1, /*row=*/-1);
   }
   if (spec.band.hasLeft()) {
     // The lowest key the block's last row sees.
@@ -1060,7 +1052,7 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
                             kb.add(g, diagonal))),
               kb.add(kv0, kb.shl(t, 1)));
         },
-        [](int64_t nt, int e) { return 8 * (e / 2) - 8 * nt - (e & 1); });
+        /*col=*/-1, /*row=*/1);
   }
   // key < Nk (or the key_range's end)  <=>  8·nt + e%2 <= end − kv0 − 2t − 1.
   maskTiles(
@@ -1068,13 +1060,13 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
       [&] {
         return kb.sub(kb.sub(keyEnd, kv0), kb.add(kb.shl(t, 1), kb.i32(1)));
       },
-      [](int64_t nt, int e) { return 8 * nt + (e & 1); });
+      /*col=*/1, /*row=*/0);
   // key_range: key >= start  <=>  −8·nt − e%2 <= kv0 + 2t − start.
   if (keyStart)
     maskTiles(
         kb, s, kb.slt(kv0, keyStart),
         [&] { return kb.sub(kb.add(kv0, kb.shl(t, 1)), keyStart); },
-        [](int64_t nt, int e) { return -8 * nt - (e & 1); });
+        /*col=*/-1, /*row=*/0);
 
   Value cScale = softmaxConstant(kb, params, spec);
   for (int64_t nt = 0; nt < kTiles; ++nt)

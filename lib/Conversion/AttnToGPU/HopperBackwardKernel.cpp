@@ -597,47 +597,49 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   //   left:  8·j + e%2 − 8·(e/2) <= left − diagonal − q0 + kv0 + warpKey0
   //          + g − 2t.
   // Blocks clear of an edge skip its compares.
+  Value sTile = kb.fragment(accumulator(config.blockM), s);
   if (spec.band.hasRight()) {
     Value reach = kb.add(q0, diagonal);
     if (spec.band.right)
       reach = kb.add(reach, kb.i32(spec.band.right));
-    s = maskRegisters(
-        kb, s, kb.slt(reach, kb.add(kv0, kb.i32(config.blockN - 1))),
+    sTile = maskFragment(
+        kb, sTile, kb.slt(reach, kb.add(kv0, kb.i32(config.blockN - 1))),
         [&] {
           return kb.add(kb.sub(kb.sub(reach, kb.add(kv0, warpKey0)), g),
                         kb.shl(t, 1));
         },
-        [](int64_t j, int e) { return 8 * (e / 2) - 8 * j - (e & 1); });
+        /*col=*/-1, /*row=*/1);
   }
   if (spec.band.hasLeft()) {
     // The lowest key the block's last row sees.
     Value lowest = kb.sub(kb.add(q0, diagonal),
                           kb.i32(spec.band.left - (config.blockM - 1)));
-    s = maskRegisters(
-        kb, s, kb.slt(kv0, lowest),
+    sTile = maskFragment(
+        kb, sTile, kb.slt(kv0, lowest),
         [&] {
           return kb.sub(
               kb.add(kb.sub(kb.i32(spec.band.left), kb.add(q0, diagonal)),
                      kb.add(kb.add(kv0, warpKey0), g)),
               kb.shl(t, 1));
         },
-        [](int64_t j, int e) { return 8 * j + (e & 1) - 8 * (e / 2); });
+        /*col=*/1, /*row=*/-1);
   }
   // Keys past Nk (the last key block): key < Nk  <=>
   //   8·(e/2) <= Nk − kv0 − warpKey0 − g − 1.
-  s = maskRegisters(
-      kb, s, kb.slt(keyEnd, kb.add(kv0, kb.i32(config.blockN))),
+  sTile = maskFragment(
+      kb, sTile, kb.slt(keyEnd, kb.add(kv0, kb.i32(config.blockN))),
       [&] {
         return kb.sub(kb.sub(keyEnd, kb.add(kv0, warpKey0)),
                       kb.add(g, kb.i32(1)));
       },
-      [](int64_t, int e) { return 8 * (e / 2); });
+      /*col=*/0, /*row=*/1);
   // key_range: key >= start  <=>  −8·(e/2) <= kv0 + warpKey0 + g − start.
   if (keyStart)
-    s = maskRegisters(
-        kb, s, kb.slt(kv0, keyStart),
+    sTile = maskFragment(
+        kb, sTile, kb.slt(kv0, keyStart),
         [&] { return kb.sub(kb.add(kb.add(kv0, warpKey0), g), keyStart); },
-        [](int64_t, int e) { return -8 * (e / 2); });
+        /*col=*/0, /*row=*/-1);
+  s = kb.registers(sTile);
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), LSE·log2e of this thread's query columns
   // 8·j + 2t + {0, 1} read only now (after the mask: fewer live registers).

@@ -190,3 +190,13 @@ func.func @warp_mma(%a: !attn_gpu.frag<16x32xbf16, a>, %b0: i32, %b1: i32,
       : !attn_gpu.frag<16x32xbf16, a>, !attn_gpu.frag<16x64xf32, acc>
   return
 }
+
+// One mask edge as the backward kernels test it: col·c + row·r <= limit.
+
+// CHECK-LABEL: func.func @mask_limit
+func.func @mask_limit(%s: !attn_gpu.frag<16x64xf32, acc>, %lim: i32) {
+  // CHECK: attn_gpu.mask_limit %{{.*}}, %{{.*}} {col = -1 : i64, row = 1 : i64} : !attn_gpu.frag<16x64xf32, acc>
+  %m = attn_gpu.mask_limit %s, %lim {col = -1 : i64, row = 1 : i64}
+      : !attn_gpu.frag<16x64xf32, acc>
+  return
+}

@@ -212,25 +212,20 @@ SmallVector<Value> KernelBuilder::registers(Value fragment) {
   return SmallVector<Value>(op.getResults());
 }
 
-SmallVector<Value> mlir::attn::nvvm::maskRegisters(
-    KernelBuilder &kb, ValueRange regs, Value needed,
-    llvm::function_ref<Value()> limit,
-    llvm::function_ref<int64_t(int64_t, int)> offset) {
+Value mlir::attn::nvvm::maskFragment(KernelBuilder &kb, Value fragment,
+                                     Value needed,
+                                     llvm::function_ref<Value()> limit,
+                                     int64_t col, int64_t row) {
   OpBuilder &b = kb.builder();
   Location loc = kb.location();
-  Value negInf = kb.f32(-std::numeric_limits<double>::infinity());
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange(regs), needed,
+  auto ifOp = scf::IfOp::create(b, loc, fragment.getType(), needed,
                                 /*withElse=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Value lim = limit();
-  SmallVector<Value> masked;
-  for (auto [i, v] : llvm::enumerate(regs))
-    masked.push_back(kb.select(
-        kb.sle(kb.i32(offset(i / 4, static_cast<int>(i % 4))), lim), v,
-        negInf));
+  Value masked =
+      attn_gpu::MaskLimitOp::create(b, loc, fragment, limit(), col, row);
   scf::YieldOp::create(b, loc, masked);
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  scf::YieldOp::create(b, loc, regs);
-  return SmallVector<Value>(ifOp.getResults());
+  scf::YieldOp::create(b, loc, fragment);
+  return ifOp.getResult(0);
 }

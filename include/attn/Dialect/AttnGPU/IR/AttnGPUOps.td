@@ -609,6 +609,31 @@ def AttnGPU_MaskScoresOp : AttnGPU_Op<"mask_scores",
   let hasVerifier = 1;
 }
 
+def AttnGPU_MaskLimitOp : AttnGPU_Op<"mask_limit",
+    [Pure, AllTypesMatch<["scores", "result"]>]> {
+  let summary = "-inf for the scores past one linear limit";
+  let description = [{
+    One edge of a mask as the backward kernels test it: a thread's element
+    at column c and row r of the fragment, counted from its own first
+    (c = 8·j + e % 2, r = 8·(e / 2) for register 4·j + e), stays when
+    `col`·c + `row`·r <= `limit` and becomes -inf otherwise; each test is
+    one compile-time constant against the per-thread `limit`. With Sᵀ
+    (rows are keys, columns queries) a causal edge is col = -1, row = 1,
+    the keys past Nk col = 0, row = 1.
+
+    ```mlir
+    %m = attn_gpu.mask_limit %s, %lim {col = -1 : i64, row = 1 : i64}
+        : !attn_gpu.frag<16x64xf32, acc>
+    ```
+  }];
+  let arguments = (ins AttnGPU_AccFragment:$scores, I32:$limit,
+                       I64Attr:$col, I64Attr:$row);
+  let results = (outs AttnGPU_AccFragment:$result);
+  let assemblyFormat = [{
+    $scores `,` $limit attr-dict `:` qualified(type($scores))
+  }];
+}
+
 def AttnGPU_OnlineSoftmaxOp : AttnGPU_Op<"online_softmax",
     [NoMemoryEffect, AllTypesMatch<["scores", "p"]>]> {
   let summary = "One key block's online-softmax step, in the exp2 domain";

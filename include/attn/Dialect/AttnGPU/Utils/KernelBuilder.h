@@ -128,15 +128,13 @@ template <typename Fn> void ifThen(KernelBuilder &kb, Value cond, Fn body) {
   body();
 }
 
-/// Masks f32 accumulator registers (register 4·j + e: tile j, element e)
-/// under `scf.if needed`, so that blocks needing no mask skip the compares:
-/// register 4·j + e keeps its value when offset(j, e) <= limit() and becomes
-/// -inf otherwise. `limit` is a per-thread value built inside the branch;
-/// `offset` the register's compile-time part of the comparison.
-SmallVector<Value>
-maskRegisters(KernelBuilder &kb, ValueRange regs, Value needed,
-              llvm::function_ref<Value()> limit,
-              llvm::function_ref<int64_t(int64_t, int)> offset);
+/// One mask edge of an accumulator fragment under `scf.if needed`, so that
+/// blocks clear of the edge skip the compares (attn_gpu.mask_limit):
+/// elements with col·c + row·r > limit() become -inf. `limit` is a
+/// per-thread value built inside the branch.
+Value maskFragment(KernelBuilder &kb, Value fragment, Value needed,
+                   llvm::function_ref<Value()> limit, int64_t col,
+                   int64_t row);
 
 /// `scf.if cond` with `thenBody` and `elseBody` (no results).
 template <typename Fn, typename Gn>
