@@ -44,6 +44,12 @@ bool hasTileValues(Operation *op) {
          llvm::any_of(op->getResultTypes(), isTileValue);
 }
 
+/// The accumulator layout (AttnGPUTypes.td): register r of a thread holds
+/// the element at this column and row half (0 or 1: rows g, g + 8) from
+/// its own first.
+int64_t accColumn(int64_t r) { return 8 * (r / 4) + (r & 1); }
+int64_t accRowHalf(int64_t r) { return (r % 4) / 2; }
+
 /// The flat registers of converted operands.
 SmallVector<Value> flatten(ArrayRef<ValueRange> operands) {
   SmallVector<Value> flat;
@@ -194,9 +200,8 @@ struct WarpMmaLowering : TilePattern<WarpMmaOp> {
   }
 };
 
-/// Register 4·j + e is column 8·j + e % 2 and row 8·(e / 2) from the
-/// thread's first: each test one compare of that constant with a
-/// per-thread value.
+/// Each test one compare of a register's constant column (and row) offset
+/// with a per-thread value.
 struct MaskScoresLowering : TilePattern<MaskScoresOp> {
   using TilePattern::TilePattern;
   LogicalResult
@@ -227,8 +232,7 @@ struct MaskScoresLowering : TilePattern<MaskScoresOp> {
     for (auto [i, scores] : llvm::enumerate(adaptor.getScores())) {
       SmallVector<Value> &masked = results.emplace_back();
       for (auto [r, s] : llvm::enumerate(scores)) {
-        int64_t j = r / 4, e = r % 4;
-        Value valid = visible(8 * j + (e & 1), 16 * int64_t(i) + 8 * (e / 2));
+        Value valid = visible(accColumn(r), 16 * int64_t(i) + 8 * accRowHalf(r));
         masked.push_back(kb.select(valid, s, negInf));
       }
     }
@@ -248,8 +252,7 @@ struct MaskLimitLowering : TilePattern<MaskLimitOp> {
     int64_t col = op.getCol(), row = op.getRow();
     SmallVector<Value> masked;
     for (auto [r, s] : llvm::enumerate(adaptor.getScores())) {
-      int64_t j = r / 4, e = r % 4;
-      int64_t offset = col * (8 * j + (e & 1)) + row * 8 * (e / 2);
+      int64_t offset = col * accColumn(r) + row * 8 * accRowHalf(r);
       masked.push_back(
           kb.select(kb.sle(kb.i32(offset), limit), s, negInf));
     }
@@ -312,7 +315,7 @@ struct ScaleRowsLowering : TilePattern<ScaleRowsOp> {
     ValueRange factors = adaptor.getFactors();
     SmallVector<Value> scaled;
     for (auto [i, v] : llvm::enumerate(adaptor.getFragment()))
-      scaled.push_back(kb.fmul(v, factors[(i % 4) / 2]));
+      scaled.push_back(kb.fmul(v, factors[accRowHalf(i)]));
     rewriter.replaceOpWithMultiple(op, {scaled});
     return success();
   }

@@ -111,8 +111,10 @@ SmallVector<Value> mlir::attn::nvvm::maskScores(
   // value: key < Nk <=> col < Nk - kv0 - 2t, and key <= d(row) + right
   // <=> col - rowOffset <= d(firstRow) - kv0 - 2t + right.
   Value keysLeft = kb.sub(kb.sub(keyEnd, kv0), kb.shl(t, 1));
-  Value rowMinusKey =
-      kb.sub(kb.sub(kb.add(bandOffset, firstRow()), kv0), kb.shl(t, 1));
+  Value rowMinusKey;
+  if (!band.isNone())
+    rowMinusKey =
+        kb.sub(kb.sub(kb.add(bandOffset, firstRow()), kv0), kb.shl(t, 1));
   Value keysBefore;
   if (keyStart)
     keysBefore = kb.sub(kb.sub(keyStart, kv0), kb.shl(t, 1));
@@ -122,7 +124,7 @@ SmallVector<Value> mlir::attn::nvvm::maskScores(
   };
   auto op = attn_gpu::MaskScoresOp::create(
       b, kb.location(), scores.getTypes(), scores, keysLeft,
-      band.isNone() ? Value() : rowMinusKey, keysBefore,
+      rowMinusKey, keysBefore,
       side(band.hasLeft(), band.left), side(band.hasRight(), band.right));
   return SmallVector<Value>(op.getResults());
 }

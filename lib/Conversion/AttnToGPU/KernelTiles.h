@@ -88,9 +88,9 @@ private:
 /// The mask of a forward key block's scores (both forward families): an
 /// attn_gpu.mask_scores of the warp's score fragments `scores` (fragment
 /// i: rows 16·i on) for a thread whose first key is kv0 + 2t and whose
-/// first row is `firstRow()` (built after the key limit): keys from
-/// `keyEnd` on, before `keyStart` (when given, key_range) and outside the
-/// band (d(row) = row + bandOffset) become -inf.
+/// first row is `firstRow()` (built after the key limit, with a band only):
+/// keys from `keyEnd` on, before `keyStart` (when given, key_range) and
+/// outside the band (d(row) = row + bandOffset) become -inf.
 SmallVector<Value> maskScores(KernelBuilder &kb, const MaskBand &band,
                               ValueRange scores, Value kv0, Value t,
                               Value keyStart, Value keyEnd, Value bandOffset,
