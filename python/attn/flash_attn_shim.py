@@ -20,8 +20,16 @@ run on attn's kernels:
 * ``deterministic`` selects attn's deterministic backward kernels;
 * the varlen functions take packed [total, H, D] tensors and
   ``cu_seqlens`` (attn.torch.attention_varlen: one call of the op over the
-  sequences padded, with per-sequence key ranges); ``block_table`` (paged
-  KV) is not implemented;
+  sequences padded, with per-sequence key ranges);
+* ``flash_attn_varlen_func``'s ``block_table`` (paged KV cache: k, v
+  [num_blocks, page_block_size, Hkv, D], block_table int32 [B,
+  max_num_blocks_per_seq]; key t of sequence b is row t % page_block_size
+  of page block_table[b, t // page_block_size], sequence b holding
+  cu_seqlens_k[b + 1] - cu_seqlens_k[b] keys) gathers each sequence's
+  pages into packed k and v and runs the varlen path on them: a copy of
+  the sequences' K and V on every call (attn's kernels do not read pages),
+  differentiable, so gradients reach the paged caches. Any page size is
+  taken (FlashAttention's kernels want multiples of 256);
 * ``return_attn_probs`` returns (out, softmax_lse, None): FlashAttention
   returns the attention probabilities only with dropout, which attn has
   not.
@@ -31,6 +39,7 @@ argument (dropout_p > 0, other ALiBi slopes); everything else attn cannot
 run (a backward of a variant, a head dim) raises attn's own errors.
 """
 
+import itertools
 from typing import Optional, Tuple
 
 import torch
@@ -166,6 +175,79 @@ def _varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
     return (out, lse, None) if return_attn_probs else out
 
 
+def _gather_pages(k_cache: Tensor, v_cache: Tensor, block_table: Tensor,
+                  cu_seqlens_k: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    """FlashAttention's paged KV cache as the varlen path's packed k and v:
+    (k [total_k, Hkv, D], v [total_k, Hkv, Dv], cu_seqlens_k from 0).
+
+    Key t of sequence b is row t % page_block_size of page block_table[b,
+    t // page_block_size]; sequence b has cu_seqlens_k[b + 1] -
+    cu_seqlens_k[b] keys. The gather is one advanced-indexing copy of each
+    cache (differentiable: a page used twice accumulates both gradients).
+    Reads cu_seqlens_k and the pages used on the host (one
+    synchronisation each on a GPU)."""
+    for name, t in (("k", k_cache), ("v", v_cache)):
+        if not isinstance(t, Tensor) or t.dim() != 4:
+            raise ValueError(
+                f"{name} must be a 4-D [num_blocks, page_block_size, heads, "
+                f"head_dim] paged cache with block_table, got "
+                f"{getattr(t, 'shape', type(t).__name__)}")
+    if k_cache.shape[:3] != v_cache.shape[:3]:
+        raise ValueError("k and v must be paged caches of the same "
+                         "[num_blocks, page_block_size, heads], got "
+                         f"{tuple(k_cache.shape)} and {tuple(v_cache.shape)}")
+    num_blocks, page = k_cache.shape[0], k_cache.shape[1]
+    if page < 1:
+        raise ValueError(f"k: page_block_size (k.shape[1]) must be >= 1, "
+                         f"got {tuple(k_cache.shape)}")
+    if not isinstance(block_table, Tensor) or block_table.dim() != 2 or \
+            block_table.dtype != torch.int32:
+        raise ValueError(
+            "block_table must be a 2-D int32 [batch, max_num_blocks_per_seq] "
+            f"tensor, got {getattr(block_table, 'dtype', type(block_table))} "
+            f"{tuple(getattr(block_table, 'shape', ()))}")
+    if not isinstance(cu_seqlens_k, Tensor) or cu_seqlens_k.dim() != 1 or \
+            cu_seqlens_k.numel() < 2 or \
+            cu_seqlens_k.dtype not in (torch.int32, torch.int64):
+        raise ValueError(
+            "cu_seqlens_k must be a 1-D int32 (or int64) tensor of batch + 1 "
+            "offsets, "
+            f"got {getattr(cu_seqlens_k, 'dtype', type(cu_seqlens_k))} "
+            f"{tuple(getattr(cu_seqlens_k, 'shape', ()))}")
+    offsets = cu_seqlens_k.tolist()
+    lengths = [b - a for a, b in zip(offsets, offsets[1:])]
+    if any(n < 0 for n in lengths):
+        raise ValueError(f"cu_seqlens_k must not decrease, got {offsets}")
+    batch, width = block_table.shape
+    if batch != len(lengths):
+        raise ValueError(f"block_table has {batch} rows but cu_seqlens_k "
+                         f"gives {len(lengths)} sequences")
+    for b, n in enumerate(lengths):
+        if -(-n // page) > width:
+            raise ValueError(
+                f"block_table: sequence {b} has {n} keys (cu_seqlens_k), "
+                f"more than its {width} blocks of page_block_size {page} "
+                f"hold ({width * page})")
+    device = k_cache.device
+    total = sum(lengths)
+    lens = torch.tensor(lengths, dtype=torch.int64, device=device)
+    seq = torch.repeat_interleave(torch.arange(batch, device=device), lens,
+                                  output_size=total)
+    first = torch.cumsum(lens, 0) - lens
+    t = torch.arange(total, device=device) - first[seq]  # key within its seq
+    pages = block_table.to(device)[seq, t // page].long()
+    if total:
+        lo, hi = (int(x) for x in torch.aminmax(pages))
+        if lo < 0 or hi >= num_blocks:
+            bad = lo if lo < 0 else hi
+            raise ValueError(f"block_table: block {bad} is out of range for "
+                             f"paged caches of {num_blocks} blocks")
+    rows = t % page
+    cu = torch.tensor([0] + list(itertools.accumulate(lengths)),
+                      dtype=torch.int32, device=cu_seqlens_k.device)
+    return k_cache[pages, rows], v_cache[pages, rows], cu
+
+
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                            max_seqlen_k, dropout_p=0.0, softmax_scale=None,
                            causal=False, window_size=(-1, -1), softcap=0.0,
@@ -173,10 +255,17 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                            return_attn_probs=False, block_table=None):
     """flash_attn_func over packed sequences: q [total_q, Hq, D], k, v
     [total_k, Hkv, D], cu_seqlens_* int32 [B + 1]. Returns out [total_q,
-    Hq, Dv], or (out, softmax_lse [Hq, total_q], None)."""
+    Hq, Dv], or (out, softmax_lse [Hq, total_q], None).
+
+    With ``block_table`` (int32 [B, max_num_blocks_per_seq]), k and v are
+    paged caches [num_blocks, page_block_size, Hkv, D]: key t of sequence
+    b is k[block_table[b, t // page_block_size], t % page_block_size], and
+    sequence b has cu_seqlens_k[b + 1] - cu_seqlens_k[b] keys (only the
+    differences count, as in FlashAttention). The pages are gathered into
+    packed k and v (a copy of the sequences' K and V per call; gradients
+    flow back to the caches) and run as the contiguous call would."""
     if block_table is not None:
-        raise NotImplementedError("block_table: attn has no paged KV cache "
-                                  "yet; pass contiguous k and v")
+        k, v, cu_seqlens_k = _gather_pages(k, v, block_table, cu_seqlens_k)
     return _varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                    max_seqlen_k, dropout_p, softmax_scale, causal,
                    window_size, softcap, alibi_slopes, deterministic,

@@ -206,15 +206,197 @@ def test_varlen_is_each_sequence_on_its_own(causal, window):
 def test_varlen_errors_name_the_argument():
     x = torch.randn(8, 2, 32)
     cu = torch.tensor([0, 8], dtype=torch.int32)
-    with pytest.raises(NotImplementedError, match=r"^block_table: "):
-        fa.flash_attn_varlen_func(x, x, x, cu, cu, 8, 8,
-                                  block_table=torch.zeros(1, 1))
     with pytest.raises(NotImplementedError, match=r"^dropout_p: "):
         fa.flash_attn_varlen_func(x, x, x, cu, cu, 8, 8, dropout_p=0.5)
     with pytest.raises(ValueError, match=r"^kv must be a \[total_tokens, 2"):
         fa.flash_attn_varlen_kvpacked_func(x, x, cu, cu, 8, 8)
     with pytest.raises(ValueError, match=r"^qkv must be a \[total_tokens, 3"):
         fa.flash_attn_varlen_qkvpacked_func(x, cu, 8)
+
+
+def cu_of(lens):
+    return torch.tensor([0] + [sum(lens[:i + 1]) for i in range(len(lens))],
+                        dtype=torch.int32)
+
+
+def paged_cache(x, lens, page, seed=0):
+    """x [total, H, D] packed by ``lens`` as FlashAttention's paged cache:
+    (cache [num_blocks, page, H, D], block_table int32 [B, width], pages,
+    rows), built by loops: each sequence's blocks are shuffled pages,
+    unused rows and pages hold junk (x 100), entries past a sequence's
+    blocks are -1, and token i of x sits at cache[pages[i], rows[i]]."""
+    g = torch.Generator().manual_seed(seed)
+    need = [-(-n // page) for n in lens]
+    num_blocks = sum(need) + 3
+    cache = torch.randn((num_blocks, page) + tuple(x.shape[1:]),
+                        generator=g, dtype=x.dtype) * 100
+    order = torch.randperm(num_blocks, generator=g).tolist()
+    table = torch.full((len(lens), max(need) + 2), -1, dtype=torch.int32)
+    pages, rows = [], []
+    for b, n in enumerate(lens):
+        for t in range(n):
+            if t % page == 0:
+                table[b, t // page] = order.pop()
+            pages.append(int(table[b, t // page]))
+            rows.append(t % page)
+    pages, rows = torch.tensor(pages), torch.tensor(rows)
+    with torch.no_grad():
+        cache[pages, rows] = x
+    return cache, table, pages, rows
+
+
+LENS_Q, LENS_K = [9, 1, 17, 4], [12, 6, 17, 0]
+
+
+@pytest.mark.parametrize("page", [1, 5, 16, 32])
+@pytest.mark.parametrize("causal, window", [(False, (-1, -1)),
+                                            (True, (-1, -1)),
+                                            (False, (5, 3))])
+def test_paged_kv_is_the_contiguous_call(page, causal, window):
+    """block_table: key t of sequence b at k[block_table[b, t // page],
+    t % page] (pages that do not divide the lengths, shuffled, junk
+    around them, -1 past each sequence's blocks; an empty sequence; GQA):
+    the same numbers as the call with contiguous k and v, and FlashAttention's
+    semantics (float64, per sequence)."""
+    torch.manual_seed(2)
+    q = torch.randn(sum(LENS_Q), 4, 32)
+    k, v = (torch.randn(sum(LENS_K), 2, 32) for _ in range(2))
+    k_cache, table, _, _ = paged_cache(k, LENS_K, page, seed=1)
+    v_cache, table_v, _, _ = paged_cache(v, LENS_K, page, seed=1)
+    assert torch.equal(table, table_v)
+    args = (cu_of(LENS_Q), cu_of(LENS_K), max(LENS_Q), max(LENS_K))
+    kw = dict(causal=causal, window_size=window, return_attn_probs=True)
+    out, lse, _ = fa.flash_attn_varlen_func(q, k_cache, v_cache, *args,
+                                            block_table=table, **kw)
+    want, want_lse, _ = fa.flash_attn_varlen_func(q, k, v, *args, **kw)
+    assert torch.equal(out, want) and torch.equal(lse, want_lse)
+    sq = sk = 0
+    for nq, nk in zip(LENS_Q, LENS_K):
+        if nk:
+            close(out[None, sq:sq + nq],
+                  reference(q[None, sq:sq + nq], k[None, sk:sk + nk],
+                            v[None, sk:sk + nk], causal=causal,
+                            window=window))
+        sq, sk = sq + nq, sk + nk
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_paged_kv_gradients_reach_the_caches(causal):
+    """dq as the contiguous call's; dk, dv land on the pages' rows the
+    keys came from (zero elsewhere), as the contiguous call's dk, dv and
+    float64's; MQA, page 7 (dividing none of the lengths)."""
+    torch.manual_seed(3)
+    q = torch.randn(sum(LENS_Q), 4, 24, requires_grad=True)
+    k, v = (torch.randn(sum(LENS_K), 1, 24, requires_grad=True)
+            for _ in range(2))
+    k_cache, table, pages, rows = paged_cache(k.detach(), LENS_K, 7)
+    v_cache, _, _, _ = paged_cache(v.detach(), LENS_K, 7)
+    k_cache.requires_grad_()
+    v_cache.requires_grad_()
+    args = (cu_of(LENS_Q), cu_of(LENS_K), max(LENS_Q), max(LENS_K))
+    out = fa.flash_attn_varlen_func(q, k_cache, v_cache, *args,
+                                    causal=causal, block_table=table)
+    want = fa.flash_attn_varlen_func(q, k, v, *args, causal=causal)
+    assert torch.equal(out, want)
+    g = torch.randn_like(out)
+    dq, dk_cache, dv_cache = torch.autograd.grad(out, (q, k_cache, v_cache),
+                                                 g)
+    dq_want, dk, dv = torch.autograd.grad(want, (q, k, v), g)
+    assert torch.equal(dq, dq_want)
+    for d_cache, d in ((dk_cache, dk), (dv_cache, dv)):
+        assert torch.equal(d_cache[pages, rows], d)
+        d_cache = d_cache.clone()
+        d_cache[pages, rows] = 0
+        assert d_cache.abs().max() == 0
+    # float64, per sequence.
+    sq = sk = 0
+    for nq, nk in zip(LENS_Q, LENS_K):
+        if nk:
+            ref = reference(q[None, sq:sq + nq], k[None, sk:sk + nk],
+                            v[None, sk:sk + nk], causal=causal)
+            got = torch.autograd.grad(ref, (q, k, v), g[None, sq:sq + nq])
+            close(dq[sq:sq + nq], got[0][sq:sq + nq], 1e-4)
+            close(dk_cache[pages[sk:sk + nk], rows[sk:sk + nk]],
+                  got[1][sk:sk + nk], 1e-4)
+            close(dv_cache[pages[sk:sk + nk], rows[sk:sk + nk]],
+                  got[2][sk:sk + nk], 1e-4)
+        sq, sk = sq + nq, sk + nk
+
+
+def test_paged_kv_shared_pages_and_offsets():
+    """Two sequences reading one page (a shared prefix) get its keys both,
+    and its gradient is the sum of theirs; cu_seqlens_k counts only by its
+    differences (FlashAttention reads no packed k with block_table)."""
+    torch.manual_seed(4)
+    page = 4
+    k_cache = torch.randn(3, page, 2, 16, requires_grad=True)
+    v_cache = torch.randn(3, page, 2, 16, requires_grad=True)
+    table = torch.tensor([[2, 0], [2, 1]], dtype=torch.int32)
+    lens_q, lens_k = [3, 5], [6, 7]
+    q = torch.randn(sum(lens_q), 2, 16)
+    k = torch.cat([k_cache[[2, 0]].flatten(0, 1)[:6],
+                   k_cache[[2, 1]].flatten(0, 1)[:7]])
+    v = torch.cat([v_cache[[2, 0]].flatten(0, 1)[:6],
+                   v_cache[[2, 1]].flatten(0, 1)[:7]])
+    args = (cu_of(lens_q), cu_of(lens_k), 5, 7)
+    out = fa.flash_attn_varlen_func(q, k_cache, v_cache, *args, causal=True,
+                                    block_table=table)
+    want = fa.flash_attn_varlen_func(q, k, v, *args, causal=True)
+    assert torch.equal(out, want)
+    g = torch.randn_like(out)
+    got = torch.autograd.grad(out, (k_cache, v_cache), g)
+    expected = torch.autograd.grad(want, (k_cache, v_cache), g)
+    for a, b in zip(got, expected):
+        close(a, b.double(), 1e-6)
+    shifted = cu_of(lens_k) + 100
+    assert torch.equal(fa.flash_attn_varlen_func(
+        q, k_cache, v_cache, cu_of(lens_q), shifted, 5, 7, causal=True,
+        block_table=table), out)
+
+
+def test_paged_kv_errors_name_the_argument():
+    cache = torch.randn(4, 4, 2, 16)
+    q = torch.randn(10, 2, 16)
+    cu_q = cu_of([5, 5])
+    cu_k = cu_of([6, 3])
+    table = torch.tensor([[0, 1], [3, -1]], dtype=torch.int32)
+
+    def call(k=cache, v=cache, block_table=table, cu_seqlens_k=cu_k):
+        return fa.flash_attn_varlen_func(q, k, v, cu_q, cu_seqlens_k, 5, 8,
+                                         block_table=block_table)
+    call()  # valid
+    with pytest.raises(ValueError, match=r"^block_table must be a 2-D int32 "
+                                         r"\[batch, max_num_blocks_per_seq\] "
+                                         r"tensor, got torch.int64"):
+        call(block_table=table.long())
+    with pytest.raises(ValueError, match=r"^block_table must be a 2-D int32"):
+        call(block_table=table.reshape(-1))
+    with pytest.raises(ValueError, match=r"^block_table has 1 rows but "
+                                         r"cu_seqlens_k gives 2 sequences"):
+        call(block_table=table[:1])
+    with pytest.raises(ValueError, match=r"^block_table: sequence 0 has 6 "
+                                         r"keys .* more than its 1 blocks "
+                                         r"of page_block_size 4"):
+        call(block_table=table[:, :1].contiguous())
+    with pytest.raises(ValueError, match=r"^block_table: block 4 is out of "
+                                         r"range for paged caches of 4"):
+        call(block_table=torch.tensor([[0, 4], [3, -1]], dtype=torch.int32))
+    with pytest.raises(ValueError, match=r"^block_table: block -1 is out of "
+                                         r"range"):
+        call(block_table=torch.tensor([[0, 1], [-1, 2]], dtype=torch.int32))
+    with pytest.raises(ValueError, match=r"^k must be a 4-D \[num_blocks, "
+                                         r"page_block_size, heads, head_dim\]"
+                                         r" paged cache with block_table"):
+        call(k=cache.flatten(0, 1))
+    with pytest.raises(ValueError, match=r"^k and v must be paged caches of "
+                                         r"the same \[num_blocks, "
+                                         r"page_block_size, heads\]"):
+        call(v=cache[:, :2])
+    with pytest.raises(ValueError, match=r"^cu_seqlens_k must not decrease"):
+        call(cu_seqlens_k=torch.tensor([0, 6, 3], dtype=torch.int32))
+    with pytest.raises(ValueError, match=r"^cu_seqlens_k must be a 1-D "
+                                         r"int32"):
+        call(cu_seqlens_k=cu_k.float())
 
 
 def test_install_as_flash_attn(monkeypatch):
