@@ -36,8 +36,8 @@ inline constexpr const char *kTensorMapFamily = "sm90a-wgmma";
 /// The backward's workspace (docs/kernel-abi.md, "Backward"): per (batch,
 /// query head) a region of Nq4 = seq_q rounded up to 4 rows of this many
 /// 4-byte slots each: Δ [Nq4], the f32 dQ accumulator [Nq4, head_dim],
-/// then one i32 per row (the first ceil(seq_q / block_m) order the
-/// deterministic sm90a kernel's dQ additions per query block).
+/// then one i32 per row (the first ceil(seq_q / 16) order the
+/// deterministic sm90a kernel's dQ additions per 16-row slice).
 inline constexpr int64_t backwardWorkspaceSlotsPerRow(int64_t headDim) {
   return headDim + 2;
 }

@@ -345,10 +345,10 @@ void HopperBackwardEmitter::emitLseLoader() {
 /// cp.reduce.async.bulk add of the tile's rows < Nq (contiguous in the f32
 /// accumulator) by lane 0, then the tile is released once read (once
 /// written, when deterministic).
-/// Deterministic: key block n adds its tile of query block m only once the
-/// block's semaphore reads n's turn (its index from the first key block
-/// that visits m), and then increments it, so every element of dQ is
-/// summed in key-block order. The key blocks that visit m are contiguous
+/// Deterministic: key block n adds each turnRows-row slice of its tile of
+/// query block m (lane s, slice s) only once the slice's semaphore reads
+/// n's turn (its index from the first key block that visits m), and then
+/// increments it, so every element of dQ is summed in key-block order. The key blocks that visit m are contiguous
 /// (the band's edges are monotone in the key), each is launched before the
 /// next (KeyTiles and the causal renumbering both take a head's key blocks
 /// in order), so the wait ends.
@@ -370,17 +370,33 @@ void HopperBackwardEmitter::emitDqWriter() {
         for (int64_t c = 0; c < config.consumers(); ++c)
           namedBarrierSync(kb, dqBarrier(kDqFullBarrier, buffer, kb.i32(c)),
                            syncThreads);
-        ifThen(kb, eq(kb, lane, kb.i32(0)), [&] {
-          // Offsets from the region's start (BackwardWorkspace.h's layout),
-          // one address computation each.
+        // Offsets from the region's start (BackwardWorkspace.h's layout),
+        // one address computation each. Atomic: lane 0 adds the tile.
+        // Deterministic: lane s adds the tile's slice s of turnRows rows
+        // under that slice's own turn, so the slices' waits, reductions
+        // and fences overlap.
+        int64_t sliceRows =
+            config.deterministic ? config.turnRows : config.blockM;
+        bool sliced = sliceRows != config.blockM;
+        Value q0 = stepAt(it).second;
+        Value rowStart =
+            sliced ? kb.add(q0, kb.mul(lane, kb.i32(sliceRows))) : q0;
+        Value active =
+            sliced ? arith::AndIOp::create(
+                         b, loc,
+                         kb.slt(lane, kb.i32(config.blockM / sliceRows)),
+                         kb.slt(rowStart, seqQ))
+                         .getResult()
+                   : eq(kb, lane, kb.i32(0));
+        ifThen(kb, active, [&] {
           Value seqQ4 = paddedSeqQ(kb, seqQ);
-          Value q0 = stepAt(it).second;
-          Value rows = kb.minsi(kb.sub(seqQ, q0), kb.i32(config.blockM));
+          Value rows = kb.minsi(kb.sub(seqQ, rowStart), kb.i32(sliceRows));
           Value region = deltaBaseOf(it);
           Value dst =
               kb.gep(region, b.getF32Type(),
                      kb.add(kb.zext64(seqQ4),
-                            kb.mul(kb.sext64(q0), kb.i64(spec.headDim))));
+                            kb.mul(kb.sext64(rowStart),
+                                   kb.i64(spec.headDim))));
           Value semaphore;
           if (config.deterministic) {
             semaphore = kb.gep(
@@ -389,12 +405,15 @@ void HopperBackwardEmitter::emitDqWriter() {
                               kb.i64(::attn::runtime::
                                          backwardWorkspaceSemaphoresAt(
                                              spec.headDim))),
-                       kb.zext64(kb.divu(q0, kb.i32(config.blockM)))));
+                       kb.zext64(kb.divu(rowStart, kb.i32(sliceRows)))));
             waitForTurn(semaphore, q0);
           }
+          Value src = dqTileOf(buffer);
+          if (sliced)
+            src = kb.gepBytes(src, kb.mul(lane, kb.i32(sliceRows *
+                                                       spec.headDim * 4)));
           attn_gpu::BulkReduceAddOp::create(
-              b, loc, dst, dqTileOf(buffer),
-              kb.mul(rows, kb.i32(spec.headDim * 4)));
+              b, loc, dst, src, kb.mul(rows, kb.i32(spec.headDim * 4)));
           NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
           // Deterministic: the reduction's writes, not only its reads, are
           // done before the turn passes and the buffer is released
@@ -453,8 +472,9 @@ void HopperBackwardEmitter::passTurn(Value semaphore) {
   NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_global,
                              NVVM::SharedSpaceAttr());
   // NVPTX (LLVM 22) emits a release atomicrmw as a relaxed atom: the fence
-  // orders the additions before the increment.
-  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+  // (fence.acq_rel.gpu, lighter than membar.gl's fence.sc.gpu) orders the
+  // additions before the increment.
+  LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::release, "device");
   LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, semaphore,
                             kb.i32(1), LLVM::AtomicOrdering::release, "device",
                             /*alignment=*/4);

@@ -50,6 +50,13 @@ struct HopperBackwardConfig {
   /// In-step dQ: issue dQ before dK, so that the dQ slice is stored into
   /// shared memory while dK runs (else dK first, dQ stored after both).
   bool dqBeforeDk = true;
+  /// Deterministic: the dQ tile's rows are added in slices of this many
+  /// rows, each slice with its own turn (semaphore) and its own lane of
+  /// the dQ warp, so that the slices' waits, reductions and fences
+  /// overlap (blockM: one turn per tile). 16 rows measured 1.3% faster
+  /// than a turn per 64-row tile, 32 rows 0.8% (bench/results/
+  /// 2026-12-03-bwd-deterministic-slices.md).
+  int64_t turnRows = 16;
   std::string source = "heuristic";
 
   int64_t consumers() const { return blockN / 64; }
