@@ -290,8 +290,8 @@ def compile_backward(*, out: "str | os.PathLike[str]", batch: int = 1,
     ``sm90_schedule``) or the heuristic's; ``deterministic`` computes dQ
     without atomics. The mask is ``causal``/``top_left``/``window_left``/
     ``window_right`` and ``softcap`` the cap, as for attn.compile (the sm80
-    family takes every band and the softcap, the sm90a one every band
-    and no softcap); ``key_range`` as attn.compile's.
+    and sm90a families take every band and the softcap; sm90a head dims
+    64 and 128); ``key_range`` as attn.compile's.
     Returns ``out``."""
     _call("CompileBackward", dict(_problem(
         "attn.compile_backward", batch=batch, heads_q=heads_q,

@@ -82,9 +82,10 @@ def sm90a_backward_supports(spec) -> str:
         return (f"the sm90a backward kernels take equal head dims of 64 or "
                 f"128 (got {spec.head_dim}/{spec.value_head_dim})")
     variant = spec.variant_info()
-    if variant.softcap or variant.alibi:
+    if variant.alibi:
         return ("the sm90a backward kernels take masks (causal, windows, "
-                f"either alignment) but no score_mod (got {variant.name})")
+                f"either alignment) and the softcap but not ALiBi (got "
+                f"{variant.name})")
     return ""
 
 

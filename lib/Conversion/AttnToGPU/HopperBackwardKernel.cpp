@@ -15,7 +15,8 @@
 //  * warpgroups 1.., the consumers (setmaxnreg.inc), own 64 keys each and
 //    per step compute Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ with wgmma from shared
 //    memory, Pᵀ = exp2(Sᵀ·scale·log2e − LSE·log2e) and dSᵀ = Pᵀ∘(dPᵀ − Δ)
-//    in registers, then dV += Pᵀ·dO and dK += dSᵀ·Q with Pᵀ and dSᵀ taken
+//    in registers (softcap C: Sᵀ is first t = tanh(Sᵀ·scale / C), P's
+//    constant C·log2e and dSᵀ takes the factor 1 − t²), then dV += Pᵀ·dO and dK += dSᵀ·Q with Pᵀ and dSᵀ taken
 //    straight from registers (the accumulator layout of m64nN is the A
 //    fragment layout: this is why the kernel computes Sᵀ, not S). dSᵀ also
 //    goes to shared memory; after a named barrier between the consumers,
@@ -608,6 +609,14 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
     wgmmaCommitGroup(kb);
   }
   s = wgmmaWaitGroup(kb, 1 + pending, s);
+  // Softcap: Sᵀ becomes t = tanh(Sᵀ·scale / C) before the mask, P's
+  // constant is C·log2e, and dSᵀ takes the cap's derivative 1 − t² below.
+  bool softcap = spec.softcap > 0;
+  if (softcap) {
+    Value inner = kb.fmul(arg("softmax_scale"), kb.f32(1.0 / spec.softcap));
+    for (Value &v : s)
+      v = attn_gpu::TanhOp::create(b, loc, kb.fmul(v, inner));
+  }
 
   // The band: key kv0 + warpKey0 + g + 8·(e/2) is seen by query
   // q0 + 8·j + 2t + e%2 iff d(query) − left <= key <= d(query) + right
@@ -663,14 +672,26 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), LSE·log2e of this thread's query columns
   // 8·j + 2t + {0, 1} read only now (after the mask: fewer live registers).
-  SmallVector<Value> lse = sharedColumns(stage, 0);
-  Value cScale = kb.fmul(arg("softmax_scale"), kb.f32(M_LOG2E));
-  for (int64_t j = 0; j < sTiles; ++j)
-    for (int e = 0; e < 4; ++e) {
-      Value negLse = arith::NegFOp::create(b, loc, lse[2 * j + (e & 1)]);
-      Value &v = s[4 * j + e];
-      v = kb.exp2(LLVM::FMAOp::create(b, loc, v, cScale, negLse));
-    }
+  // Softcap: the masked t stay in s (the derivative needs them) and P is
+  // recomputed from them for dSᵀ: keeping both P and t spilled at D = 128.
+  Value cScale = softcap ? kb.f32(spec.softcap * M_LOG2E)
+                         : kb.fmul(arg("softmax_scale"), kb.f32(M_LOG2E));
+  auto probabilities = [&](ArrayRef<Value> scores) {
+    SmallVector<Value> lse = sharedColumns(stage, 0);
+    SmallVector<Value> p(scores);
+    for (int64_t j = 0; j < sTiles; ++j)
+      for (int e = 0; e < 4; ++e) {
+        Value negLse = arith::NegFOp::create(b, loc, lse[2 * j + (e & 1)]);
+        Value &v = p[4 * j + e];
+        v = kb.exp2(LLVM::FMAOp::create(b, loc, v, cScale, negLse));
+      }
+    return p;
+  };
+  SmallVector<Value> capT;
+  if (softcap)
+    capT = std::exchange(s, probabilities(s));
+  else
+    s = probabilities(s);
   // Rounded into wgmma A operands (register 2·j + h: tile j's row-half h).
   auto pack = [&](ArrayRef<Value> x) {
     return kb.registers(attn_gpu::ToOperandOp::create(
@@ -714,6 +735,16 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // when issued early.
   dp = wgmmaWaitGroup(kb, pending + (dvEarly ? 1 : 0), dp);
   SmallVector<Value> delta = sharedColumns(stage, config.blockM * 4);
+  if (softcap) {
+    // P again, times 1 − min(t², 1): a masked t is −inf (P = 0), for which
+    // 1 − t² would make 0 · −inf.
+    s = probabilities(capT);
+    for (size_t i = 0; i < s.size(); ++i)
+      s[i] = kb.fmul(s[i], kb.fsub(kb.f32(1.0),
+                                   arith::MinimumFOp::create(
+                                       b, loc, kb.fmul(capT[i], capT[i]),
+                                       kb.f32(1.0))));
+  }
   for (int64_t j = 0; j < sTiles; ++j)
     for (int e = 0; e < 4; ++e)
       s[4 * j + e] = kb.fmul(s[4 * j + e],
@@ -1087,8 +1118,8 @@ mlir::attn::hopperBackwardKernelName(const FlashBackwardSpec &spec,
   std::string dtype = spec.elementType.isBF16() ? "bf16" : "f16";
   return "attn_bwd_sm90_d" + std::to_string(spec.headDim) + "_" + dtype +
          maskKernelNameSuffix(spec.causal, spec.band) +
-         (spec.keyRange ? "_kr" : "") +
-         "_dkdv_n" +
+         softcapKernelNameSuffix(spec.softcap) +
+         (spec.keyRange ? "_kr" : "") + "_dkdv_n" +
          std::to_string(config.blockN) + "m" + std::to_string(config.blockM) +
          "s" + std::to_string(config.stages) +
          (config.pipelineDq   ? ""

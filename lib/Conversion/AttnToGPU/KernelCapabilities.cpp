@@ -74,7 +74,7 @@ static const KernelCapability kTable[] = {
    {2, 2, 1}, {32, 64, 32}, {32, 128, 0}, false, false},
   {"sm90a-wgmma", "sm90a", KernelDirection::Backward, true,
    {64, 128, 0}, "(whole 128-byte swizzle panels, dK and dV in registers)",
-   false, true, true, true, false, false, false, true, false, true,
+   false, true, true, true, true, false, false, true, false, true,
    {2, 4, 1}, {64, 64, 1}, {128, 128, 1}, false, true},
 };
 // clang-format on

@@ -48,7 +48,7 @@ struct FlashBackwardSpec {
   MaskKind mask = MaskKind::none; // as written (for diagnostics)
   MaskBand band;
   /// The softcap C (0: none): S = C·tanh(Q·Kᵀ·scale / C), and dS takes the
-  /// factor 1 − tanh² (the sm80 kernels; the sm90a ones take none).
+  /// factor 1 − tanh² (both families).
   double softcap = 0.0;
   /// Per-batch key_range [start, end): masked keys get dK = dV = 0.
   bool keyRange = false;
