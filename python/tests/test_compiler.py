@@ -280,7 +280,7 @@ def test_key_range_kernels_take_the_ranges(compiler, tmp_path):
 def test_backward_family_auto_as_the_compiler(compiler, tmp_path, mask):
     """attn.families.resolve (the GPU host's restatement of the rules)
     picks the backward family the compiler's `auto` picks, mask by mask:
-    sm90a for every band, sm80 for the softcap."""
+    sm90a for every band and for the softcap."""
     from attn import families, variants
     v = variants.make_variant(**mask)
     spec = KernelSpec("bwd", 64, 64, "bf16", v.causal, "sm_90a",
@@ -292,6 +292,6 @@ def test_backward_family_auto_as_the_compiler(compiler, tmp_path, mask):
         window_left=window_left, window_right=window_right,
         softcap=mask.get("softcap", 0.0), family="auto", assemble=False)
     manifest = json.loads((out / "manifest.json").read_text())
-    expected = "sm90a" if "softcap" not in mask else "sm80"
+    expected = "sm90a"
     assert families.resolve(spec) == expected
     assert manifest["family"].startswith(expected + "-")
