@@ -20,8 +20,10 @@
 #
 # Selection (FlashAttention's parametrisations are ~45000 for dropout 0):
 #   ATTN_FA_FUNCTIONS=F,..  the test functions (default: the dense and
-#                      varlen ones below; kvcache and splitkv need a paged
-#                      KV cache attn has not); dropout_p != 0 is deselected;
+#                      varlen ones below, paged KV included through the
+#                      shim's block_table; kvcache needs
+#                      flash_attn_with_kvcache, which the shim has not);
+#                      dropout_p != 0 is deselected;
 #   ATTN_FA_SAMPLE=N   N parametrisations per test function, drawn with a
 #                      seeded generator (default 12; 0 = all);
 #   ATTN_FA_SEED=S     its seed (default 0: the same tests every run);
