@@ -378,6 +378,8 @@ void HopperBackwardEmitter::emitDqWriter() {
         // and fences overlap.
         int64_t sliceRows =
             config.deterministic ? config.turnRows : config.blockM;
+        assert(config.blockM % sliceRows == 0 &&
+               config.blockM / sliceRows <= 32 && "a lane per slice");
         bool sliced = sliceRows != config.blockM;
         Value q0 = stepAt(it).second;
         Value rowStart =
