@@ -16,9 +16,10 @@
 //    per step compute Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ with wgmma from shared
 //    memory, Pᵀ = exp2(Sᵀ·scale·log2e − LSE·log2e) and dSᵀ = Pᵀ∘(dPᵀ − Δ)
 //    in registers (softcap C: Sᵀ is first t = tanh(Sᵀ·scale / C), P's
-//    constant C·log2e and dSᵀ takes the factor 1 − t²), then dV += Pᵀ·dO and dK += dSᵀ·Q with Pᵀ and dSᵀ taken
-//    straight from registers (the accumulator layout of m64nN is the A
-//    fragment layout: this is why the kernel computes Sᵀ, not S). dSᵀ also
+//    constant C·log2e and dSᵀ takes the factor 1 − t²), then dV += Pᵀ·dO
+//    and dK += dSᵀ·Q with Pᵀ and dSᵀ taken straight from registers (the
+//    accumulator layout of m64nN is the A fragment layout: this is why the
+//    kernel computes Sᵀ, not S). dSᵀ also
 //    goes to shared memory; after a named barrier between the consumers,
 //    dQ = dS·K (A = dSᵀ read MN-major, B = K read MN-major) is split over
 //    the head dim between them, stored into an f32 tile in shared memory
@@ -349,10 +350,11 @@ void HopperBackwardEmitter::emitLseLoader() {
 /// Deterministic: key block n adds each turnRows-row slice of its tile of
 /// query block m (lane s, slice s) only once the slice's semaphore reads
 /// n's turn (its index from the first key block that visits m), and then
-/// increments it, so every element of dQ is summed in key-block order. The key blocks that visit m are contiguous
-/// (the band's edges are monotone in the key), each is launched before the
-/// next (KeyTiles and the causal renumbering both take a head's key blocks
-/// in order), so the wait ends.
+/// increments it, so every element of dQ is summed in key-block order.
+/// The key blocks that visit m are contiguous (the band's edges are
+/// monotone in the key), each is launched before the next (KeyTiles and
+/// the causal renumbering both take a head's key blocks in order), so the
+/// wait ends.
 void HopperBackwardEmitter::emitDqWriter() {
   int64_t syncThreads = 128 + 32;
   auto releaseTile = [&](Value buffer) {
