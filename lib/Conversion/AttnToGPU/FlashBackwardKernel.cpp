@@ -181,7 +181,7 @@ void maskTiles(KernelBuilder &kb, SmallVector<Acc> &s, Value needed,
 
 /// The softcap on a step's raw scores Q·Kᵀ, before the mask: each becomes
 /// t = tanh(s · scale / C), so that the softmax constant is C·log2e
-/// (softmaxConstant). Returns the t values, which dS's factor 1 − t²
+/// (backwardSoftmaxConstant). Returns the t values, which dS's factor 1 − t²
 /// needs after the masked scores are overwritten by P.
 SmallVector<Acc> applySoftcap(KernelBuilder &kb,
                               const nvvm::KernelSignature &params,
@@ -192,15 +192,6 @@ SmallVector<Acc> applySoftcap(KernelBuilder &kb,
       v = attn_gpu::TanhOp::create(kb.builder(), kb.location(),
                                    kb.fmul(v, inner));
   return s;
-}
-
-/// What multiplies a (masked) score in P = exp2(score · c − LSE·log2e):
-/// scale·log2e, or C·log2e where the score is a softcap's tanh.
-Value softmaxConstant(KernelBuilder &kb, const nvvm::KernelSignature &params,
-                      const FlashBackwardSpec &spec) {
-  if (spec.softcap > 0)
-    return kb.f32(spec.softcap * M_LOG2E);
-  return kb.fmul(params["softmax_scale"], kb.f32(M_LOG2E));
 }
 
 /// dS ∘ (1 − t²): the softcap's derivative (t from applySoftcap).
@@ -607,7 +598,8 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
         /*col=*/0, /*row=*/-1);
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), column-wise LSE from shared memory.
-  Value cScale = softmaxConstant(kb, params, spec);
+  Value cScale =
+      backwardSoftmaxConstant(kb, params["softmax_scale"], spec.softcap);
   auto v2f32 = VectorType::get({2}, b.getF32Type());
   auto columnPair = [&](Value base, int64_t nt) {
     Value ptr = kb.gepBytes(base, kb.add(kb.shl(t, 3), kb.i32(32 * nt)));
@@ -1068,7 +1060,8 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
         [&] { return kb.sub(kb.add(kv0, kb.shl(t, 1)), keyStart); },
         /*col=*/-1, /*row=*/0);
 
-  Value cScale = softmaxConstant(kb, params, spec);
+  Value cScale =
+      backwardSoftmaxConstant(kb, params["softmax_scale"], spec.softcap);
   for (int64_t nt = 0; nt < kTiles; ++nt)
     for (int e = 0; e < 4; ++e) {
       Value negLse = arith::NegFOp::create(b, loc, lseRow[e / 2]);

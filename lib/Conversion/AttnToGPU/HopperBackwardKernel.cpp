@@ -678,8 +678,8 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // 8·j + 2t + {0, 1} read only now (after the mask: fewer live registers).
   // Softcap: the masked t stay in s (the derivative needs them) and P is
   // recomputed from them for dSᵀ: keeping both P and t spilled at D = 128.
-  Value cScale = softcap ? kb.f32(spec.softcap * M_LOG2E)
-                         : kb.fmul(arg("softmax_scale"), kb.f32(M_LOG2E));
+  Value cScale =
+      backwardSoftmaxConstant(kb, arg("softmax_scale"), spec.softcap);
   auto probabilities = [&](ArrayRef<Value> scores) {
     SmallVector<Value> lse = sharedColumns(stage, 0);
     SmallVector<Value> p(scores);

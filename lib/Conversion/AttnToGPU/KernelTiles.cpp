@@ -10,6 +10,8 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::attn::nvvm;
 
@@ -219,4 +221,12 @@ BackwardQueryWalk mlir::attn::nvvm::backwardQueryWalk(
   walk.qSteps = kb.sub(qEnd, walk.qStart);
   walk.numSteps = kb.mul(walk.qSteps, groupSize);
   return walk;
+}
+
+Value mlir::attn::nvvm::backwardSoftmaxConstant(KernelBuilder &kb,
+                                                Value softmaxScale,
+                                                double softcap) {
+  if (softcap > 0)
+    return kb.f32(softcap * M_LOG2E);
+  return kb.fmul(softmaxScale, kb.f32(M_LOG2E));
 }

@@ -139,6 +139,12 @@ BackwardQueryWalk backwardQueryWalk(KernelBuilder &kb, Value seqQ,
                                     Value diagonal, const MaskBand &band,
                                     Value groupSize);
 
+/// What multiplies a (masked) score in the backward's P = exp2(score · c −
+/// LSE·log2e) (both families): scale·log2e, or C·log2e where the score is
+/// the softcap C's t = tanh(s · scale / C).
+Value backwardSoftmaxConstant(KernelBuilder &kb, Value softmaxScale,
+                              double softcap);
+
 } // namespace mlir::attn::nvvm
 
 #endif // ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELTILES_H
