@@ -45,7 +45,10 @@ typedef struct AttnCPUProblem {
                     one compiled module serves every scale */
   double scale;
   double softcap; /* 0 = none; forward and backward */
-  bool alibi;     /* forward only */
+  /* ALiBi: f32 [batch, headsQ] host array of slopes read at call time
+   * (score -= slope[b, h] * |d(i) - j|, after the softcap), or NULL for
+   * none; forward and backward. */
+  const float *alibiSlopes;
   /* Key padding (attn.attention's key_range): batch entry b sees only keys
    * [keyStart[b], keyEnd[b]) (clamped to [0, seqKv]); i32 [batch] host
    * arrays read at call time, or both NULL for every key. */
@@ -63,7 +66,8 @@ attnCPUAttentionForward(const AttnCPUProblem *problem, const void *q,
 
 /* dq, dk, dv for the output gradient dout, recomputing the probabilities
  * from q, k and the given out and lse (which may be those of a larger
- * attention that this one is a block of). The softcap, no ALiBi. Returns as
+ * attention that this one is a block of). Every field of the forward's.
+ * Returns as
  * attnCPUAttentionForward. */
 MLIR_CAPI_EXPORTED const char *
 attnCPUAttentionBackward(const AttnCPUProblem *problem, const void *q,

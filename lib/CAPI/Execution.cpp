@@ -82,7 +82,7 @@ std::string toProblem(const AttnCPUProblem &c, bool backward,
   if (c.hasScale)
     p.scale = c.scale;
   p.softcap = c.softcap;
-  p.alibi = c.alibi;
+  p.alibi = c.alibiSlopes != nullptr;
   p.withLse = true;
   if (static_cast<bool>(c.keyStart) != static_cast<bool>(c.keyEnd))
     return "keyStart and keyEnd must be given together (or both NULL)";
@@ -95,9 +95,6 @@ std::string toProblem(const AttnCPUProblem &c, bool backward,
       p.keyEnds.push_back(std::clamp<int64_t>(c.keyEnd[b], start, c.seqKv));
     }
   }
-  if (backward && (p.alibi || p.customScoreMod))
-    return "the backward pass has no ALiBi: attn.attention_grad takes masks "
-           "and the softcap only";
   // (validate names the tools' flags, which are these fields.)
   return p.validate();
 }
@@ -192,7 +189,7 @@ AttnCPUProblem attnCPUProblemGetDefault(void) {
   p.hasScale = false;
   p.scale = 0.0;
   p.softcap = 0.0;
-  p.alibi = false;
+  p.alibiSlopes = nullptr;
   p.keyStart = p.keyEnd = nullptr;
   return p;
 }
@@ -219,7 +216,8 @@ const char *attnCPUAttentionForward(const AttnCPUProblem *problem,
       kAttentionEntry,
       forwardArguments(p, in(q), in(k), in(v), nullptr, nullptr, nullptr, out,
                        lse, &scale, const_cast<int32_t *>(problem->keyStart),
-                       const_cast<int32_t *>(problem->keyEnd)));
+                       const_cast<int32_t *>(problem->keyEnd),
+                       const_cast<float *>(problem->alibiSlopes)));
   if (!seconds)
     return fail("execution failed: " + llvm::toString(seconds.takeError()));
   return nullptr;
@@ -248,7 +246,8 @@ const char *attnCPUAttentionBackward(const AttnCPUProblem *problem,
       gradArguments(p, in(q), in(k), in(v), in(out), in(dout),
                     static_cast<float *>(in(lse)), dq, dk, dv, &scale,
                     const_cast<int32_t *>(problem->keyStart),
-                    const_cast<int32_t *>(problem->keyEnd)));
+                    const_cast<int32_t *>(problem->keyEnd),
+                    const_cast<float *>(problem->alibiSlopes)));
   if (!seconds)
     return fail("execution failed: " + llvm::toString(seconds.takeError()));
   return nullptr;

@@ -32,12 +32,12 @@ mlir::attn::buildAttentionGradModule(MLIRContext &ctx,
                                      const ::attn::AttentionProblem &p) {
   // What attn.attention_grad cannot express is refused here, by flag:
   // the kernels would compute the gradients of another attention. Its only
-  // score modification is the softcap.
-  if (p.alibi || p.customScoreMod)
-    return error(std::string(p.alibi ? "--alibi" : "a score_mod") +
-                 " is not supported with --backward: attn.attention_grad has "
-                 "no score modification but the softcap (its gradients "
-                 "would be those of another attention)");
+  // score modifications are the softcap and ALiBi.
+  if (p.customScoreMod)
+    return error("a score_mod is not supported with --backward: "
+                 "attn.attention_grad has no score modification but the "
+                 "softcap and ALiBi (its gradients would be those of another "
+                 "attention)");
   if (p.isVarlen() || p.bias)
     return error(std::string(p.bias ? "--bias" : "--seq-lens-q/--seq-lens-kv") +
                  " is not supported with --backward: attn.attention_grad has "
@@ -64,6 +64,9 @@ mlir::attn::buildAttentionGradModule(MLIRContext &ctx,
   SmallVector<Type> args = {q, k, v, o, o, lse};
   if (p.hasKeyRanges())
     args.append(2, tensor({p.batch}, b.getI32Type()));
+  unsigned alibiArg = args.size();
+  if (p.alibi)
+    args.push_back(tensor({p.batch, p.headsQ}, b.getF32Type()));
   auto func = func::FuncOp::create(b, loc, "attention_grad",
                                    b.getFunctionType(args, {q, k, v}));
   Block *body = func.addEntryBlock();
@@ -87,6 +90,7 @@ mlir::attn::buildAttentionGradModule(MLIRContext &ctx,
       body->getArgument(5),
       p.hasKeyRanges() ? body->getArgument(6) : Value(),
       p.hasKeyRanges() ? body->getArgument(7) : Value(),
+      p.alibi ? body->getArgument(alibiArg) : Value(),
       /*runtime_scale=*/Value(),
       MaskKindAttr::get(&ctx, mask), window, scale,
       p.softcap > 0 ? b.getF32FloatAttr(static_cast<float>(p.softcap))
@@ -169,6 +173,7 @@ mlir::attn::compileAttentionGradKernels(ModuleOp module,
     p.softcap = cap->convertToDouble();
   if (op.getKeyStart())
     setKeyRangesOf(op, p);
+  p.alibi = static_cast<bool>(op.getAlibiSlopes());
 
   AttnToPTXOptions pipeline;
   pipeline.chip = options.chip;
@@ -306,6 +311,7 @@ std::string CompiledBackward::manifestJSON() const {
     ::attn::runtime::KernelAbi abi;
     abi.backward = true;
     abi.keyRange = problem.hasKeyRanges();
+    abi.alibi = problem.alibi;
     // sm90a-wgmma dkdv: its tensor maps (the other launches declare fewer
     // parameters and ignore them).
     writeManifestParams(j, abi, tensorMaps);

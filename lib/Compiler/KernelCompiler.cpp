@@ -163,12 +163,9 @@ mlir::attn::compileAttentionKernel(ModuleOp module,
   }
   if (std::optional<APFloat> cap = op.getSoftcap())
     p.softcap = cap->convertToDouble();
-  else if (op.getScoreModBlock()) {
-    // Named regions (attn-compile --alibi) say what they are, so that
-    // attn-launch --check can reproduce them.
-    p.alibi = op->hasAttr(kAlibiScoreModAttr);
-    p.customScoreMod = !p.alibi;
-  }
+  else if (op.getScoreModBlock())
+    p.customScoreMod = true;
+  p.alibi = static_cast<bool>(op.getAlibiSlopes());
   // The kernels take the scale at launch; the manifest records the default
   // one, which a run-time operand does not give.
   std::optional<double> scale = op.getStaticScale();
@@ -294,8 +291,6 @@ std::string CompiledKernel::manifestJSON() const {
     writeManifestHeader(j, "", entry, family, chip, !cubin.empty());
     j.attributeObject("problem", [&] {
       writeProblemShape(j, problem);
-      if (problem.alibi)
-        j.attribute("alibi", true);
       if (problem.customScoreMod)
         j.attribute("score_mod", "custom");
       if (problem.isVarlen()) {
@@ -331,6 +326,7 @@ std::string CompiledKernel::manifestJSON() const {
     abi.bias = problem.bias;
     abi.varlen = problem.isVarlen();
     abi.keyRange = problem.hasKeyRanges();
+    abi.alibi = problem.alibi;
     writeManifestParams(j, abi, tensorMaps);
     if (ptxas) {
       j.attributeObject("ptxas", [&] {

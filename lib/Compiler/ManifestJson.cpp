@@ -59,6 +59,9 @@ void mlir::attn::writeProblemShape(llvm::json::OStream &j,
   }
   if (problem.softcap > 0)
     j.attribute("softcap", problem.softcap);
+  // ALiBi: the kernels read the slopes at launch (alibi_slopes).
+  if (problem.alibi)
+    j.attribute("alibi", true);
   // key_range: the ranges the tools built the op for (attn-launch --check).
   if (problem.hasKeyRanges()) {
     j.attributeArray("key_starts", [&] {

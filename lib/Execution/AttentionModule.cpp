@@ -55,41 +55,11 @@ maskOf(OpBuilder &b, const ::attn::AttentionProblem &p) {
   return {MaskKind::none, {}};
 }
 
-/// ALiBi as a score_mod region (FlashAttention's alibi_slopes convention):
-/// score - slope_h * |d(q_idx) - kv_idx| with slope_h = 2^(-8(h+1)/Hq) and
-/// d the mask's alignment.
-static void buildAlibiRegion(OpBuilder &b, AttentionOp op,
-                             const ::attn::AttentionProblem &p) {
-  OpBuilder::InsertionGuard guard(b);
-  Location loc = op.getLoc();
-  Type index = b.getIndexType(), f32 = b.getF32Type();
-  Block *block = b.createBlock(&op.getScoreMod(), {},
-                               {f32, index, index, index, index},
-                               SmallVector<Location>(5, loc));
-  auto toF32 = [&](Value i) -> Value {
-    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), i);
-    return arith::SIToFPOp::create(b, loc, f32, i64);
-  };
-  auto cst = [&](double v) -> Value {
-    return arith::ConstantOp::create(b, loc,
-                                     b.getF32FloatAttr(static_cast<float>(v)));
-  };
-  // slope = exp2(-(h + 1) * 8 / Hq)
-  Value h1 = arith::AddFOp::create(b, loc, toF32(block->getArgument(2)),
-                                   cst(1.0));
-  Value slope = math::Exp2Op::create(
-      b, loc, arith::MulFOp::create(b, loc, h1, cst(-8.0 / p.headsQ)));
-  Value diag = toF32(block->getArgument(3));
-  if (!p.topLeft)
-    diag = arith::AddFOp::create(b, loc, diag,
-                                 cst(static_cast<double>(p.seqKv - p.seqQ)));
-  Value dist = math::AbsFOp::create(
-      b, loc, arith::SubFOp::create(b, loc, diag, toF32(block->getArgument(4))));
-  Value biased = arith::SubFOp::create(
-      b, loc, block->getArgument(0),
-      arith::MulFOp::create(b, loc, slope, dist));
-  YieldOp::create(b, loc, biased);
-  op->setAttr(kAlibiScoreModAttr, b.getUnitAttr());
+/// ALiBi's slopes argument: f32 [B, Hq] (attn.attention also takes [Hq];
+/// the modules take one form, callers broadcast).
+static MemRefType alibiSlopesType(OpBuilder &b,
+                                  const ::attn::AttentionProblem &p) {
+  return MemRefType::get({p.batch, p.headsQ}, b.getF32Type());
 }
 
 /// The scale attribute of `p` (none: 1/sqrt(D)), unless the scale is the
@@ -115,7 +85,8 @@ static AttentionOp createAttention(OpBuilder &b, Location loc, TypeRange types,
                                    Value cuKv = Value(),
                                    Value runtimeScale = Value(),
                                    Value keyStart = Value(),
-                                   Value keyEnd = Value()) {
+                                   Value keyEnd = Value(),
+                                   Value alibiSlopes = Value()) {
   FloatAttr scale = scaleAttr(b, p, runtimeScale);
   auto [mask, window] = maskOf(b, p);
   FloatAttr softcap = p.softcap > 0
@@ -126,11 +97,9 @@ static AttentionOp createAttention(OpBuilder &b, Location loc, TypeRange types,
     maxSeqlen = b.getDenseI64ArrayAttr({p.seqQ, p.seqKv});
   auto op =
       AttentionOp::create(b, loc, types, q, k, v, bias, cuQ, cuKv,
-                          keyStart, keyEnd, runtimeScale,
+                          keyStart, keyEnd, alibiSlopes, runtimeScale,
                           MaskKindAttr::get(b.getContext(), mask), window,
                           scale, softcap, maxSeqlen);
-  if (p.alibi)
-    buildAlibiRegion(b, op, p);
   if (p.isVarlen()) {
     op->setAttr(kSeqLensQAttr, b.getDenseI64ArrayAttr(p.seqLensQ));
     op->setAttr(kSeqLensKvAttr, b.getDenseI64ArrayAttr(p.seqLensKv));
@@ -176,6 +145,8 @@ mlir::attn::buildAttentionModule(MLIRContext &ctx,
     argTypes.append(2, MemRefType::get({p.batch + 1}, b.getI32Type()));
   if (p.hasKeyRanges())
     argTypes.append(2, MemRefType::get({p.batch}, b.getI32Type()));
+  if (p.alibi)
+    argTypes.push_back(alibiSlopesType(b, p));
   bool scaleArg = scaleSource == ScaleSource::Argument;
   if (scaleArg)
     argTypes.push_back(MemRefType::get({}, b.getF32Type()));
@@ -212,14 +183,18 @@ mlir::attn::buildAttentionModule(MLIRContext &ctx,
     keyStart = toTensor(body->getArgument(next++));
     keyEnd = toTensor(body->getArgument(next++));
   }
+  Value alibiSlopes;
+  if (p.alibi)
+    alibiSlopes = toTensor(body->getArgument(next++));
   Value runtimeScale;
   if (scaleArg)
     runtimeScale = loadScale(b, loc, body->getArgument(next++));
   SmallVector<Type> resultTypes = {RankedTensorType::get(oShape, elt)};
   if (p.withLse)
     resultTypes.push_back(RankedTensorType::get(lseShape, b.getF32Type()));
-  auto attention = createAttention(b, loc, resultTypes, q, k, v, p, bias, cuQ,
-                                   cuKv, runtimeScale, keyStart, keyEnd);
+  auto attention =
+      createAttention(b, loc, resultTypes, q, k, v, p, bias, cuQ, cuKv,
+                      runtimeScale, keyStart, keyEnd, alibiSlopes);
   for (unsigned i = 0; i < attention->getNumResults(); ++i) {
     auto store = bufferization::MaterializeInDestinationOp::create(
         b, loc, attention->getResult(i), body->getArgument(firstOut + i));
@@ -251,6 +226,9 @@ mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
   unsigned keyArgs = argTypes.size();
   if (p.hasKeyRanges())
     argTypes.append(2, MemRefType::get({p.batch}, b.getI32Type()));
+  unsigned alibiArg = argTypes.size();
+  if (p.alibi)
+    argTypes.push_back(alibiSlopesType(b, p));
   unsigned firstOut = argTypes.size();
   argTypes.append({MemRefType::get(qShape, elt), MemRefType::get(kShape, elt),
                    MemRefType::get(vShape, elt)});
@@ -275,18 +253,21 @@ mlir::attn::buildAttentionBackwardModule(MLIRContext &ctx,
     keyStart = toTensor(body->getArgument(keyArgs));
     keyEnd = toTensor(body->getArgument(keyArgs + 1));
   }
+  Value alibiSlopes;
+  if (p.alibi)
+    alibiSlopes = toTensor(body->getArgument(alibiArg));
   SmallVector<Type> fwdTypes = {RankedTensorType::get(oShape, elt),
                                 RankedTensorType::get(lseShape, f32)};
   auto attention =
       createAttention(b, loc, fwdTypes, q, k, v, p, Value(), Value(), Value(),
-                      Value(), keyStart, keyEnd);
+                      Value(), keyStart, keyEnd, alibiSlopes);
   FloatAttr scale = attention.getScaleAttr();
   SmallVector<Type> gradTypes = {RankedTensorType::get(qShape, elt),
                                  RankedTensorType::get(kShape, elt),
                                  RankedTensorType::get(vShape, elt)};
   auto grad = AttentionGradOp::create(
       b, loc, gradTypes, q, k, v, attention.getOutput(), dO, attention.getLse(),
-      keyStart, keyEnd, /*runtime_scale=*/Value(),
+      keyStart, keyEnd, alibiSlopes, /*runtime_scale=*/Value(),
       attention.getMaskAttr(),
       attention.getWindowAttr(), scale, attention.getSoftcapAttr());
   SmallVector<std::pair<Value, unsigned>> results = {{attention.getOutput(), 4},
@@ -324,6 +305,9 @@ mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
   unsigned keyArgs = argTypes.size();
   if (p.hasKeyRanges())
     argTypes.append(2, MemRefType::get({p.batch}, b.getI32Type()));
+  unsigned alibiArg = argTypes.size();
+  if (p.alibi)
+    argTypes.push_back(alibiSlopesType(b, p));
   unsigned scaleArgIndex = argTypes.size();
   if (scaleArg)
     argTypes.push_back(MemRefType::get({}, b.getF32Type()));
@@ -350,6 +334,9 @@ mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
     keyStart = toTensor(body->getArgument(keyArgs));
     keyEnd = toTensor(body->getArgument(keyArgs + 1));
   }
+  Value alibiSlopes;
+  if (p.alibi)
+    alibiSlopes = toTensor(body->getArgument(alibiArg));
   auto [mask, window] = maskOf(b, p);
   Value runtimeScale;
   if (scaleArg)
@@ -360,7 +347,7 @@ mlir::attn::buildHostAttentionGradModule(MLIRContext &ctx,
                                  RankedTensorType::get(vShape, elt)};
   auto grad = AttentionGradOp::create(
       b, loc, gradTypes, inputs[0], inputs[1], inputs[2], inputs[3], inputs[4],
-      inputs[5], keyStart, keyEnd, runtimeScale,
+      inputs[5], keyStart, keyEnd, alibiSlopes, runtimeScale,
       MaskKindAttr::get(b.getContext(), mask), window,
       scale,
       p.softcap > 0 ? b.getF32FloatAttr(static_cast<float>(p.softcap))

@@ -82,7 +82,7 @@ llvm::Expected<double> HostModule::call(StringRef entry,
 SmallVector<HostBuffer> mlir::attn::forwardArguments(
     const ::attn::AttentionProblem &p, void *q, void *k, void *v, void *bias,
     int32_t *cuQ, int32_t *cuKv, void *out, float *lse, float *scale,
-    int32_t *keyStart, int32_t *keyEnd) {
+    int32_t *keyStart, int32_t *keyEnd, float *alibiSlopes) {
   SmallVector<HostBuffer> args;
   if (p.isVarlen()) { // packed [T, H, D], LSE [H, T]
     int64_t tq = p.totalQ(), tk = p.totalKv();
@@ -104,6 +104,8 @@ SmallVector<HostBuffer> mlir::attn::forwardArguments(
     args.push_back({keyStart, {p.batch}});
     args.push_back({keyEnd, {p.batch}});
   }
+  if (p.alibi)
+    args.push_back({alibiSlopes, {p.batch, p.headsQ}});
   if (scale)
     args.push_back({scale, {}});
   if (p.isVarlen()) {
@@ -122,7 +124,8 @@ SmallVector<HostBuffer>
 mlir::attn::gradArguments(const ::attn::AttentionProblem &p, void *q, void *k,
                           void *v, void *out, void *dout, float *lse, void *dq,
                           void *dk, void *dv, float *scale,
-                          int32_t *keyStart, int32_t *keyEnd) {
+                          int32_t *keyStart, int32_t *keyEnd,
+                          float *alibiSlopes) {
   SmallVector<int64_t, 4> qs = {p.batch, p.headsQ, p.seqQ, p.headDim};
   SmallVector<int64_t, 4> ks = {p.batch, p.headsKv, p.seqKv, p.headDim};
   SmallVector<int64_t, 4> vs = {p.batch, p.headsKv, p.seqKv, p.vDim()};
@@ -134,6 +137,8 @@ mlir::attn::gradArguments(const ::attn::AttentionProblem &p, void *q, void *k,
     args.push_back({keyStart, {p.batch}});
     args.push_back({keyEnd, {p.batch}});
   }
+  if (p.alibi)
+    args.push_back({alibiSlopes, {p.batch, p.headsQ}});
   if (scale)
     args.push_back({scale, {}});
   args.append({{dq, qs}, {dk, ks}, {dv, vs}});
@@ -149,11 +154,13 @@ llvm::Expected<double> mlir::attn::runOnHost(ModuleOp module,
   std::vector<int32_t> cuQ = p.cuSeqlens(true), cuKv = p.cuSeqlens(false);
   std::vector<int32_t> keyStarts = p.keyBounds(true),
                        keyEnds = p.keyBounds(false);
+  std::vector<float> slopes = p.alibiSlopes();
   return (*compiled)->call(
       kAttentionEntry,
       forwardArguments(p, t.q.data(), t.k.data(), t.v.data(), t.bias.data(),
                        cuQ.data(), cuKv.data(), t.out.data(), t.lse.data(),
-                       /*scale=*/nullptr, keyStarts.data(), keyEnds.data()));
+                       /*scale=*/nullptr, keyStarts.data(), keyEnds.data(),
+                       slopes.data()));
 }
 
 llvm::Expected<double>
@@ -164,13 +171,16 @@ mlir::attn::runBackwardOnHost(ModuleOp module,
   if (!compiled)
     return compiled.takeError();
   // The grad module's argument order with dout where it reads out: q, k,
-  // v, dout, out, lse, [key_start, key_end], dq, dk, dv (the module's
+  // v, dout, out, lse, [key_start, key_end], [alibi_slopes], dq, dk, dv
+  // (the module's
   // forward writes out and lse).
   std::vector<int32_t> keyStarts = p.keyBounds(true),
                        keyEnds = p.keyBounds(false);
+  std::vector<float> slopes = p.alibiSlopes();
   SmallVector<HostBuffer> args = gradArguments(
       p, t.q.data(), t.k.data(), t.v.data(), t.dout.data(), t.out.data(),
       t.lse.data(), t.dq.data(), t.dk.data(), t.dv.data(), /*scale=*/nullptr,
-      p.hasKeyRanges() ? keyStarts.data() : nullptr, keyEnds.data());
+      p.hasKeyRanges() ? keyStarts.data() : nullptr, keyEnds.data(),
+      slopes.data());
   return (*compiled)->call(kAttentionBackwardEntry, args);
 }

@@ -53,8 +53,9 @@ ProblemFlags::ProblemFlags(cl::OptionCategory &category,
                        "none"),
               cl::init(0.0), cl::cat(category)),
       alibi("alibi",
-            cl::desc("ALiBi score_mod: score -= slope_h * |d(i) - j|, slope_h "
-                     "= 2^(-8(h+1)/heads-q)"),
+            cl::desc("ALiBi (the alibi_slopes operand, read at run time): "
+                     "score -= slope[b, h] * |d(i) - j|; the tools run "
+                     "slopes 2^(-8(h+1)/heads-q) * (1 + b/8)"),
             cl::init(false), cl::cat(category)),
       scale("scale",
             cl::desc("Softmax scale; 0 = 1/sqrt(head-dim) (GPU kernels take "

@@ -91,7 +91,8 @@ bool backwardValue(const BackwardArgs &a, const std::string &name,
   for (Ptr p : {Ptr{"q", a.q}, {"k", a.k}, {"v", a.v}, {"o", a.o},
                 {"do", a.dO}, {"lse", a.lse}, {"dq", a.dq}, {"dk", a.dk},
                 {"dv", a.dv}, {"workspace", a.workspace},
-                {"key_start", a.keyStart}, {"key_end", a.keyEnd}})
+                {"key_start", a.keyStart}, {"key_end", a.keyEnd},
+                {"alibi_slopes", a.alibiSlopes}})
     if (name == p.name) {
       v = p.value;
       return true;
@@ -107,7 +108,8 @@ bool backwardValue(const BackwardArgs &a, const std::string &name,
   for (Int i : {Int{"seq_q", a.seqQ},
                 {"seq_kv", a.seqKv}, {"heads_q", a.headsQ},
                 {"heads_kv", a.headsKv}, {"lse_stride_b", a.lseStride[0]},
-                {"lse_stride_h", a.lseStride[1]}})
+                {"lse_stride_h", a.lseStride[1]},
+                {"alibi_slopes_stride_b", a.alibiSlopesStrideB}})
     if (name == i.name) {
       v = static_cast<uint64_t>(i.value);
       return true;

@@ -132,6 +132,17 @@ Status attn::runtime::runBackwardKernel(const BackwardKernel &kernel,
           !s)
         return s;
     }
+  if (p.alibi) {
+    std::vector<float> slopes = p.alibiSlopes();
+    if (Status s = alloc("alibi_slopes", slopes.size() * 4, a.alibiSlopes); !s)
+      return s;
+    if (Status s = d.check(d.MemcpyHtoD(a.alibiSlopes, slopes.data(),
+                                        slopes.size() * 4),
+                           "cuMemcpyHtoD(alibi_slopes)");
+        !s)
+      return s;
+    a.alibiSlopesStrideB = p.headsQ;
+  }
   for (auto [dst, src, n, what] :
        {std::tuple{a.q, (const void *)hq.bytes.data(), qN * eb, "Q"},
         {a.k, (const void *)hk.bytes.data(), kN * eb, "K"},

@@ -212,7 +212,7 @@ CheckReport attn::runtime::checkAttention(const AttentionProblem &p,
           qd[x] = q.get(qBase + i * D + x);
         auto [first, last] = p.keyRange(i);
         double rowLse = 0;
-        referenceAttentionRow(p, t.h, i, qd.data(), kd.data(), vd.data(),
+        referenceAttentionRow(p, t.b, t.h, i, qd.data(), kd.data(), vd.data(),
                               first, last, outd.data(), rowLse);
         std::copy(outd.begin(), outd.end(), &wantO[at * Dv]);
         if (!mayBeNaN.empty())

@@ -39,6 +39,11 @@ std::vector<AbiParam> KernelAbi::params() const {
     for (const char *t : tensors)
       ps.push_back({std::string(t) + "_tmap", ParamType::TensorMap, t});
   };
+  // ALiBi's f32 slopes and their batch stride (0: one [Hq] for all).
+  auto alibiParams = [&] {
+    add({"alibi_slopes"}, ParamType::Ptr);
+    add({"alibi_slopes_stride_b"}, ParamType::I64);
+  };
   const auto sizes = {"seq_q", "seq_kv", "heads_q", "heads_kv"};
   if (backward) {
     add({"q", "k", "v", "o", "do", "lse", "dq", "dk", "dv", "workspace"},
@@ -49,6 +54,8 @@ std::vector<AbiParam> KernelAbi::params() const {
     add({"lse_stride_b", "lse_stride_h"}, ParamType::I64);
     if (keyRange)
       add({"key_start", "key_end"}, ParamType::Ptr);
+    if (alibi)
+      alibiParams();
     if (tensorMaps)
       maps({"q", "k", "v", "do"});
     return ps;
@@ -66,6 +73,8 @@ std::vector<AbiParam> KernelAbi::params() const {
     add({"cu_seqlens_q", "cu_seqlens_kv"}, ParamType::Ptr);
   if (keyRange)
     add({"key_start", "key_end"}, ParamType::Ptr);
+  if (alibi)
+    alibiParams();
   if (tensorMaps)
     maps({"q", "k", "v"});
   return ps;
@@ -81,6 +90,8 @@ std::string KernelAbi::describe() const {
     with.push_back("variable length");
   if (keyRange)
     with.push_back("key ranges");
+  if (alibi)
+    with.push_back("ALiBi");
   for (size_t i = 0; i < with.size(); ++i)
     s += std::string(i == 0 ? " with " : (i + 1 == with.size() ? " and " : ", ")) +
          with[i];

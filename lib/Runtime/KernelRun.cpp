@@ -54,9 +54,10 @@ Status allocateSet(const Sizes &sz, BufferSet &set) {
 
 Status attn::runtime::runKernel(const Kernel &kernel, const RunOptions &opts,
                                 RunResult &res) {
-  // Variable length and bias take other buffers (VariantRun.cpp).
+  // Variable length, bias, key ranges and ALiBi's slopes take other
+  // buffers (VariantRun.cpp).
   if (res.problem.isVarlen() || res.problem.bias ||
-      res.problem.hasKeyRanges())
+      res.problem.hasKeyRanges() || res.problem.alibi)
     return runVariantKernel(kernel, opts, res);
   const CudaDriver &d = kernel.driver();
   cu::Stream stream = nullptr;

@@ -83,26 +83,6 @@ Status attn::runtime::checkLaunchArgs(const KernelManifest &m,
       !std::isfinite(static_cast<float>(a.softmaxScale)))
     return Status::error("softmax_scale must be finite and non-zero (got " +
                          jsonNumber(a.softmaxScale) + ")");
-  // ALiBi's region is built with the compiled heads_q (its slopes) and,
-  // bottom-right aligned, the compiled Nk - Nq (its distances) as constants:
-  // another launch shape would run other slopes or distances, silently.
-  if (m.problem.alibi) {
-    if (a.headsQ != m.problem.headsQ)
-      return Status::error(
-          "heads_q = " + str(a.headsQ) +
-          ": the kernel's ALiBi slopes 2^(-8(h+1)/heads_q) were compiled for "
-          "heads_q = " + str(m.problem.headsQ) +
-          "; compile it with --heads-q " + str(a.headsQ));
-    int64_t offset = a.seqKv - a.seqQ,
-            compiled = m.problem.seqKv - m.problem.seqQ;
-    if (!m.problem.topLeft && offset != compiled)
-      return Status::error(
-          "seq_kv - seq_q = " + str(offset) +
-          ": the kernel's bottom-right ALiBi distances were compiled for "
-          "seq_kv - seq_q = " + str(compiled) +
-          "; compile it for this offset, or with --top-left");
-  }
-
   // Every kernel reads Q, K, V and writes O (the backward kernels, checked
   // twice, read dO in O's place and write dQ, dK, dV in Q's, K's, V's).
   struct Ptr {

@@ -299,6 +299,7 @@ Expected<KernelManifest> attn::runtime::parseManifest(const std::string &text) {
   abi.bias = m.problem.bias;
   abi.varlen = m.problem.isVarlen();
   abi.keyRange = m.problem.hasKeyRanges();
+  abi.alibi = m.problem.alibi;
   abi.tensorMaps = m.family == kTensorMapFamily;
   const std::vector<AbiParam> want = abi.params();
   auto abiError = [&](const std::string &field, const std::string &what) {

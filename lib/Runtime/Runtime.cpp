@@ -104,6 +104,8 @@ bool abiValue(const LaunchArgs &a, const std::string &name, uint64_t &out) {
       {"cu_seqlens_kv", a.cuSeqlensKv},
       {"key_start", a.keyStart},
       {"key_end", a.keyEnd},
+      {"alibi_slopes", a.alibiSlopes},
+      {"alibi_slopes_stride_b", static_cast<uint64_t>(a.alibiSlopesStrideB)},
       {"softmax_scale", f32ParamSlot(a.softmaxScale)},
   };
   for (const Entry &e : table)
@@ -140,7 +142,8 @@ attn::runtime::computeLaunchGeometry(const KernelManifest &m,
   for (Ptr p : {Ptr{"q", a.q}, Ptr{"k", a.k}, Ptr{"v", a.v}, Ptr{"o", a.o},
                 Ptr{"bias", a.bias}, Ptr{"cu_seqlens_q", a.cuSeqlensQ},
                 Ptr{"cu_seqlens_kv", a.cuSeqlensKv},
-                Ptr{"key_start", a.keyStart}, Ptr{"key_end", a.keyEnd}})
+                Ptr{"key_start", a.keyStart}, Ptr{"key_end", a.keyEnd},
+                Ptr{"alibi_slopes", a.alibiSlopes}})
     if (!p.value && hasParam(m, p.name))
       return Status::error(std::string("the ") + p.name +
                            " pointer is null");

@@ -52,6 +52,8 @@ LaunchArgs convert(const attn_launch_args &c) {
   a.softmaxScale = c.softmax_scale;
   a.keyStart = c.key_start;
   a.keyEnd = c.key_end;
+  a.alibiSlopes = c.alibi_slopes;
+  a.alibiSlopesStrideB = c.alibi_stride_b;
   return a;
 }
 } // namespace
@@ -147,6 +149,8 @@ BackwardArgs convertBackward(const attn_backward_args &c) {
   a.softmaxScale = c.softmax_scale;
   a.keyStart = c.key_start;
   a.keyEnd = c.key_end;
+  a.alibiSlopes = c.alibi_slopes;
+  a.alibiSlopesStrideB = c.alibi_stride_b;
   return a;
 }
 } // namespace

@@ -125,7 +125,7 @@ CheckReport attn::runtime::checkVariantAttention(
     }
     auto [first, last] = one.keyRange(i, p.isVarlen() ? -1 : s);
     double rowLse = 0;
-    referenceAttentionRow(one, h, i, qd.data(), kh.data(), vh.data(), first,
+    referenceAttentionRow(one, s, h, i, qd.data(), kh.data(), vh.data(), first,
                           last, out.data(), rowLse, br);
     for (int64_t x = 0; x < dv; ++x) {
       gotO.push_back(o.get(qRow(s, h, i) * dv + x));
@@ -195,11 +195,14 @@ Status attn::runtime::runVariantKernel(const Kernel &kernel,
   std::vector<int32_t> cuQ = p.cuSeqlens(true), cuK = p.cuSeqlens(false);
   std::vector<int32_t> keyStarts = p.keyBounds(true),
                        keyEnds = p.keyBounds(false);
+  std::vector<float> alibiSlopes;
+  if (p.alibi)
+    alibiSlopes = p.alibiSlopes();
 
   // Zero-sized tensors (every sequence empty) still get a valid pointer.
   auto bytes = [](size_t n) { return std::max<size_t>(n, 16); };
   DeviceBuffer bq(d), bk(d), bv(d), bo(d), bl(d), bb(d), bcq(d), bck(d),
-      bks(d), bke(d);
+      bks(d), bke(d), bal(d);
   struct Upload {
     DeviceBuffer *buf;
     const void *host;
@@ -212,7 +215,9 @@ Status attn::runtime::runVariantKernel(const Kernel &kernel,
                  {&bcq, cuQ.data(), cuQ.size() * 4, "cu_seqlens_q"},
                  {&bck, cuK.data(), cuK.size() * 4, "cu_seqlens_kv"},
                  {&bks, keyStarts.data(), keyStarts.size() * 4, "key_start"},
-                 {&bke, keyEnds.data(), keyEnds.size() * 4, "key_end"}};
+                 {&bke, keyEnds.data(), keyEnds.size() * 4, "key_end"},
+                 {&bal, alibiSlopes.data(), alibiSlopes.size() * 4,
+                  "alibi_slopes"}};
   for (const Upload &u : uploads) {
     if (Status s = u.buf->allocate(bytes(u.n)); !s)
       return s;
@@ -251,6 +256,10 @@ Status attn::runtime::runVariantKernel(const Kernel &kernel,
   if (p.hasKeyRanges()) {
     args.keyStart = bks.get();
     args.keyEnd = bke.get();
+  }
+  if (p.alibi) {
+    args.alibiSlopes = bal.get();
+    args.alibiSlopesStrideB = p.headsQ;
   }
   Expected<LaunchGeometry> g = kernel.geometry(args);
   if (!g)

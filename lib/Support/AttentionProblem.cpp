@@ -113,12 +113,26 @@ std::pair<int64_t, int64_t> AttentionProblem::keyRange(int64_t i,
   return {first, last};
 }
 
-double AttentionProblem::modifyScore(double s, int64_t h, int64_t i,
-                                     int64_t j) const {
+float AttentionProblem::alibiSlope(int64_t b, int64_t h) const {
+  return static_cast<float>(
+      std::exp2(-8.0 * static_cast<double>(h + 1) / headsQ) *
+      (1.0 + static_cast<double>(b) / 8.0));
+}
+
+std::vector<float> AttentionProblem::alibiSlopes() const {
+  std::vector<float> slopes;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < headsQ; ++h)
+      slopes.push_back(alibiSlope(b, h));
+  return slopes;
+}
+
+double AttentionProblem::modifyScore(double s, int64_t b, int64_t h,
+                                     int64_t i, int64_t j) const {
   if (softcap > 0)
     s = softcap * std::tanh(s / softcap);
   if (alibi) {
-    double slope = std::exp2(-8.0 * static_cast<double>(h + 1) / headsQ);
+    double slope = alibiSlope(b, h);
     int64_t d = topLeft ? i : i + seqKv - seqQ;
     s -= slope * static_cast<double>(std::llabs(d - j));
   }
@@ -184,8 +198,6 @@ std::string AttentionProblem::validate() const {
     os << "--top-left aligns a mask: it needs --causal or a window";
   if (os.tellp() == 0 && (!std::isfinite(softcap) || softcap < 0))
     os << "--softcap must be positive and finite (got " << softcap << ")";
-  if (os.tellp() == 0 && softcap > 0 && alibi)
-    os << "--softcap and --alibi cannot be combined";
   if (os.tellp() == 0 && seqLensQ.size() != seqLensKv.size())
     os << "--seq-lens-q and --seq-lens-kv must list the same number of "
           "sequences (got "
@@ -221,10 +233,6 @@ std::string AttentionProblem::validate() const {
     if (os.tellp() == 0 && hasKeyRanges())
       os << "--key-starts/--key-ends cannot be combined with --seq-lens-q "
             "(each packed sequence has its own keys already)";
-    if (os.tellp() == 0 && alibi && !topLeft)
-      os << "--alibi with --seq-lens-q needs --top-left: the ALiBi region's "
-            "bottom-right offset Nk - Nq is one constant, the sequences' "
-            "differ";
   }
   if (os.tellp() == 0 && keyStarts.size() != keyEnds.size())
     os << "--key-starts and --key-ends must be given together";

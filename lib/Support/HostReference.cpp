@@ -13,8 +13,8 @@
 
 using namespace attn;
 
-void attn::referenceAttentionRow(const AttentionProblem &p, int64_t h,
-                                 int64_t i, const double *q, const double *k,
+void attn::referenceAttentionRow(const AttentionProblem &p, int64_t b,
+                                 int64_t h, int64_t i, const double *q, const double *k,
                                  const double *v, int64_t first, int64_t last,
                                  double *out, double &lse,
                                  const double *biasRow) {
@@ -32,7 +32,7 @@ void attn::referenceAttentionRow(const AttentionProblem &p, int64_t h,
     double acc = 0;
     for (int64_t x = 0; x < d; ++x)
       acc += q[x] * k[j * d + x];
-    double sj = p.modifyScore(acc * scale, h, i, j);
+    double sj = p.modifyScore(acc * scale, b, h, i, j);
     if (biasRow)
       sj += biasRow[j];
     s[j - first] = sj;
@@ -90,7 +90,7 @@ void attn::referenceAttention(const AttentionProblem &p,
                       nq * nk];
       for (int64_t i = 0; i < nq; ++i) {
         auto [first, last] = p.keyRange(i, b);
-        referenceAttentionRow(p, h, i, qh + i * d, kh, vh, first, last,
+        referenceAttentionRow(p, b, h, i, qh + i * d, kh, vh, first, last,
                               oh + i * dv, lh[i], bh ? bh + i * nk : nullptr);
       }
     }
@@ -123,7 +123,7 @@ void attn::referenceAttentionVarlen(const AttentionProblem &p,
       for (int64_t i = 0; i < seq.seqQ; ++i) {
         int64_t token = cuQ[s] + i;
         auto [first, last] = seq.keyRange(i);
-        referenceAttentionRow(seq, h, i, &q[(token * hq + h) * d], kh.data(),
+        referenceAttentionRow(seq, s, h, i, &q[(token * hq + h) * d], kh.data(),
                               vh.data(), first, last, oRow.data(),
                               lse[h * tq + token]);
         std::copy(oRow.begin(), oRow.end(), &out[(token * hq + h) * dv]);
@@ -150,8 +150,9 @@ void attn::referenceAttentionBackward(
       int64_t hk = h / group;
       int64_t qOff = (b * p.headsQ + h) * nq, kOff = (b * p.headsKv + hk) * nk;
       for (int64_t i = 0; i < nq; ++i) {
-        // The backward takes masks and the softcap (S = C·tanh(s / C),
-        // dS gets the factor 1 − tanh²); no other score modification.
+        // The backward takes masks, the softcap (S = C·tanh(s / C), dS
+        // gets the factor 1 − tanh²) and ALiBi (a term without gradient);
+        // no other score modification.
         auto [first, last] = p.keyRange(i, b);
         if (first == last)
           continue;
@@ -173,9 +174,9 @@ void attn::referenceAttentionBackward(
           double capFactor = 1.0;
           if (p.softcap > 0) {
             double t = std::tanh(s / p.softcap);
-            s = p.softcap * t;
             capFactor = 1.0 - t * t;
           }
+          s = p.modifyScore(s, b, h, i, j);
           double pij = std::exp(s - lse[qOff + i]);
           double ds = pij * (dp - delta) * capFactor;
           for (int64_t x = 0; x < dvd; ++x)

@@ -188,10 +188,14 @@ int main(void) {
   bad.hasScale = true;
   bad.scale = -1.0;
   show("scale -1", attnCPUAttentionForward(&bad, q, k, v, out, lp));
-  bad = pr;
-  bad.alibi = true;
+  /* ALiBi's slopes [B, HQ], forward and backward (one more module). */
+  static float slopes[B * HQ];
+  for (int i = 0; i < B * HQ; ++i)
+    slopes[i] = 0.25f / (float)(i + 1);
+  AttnCPUProblem alibi = pr;
+  alibi.alibiSlopes = slopes;
   show("alibi backward",
-       attnCPUAttentionBackward(&bad, q, k, v, out, dout, lp, dq, dk, dv));
+       attnCPUAttentionBackward(&alibi, q, k, v, out, dout, lp, dq, dk, dv));
   printf("modules: %lld\n", (long long)attnCPUCompiledModules());
 
   /* A cleared cache compiles the problem again. */

@@ -190,8 +190,21 @@ tools::runThroughHostLowering(const AttentionProblem &p,
         return error("--target cuda: " + s.message());
     }
 
-  // @attention(q, k, v, [key_start, key_end], o, [lse]) on memrefs,
-  // through its C interface.
+  // ALiBi: the tools' slopes, f32 [B, Hq] on the device.
+  DeviceBuffer dslopes(d);
+  if (p.alibi) {
+    std::vector<float> slopes = p.alibiSlopes();
+    size_t bytes = slopes.size() * sizeof(float);
+    if (Status s = dslopes.allocate(std::max<size_t>(bytes, 1)); !s)
+      return error("--target cuda: " + s.message());
+    if (Status s = d.check(d.MemcpyHtoD(dslopes.get(), slopes.data(), bytes),
+                           "cuMemcpyHtoD");
+        !s)
+      return error("--target cuda: " + s.message());
+  }
+
+  // @attention(q, k, v, [key_start, key_end], [alibi_slopes], o, [lse]) on
+  // memrefs, through its C interface.
   std::vector<std::vector<int64_t>> descriptors = {
       descriptor(dq.get(), {p.batch, p.headsQ, p.seqQ, p.headDim}),
       descriptor(dk.get(), {p.batch, p.headsKv, p.seqKv, p.headDim}),
@@ -200,6 +213,8 @@ tools::runThroughHostLowering(const AttentionProblem &p,
     descriptors.push_back(descriptor(dstart.get(), {p.batch}));
     descriptors.push_back(descriptor(dend.get(), {p.batch}));
   }
+  if (p.alibi)
+    descriptors.push_back(descriptor(dslopes.get(), {p.batch, p.headsQ}));
   descriptors.push_back(
       descriptor(dout.get(), {p.batch, p.headsQ, p.seqQ, p.vDim()}));
   if (p.withLse)

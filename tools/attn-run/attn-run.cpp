@@ -464,9 +464,6 @@ int main(int argc, char **argv) {
     return fail("--input-range must be positive and finite");
   if (deterministic && !backward)
     return fail("--deterministic needs --backward");
-  if (backward && p.alibi)
-    return fail("--backward takes masks and --softcap only: attention_grad "
-                "has no ALiBi (drop --alibi)");
   if (backward && (p.isVarlen() || p.bias))
     return fail("--backward does not support variable length "
                 "(--seq-lens-q) or --bias: attn.attention_grad has no "

@@ -242,7 +242,7 @@ BackwardBench::create(const CudaDriver &d, const AttentionProblem &p,
       }
       auto [first, last] = p.keyRange(i);
       double wantLse = 0;
-      referenceAttentionRow(p, h, i, qd.data(), kd.data(), vd.data(), first,
+      referenceAttentionRow(p, bi, h, i, qd.data(), kd.data(), vd.data(), first,
                             last, &fwdWantO[r * Dv], wantLse);
       fwdWantL[r] = wantLse;
       fwdGotL[r] = b.lse[row];

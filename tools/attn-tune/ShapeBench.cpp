@@ -244,7 +244,7 @@ ShapeBench::create(const CudaDriver &d, const AttentionProblem &p,
           qd[x] = b.q.get(qBase + i * D + x);
         auto [first, last] = p.keyRange(i);
         double rowLse = 0;
-        referenceAttentionRow(p, h, i, qd.data(), kd.data(), vd.data(), first,
+        referenceAttentionRow(p, bi, h, i, qd.data(), kd.data(), vd.data(), first,
                               last, &b.wantO[r * Dv], rowLse);
         b.wantL[r] = rowLse;
       }

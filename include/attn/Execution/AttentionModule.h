@@ -17,11 +17,6 @@ namespace mlir::attn {
 /// Name of the entry function of modules built by buildAttentionModule.
 inline constexpr const char *kAttentionEntry = "attention";
 
-/// Marks an attn.attention whose score_mod region is the ALiBi one built
-/// for `--alibi`, so that the manifest can say so and attn-launch --check
-/// can reproduce it on the host.
-inline constexpr const char *kAlibiScoreModAttr = "attn.score_mod_alibi";
-
 /// The sequence lengths a variable-length attn.attention was built for
 /// (DenseI64ArrayAttr): the kernel manifest's problem records them, so that
 /// attn-launch --check runs that batch.
@@ -43,10 +38,10 @@ enum class ScaleSource {
 };
 
 /// Builds `func.func @attention(%q, %k, %v, [%bias], [%cu_q, %cu_kv],
-/// [%key_start, %key_end], [%scale], %o, [%lse])` on memrefs
-/// (destination-passing style, `llvm.emit_c_interface`) holding one
+/// [%key_start, %key_end], [%alibi_slopes], [%scale], %o, [%lse])` on
+/// memrefs (destination-passing style, `llvm.emit_c_interface`) holding one
 /// attn.attention for `problem` (key_range: i32 [B] each, with
-/// problem.keyStarts).
+/// problem.keyStarts; alibi_slopes: f32 [B, Hq] with problem.alibi).
 /// `%lse` is present when problem.withLse, `%bias` with problem.bias, the
 /// i32 cu_seqlens (and the packed layouts of attn.attention) for a
 /// variable-length problem, `%scale` (memref<f32>) with
@@ -60,7 +55,7 @@ buildAttentionModule(MLIRContext &ctx, const ::attn::AttentionProblem &p,
 inline constexpr const char *kAttentionBackwardEntry = "attention_backward";
 
 /// Builds `func.func @attention_backward(%q, %k, %v, %do, %o, %lse,
-/// [%key_start, %key_end], %dq, %dk, %dv)` on memrefs, in the order of
+/// [%key_start, %key_end], [%alibi_slopes], %dq, %dk, %dv)` on memrefs, in the order of
 /// buildHostAttentionGradModule's arguments (q, k, v, do and the key ranges
 /// read, the rest written; the key ranges with problem.keyStarts):
 /// the forward attn.attention gives O and LSE, and attn.attention_grad the
@@ -74,10 +69,11 @@ buildAttentionBackwardModule(MLIRContext &ctx,
 inline constexpr const char *kHostAttentionGradEntry = "attention_grad";
 
 /// Builds `func.func @attention_grad(%q, %k, %v, %o, %do, %lse,
-/// [%key_start, %key_end], [%scale], %dq, %dk, %dv)` on memrefs (all but
-/// the last three read; the key ranges with problem.keyStarts): one
-/// attn.attention_grad of the dense problem `p` (its mask, window and softcap;
-/// no other score modification) from the given O and LSE, which need not be
+/// [%key_start, %key_end], [%alibi_slopes], [%scale], %dq, %dk, %dv)` on
+/// memrefs (all but the last three read; the key ranges with
+/// problem.keyStarts, the slopes f32 [B, Hq] with problem.alibi): one
+/// attn.attention_grad of the dense problem `p` (its mask, window, softcap
+/// and ALiBi; no other score modification) from the given O and LSE, which need not be
 /// this block's own (context parallelism passes the final ones).
 /// `%scale` (memref<f32>) is there with ScaleSource::Argument.
 OwningOpRef<ModuleOp>

@@ -58,24 +58,26 @@ struct HostTensors {
 };
 
 /// The arguments of buildAttentionModule's entry for `p`, over these
-/// buffers (`bias`, `cuQ`/`cuKv` and `lse` are used only when `p` has them;
-/// `scale`, the memref<f32> of a module built with ScaleSource::Argument,
-/// only when not null).
+/// buffers (`bias`, `cuQ`/`cuKv`, the key ranges, `alibiSlopes` (f32
+/// [B, Hq]) and `lse` are used only when `p` has them; `scale`, the
+/// memref<f32> of a module built with ScaleSource::Argument, only when not
+/// null).
 llvm::SmallVector<HostBuffer>
 forwardArguments(const ::attn::AttentionProblem &p, void *q, void *k, void *v,
                  void *bias, int32_t *cuQ, int32_t *cuKv, void *out, float *lse,
                  float *scale = nullptr, int32_t *keyStart = nullptr,
-                 int32_t *keyEnd = nullptr);
+                 int32_t *keyEnd = nullptr, float *alibiSlopes = nullptr);
 
 /// The arguments of buildHostAttentionGradModule's entry for the dense
 /// problem `p`: q, k, v, out, dout, lse, [key_start, key_end] (when not
-/// null: a key_range problem), [scale] (when not null, for a module built
-/// with ScaleSource::Argument), then dq, dk, dv.
+/// null: a key_range problem), [alibi_slopes] (f32 [B, Hq], when
+/// p.alibi), [scale] (when not null, for a module built with
+/// ScaleSource::Argument), then dq, dk, dv.
 llvm::SmallVector<HostBuffer>
 gradArguments(const ::attn::AttentionProblem &p, void *q, void *k, void *v,
               void *out, void *dout, float *lse, void *dq, void *dk, void *dv,
               float *scale = nullptr, int32_t *keyStart = nullptr,
-              int32_t *keyEnd = nullptr);
+              int32_t *keyEnd = nullptr, float *alibiSlopes = nullptr);
 
 /// JIT-compiles `module` (already lowered to the LLVM dialect, entry
 /// kAttentionEntry) and runs it once on `t`. Returns the time of the call in

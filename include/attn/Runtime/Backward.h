@@ -22,6 +22,9 @@ struct BackwardArgs {
   cu::DevicePtr workspace = 0; // workspaceBytes(), 16-byte aligned
   /// key_range kernels: i32 [batch] each (as LaunchArgs::keyStart/keyEnd).
   cu::DevicePtr keyStart = 0, keyEnd = 0;
+  /// ALiBi kernels: as LaunchArgs::alibiSlopes / alibiSlopesStrideB.
+  cu::DevicePtr alibiSlopes = 0;
+  int64_t alibiSlopesStrideB = 0;
   int64_t batch = 0, headsQ = 0, headsKv = 0, seqQ = 0, seqKv = 0;
   std::array<int64_t, 3> qStride{}, kStride{}, vStride{}, oStride{},
       doStride{}, dqStride{}, dkStride{}, dvStride{};

@@ -54,14 +54,17 @@ struct KernelAbi {
   bool bias = false;       // forward: problem.bias
   bool varlen = false;     // forward: problem.seq_lens_q
   bool keyRange = false;   // problem.key_ranges (key padding)
+  bool alibi = false;      // problem.alibi (the slopes at launch)
   bool tensorMaps = false; // family kTensorMapFamily
 
   /// Forward: q, k, v, o, lse; seq_q, seq_kv, heads_q, heads_kv;
   /// softmax_scale; the q/k/v/o strides and lse_stride_b/h (24), then bias
   /// and its 3 strides, then cu_seqlens_q/kv, then key_start/key_end (i32
-  /// [B]), then q_tmap, k_tmap, v_tmap.
+  /// [B]), then alibi_slopes (f32) and alibi_slopes_stride_b (i64; the
+  /// slope of (b, h) is alibi_slopes[b · stride_b + h]), then q_tmap,
+  /// k_tmap, v_tmap.
   /// Backward: the 41 of docs/kernel-abi.md, then key_start/key_end, then
-  /// q_tmap, k_tmap, v_tmap, do_tmap.
+  /// alibi_slopes and its stride, then q_tmap, k_tmap, v_tmap, do_tmap.
   std::vector<AbiParam> params() const;
   /// "forward kernel with a bias", "backward sm90a-wgmma kernel", ...
   std::string describe() const;

@@ -42,6 +42,10 @@ struct LaunchArgs {
   /// Key padding (key_range kernels): i32 [batch] each, batch entry b sees
   /// keys [keyStart[b], keyEnd[b]).
   cu::DevicePtr keyStart = 0, keyEnd = 0;
+  /// ALiBi kernels: f32 slopes, the slope of (b, h) at
+  /// alibiSlopes[b · alibiSlopesStrideB + h] (stride 0: one [Hq] for all).
+  cu::DevicePtr alibiSlopes = 0;
+  int64_t alibiSlopesStrideB = 0;
   /// The softmax scale (a kernel argument, not part of the kernel): finite
   /// and non-zero; dense() sets the problem's.
   double softmaxScale = 0;

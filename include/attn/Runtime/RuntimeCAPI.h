@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a signature or attn_launch_args changes. */
-#define ATTN_RUNTIME_ABI_VERSION 3
+#define ATTN_RUNTIME_ABI_VERSION 4
 
 typedef struct attn_kernel attn_kernel;
 
@@ -40,6 +40,10 @@ typedef struct attn_launch_args {
   double softmax_scale;
   /* key_range kernels: i32 [batch] device arrays (0 otherwise). */
   uint64_t key_start, key_end;
+  /* ALiBi kernels: f32 slopes, (b, h) at alibi_slopes[b * alibi_stride_b
+     + h]; alibi_stride_b 0 shares one [heads_q] row (0 otherwise). */
+  uint64_t alibi_slopes;
+  int64_t alibi_stride_b;
 } attn_launch_args;
 
 ATTN_RUNTIME_EXPORT int attn_runtime_abi_version(void);
@@ -85,6 +89,8 @@ typedef struct attn_backward_args {
   int64_t lse_stride[2];                            /* b, h */
   double softmax_scale; /* the forward's (attn_launch_args) */
   uint64_t key_start, key_end; /* as attn_launch_args' */
+  uint64_t alibi_slopes;       /* as attn_launch_args' */
+  int64_t alibi_stride_b;
 } attn_backward_args;
 
 /* 1 for a backward kernel directory, 0 otherwise. */

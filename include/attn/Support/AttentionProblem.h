@@ -44,8 +44,9 @@ struct AttentionProblem {
   int64_t windowLeft = -1;
   int64_t windowRight = -1;
   /// Score modification, on the scaled score before the mask: softcap
-  /// (c·tanh(s/c), 0 = none), ALiBi (s − slope_h·|d(i) − j|, slope_h =
-  /// 2^(−8(h+1)/Hq)), or a user region the host cannot reproduce.
+  /// (c·tanh(s/c), 0 = none), then ALiBi (s − slope_bh·|d(i) − j|, the
+  /// slopes a run-time [B, Hq] operand: alibiSlopes()), or a user region the
+  /// host cannot reproduce.
   double softcap = 0.0;
   bool alibi = false;
   bool customScoreMod = false;
@@ -96,8 +97,16 @@ struct AttentionProblem {
   std::pair<int64_t, int64_t> keyRange(int64_t i,
                                        int64_t batchEntry = -1) const;
   bool hasScoreMod() const { return softcap > 0 || alibi || customScoreMod; }
-  /// The modified score of query head h, row i, key j (softcap / ALiBi).
-  double modifyScore(double s, int64_t h, int64_t i, int64_t j) const;
+  /// The ALiBi slope the tools run with for batch entry b, query head h:
+  /// ALiBi's 2^(−8(h+1)/Hq), times 1 + b/8 so that a kernel reading another
+  /// entry's slope is caught (the kernels take any slopes at launch).
+  float alibiSlope(int64_t b, int64_t h) const;
+  /// All of them, f32 [batch, headsQ] (the slopes operand).
+  std::vector<float> alibiSlopes() const;
+  /// The modified score of batch entry b, query head h, row i, key j
+  /// (softcap, then ALiBi with alibiSlopes()).
+  double modifyScore(double s, int64_t b, int64_t h, int64_t i,
+                     int64_t j) const;
   /// Why this problem is not valid ("" when it is), naming the flag at fault.
   std::string validate() const;
   /// Forward FLOPs by the project's convention: 4·B·H·Nq·Nk·D, halved when

@@ -35,22 +35,22 @@ void referenceAttentionVarlen(const AttentionProblem &p,
                               std::vector<double> &out,
                               std::vector<double> &lse);
 
-/// One row of referenceAttention: O [Dv] and the LSE of query head `h`, row
-/// `i` (q: [D]) against keys [first, last) of its key/value head (k, v: the
+/// One row of referenceAttention: O [Dv] and the LSE of batch entry `b`
+/// (its ALiBi slope; varlen: the sequence), query head `h`, row `i` (q: [D]) against keys [first, last) of its key/value head (k, v: the
 /// whole [Nk, D] / [Nk, Dv] slices), with the problem's score modification.
 /// `biasRow`, when given, is added to the modified score of key j
 /// (biasRow[j]). No key (first == last), or a bias of -inf on all of them,
 /// gives O = 0 and LSE = -inf.
-void referenceAttentionRow(const AttentionProblem &p, int64_t h, int64_t i,
-                           const double *q, const double *k, const double *v,
+void referenceAttentionRow(const AttentionProblem &p, int64_t b, int64_t h,
+                           int64_t i, const double *q, const double *k, const double *v,
                            int64_t first, int64_t last, double *out,
                            double &lse, const double *biasRow = nullptr);
 
 /// Computes the gradients dQ, dK, dV of attention in float64 for the output
 /// gradient `dout` [B, Hq, Nq, Dv], recomputing O and LSE with
 /// referenceAttention. dK and dV of a key/value head sum over its query
-/// heads; rows that see no key contribute nothing. Masks and the softcap
-/// are honoured (the backward's only score modification).
+/// heads; rows that see no key contribute nothing. Masks, the softcap and
+/// ALiBi are honoured (the backward's score modifications).
 void referenceAttentionBackward(const AttentionProblem &p,
                                 const std::vector<double> &q,
                                 const std::vector<double> &k,

@@ -49,19 +49,21 @@ using Acc = std::array<Value, 4>;
 using AFrag = std::array<Value, 4>;
 
 /// The backward kernels' parameters (docs/kernel-abi.md): all three
-/// kernels of the sm80 family take the same list (key_start/key_end
-/// last with a key_range).
-nvvm::KernelSignature backwardSignature(bool keyRange) {
+/// kernels of the sm80 family take the same list (key_start/key_end and
+/// the ALiBi slopes last when the spec has them).
+nvvm::KernelSignature backwardSignature(const FlashBackwardSpec &spec) {
   ::attn::runtime::KernelAbi abi;
   abi.backward = true;
-  abi.keyRange = keyRange;
+  abi.keyRange = spec.keyRange;
+  abi.alibi = spec.alibi;
   return nvvm::KernelSignature(abi);
 }
 
 /// The signature of a kernel `func` made by createKernel, bound to its
 /// arguments.
-nvvm::KernelSignature boundSignature(gpu::GPUFuncOp func, bool keyRange) {
-  nvvm::KernelSignature params = backwardSignature(keyRange);
+nvvm::KernelSignature boundSignature(gpu::GPUFuncOp func,
+                                     const FlashBackwardSpec &spec) {
+  nvvm::KernelSignature params = backwardSignature(spec);
   params.bind(func.getBody().front());
   return params;
 }
@@ -192,6 +194,13 @@ SmallVector<Acc> applySoftcap(KernelBuilder &kb,
       v = attn_gpu::TanhOp::create(kb.builder(), kb.location(),
                                    kb.fmul(v, inner));
   return s;
+}
+
+/// What ALiBi's slope is divided by (nvvm::AlibiTerm): the score the
+/// softmax multiplies is raw (scale) or the softcap's t (C).
+Value alibiUnit(KernelBuilder &kb, const nvvm::KernelSignature &params,
+                const FlashBackwardSpec &spec) {
+  return spec.softcap > 0 ? kb.f32(spec.softcap) : params["softmax_scale"];
 }
 
 /// dS ∘ (1 − t²): the softcap's derivative (t from applySoftcap).
@@ -356,7 +365,7 @@ public:
   DkDvEmitter(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
               const FlashBackwardSpec &spec, const FlashBackwardConfig &config)
       : kb(b, loc), b(b), loc(loc), func(func), spec(spec), config(config),
-        params(boundSignature(func, spec.keyRange)), elt(spec.elementType),
+        params(boundSignature(func, spec)), elt(spec.elementType),
         warps(config.warps()), qTiles(config.blockM / 8),
         kLayout(config.blockN, spec.tileHeadDim()),
         vLayout(config.blockN, spec.tileHeadDim()),
@@ -533,12 +542,27 @@ SmallVector<Value> DkDvEmitter::emitStep(Value it, ValueRange carried) {
   SmallVector<Value> qPtrs = bRows->lanePointers(qTile);
   SmallVector<Value> doPtrs = bRows->lanePointers(doTile);
 
+  // ALiBi: the step's query head's slope, read before the product hides it.
+  std::optional<nvvm::AlibiTerm> alibi;
+  if (spec.alibi)
+    alibi.emplace(kb, params, batch, step.head, alibiUnit(kb, params, spec));
+
   // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for this warp's 16 keys: qTiles tiles each.
   SmallVector<Acc> s = warpGemmABt(kb, elt, *aRows, kPtrs, *bRows, qPtrs,
                                    qTiles, spec.mmaHeadDim());
   SmallVector<Acc> capT;
   if (spec.softcap > 0)
     capT = applySoftcap(kb, params, s, spec.softcap);
+  // ALiBi on element e of tile nt: query q0 + 8·nt + 2t + e%2, key
+  // kv0 + 16·warp + g + 8·(e/2).
+  if (alibi) {
+    Value base = alibi->rowBase(
+        kb.sub(kb.add(kb.add(step.q0, diagonal), kb.shl(t, 1)),
+               kb.add(kb.add(kv0, kb.mul(warp, kb.i32(16))), g)));
+    for (int64_t nt = 0; nt < qTiles; ++nt)
+      for (int e = 0; e < 4; ++e)
+        s[nt][e] = alibi->apply(s[nt][e], base, 8 * nt + (e & 1) - 8 * (e / 2));
+  }
 
   // The band: element e of tile nt is key kv0 + 16·warp + g + 8·(e/2) of
   // query q0 + 8·nt + 2t + e%2, visible iff d(query) − left <= key <=
@@ -941,7 +965,7 @@ public:
   DqEmitter(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
             const FlashBackwardSpec &spec, const FlashBackwardConfig &config)
       : kb(b, loc), b(b), loc(loc), func(func), spec(spec), config(config),
-        params(boundSignature(func, spec.keyRange)), elt(spec.elementType),
+        params(boundSignature(func, spec)), elt(spec.elementType),
         rows(config.dqBlockM()), keys(config.dqBlockN()), kTiles(keys / 8),
         dTiles(spec.mmaHeadDim() / 8), qLayout(rows, spec.tileHeadDim()),
         doLayout(rows, spec.tileHeadDim()), kLayout(keys, spec.tileHeadDim()),
@@ -967,6 +991,7 @@ private:
   Common c;
   Value warp, g, t, batch, head, kvHead, q0, diagonal, firstBlock, numBlocks;
   Value keyStart, keyEnd; // as the dkdv kernel's
+  std::optional<nvvm::AlibiTerm> alibi; // the (batch, head)'s, with one
   Value kPtr, vPtr, qTile, doTile, kRing, vRing;
   std::array<Value, 2> lseRow, deltaRow; // rows g and g + 8
   std::optional<FragmentAddresses> aRows, bRows, bTrans;
@@ -1007,6 +1032,17 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
   SmallVector<Acc> capT;
   if (spec.softcap > 0)
     capT = applySoftcap(kb, params, s, spec.softcap);
+  Value kv0 = kb.mul(block, kb.i32(keys));
+  // ALiBi on element e of tile nt: key kv0 + 8·nt + 2t + e%2 of row
+  // q0 + 16·warp + g + 8·(e/2).
+  if (alibi) {
+    Value base = alibi->rowBase(
+        kb.sub(kb.add(kb.add(q0, kb.mul(warp, kb.i32(16))), kb.add(g, diagonal)),
+               kb.add(kv0, kb.shl(t, 1))));
+    for (int64_t nt = 0; nt < kTiles; ++nt)
+      for (int e = 0; e < 4; ++e)
+        s[nt][e] = alibi->apply(s[nt][e], base, 8 * (e / 2) - 8 * nt - (e & 1));
+  }
 
   // The band: element e of tile nt is key kv0 + 8·nt + 2t + e%2 of row
   // q0 + 16·warp + g + 8·(e/2), visible iff d(row) − left <= key <=
@@ -1017,7 +1053,6 @@ SmallVector<Value> DqEmitter::emitBlock(Value block, ValueRange carried) {
   //          + kv0 + 2t.
   // Keys past Nk are masked below (P would overflow for a row whose LSE
   // is below about −88, and dS·K be inf·0).
-  Value kv0 = kb.mul(block, kb.i32(keys));
   if (spec.band.hasRight()) {
     Value reach = diagonal;
     if (spec.band.right)
@@ -1122,6 +1157,8 @@ void DqEmitter::emit() {
       nvvm::keyBoundsOf(kb, params, spec.keyRange, batch, c.seqKv);
   keyStart = bounds.start;
   keyEnd = bounds.end;
+  if (spec.alibi)
+    alibi.emplace(kb, params, batch, head, alibiUnit(kb, params, spec));
   // Key blocks this query block sees: [firstBlock, numBlocks), from the
   // first row's lowest key to the last row's highest (within key_range).
   Value kvEnd = keyEnd;
@@ -1238,12 +1275,13 @@ void DqEmitter::emit() {
 }
 
 gpu::GPUFuncOp createKernel(OpBuilder &builder, gpu::GPUModuleOp module,
-                            StringRef name, int64_t threads, bool keyRange) {
+                            StringRef name, int64_t threads,
+                            const FlashBackwardSpec &spec) {
   MLIRContext *ctx = builder.getContext();
   Location loc = module.getLoc();
   auto func = gpu::GPUFuncOp::create(
       builder, loc, name,
-      builder.getFunctionType(backwardSignature(keyRange).types(ctx), {}));
+      builder.getFunctionType(backwardSignature(spec).types(ctx), {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                 builder.getUnitAttr());
   int32_t n = static_cast<int32_t>(threads);
@@ -1287,6 +1325,7 @@ FlashBackwardSpec FlashBackwardSpec::fromOp(AttentionGradOp op) {
   if (std::optional<APFloat> cap = op.getSoftcap())
     spec.softcap = cap->convertToDouble();
   spec.keyRange = static_cast<bool>(op.getKeyStart());
+  spec.alibi = static_cast<bool>(op.getAlibiSlopes());
   return spec;
 }
 
@@ -1401,6 +1440,7 @@ mlir::attn::flashBackwardKernelNames(const FlashBackwardSpec &spec,
   std::string stem = "attn_bwd_d" + std::to_string(spec.headDim) + "_" +
                      dtype + maskKernelNameSuffix(spec.causal, spec.band) +
                      softcapKernelNameSuffix(spec.softcap) +
+                     (spec.alibi ? "_alibi" : "") +
                      (spec.keyRange ? "_kr" : "");
   std::string tile = "_n" + std::to_string(config.blockN) + "m" +
                      std::to_string(config.blockM);
@@ -1428,31 +1468,29 @@ void mlir::attn::emitFlashBackwardKernels(OpBuilder &builder,
   if (!module.lookupSymbol(names.preprocess)) {
     builder.setInsertionPointToEnd(module.getBody());
     gpu::GPUFuncOp pre = createKernel(builder, module, names.preprocess,
-                                      kBackwardAuxThreads, spec.keyRange);
+                                      kBackwardAuxThreads, spec);
     builder.setInsertionPointToStart(&pre.getBody().front());
-    emitPreprocess(builder, loc, boundSignature(pre, spec.keyRange), spec);
+    emitPreprocess(builder, loc, boundSignature(pre, spec), spec);
   }
   // An empty dkdv name: another family's dkdv kernel takes its place.
   if (!names.dkdv.empty() && !module.lookupSymbol(names.dkdv)) {
     builder.setInsertionPointToEnd(module.getBody());
     gpu::GPUFuncOp main =
-        createKernel(builder, module, names.dkdv, config.threads(),
-                     spec.keyRange);
+        createKernel(builder, module, names.dkdv, config.threads(), spec);
     DkDvEmitter(builder, loc, main, spec, config).emit();
   }
   if (!names.dqDeterministic.empty() &&
       !module.lookupSymbol(names.dqDeterministic)) {
     builder.setInsertionPointToEnd(module.getBody());
     gpu::GPUFuncOp dq = createKernel(
-        builder, module, names.dqDeterministic, config.dqThreads(),
-        spec.keyRange);
+        builder, module, names.dqDeterministic, config.dqThreads(), spec);
     DqEmitter(builder, loc, dq, spec, config).emit();
   }
   if (!names.convert.empty() && !module.lookupSymbol(names.convert)) {
     builder.setInsertionPointToEnd(module.getBody());
     gpu::GPUFuncOp convert = createKernel(builder, module, names.convert,
-                                          kBackwardAuxThreads, spec.keyRange);
+                                          kBackwardAuxThreads, spec);
     builder.setInsertionPointToStart(&convert.getBody().front());
-    emitConvert(builder, loc, boundSignature(convert, spec.keyRange), spec);
+    emitConvert(builder, loc, boundSignature(convert, spec), spec);
   }
 }

@@ -48,6 +48,7 @@ nvvm::KernelSignature forwardSignature(const FlashKernelSpec &spec) {
   abi.bias = spec.bias;
   abi.varlen = spec.varlen;
   abi.keyRange = spec.keyRange;
+  abi.alibi = spec.alibi;
   return nvvm::KernelSignature(abi);
 }
 
@@ -132,6 +133,7 @@ private:
   Value softmaxScale;          // the run-time scale of the scores (f32)
   Value bandOffset;            // d(i) - i: Nk - Nq bottom-right, 0 top-left
   Value batchIdx, headIdx;     // for score_mod
+  std::optional<nvvm::AlibiTerm> alibi; // alibi_slopes: its term
   Value qRowStride, kRowStride, vRowStride, oRowStride;
   Value tid, lane, warp, g, t;
   Value q0, smem, qTile, kRing, vRing;
@@ -241,9 +243,11 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
   //                            (Nk - Nq) - kv0 - 2t + q0 + warp·warpRows + g
   const MaskBand &band = spec.band;
   // score_mod on the natural-domain scaled score of every element, then
-  // the bias, before the mask (masked elements are replaced below whatever
-  // they give).
-  if (spec.scoreMod || spec.bias) {
+  // ALiBi's term and the bias, before the mask (masked elements are
+  // replaced below whatever they give). ALiBi alone adds its term to the
+  // raw score.
+  bool natural = spec.scoreMod || spec.bias;
+  if (natural || alibi) {
     // Element by element: tile nt's register e of m-tile mt.
     SmallVector<SmallVector<Value>> regs;
     for (Value tile : s)
@@ -262,12 +266,24 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
           rows.push_back(queryRow(mt, h));
       mod.emplace(b, loc, *spec.scoreMod, batchIdx, headIdx, rows, keyBase);
     }
+    // ALiBi: d(row) − key of the thread's first element (row queryRow(0,
+    // 0), key keyBase); the others differ by compile-time offsets, so one
+    // register serves them all.
+    Value alibiBase;
+    if (alibi)
+      alibiBase = alibi->rowBase(
+          kb.sub(kb.add(queryRow(0, 0), bandOffset), keyBase));
     for (int64_t mt = 0; mt < mTiles; ++mt)
       for (int64_t nt = 0; nt < sTiles; ++nt)
         for (int e = 0; e < 4; ++e) {
-          Value x = kb.fmul(regs[mt][4 * nt + e], scale);
+          Value x = regs[mt][4 * nt + e];
+          if (natural)
+            x = kb.fmul(x, scale);
           if (mod)
             x = mod->emit(x, 2 * mt + e / 2, 8 * nt + (e & 1));
+          if (alibi)
+            x = alibi->apply(x, alibiBase,
+                             16 * mt + 8 * (e / 2) - 8 * nt - (e & 1));
           if (spec.bias) {
             Value row = queryRow(mt, e / 2);
             Value key = kb.add(keyBase, kb.i32(8 * nt + (e & 1)));
@@ -312,7 +328,7 @@ FlashForwardEmitter::emitBlock(Value block, const State &in) {
   // max(c·s) = c·max(s), and p = exp2(c·s - m) is one FMA and one ex2.
   // (With a score_mod or a bias the scale was applied before them:
   // c = log2(e).)
-  Value c = spec.scoreMod || spec.bias
+  Value c = natural
                 ? kb.f32(M_LOG2E)
                 : kb.fmul(softmaxScale, kb.f32(M_LOG2E));
   State out(mTiles);
@@ -494,6 +510,12 @@ void FlashForwardEmitter::emit(gpu::GPUFuncOp func) {
       nvvm::keyBoundsOf(kb, params, spec.keyRange, batch, seqKv);
   keyStart = bounds.start;
   keyEnd = bounds.end;
+  // ALiBi's term is added to the raw score (the softmax constant stays
+  // scale·log2e), or to the natural-domain one after a score_mod or
+  // before a bias.
+  if (spec.alibi)
+    alibi.emplace(kb, params, batch, head,
+                  spec.scoreMod || spec.bias ? Value() : softmaxScale);
 
   // Per-(batch, head) base pointers; varlen: the sequence's first token
   // instead of a batch stride.

@@ -34,6 +34,7 @@ FlashKernelSpec FlashKernelSpec::fromOp(AttentionOp op) {
   spec.varlen = op.isVarlen();
   spec.bias = static_cast<bool>(op.getBias());
   spec.keyRange = static_cast<bool>(op.getKeyStart());
+  spec.alibi = static_cast<bool>(op.getAlibiSlopes());
   return spec;
 }
 
@@ -224,6 +225,8 @@ std::string mlir::attn::flashKernelVariantSuffix(const FlashKernelSpec &spec) {
     os << "_mod" << std::hex << (llvm::xxh3_64bits(text) & 0xffffffffu)
        << std::dec;
   }
+  if (spec.alibi)
+    os << "_alibi";
   if (spec.bias)
     os << "_bias";
   if (spec.varlen)

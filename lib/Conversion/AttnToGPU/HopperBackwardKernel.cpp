@@ -91,6 +91,7 @@ KernelSignature hopperBackwardSignature(const FlashBackwardSpec &spec) {
   abi.backward = true;
   abi.tensorMaps = true;
   abi.keyRange = spec.keyRange;
+  abi.alibi = spec.alibi;
   return KernelSignature(abi);
 }
 
@@ -588,6 +589,14 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   Value doTile = ringTile(kb, doRing, stage);
   int64_t sRegs = config.blockM / 2, sTiles = config.blockM / 8;
   size_t dkRegs = spec.headDim / 2, dvRegs = spec.valueHeadDim / 2;
+  // ALiBi: the step's query head's slope, read before the products hide
+  // it (added to the score P's constant multiplies: raw, or the softcap's
+  // t).
+  std::optional<AlibiTerm> alibi;
+  if (spec.alibi)
+    alibi.emplace(kb, params, batch, head,
+                  spec.softcap > 0 ? kb.f32(spec.softcap)
+                                   : arg("softmax_scale"));
 
   // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, two commit groups.
   mbarrierWait(kb, barrierAt(fullSlot(), stage), parityOf(it));
@@ -678,15 +687,26 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // 8·j + 2t + {0, 1} read only now (after the mask: fewer live registers).
   // Softcap: the masked t stay in s (the derivative needs them) and P is
   // recomputed from them for dSᵀ: keeping both P and t spilled at D = 128.
+  // ALiBi's term joins P's exponent here, after the mask (a masked −inf
+  // stays −inf), so that the softcap's t in s stay the cap's alone.
   Value cScale =
       backwardSoftmaxConstant(kb, arg("softmax_scale"), spec.softcap);
   auto probabilities = [&](ArrayRef<Value> scores) {
     SmallVector<Value> lse = sharedColumns(stage, 0);
     SmallVector<Value> p(scores);
+    // Register 4·j + e: query q0 + 8·j + 2t + e%2, key kv0 + warpKey0 + g
+    // + 8·(e/2).
+    Value alibiBase;
+    if (alibi)
+      alibiBase = alibi->rowBase(
+          kb.sub(kb.add(kb.add(q0, diagonal), kb.shl(t, 1)),
+                 kb.add(kb.add(kv0, warpKey0), g)));
     for (int64_t j = 0; j < sTiles; ++j)
       for (int e = 0; e < 4; ++e) {
         Value negLse = arith::NegFOp::create(b, loc, lse[2 * j + (e & 1)]);
         Value &v = p[4 * j + e];
+        if (alibi)
+          v = alibi->apply(v, alibiBase, 8 * j + (e & 1) - 8 * (e / 2));
         v = kb.exp2(LLVM::FMAOp::create(b, loc, v, cScale, negLse));
       }
     return p;
@@ -1123,7 +1143,8 @@ mlir::attn::hopperBackwardKernelName(const FlashBackwardSpec &spec,
   return "attn_bwd_sm90_d" + std::to_string(spec.headDim) + "_" + dtype +
          maskKernelNameSuffix(spec.causal, spec.band) +
          softcapKernelNameSuffix(spec.softcap) +
-         (spec.keyRange ? "_kr" : "") + "_dkdv_n" +
+         (spec.alibi ? "_alibi" : "") + (spec.keyRange ? "_kr" : "") +
+         "_dkdv_n" +
          std::to_string(config.blockN) + "m" + std::to_string(config.blockM) +
          "s" + std::to_string(config.stages) +
          (config.pipelineDq   ? ""

@@ -66,6 +66,7 @@ KernelSignature hopperForwardSignature(const FlashKernelSpec &spec) {
   ::attn::runtime::KernelAbi abi;
   abi.tensorMaps = true;
   abi.keyRange = spec.keyRange;
+  abi.alibi = spec.alibi;
   return KernelSignature(abi);
 }
 
@@ -150,6 +151,9 @@ private:
   std::optional<std::pair<double, double>> foldedSoftcap;
   /// An additive score_mod (matchAdditiveScoreMod).
   std::optional<AdditiveScoreMod> additiveTerm;
+  /// alibi_slopes: the head's slope (setHead), its term on the score the
+  /// softmax's constant multiplies.
+  std::optional<AlibiTerm> alibi;
   Value bandOffset; // d(i) - i: Nk - Nq bottom-right, 0 top-left
   Value tid, warpgroup, lane, g, t;
   Value batch, head, kvHead, q0;
@@ -250,6 +254,13 @@ void HopperForwardEmitter::emitProducer() {
 void HopperForwardEmitter::setHead(Value h) {
   head = h;
   kvHead = kb.divu(h, kb.divu(headsQ, headsKv));
+  // ALiBi's unit: the folded softcap's C, 1 after a score_mod region
+  // (natural domain), else the scale (raw scores).
+  if (spec.alibi)
+    alibi.emplace(kb, params, batch, h,
+                  foldedSoftcap ? kb.f32(foldedSoftcap->second)
+                  : spec.scoreMod && !additiveTerm ? Value()
+                                                   : softmaxScale);
   // Where the O and LSE bases are computed decides which tiles ptxas fits
   // in 240 registers, and measurably nothing else (H200, 2026-12-01):
   // computed in the epilogue, D = 256 block-n 80 and D = 128 block-n 192
@@ -393,7 +404,7 @@ Value HopperForwardEmitter::modifyAndMaskScores(Value block, Value scores) {
   Value kv0 = kb.mul(block, kb.i32(config.blockN));
   // The score_mod is applied register by register.
   SmallVector<Value> s;
-  if (foldedSoftcap || spec.scoreMod)
+  if (foldedSoftcap || spec.scoreMod || alibi)
     s = kb.registers(scores);
   if (foldedSoftcap) {
     Value k = kb.fmul(softmaxScale, kb.f32(foldedSoftcap->first));
@@ -434,6 +445,16 @@ Value HopperForwardEmitter::modifyAndMaskScores(Value block, Value scores) {
                                   factor[e / 2], v);
         }
     }
+  }
+  // ALiBi after the score modification: register 4·nt + e is row
+  // warpRow0 + g + 8·(e/2), key kv0 + 2t + 8·nt + e%2.
+  if (alibi) {
+    Value base = alibi->rowBase(kb.sub(kb.add(kb.add(warpRow0, g), bandOffset),
+                                       kb.add(kv0, kb.shl(t, 1))));
+    for (int64_t nt = 0; nt < sTiles; ++nt)
+      for (int e = 0; e < 4; ++e)
+        s[4 * nt + e] = alibi->apply(s[4 * nt + e], base,
+                                     8 * (e / 2) - 8 * nt - (e & 1));
   }
   if (!s.empty())
     scores = kb.fragment(scores.getType(), s);

@@ -56,25 +56,25 @@ static const KernelCapability kTable[] = {
   // family, option, direction, sm90aOnly,
   // head dims, why,
   // D!=Dv, causal, topLeft, windows, scoreMod, bias, varlen, keyRange,
-  // noLse, det,
+  // alibi, noLse, det,
   // stages, block-m, block-n, warp-rows, sm90-schedule
   {"sm80-mma", "sm80", KernelDirection::Forward, false,
    {8, 256, 8}, "(other than 16, 32, 64, 128 and 256 zero-padded to the "
                 "next of those)",
-   true, true, true, true, true, true, true, true, true, true,
+   true, true, true, true, true, true, true, true, true, true, true,
    {2, 2, 1}, {16, 512, 16}, {16, 256, 0}, true, false},
   {"sm90a-wgmma", "sm90a", KernelDirection::Forward, true,
    {64, 256, 0}, "(whole 128-byte swizzle panels)",
-   true, true, true, true, true, false, false, true, true, true,
+   true, true, true, true, true, false, false, true, true, true, true,
    {2, 8, 1}, {64, 192, 64}, {16, 256, 16}, false, true},
   {"sm80-mma", "sm80", KernelDirection::Backward, false,
    {8, 256, 8}, "(zero-padded to 32, 64, 128 or 256; above 128, dK and dV "
                 "are accumulated 128 columns at a time)",
-   false, true, true, true, true, false, false, true, false, true,
+   false, true, true, true, true, false, false, true, true, false, true,
    {2, 2, 1}, {32, 64, 32}, {32, 128, 0}, false, false},
   {"sm90a-wgmma", "sm90a", KernelDirection::Backward, true,
    {64, 128, 0}, "(whole 128-byte swizzle panels, dK and dV in registers)",
-   false, true, true, true, true, false, false, true, false, true,
+   false, true, true, true, true, false, false, true, true, false, true,
    {2, 4, 1}, {64, 64, 1}, {128, 128, 1}, false, true},
 };
 // clang-format on
@@ -101,6 +101,7 @@ KernelRequest KernelRequest::of(const FlashKernelSpec &spec) {
   r.bias = spec.bias;
   r.varlen = spec.varlen;
   r.keyRange = spec.keyRange;
+  r.alibi = spec.alibi;
   r.withLse = spec.withLse;
   return r;
 }
@@ -115,6 +116,7 @@ KernelRequest KernelRequest::of(const FlashBackwardSpec &spec) {
   r.band = spec.band;
   r.scoreMod = spec.softcap > 0;
   r.keyRange = spec.keyRange;
+  r.alibi = spec.alibi;
   return r;
 }
 
@@ -181,7 +183,7 @@ std::string mlir::attn::unsupportedKernelFeature(const KernelCapability &cap,
       return refuse(bandText(r.mask, b));
   }
   if (r.scoreMod && !cap.scoreMod)
-    return refuse("score_mod (softcap, ALiBi, a score_mod region)");
+    return refuse("score_mod (softcap, a score_mod region)");
   if (r.bias && !cap.bias)
     return refuse("the bias operand");
   if (r.varlen && !cap.varlen)
@@ -189,6 +191,8 @@ std::string mlir::attn::unsupportedKernelFeature(const KernelCapability &cap,
                   "their TMA tensor maps address dense [B, N, H, D] tensors");
   if (r.keyRange && !cap.keyRange)
     return refuse("key_range (per-batch key padding)");
+  if (r.alibi && !cap.alibi)
+    return refuse("alibi_slopes (ALiBi)");
   if (!r.withLse && !cap.withoutLse)
     return refuse("an attention without the LSE");
   if (r.deterministic && !cap.deterministic)

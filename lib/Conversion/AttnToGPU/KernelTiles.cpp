@@ -230,3 +230,30 @@ Value mlir::attn::nvvm::backwardSoftmaxConstant(KernelBuilder &kb,
     return kb.f32(softcap * M_LOG2E);
   return kb.fmul(softmaxScale, kb.f32(M_LOG2E));
 }
+
+AlibiTerm::AlibiTerm(KernelBuilder &kb, const KernelSignature &params,
+                     Value batch, Value head, Value unit)
+    : kb(kb) {
+  OpBuilder &b = kb.builder();
+  Type f32 = b.getF32Type();
+  Value at = kb.add(kb.mul(kb.sext64(batch), params["alibi_slopes_stride_b"]),
+                    kb.sext64(head));
+  Value slope = LLVM::LoadOp::create(b, kb.location(), f32,
+                                     kb.gep(params["alibi_slopes"], f32, at));
+  Value negSlope = LLVM::FNegOp::create(b, kb.location(), slope);
+  factor = unit ? kb.fdiv(negSlope, unit) : negSlope;
+}
+
+Value AlibiTerm::rowBase(Value base) const {
+  return LLVM::SIToFPOp::create(kb.builder(), kb.location(),
+                                kb.builder().getF32Type(), base);
+}
+
+Value AlibiTerm::apply(Value u, Value rowBaseF32, int64_t offset) const {
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  Value x = offset ? kb.fadd(rowBaseF32, kb.f32(static_cast<double>(offset)))
+                   : rowBaseF32;
+  Value dist = kb.fabs(x);
+  return LLVM::FMAOp::create(b, loc, dist, factor, u);
+}

@@ -145,6 +145,29 @@ BackwardQueryWalk backwardQueryWalk(KernelBuilder &kb, Value seqQ,
 Value backwardSoftmaxConstant(KernelBuilder &kb, Value softmaxScale,
                               double softcap);
 
+/// ALiBi in a kernel (all four): a score u that the softmax multiplies by
+/// c (raw Q·Kᵀ with c = scale·log2e, the softcap's t with c = C·log2e, a
+/// natural-domain score with c = log2e) becomes u + factor·|d(i) − j| with
+/// factor = −slope / (c / log2e), so that c·u' = c·u − slope·log2e·|d(i) −
+/// j|: one FADD and one FFMA per score beside the softmax's own.
+class AlibiTerm {
+public:
+  /// Reads the slope of (`batch`, query `head`) from the kernel's
+  /// alibi_slopes (f32, alibi_slopes[batch · alibi_slopes_stride_b + head])
+  /// and divides it by `unit` (c / log2e; null: 1).
+  AlibiTerm(KernelBuilder &kb, const KernelSignature &params, Value batch,
+            Value head, Value unit);
+  /// The f32 form of `base` (i32): a thread's d(i) − j at its first
+  /// element; each element adds a compile-time offset (exact below 2^24).
+  Value rowBase(Value base) const;
+  /// u + factor · |rowBase + offset|.
+  Value apply(Value u, Value rowBaseF32, int64_t offset) const;
+
+private:
+  KernelBuilder &kb;
+  Value factor;
+};
+
 } // namespace mlir::attn::nvvm
 
 #endif // ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELTILES_H

@@ -7,6 +7,7 @@
 #include "ScoreModEmitter.h"
 
 #include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
+#include "attn/Dialect/AttnGPU/Utils/KernelBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -38,12 +39,7 @@ void cloneForElement(OpBuilder &b, Location loc, Operation &op,
             b, loc, x,
             arith::ConstantOp::create(b, loc, b.getF32FloatAttr(M_LOG2E))));
   else if (isa<math::AbsFOp>(op) && x.getType().isF32())
-    // convert-gpu-to-nvvm turns math.absf (and llvm.intr.fabs) into a
-    // libdevice call, which the sm90a family's llvm.func kernel leaves
-    // unresolved; the intrinsic call is left alone (abs.f32).
-    fast = LLVM::CallIntrinsicOp::create(b, loc, x.getType(),
-                                         b.getStringAttr("llvm.fabs.f32"), x)
-               .getResult(0);
+    fast = nvvm::KernelBuilder(b, loc).fabs(x);
   if (fast) {
     map.map(op.getResult(0), fast);
     return;

@@ -111,7 +111,7 @@ private:
   SymbolRefAttr kernel;
   LaunchAttr launch; // verified: a forward's, see readLaunch
   BufferView q, k, v, o;
-  std::optional<BufferView> lse, keyStart, keyEnd;
+  std::optional<BufferView> lse, keyStart, keyEnd, alibiSlopes;
   Value lastSlot; // the last tensor-map stack slot, to keep them in order
 };
 
@@ -201,6 +201,8 @@ const BufferView *HostLowering::lookup(StringRef t) const {
     return &*keyStart;
   if (t == "key_end" && keyEnd)
     return &*keyEnd;
+  if (t == "alibi_slopes" && alibiSlopes)
+    return &*alibiSlopes;
   return nullptr;
 }
 
@@ -288,6 +290,12 @@ FailureOr<Value> HostLowering::argument(const rt::AbiParam &param) {
       return op.buildScale(b, loc);
     break;
   case rt::ParamType::I64: {
+    // ALiBi's slopes [Hq] (every batch entry: stride 0) or [B, Hq].
+    if (name == "alibi_slopes_stride_b" && alibiSlopes)
+      return alibiSlopes->strides.size() == 2
+                 ? toI64(alibiSlopes->strides[0])
+                 : arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0)
+                       .getResult();
     // <tensor>_stride_<b|h|n>
     auto [t, dim] = name.rsplit("_stride_");
     int index = llvm::StringSwitch<int>(dim)
@@ -354,6 +362,7 @@ LogicalResult HostLowering::run() {
   abi.tensorMaps = launch.getFamily() == rt::kTensorMapFamily;
   abi.bias = static_cast<bool>(op.getBias());
   abi.keyRange = static_cast<bool>(op.getKeyStart());
+  abi.alibi = static_cast<bool>(op.getAlibiSlopes());
 
   q = view(toBuffer(op.getQuery()));
   k = view(toBuffer(op.getKey()));
@@ -362,6 +371,8 @@ LogicalResult HostLowering::run() {
     keyStart = view(toBuffer(op.getKeyStart()));
     keyEnd = view(toBuffer(op.getKeyEnd()));
   }
+  if (abi.alibi)
+    alibiSlopes = view(toBuffer(op.getAlibiSlopes()));
   // One stream for the allocations and the launch (upstream gpu-to-llvm
   // lowers gpu.alloc only on a stream): gpu.wait async creates it, the
   // final gpu.wait synchronises and destroys it.

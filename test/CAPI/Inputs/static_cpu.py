@@ -18,7 +18,7 @@ class Problem(ctypes.Structure):
         ("topLeft", ctypes.c_bool), ("windowLeft", ctypes.c_int64),
         ("windowRight", ctypes.c_int64), ("hasScale", ctypes.c_bool),
         ("scale", ctypes.c_double), ("softcap", ctypes.c_double),
-        ("alibi", ctypes.c_bool),
+        ("alibiSlopes", ctypes.POINTER(ctypes.c_float)),
         ("keyStart", ctypes.POINTER(ctypes.c_int32)),
         ("keyEnd", ctypes.POINTER(ctypes.c_int32))]
 

@@ -52,6 +52,9 @@ struct FlashBackwardSpec {
   double softcap = 0.0;
   /// Per-batch key_range [start, end): masked keys get dK = dV = 0.
   bool keyRange = false;
+  /// alibi_slopes: S − slope[b, h]·|d(i) − j| (after the softcap) in the
+  /// recomputed P; dS is unchanged (both families).
+  bool alibi = false;
 
   /// The width of the shared-memory tiles and of the preprocess/convert
   /// kernels' rows: the head dim (equal for Q/K and V/O) rounded up to 32,

@@ -36,6 +36,7 @@ struct FlashKernelSpec {
   bool varlen = false;  // packed sequences with cu_seqlens (sm80 only)
   bool bias = false;    // additive [B|1, Hq|1, Nq, Nk] bias (sm80 only)
   bool keyRange = false; // per-batch key_range [start, end) (key padding)
+  bool alibi = false;    // alibi_slopes: slope[b, h] · |d(i) − j| subtracted
 
   static FlashKernelSpec fromOp(AttentionOp op);
 };
@@ -93,7 +94,8 @@ std::string flashKernelName(const FlashKernelSpec &spec,
                             const FlashKernelConfig &config);
 
 /// The part of a kernel name that names the variant (both families):
-/// [_causal | _tl<L>x<R> | _br<L>x<R>][_mod<hash>][_bias][_varlen][_kr].
+/// [_causal | _tl<L>x<R> | _br<L>x<R>][_mod<hash>][_alibi][_bias][_varlen]
+/// [_kr].
 std::string flashKernelVariantSuffix(const FlashKernelSpec &spec);
 /// The mask's part of a kernel name (forward and backward): "" without a
 /// mask, "_causal" for bottom-right causal, else the band, e.g.

@@ -57,11 +57,12 @@ struct KernelCapability {
   bool causal;          // mask <causal> (bottom-right)
   bool topLeft;         // <causal_top_left>, <sliding_top_left>
   bool windows;         // <sliding>, <sliding_top_left>
-  bool scoreMod;        // score_mod regions (softcap, ALiBi, user regions);
-                        // a backward's only one is the softcap
+  bool scoreMod;        // score_mod regions (softcap, user regions); a
+                        // backward's only one is the softcap
   bool bias;            // the additive bias operand
   bool varlen;          // cu_seqlens
   bool keyRange;        // key_range (per-batch key padding)
+  bool alibi;           // alibi_slopes (run-time ALiBi slopes)
   bool withoutLse;      // forward: no LSE result
   bool deterministic;   // no atomics (backward: the dq kernel)
   IntSet stages;        // K/V ring (forward), Q/dO ring (backward)
@@ -84,7 +85,7 @@ struct KernelRequest {
   MaskKind mask = MaskKind::none;
   MaskBand band;
   bool scoreMod = false, bias = false, varlen = false, keyRange = false,
-       withLse = true;
+       alibi = false, withLse = true;
   /// Options; 0 / false / "" = not given.
   bool deterministic = false;
   int64_t stages = 0;

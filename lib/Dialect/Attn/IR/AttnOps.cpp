@@ -139,6 +139,20 @@ Value mlir::attn::buildMaskVisible(OpBuilder &b, Location loc,
   return visible;
 }
 
+Value mlir::attn::buildAlibiTerm(OpBuilder &b, Location loc,
+                                 const MaskBand &band, Value slope, Value row,
+                                 Value col, Value seqQ, Value seqKv) {
+  Value diag = row;
+  if (!band.topLeft)
+    diag = arith::AddIOp::create(
+        b, loc, row, arith::SubIOp::create(b, loc, seqKv, seqQ));
+  Value dist = arith::SubIOp::create(b, loc, diag, col);
+  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), dist);
+  Value asFloat = arith::SIToFPOp::create(b, loc, b.getF32Type(), asInt);
+  return arith::MulFOp::create(b, loc, slope,
+                               math::AbsFOp::create(b, loc, asFloat));
+}
+
 Value mlir::attn::inlineScoreMod(OpBuilder &b, Block &scoreMod, Value score,
                                  ValueRange positions) {
   IRMapping map;
@@ -514,6 +528,24 @@ LogicalResult verifyKeyRange(Operation *op, Value start, Value end,
   }
   return success();
 }
+/// alibi_slopes: f32 [Hq] (every batch entry) or [B, Hq]; `batch` is the
+/// query's batch, or the sequences of a packed (varlen) batch.
+LogicalResult verifyAlibiSlopes(Operation *op, Value slopes, int64_t batch,
+                                int64_t headsQ) {
+  if (!slopes)
+    return success();
+  auto t = cast<RankedTensorType>(slopes.getType());
+  if (t.getRank() != 1 && t.getRank() != 2)
+    return op->emitOpError() << "expected alibi_slopes of rank 1 ([Hq]) or 2 "
+                                "([B, Hq]), got rank "
+                             << t.getRank();
+  if (t.getRank() == 2 &&
+      failed(checkDim(op, "batch", "alibi_slopes", t.getDimSize(0), "query",
+                      batch)))
+    return failure();
+  return checkDim(op, "heads", "alibi_slopes", t.getDimSize(t.getRank() - 1),
+                  "query", headsQ);
+}
 } // namespace
 
 LogicalResult AttentionOp::verify() {
@@ -528,8 +560,15 @@ LogicalResult AttentionOp::verify() {
     if (getKeyStart() || getKeyEnd())
       return emitOpError() << "expected no key_range with cu_seqlens (each "
                               "packed sequence has its own keys already)";
-    if (failed(verifyVarlenOperands(*this)) ||
-        failed(verifyMaskWindow(op, getMask(), getWindow())))
+    if (failed(verifyVarlenOperands(*this)))
+      return failure();
+    int64_t sequences = getCuSeqlensQ().getType().getDimSize(0);
+    if (failed(verifyMaskWindow(op, getMask(), getWindow())) ||
+        failed(verifyAlibiSlopes(op, getAlibiSlopes(),
+                                 ShapedType::isDynamic(sequences)
+                                     ? ShapedType::kDynamic
+                                     : sequences - 1,
+                                 q.getDimSize(1))))
       return failure();
     if (std::optional<APFloat> cap = getSoftcap()) {
       double c = cap->convertToDouble();
@@ -544,7 +583,9 @@ LogicalResult AttentionOp::verify() {
     return failure();
   if (getBias() && failed(verifyBias(*this)))
     return failure();
-  if (failed(verifyKeyRange(op, getKeyStart(), getKeyEnd(), q)))
+  if (failed(verifyKeyRange(op, getKeyStart(), getKeyEnd(), q)) ||
+      failed(verifyAlibiSlopes(op, getAlibiSlopes(), q.getDimSize(0),
+                               q.getDimSize(1))))
     return failure();
 
   // Optional LSE: [B, Hq, Nq] f32.
@@ -609,7 +650,9 @@ LogicalResult AttentionGradOp::verify() {
                         q.getDimSize(i))))
       return failure();
   }
-  if (failed(verifyKeyRange(op, getKeyStart(), getKeyEnd(), q)))
+  if (failed(verifyKeyRange(op, getKeyStart(), getKeyEnd(), q)) ||
+      failed(verifyAlibiSlopes(op, getAlibiSlopes(), q.getDimSize(0),
+                               q.getDimSize(1))))
     return failure();
 
   // Each gradient has the type of what it differentiates.

@@ -92,10 +92,12 @@ struct ExpandOnlineBlock : OpRewritePattern<OnlineBlockOp> {
     // outside the mask's band with -inf. A score_mod sees the natural-domain
     // scaled score (what FlexAttention's score_mod sees), so it costs one
     // more multiply: s * scale, modify, then * log2(e).
-    // A bias is added in the natural domain too (after the score_mod).
+    // A bias and ALiBi's term are added in the natural domain too (after
+    // the score_mod).
     Block *scoreMod = op.getScoreModBlock();
     Value bias = op.getBias();
-    bool natural = scoreMod || bias;
+    Value alibiSlope = op.getAlibiSlope();
+    bool natural = scoreMod || bias || alibiSlope;
     // A compile-time scale folds log2(e) in double precision; a run-time one
     // is multiplied by it once per block, not per score.
     Value scaleLog2e;
@@ -125,7 +127,7 @@ struct ExpandOnlineBlock : OpRewritePattern<OnlineBlockOp> {
           Value valid = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
                                               col, keysLeft);
           Value qIdx, kvIdx;
-          if (!band.isNone() || scoreMod || op.getKeyStart()) {
+          if (!band.isNone() || scoreMod || op.getKeyStart() || alibiSlope) {
             qIdx = arith::AddIOp::create(b, l, op.getQStart(),
                                          linalg::IndexOp::create(b, l, 0));
             kvIdx = arith::AddIOp::create(b, l, op.getKvStart(), col);
@@ -145,6 +147,11 @@ struct ExpandOnlineBlock : OpRewritePattern<OnlineBlockOp> {
           if (scoreMod)
             scaled = inlineScoreMod(b, *scoreMod, scaled,
                                     {op.getBatch(), op.getHead(), qIdx, kvIdx});
+          if (alibiSlope)
+            scaled = arith::SubFOp::create(
+                b, l, scaled,
+                buildAlibiTerm(b, l, band, alibiSlope, qIdx, kvIdx,
+                               op.getSeqQ(), op.getSeqKv()));
           if (bias)
             scaled = arith::AddFOp::create(b, l, scaled, extToF32(b, l, a[0]));
           if (natural)

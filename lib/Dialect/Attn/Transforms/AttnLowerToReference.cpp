@@ -120,6 +120,15 @@ Value keyInRange(OpBuilder &b, Location loc, Value col, Value start,
   return arith::AndIOp::create(b, loc, afterStart, beforeEnd);
 }
 
+/// The ALiBi slope of batch entry pos[0], head pos[1] in `slopes` ([Hq] or
+/// [B, Hq]).
+Value slopeAt(OpBuilder &b, Location loc, Value slopes, ValueRange pos) {
+  if (cast<RankedTensorType>(slopes.getType()).getRank() == 1)
+    return tensor::ExtractOp::create(b, loc, slopes, pos[1]);
+  return tensor::ExtractOp::create(b, loc, slopes,
+                                   ValueRange{pos[0], pos[1]});
+}
+
 struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -217,6 +226,7 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
     }
     extraMaps.push_back(id4);
     Value cuQ = op.getCuSeqlensQ(), cuK = op.getCuSeqlensKv();
+    Value alibi = op.getAlibiSlopes();
     Value masked =
         linalg::GenericOp::create(
             rewriter, loc, scores.getType(), extraIns, scores, extraMaps,
@@ -224,7 +234,7 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
             [&](OpBuilder &nb, Location l, ValueRange args) {
               Value s = arith::MulFOp::create(nb, l, args.back(), scale);
               SmallVector<Value> pos;
-              if (scoreMod || !band.isNone() || varlen || keyStart)
+              if (scoreMod || !band.isNone() || varlen || keyStart || alibi)
                 for (unsigned d = 0; d < 4; ++d)
                   pos.push_back(linalg::IndexOp::create(nb, l, d));
               Value rowLen = nqV, colLen = nkV, sameSequence;
@@ -252,6 +262,11 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
               }
               if (scoreMod)
                 s = inlineScoreMod(nb, *scoreMod, s, pos);
+              if (alibi)
+                s = arith::SubFOp::create(
+                    nb, l, s,
+                    buildAlibiTerm(nb, l, band, slopeAt(nb, l, alibi, pos),
+                                   pos[2], pos[3], rowLen, colLen));
               if (bias)
                 s = arith::AddFOp::create(nb, l, s, extToF32(nb, l, args[0]));
               Value visible = sameSequence;
@@ -494,6 +509,7 @@ struct LowerAttentionGradToReference : OpRewritePattern<AttentionGradOp> {
       return math::TanhOp::create(
           nb, l, arith::MulFOp::create(nb, l, s, f32Const(nb, l, 1.0 / *cap)));
     };
+    Value alibi = op.getAlibiSlopes();
     SmallVector<Value> probIns = {lse};
     SmallVector<AffineMap> probMaps = {rowMap};
     Value keyStart = op.getKeyStart();
@@ -509,6 +525,15 @@ struct LowerAttentionGradToReference : OpRewritePattern<AttentionGradOp> {
           Value s = cap ? arith::MulFOp::create(nb, l, capTanh(nb, l, raw),
                                                 f32Const(nb, l, *cap))
                         : arith::MulFOp::create(nb, l, raw, scale);
+          if (alibi) {
+            SmallVector<Value> pos;
+            for (unsigned d = 0; d < 4; ++d)
+              pos.push_back(linalg::IndexOp::create(nb, l, d));
+            s = arith::SubFOp::create(
+                nb, l, s,
+                buildAlibiTerm(nb, l, band, slopeAt(nb, l, alibi, pos), pos[2],
+                               pos[3], nqV, nkV));
+          }
           Value p =
               math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, s, a[0]));
           Value keep = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::ONE,

@@ -1077,7 +1077,7 @@ AttentionOp rewriteAttention(RewriterBase &rewriter, linalg::LinalgOp pv,
   auto attention = AttentionOp::create(
       rewriter, loc, outType, /*lse=*/Type(), q, k, v, /*bias=*/Value(),
       /*cu_seqlens_q=*/Value(), /*cu_seqlens_kv=*/Value(),
-      /*key_start=*/Value(), /*key_end=*/Value(),
+      /*key_start=*/Value(), /*key_end=*/Value(), /*alibi_slopes=*/Value(),
       /*runtime_scale=*/Value(), m.causal ? MaskKind::causal : MaskKind::none,
       /*window=*/nullptr, rewriter.getF32FloatAttr(static_cast<float>(m.scale)),
       /*softcap=*/nullptr, /*max_seqlen=*/nullptr);

@@ -266,6 +266,14 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   if (std::optional<double> known = op.getStaticScale())
     scale = rewriter.getF32FloatAttr(static_cast<float>(*known));
   Block *scoreMod = op.getScoreModBlock();
+  // ALiBi: this (batch entry, head)'s slope, one per tile.
+  Value alibiSlope;
+  if (Value slopes = op.getAlibiSlopes()) {
+    SmallVector<Value> at{hi};
+    if (cast<RankedTensorType>(slopes.getType()).getRank() == 2)
+      at.insert(at.begin(), bi);
+    alibiSlope = tensor::ExtractOp::create(rewriter, loc, slopes, at);
+  }
   auto kvLoop = scf::ForOp::create(
       rewriter, loc, kvBegin, kvEnd, bcV, ValueRange{acc0, max0, sum0},
       [&](OpBuilder &b, Location l, Value kv0, ValueRange state) {
@@ -281,7 +289,7 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
             b, l, TypeRange(state.getTypes()), qTile, kTile, vTile, state[0],
             state[1], state[2], q0, kv0, seqQ, seqKv, scoreMod ? bi : Value(),
             scoreMod ? hi : Value(), biasTile, runtimeScale, keyStart, keyEnd,
-            op.getMaskAttr(), op.getWindowAttr(), scale);
+            alibiSlope, op.getMaskAttr(), op.getWindowAttr(), scale);
         if (scoreMod) {
           IRMapping map;
           op.getScoreMod().cloneInto(&block.getScoreMod(), map);

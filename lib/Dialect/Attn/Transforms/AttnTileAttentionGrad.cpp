@@ -133,6 +133,7 @@ struct BlockInputs {
   MaskBand band;
   Value seqQ, seqKv;  // whole lengths, for the band
   Value keyStart, keyEnd; // key_range of the batch entry, or null
+  Value alibiSlope;       // ALiBi's slope of the batch entry and head, or null
 };
 
 /// P = exp2(S·scale·log2e − LSE·log2e) (0 where masked: padding, above the
@@ -198,6 +199,14 @@ std::pair<Value, Value> probsAndScoreGrads(OpBuilder &b, Location loc,
         Value s2 = softcap ? arith::MulFOp::create(nb, l, capTanh(nb, l, a[1]),
                                                    capLog2e)
                            : arith::MulFOp::create(nb, l, a[1], c);
+        if (in.alibiSlope) {
+          Value key = arith::AddIOp::create(nb, l, in.kv0, j);
+          Value query = arith::AddIOp::create(nb, l, in.q0, i);
+          Value term = buildAlibiTerm(nb, l, in.band, in.alibiSlope, query,
+                                      key, in.seqQ, in.seqKv);
+          Value term2 = arith::MulFOp::create(nb, l, term, log2e);
+          s2 = arith::SubFOp::create(nb, l, s2, term2);
+        }
         Value x = arith::SubFOp::create(nb, l, s2, lse2);
         Value p = math::Exp2Op::create(nb, l, x);
         return arith::SelectOp::create(nb, l, keep, p, zero);
@@ -312,6 +321,17 @@ struct TileGrad {
       return mlir::attn::detail::keyRangeOf(b, l, op.getKeyStart(), op.getKeyEnd(), bi,
                                 seqKv);
     };
+    // ALiBi: batch entry bi's, query head h's slope (null without one).
+    auto alibiSlope = [&](OpBuilder &b, Location l, Value bi,
+                          Value h) -> Value {
+      Value slopes = op.getAlibiSlopes();
+      if (!slopes)
+        return Value();
+      SmallVector<Value> at{h};
+      if (cast<RankedTensorType>(slopes.getType()).getRank() == 2)
+        at.insert(at.begin(), bi);
+      return tensor::ExtractOp::create(b, l, slopes, at);
+    };
 
     // Preprocess: Δ[b,h,i] = rowsum(dO ∘ O), once, on whole tensors.
     SmallVector<OpFoldResult> qSizes = tensor::getMixedSizes(rewriter, loc, q);
@@ -403,6 +423,7 @@ struct TileGrad {
                             in.seqQ = seqQ;
                             in.seqKv = seqKv;
                             std::tie(in.keyStart, in.keyEnd) = keyRange(b, l, bi);
+                            in.alibiSlope = alibiSlope(b, l, bi, h);
                             auto [p, dS] =
                                 probsAndScoreGrads(b, l, in, br, bc, scale, softcap);
                             // dV += Pᵀ·dO, dK += dSᵀ·Q (scaled once at the
@@ -510,6 +531,7 @@ struct TileGrad {
                   in.seqQ = seqQ;
                   in.seqKv = seqKv;
                   std::tie(in.keyStart, in.keyEnd) = keyRange(b, l, bi);
+                  in.alibiSlope = alibiSlope(b, l, bi, h);
                   // Key blocks outside the band are never visited (as in
                   // the forward).
                   Value kvBegin, kvEnd;

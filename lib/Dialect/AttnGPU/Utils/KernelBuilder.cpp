@@ -91,6 +91,11 @@ Value KernelBuilder::fmul(Value x, Value y) {
 Value KernelBuilder::fdiv(Value x, Value y) {
   return arith::DivFOp::create(b, loc, x, y);
 }
+Value KernelBuilder::fabs(Value x) {
+  return LLVM::CallIntrinsicOp::create(b, loc, x.getType(),
+                                       b.getStringAttr("llvm.fabs.f32"), x)
+      .getResult(0);
+}
 Value KernelBuilder::fmax(Value x, Value y) {
   // llvm.intr.maxnum, not arith.maxnumf: the GPU lowering would turn the
   // latter into a libdevice call.

@@ -57,6 +57,13 @@ inline constexpr const char *kScoreModOps =
 Value buildMaskVisible(OpBuilder &b, Location loc, const MaskBand &band,
                        Value row, Value col, Value seqQ, Value seqKv);
 
+/// ALiBi's term slope · |d(row) − col| (f32; `slope` f32, the positions
+/// index values of an Nq x Nk problem), d aligned as `band` (bottom-right
+/// unless a top-left kind): what attn.attention's alibi_slopes subtracts.
+Value buildAlibiTerm(OpBuilder &b, Location loc, const MaskBand &band,
+                     Value slope, Value row, Value col, Value seqQ,
+                     Value seqKv);
+
 /// Clones a score_mod block at `b`'s insertion point with its arguments
 /// bound to `score` and the four positions `b, h, q_idx, kv_idx`, and returns
 /// the yielded score.

@@ -74,6 +74,14 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
     still aligns with the whole Nq and Nk. A row left with no key gives 0
     and an LSE of -inf. Not combined with `cu_seqlens`.
 
+    ALiBi (FlashAttention's `alibi_slopes`): with
+    `alibi_slopes(%s : tensor<Hqxf32>)` or `tensor<BxHqxf32>` the score of
+    query head h, row i, key j becomes
+    `score_mod(q · kᵀ · scale) − slope[b, h] · |d(i) − j|` (then the bias
+    and the mask), with d the mask's alignment (bottom-right unless the
+    mask is a top-left kind; varlen: per sequence). The slopes are read at
+    run time: one compiled kernel serves every set of slopes.
+
     Example:
 
     ```mlir
@@ -106,6 +114,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
                        Optional<RankedTensorOf<[I32]>>:$cu_seqlens_kv,
                        Optional<RankedTensorOf<[I32]>>:$key_start,
                        Optional<RankedTensorOf<[I32]>>:$key_end,
+                       Optional<RankedTensorOf<[F32]>>:$alibi_slopes,
                        Optional<F32>:$runtime_scale,
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
@@ -123,6 +132,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
      `:` type($cu_seqlens_q) `,` type($cu_seqlens_kv))?
     (`key_range` `(` $key_start^ `,` $key_end `)`
      `:` type($key_start) `,` type($key_end))?
+    (`alibi_slopes` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
     (`max` $max_seqlen^)?
     (`mask` $mask^)? (`window` $window^)?
     custom<Scale>($runtime_scale, $scale) (`softcap` $softcap^)? attr-dict
@@ -136,7 +146,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, IsolatedFromAbove,
       build($_builder, $_state, results, query, key, value, /*bias=*/Value(),
             /*cu_seqlens_q=*/Value(), /*cu_seqlens_kv=*/Value(),
             /*key_start=*/Value(), /*key_end=*/Value(),
-            /*runtime_scale=*/Value(),
+            /*alibi_slopes=*/Value(), /*runtime_scale=*/Value(),
             MaskKindAttr::get($_builder.getContext(), mask),
             /*window=*/nullptr, scale, /*softcap=*/nullptr,
             /*max_seqlen=*/nullptr);
@@ -213,8 +223,10 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure,
 
     With `softcap c` the scores are `S = mask(c · tanh(Q · Kᵀ · scale / c))`,
     as `attn.attention`'s softcap, and `dS` takes the derivative of the cap:
-    `dS = P ∘ (dP − Δ) ∘ (1 − tanh²)`. No other score modification has a
-    gradient here.
+    `dS = P ∘ (dP − Δ) ∘ (1 − tanh²)`. `alibi_slopes` is the forward's
+    ALiBi term, `S − slope[b, h] · |d(i) − j|` (after the softcap); it does
+    not depend on Q or K, so dS is unchanged (the slopes get no gradient).
+    No other score modification has a gradient here.
 
     Shapes and attributes are those of `attn.attention`: `query`
     [B, Hq, Nq, D], `key` [B, Hkv, Nk, D], `value` [B, Hkv, Nk, Dv],
@@ -246,6 +258,7 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure,
                        Attn_Tensor:$grad_output, RankedTensorOf<[F32]>:$lse,
                        Optional<RankedTensorOf<[I32]>>:$key_start,
                        Optional<RankedTensorOf<[I32]>>:$key_end,
+                       Optional<RankedTensorOf<[F32]>>:$alibi_slopes,
                        Optional<F32>:$runtime_scale,
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
@@ -259,6 +272,7 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure,
     $query `,` $key `,` $value `,` $output `,` $grad_output `,` $lse
     (`key_range` `(` $key_start^ `,` $key_end `)`
      `:` type($key_start) `,` type($key_end))?
+    (`alibi_slopes` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
     (`mask` $mask^)? (`window` $window^)?
     custom<Scale>($runtime_scale, $scale) (`softcap` $softcap^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($output) `,`
@@ -272,7 +286,7 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad", [Pure,
                    "Value":$lse, "MaskKind":$mask, "FloatAttr":$scale), [{
       build($_builder, $_state, results, query, key, value, output,
             grad_output, lse, /*key_start=*/Value(), /*key_end=*/Value(),
-            /*runtime_scale=*/Value(),
+            /*alibi_slopes=*/Value(), /*runtime_scale=*/Value(),
             MaskKindAttr::get($_builder.getContext(), mask),
             /*window=*/nullptr, scale, /*softcap=*/nullptr);
     }]>
@@ -327,7 +341,9 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure, IsolatedFromAbove,
     present, is added after the score_mod (the tile of attn.attention's
     bias, zero-padded). `keys (%start, %end)`, when present, hides the keys
     outside [start, end) (attn.attention's key_range of this tile's batch
-    entry, clamped to [0, seq_kv]).
+    entry, clamped to [0, seq_kv]). `alibi(%slope)` subtracts
+    `slope · |d(i) − j|` after the score_mod (attn.attention's alibi_slopes
+    entry of this tile's batch and head; d aligned as the mask).
 
     Scores are taken in the exp2 domain: `s = (q · kᵀ) * scale * log2(e)`,
     so a single multiply folds scale and the change of base. The scale is
@@ -345,6 +361,7 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure, IsolatedFromAbove,
                        Optional<RankedTensorOf<[F16, BF16, F32]>>:$bias,
                        Optional<F32>:$runtime_scale,
                        Optional<Index>:$key_start, Optional<Index>:$key_end,
+                       Optional<F32>:$alibi_slope,
                        DefaultValuedAttr<Attn_MaskKindAttr,
                                          "::mlir::attn::MaskKind::none">:$mask,
                        OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -359,6 +376,7 @@ def Attn_OnlineBlockOp : Attn_Op<"online_block", [Pure, IsolatedFromAbove,
     (`head` `(` $batch^ `,` $head `)`)?
     (`bias` $bias^ `:` type($bias))?
     (`keys` `(` $key_start^ `,` $key_end `)`)?
+    (`alibi` `(` $alibi_slope^ `)`)?
     (`mask` $mask^)? (`window` $window^)?
     custom<Scale>($runtime_scale, $scale) attr-dict
     `:` type($query) `,` type($key) `,` type($value) `,` type($acc) `,`

@@ -60,6 +60,11 @@ public:
   Value fdiv(Value x, Value y);
   Value fmax(Value x, Value y);
   Value feq(Value x, Value y);
+  /// |x| (f32) as abs.f32: a call of the llvm.fabs.f32 intrinsic, which
+  /// convert-gpu-to-nvvm leaves alone (math.absf and llvm.intr.fabs become
+  /// libdevice calls that the sm90a family's llvm.func kernels leave
+  /// unresolved).
+  Value fabs(Value x);
 
   /// ptr + offsetElements * sizeof(elementType), in the pointer's space.
   Value gep(Value ptr, Type elementType, Value offsetElements);
