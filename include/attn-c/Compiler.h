@@ -28,7 +28,7 @@ extern "C" {
 
 /* Bumped when a request or result changes incompatibly, or the library's
  * attn-c/Execution.h structs do (2: AttnCPUProblem's keyStart/keyEnd). */
-#define ATTN_COMPILER_CAPI_VERSION 2
+#define ATTN_COMPILER_CAPI_VERSION 3
 ATTN_COMPILER_EXPORTED int attnCompilerCAPIVersion(void);
 
 /* {} -> {"version": "0.1.0"}: the version kernels and tuning database

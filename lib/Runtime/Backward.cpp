@@ -143,6 +143,8 @@ Status BackwardKernel::launch(const BackwardArgs &a, cu::Stream stream) const {
   fwd.qStride = a.qStride, fwd.kStride = a.kStride, fwd.vStride = a.vStride;
   fwd.oStride = a.oStride, fwd.lseStride = a.lseStride;
   fwd.softmaxScale = a.softmaxScale;
+  fwd.alibiSlopes = a.alibiSlopes;
+  fwd.alibiSlopesStrideB = a.alibiSlopesStrideB;
   KernelManifest withLse = m;
   withLse.problem.withLse = true; // the backward reads the LSE
   if (Status s = checkLaunchArgs(withLse, fwd); !s)

@@ -99,6 +99,19 @@ Status attn::runtime::checkLaunchArgs(const KernelManifest &m,
                              : "the lse pointer is null but the kernel writes "
                                "the LSE (with_lse)");
 
+  // ALiBi's slopes: f32 values, read at b · stride_b + h.
+  if (m.problem.alibi) {
+    if (!a.alibiSlopes)
+      return Status::error("the alibi_slopes pointer is null (the kernel "
+                           "reads ALiBi's slopes)");
+    if (a.alibiSlopes % 4 != 0)
+      return Status::error("the alibi_slopes pointer (" + hex(a.alibiSlopes) +
+                           ") must be 4-byte aligned (f32 slopes)");
+    if (a.alibiSlopesStrideB < 0)
+      return Status::error("alibi_slopes_stride_b = " +
+                           str(a.alibiSlopesStrideB) + " must be non-negative");
+  }
+
   const int64_t elt = elementBytes(m.problem.dtype);
   const int64_t d = m.problem.headDim, dv = m.problem.vDim();
   const TensorArg tensors[] = {

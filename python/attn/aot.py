@@ -18,9 +18,10 @@ kernels (D <= 128; the build names the head dims left out) when attn-compile has
 default: ``--family auto``, resolved per kernel as the compiler resolves
 it (attn.families: on sm_90a the wgmma kernels where that family
 implements the kernel, else sm80). ``--family sm80`` or ``sm90a`` builds
-that family instead (for ``set_kernel_family``). ``--variants`` (and
-``--alibi-shapes``) adds the mask/score_mod variants (and the backward
-kernels of the mask variants), ``--bundles
+that family instead (for ``set_kernel_family``). ``--variants`` adds the
+mask/score_mod variants, ALiBi included (one kernel per head dim, dtype and
+mask: the slopes are a launch argument), and their backward kernels,
+``--bundles
 NAME,...|all`` candidate bundles for tuning on the GPU host (attn.tuning)
 of the families ``--family``'s lookup takes: for auto on sm_90a both
 (named ``...-sm_90a-auto``, the entry tuning on first use writes), else
@@ -64,39 +65,38 @@ def backward_left_out(head_dims) -> List[str]:
             if (why := backward_head_dims_unsupported(d, d))]
 
 
-def variant_specs(head_dims=(64, 128), dtypes=("f16", "bf16"),
-                  alibi_shapes=(), chip: str = "sm_90a",
-                  family: str = "sm80",
-                  backward: bool = False) -> List[KernelSpec]:
-    """Forward kernels of the mask/score_mod variants (docs/variants.md):
-    top-left causal, sliding windows (bottom-right (64, 0), top-left
-    (32, 32)), softcap 30 (full and causal), and ALiBi for each
-    (heads_q, Nk - Nq) of ``alibi_shapes`` (its slopes and offset are
-    compiled in), bottom-right causal; with ``backward`` the backward
-    kernels of the variants the GPU backward takes (the masks)."""
+def variant_forms():
+    """The variants of ``--variants`` (attn.variants.Variant): top-left
+    causal, sliding windows (bottom-right (64, 0), top-left (32, 32)),
+    softcap 30 (full and causal) and ALiBi (full and bottom-right causal,
+    FlashAttention's ``alibi_slopes``; the slopes are a launch argument, so
+    one kernel serves every slope, head count and Nk - Nq)."""
     from .variants import make_variant
-    forms = [make_variant(causal=True, mask_align="top_left"),
-             make_variant(window=(64, 0)),
-             make_variant(window=(32, 32), mask_align="top_left"),
-             make_variant(softcap=30.0),
-             make_variant(causal=True, softcap=30.0)]
+    return [make_variant(causal=True, mask_align="top_left"),
+            make_variant(window=(64, 0)),
+            make_variant(window=(32, 32), mask_align="top_left"),
+            make_variant(softcap=30.0),
+            make_variant(causal=True, softcap=30.0),
+            make_variant(alibi=True),
+            make_variant(causal=True, alibi=True)]
+
+
+def variant_specs(head_dims=(64, 128), dtypes=("f16", "bf16"),
+                  chip: str = "sm_90a", family: str = "sm80",
+                  backward: bool = False) -> List[KernelSpec]:
+    """Forward kernels of the mask/score_mod variants (variant_forms,
+    docs/variants.md), one per head dim, dtype and variant; with
+    ``backward`` their backward kernels too (every variant has one; the
+    head dims a GPU backward takes)."""
     specs = []
     for d in head_dims:
         for t in dtypes:
-            for v in forms:
+            for v in variant_forms():
                 specs.append(KernelSpec("fwd", d, d, t, v.causal, chip,
                                         variant=v.key, family=family))
-                if (backward and not v.backward_unsupported()
-                        and not backward_head_dims_unsupported(d, d)):
+                if backward and not backward_head_dims_unsupported(d, d):
                     specs.append(KernelSpec("bwd", d, d, t, v.causal, chip,
                                             variant=v.key, family=family))
-            alibi = make_variant(causal=True, alibi=True)
-            for heads, offset in alibi_shapes:
-                specs.append(KernelSpec("fwd", d, d, t, alibi.causal,
-                                        chip, variant=alibi.key,
-                                        alibi_heads=heads,
-                                        alibi_offset=offset,
-                                        family=family))
     return specs
 
 
@@ -205,11 +205,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                             "on sm_90a where it implements the kernel, else "
                             "sm80; sm90a: wgmma, Hopper)")
     build.add_argument("--variants", action="store_true",
-                       help="also the mask/score_mod variant kernels "
-                            "(top-left causal, windows, softcap; D 64/128)")
+                       help="also the mask/score_mod variant kernels, "
+                            "forward and backward (top-left causal, "
+                            "windows, softcap, ALiBi full and causal; D "
+                            "64/128); ALiBi kernels take the slopes at "
+                            "launch: one per head dim, dtype and mask")
+    # Older packs compiled ALiBi's slopes in, per (heads, Nk - Nq): the
+    # flag is still accepted (so old command lines run) as --variants.
     build.add_argument("--alibi-shapes", default="", type=_strs,
-                       help="ALiBi kernels for HEADS:OFFSET pairs "
-                            "(OFFSET = Nk - Nq), e.g. 8:0,4:133")
+                       help=argparse.SUPPRESS)
     build.add_argument("--bundles", default="", type=_strs,
                        help="candidate bundles (for tuning on the GPU "
                             "host) of these forward kernels in --family, "
@@ -244,20 +248,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     backward = {"on": True, "off": False}.get(args.backward)
     if backward is None:
         backward = cache.backward_compiler_available()
-    try:
-        alibi = [tuple(int(x) for x in p.split(":")) for p in args.alibi_shapes]
-        if any(len(a) != 2 or a[0] <= 0 for a in alibi):
-            raise ValueError
-    except ValueError:
-        parser.error("--alibi-shapes: expected HEADS:OFFSET pairs with "
-                     f"HEADS > 0, got {','.join(args.alibi_shapes)}")
+    if args.alibi_shapes:
+        # (Its HEADS:OFFSET pairs are ignored: the slopes are launch
+        # arguments now.)
+        print("attn.aot: --alibi-shapes is obsolete (ALiBi kernels take "
+              "their slopes at launch: one per head dim, dtype and mask, "
+              "which --variants builds); building --variants",
+              file=sys.stderr)
+        args.variants = True
     specs = default_specs(args.head_dims, args.dtypes, args.masks,
                           args.chip, backward)
     specs = [dataclasses.replace(s, family=args.family) for s in specs]
-    if args.variants or alibi:
+    if args.variants:
         specs += variant_specs(
             head_dims=[d for d in args.head_dims if d <= 128],
-            dtypes=args.dtypes, alibi_shapes=alibi, chip=args.chip,
+            dtypes=args.dtypes, chip=args.chip,
             family=args.family, backward=backward)
     if args.family == "sm90a":  # no sm90a backward for the rest
         specs = [s for s in specs if s.kind == "fwd" or

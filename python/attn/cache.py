@@ -61,10 +61,6 @@ class KernelSpec:
     # The mask/score_mod variant (attn.variants.Variant.key; "" = none or
     # bottom-right causal, as `causal` says).
     variant: str = ""
-    # ALiBi compiles in the slopes (heads_q) and, bottom-right aligned, the
-    # diagonal's offset Nk - Nq (docs/variants.md): 0 when not ALiBi.
-    alibi_heads: int = 0
-    alibi_offset: int = 0
     # Kernel family: sm80, sm90a, or auto (the compiler's choice by chip;
     # resolved() names the one it compiles to, attn.families).
     family: str = "sm80"
@@ -87,8 +83,6 @@ class KernelSpec:
             if self.value_head_dim != self.head_dim else "")
         mask = self.variant_info().name
         name = f"{self.kind}-{dims}-{self.dtype}-{mask}-{self.chip}"
-        if self.alibi_heads:
-            name += f"-h{self.alibi_heads}o{self.alibi_offset}"
         if self.deterministic:
             name += "-det"
         if self.key_range:
@@ -237,12 +231,6 @@ def validate_kernel_dir(path: Path, spec: KernelSpec) -> Optional[str]:
     if not isinstance(cap, (int, float)) or not math.isclose(
             cap, variant.softcap, rel_tol=1e-6):
         return f"manifest problem.softcap is {cap!r}, not {variant.softcap}"
-    if spec.alibi_heads and (
-            problem.get("heads_q") != spec.alibi_heads or
-            problem.get("seq_kv", 0) - problem.get("seq_q", 0)
-            != spec.alibi_offset):
-        return ("manifest problem is not the ALiBi shape (heads_q "
-                f"{spec.alibi_heads}, seq_kv - seq_q {spec.alibi_offset})")
     family = manifest.get("family", "sm80-mma")
     if spec.family in ("sm80", "sm90a") and \
             not str(family).startswith(spec.family):
@@ -422,10 +410,6 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
                  value_head_dim=spec.value_head_dim, dtype=spec.dtype,
                  causal=spec.causal)
     variant = spec.variant_info()
-    if spec.alibi_heads:  # the slopes and the offset are compiled in
-        shape["heads_q"] = shape["heads_kv"] = spec.alibi_heads
-        shape["seq_q"] = max(CANONICAL_SEQ, 1 - spec.alibi_offset)
-        shape["seq_kv"] = shape["seq_q"] + spec.alibi_offset
     if spec.kind == "fwd" and compiler.available():
         fields = variant.problem_fields()
         del fields["causal"]
@@ -438,7 +422,7 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
         compiler.compile(chip=spec.chip, **options, **fields,
                          key_range=spec.key_range, **shape).write(directory)
         return
-    if spec.kind == "bwd" and not variant.alibi and compiler.available():
+    if spec.kind == "bwd" and compiler.available():
         # The C API's attn-compile --backward (the wheel has no attn-compile).
         options = dict(family=tile_family(spec.tile) if spec.tile
                        else spec.family, deterministic=spec.deterministic)
@@ -452,19 +436,14 @@ def compile_spec(spec: KernelSpec, directory: Path) -> None:
                             int(v) if v.isdigit() else v)
                            for f, v in zip(flags[::2], flags[1::2]))
         fields = variant.problem_fields()
-        for unused in ("causal", "alibi"):
-            del fields[unused]
+        del fields["causal"]
         compiler.compile_backward(out=directory, chip=spec.chip, **options,
                                   **fields, key_range=spec.key_range,
                                   **shape)
         return
-    if not compiler.available():
-        raise KernelNotAvailableError(
-            f"{spec.name}: the compiler library is not available here "
-            "(install the attn wheel, or build AttnCAPI)")
     raise KernelNotAvailableError(
-        f"{spec.name}: the GPU backward kernels have no ALiBi yet "
-        "(docs/variants.md)")
+        f"{spec.name}: the compiler library is not available here "
+        "(install the attn wheel, or build AttnCAPI)")
 
 
 def _tile_options(tile: str) -> dict:

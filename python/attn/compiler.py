@@ -24,7 +24,7 @@ from . import _native
 from ._errors import CompileError
 
 # attn-c/Compiler.h's ATTN_COMPILER_CAPI_VERSION this module speaks.
-CAPI_VERSION = 2
+CAPI_VERSION = 3
 
 # Its functions (attnCompiler<name>): char *(const char *request).
 _FUNCTIONS = ("Version", "Opt", "AttentionModule", "Compile",
@@ -194,8 +194,9 @@ def compile(mlir: Optional[str] = None, *, batch: int = 1, heads_q: int = 1,
     ``seq_kv`` to ``seq_q``), ``dtype`` 'f16' or 'bf16', ``causal``
     (bottom-right aligned unless ``top_left``), ``scale`` (default
     1/sqrt(head_dim)), a sliding window ``window_left``/``window_right``
-    (-1 = unbounded), ``softcap`` (0 = none) or ``alibi`` (docs/variants.md;
-    the same rules as attn-compile's flags). ``family`` is the kernel
+    (-1 = unbounded), ``softcap`` (0 = none) and ``alibi`` (a kernel that
+    takes the ALiBi slopes at launch; docs/variants.md; the same rules as
+    attn-compile's flags). ``family`` is the kernel
     family: 'auto' (the default: sm90a on sm_90a where it implements the
     attention, else sm80), 'sm80' (mma.sync) or 'sm90a' (wgmma, Hopper).
     ``block_m``/``block_n``/``warp_rows`` 0 = the tuning database
@@ -278,7 +279,8 @@ def compile_backward(*, out: "str | os.PathLike[str]", batch: int = 1,
                      dtype: str = "bf16", causal: bool = False,
                      scale: Optional[float] = None, top_left: bool = False,
                      window_left: int = -1, window_right: int = -1,
-                     softcap: float = 0.0, chip: str = "sm_90a",
+                     softcap: float = 0.0, alibi: bool = False,
+                     chip: str = "sm_90a",
                      opt_level: int = 3, block_m: int = 0, block_n: int = 0,
                      stages: int = 2, family: str = "auto",
                      sm90_schedule: str = "", deterministic: bool = False,
@@ -290,8 +292,9 @@ def compile_backward(*, out: "str | os.PathLike[str]", batch: int = 1,
     ``sm90_schedule``) or the heuristic's; ``deterministic`` computes dQ
     without atomics. The mask is ``causal``/``top_left``/``window_left``/
     ``window_right`` and ``softcap`` the cap, as for attn.compile (the sm80
-    and sm90a families take every band and the softcap; sm90a head dims
-    64 and 128); ``key_range`` as attn.compile's.
+    and sm90a families take every band, the softcap and ALiBi; sm90a head
+    dims 64 and 128); ``alibi`` (slopes at launch) and ``key_range`` as
+    attn.compile's.
     Returns ``out``."""
     _call("CompileBackward", dict(_problem(
         "attn.compile_backward", batch=batch, heads_q=heads_q,
@@ -299,7 +302,7 @@ def compile_backward(*, out: "str | os.PathLike[str]", batch: int = 1,
         value_head_dim=value_head_dim, dtype=dtype, causal=causal,
         scale=scale, with_lse=True, top_left=top_left,
         window_left=window_left, window_right=window_right, softcap=softcap,
-        alibi=False, key_range=key_range),
+        alibi=alibi, key_range=key_range),
         dir=str(out), chip=chip, opt_level=opt_level, block_m=block_m,
         block_n=block_n, stages=stages, family=family,
         sm90_schedule=sm90_schedule, deterministic=bool(deterministic),

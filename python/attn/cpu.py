@@ -10,9 +10,9 @@ keeps it for the process; compiled_modules() counts them. The softmax scale
 is not part of the problem's module: every call passes it (the module's
 `scale(%s)` operand), so one module serves every scale.
 
-float32, bfloat16 and float16; every variant of the forward (causal and
-window masks in either alignment, softcap, ALiBi); the backward takes the
-masks and the softcap (attn.attention_grad's only score modification).
+float32, bfloat16 and float16; every variant, forward and backward
+(causal and window masks in either alignment, softcap, ALiBi with its
+slopes read at call time, f32 [B, Hq]: no module per slope).
 """
 
 import ctypes
@@ -41,7 +41,8 @@ class _Problem(ctypes.Structure):
                 ("causal", ctypes.c_bool), ("topLeft", ctypes.c_bool),
                 ("windowLeft", ctypes.c_int64), ("windowRight", ctypes.c_int64),
                 ("hasScale", ctypes.c_bool), ("scale", ctypes.c_double),
-                ("softcap", ctypes.c_double), ("alibi", ctypes.c_bool),
+                ("softcap", ctypes.c_double),
+                ("alibiSlopes", ctypes.POINTER(ctypes.c_float)),
                 ("keyStart", ctypes.POINTER(ctypes.c_int32)),
                 ("keyEnd", ctypes.POINTER(ctypes.c_int32))]
 
@@ -125,17 +126,8 @@ def check_dtype(q: Tensor, what: str = _OP) -> None:
                         "torch.float32, torch.bfloat16 or torch.float16")
 
 
-def backward_unsupported(variant: Variant) -> Optional[str]:
-    """Why the CPU backward cannot differentiate ``variant`` (None when it
-    can: every mask and the softcap, not ALiBi)."""
-    if not variant.alibi:
-        return None
-    return ("alibi=True: the CPU backward (attn.attention_grad) takes masks "
-            "and the softcap, no ALiBi")
-
-
 def _problem(q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
-             variant: Variant, key_range=None) -> _Problem:
+             variant: Variant, key_range=None, alibi=None) -> _Problem:
     B, Hq, Nq, D = q.shape
     f = variant.problem_fields()
     p = _Problem(
@@ -145,7 +137,10 @@ def _problem(q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
         windowLeft=f["window_left"], windowRight=f["window_right"],
         hasScale=scale is not None,
         scale=0.0 if scale is None else float(scale),
-        softcap=float(f["softcap"]), alibi=bool(f["alibi"]))
+        softcap=float(f["softcap"]))
+    if alibi is not None:
+        p.alibiSlopes = ctypes.cast(alibi.data_ptr(),
+                                    ctypes.POINTER(ctypes.c_float))
     if key_range is not None:
         int_p = ctypes.POINTER(ctypes.c_int32)
         p.keyStart = ctypes.cast(key_range[0].data_ptr(), int_p)
@@ -161,6 +156,22 @@ def _key_range(key_range):
     return tuple(t.to(torch.int32).contiguous() for t in key_range)
 
 
+def _alibi(alibi_slopes: Optional[Tensor], variant: Variant, batch: int,
+           heads: int) -> Optional[Tensor]:
+    """The slopes as the contiguous float32 [B, Hq] CPU tensor the library
+    reads (kept alive by the caller for the call), or None; ``alibi_slopes``
+    [Hq] or [B, Hq] (checked by the caller) is given exactly when
+    ``variant`` is ALiBi."""
+    if variant.alibi != (alibi_slopes is not None):
+        raise ValueError(
+            f"{_OP}: alibi_slopes must be given exactly when the variant is "
+            f"ALiBi (variant {variant.name}, alibi_slopes "
+            f"{'given' if alibi_slopes is not None else 'None'})")
+    if alibi_slopes is None:
+        return None
+    return alibi_slopes.to(torch.float32).expand(batch, heads).contiguous()
+
+
 def _check(err: Optional[bytes]) -> None:
     if err is not None:
         raise RuntimeError(f"{_OP}: {err.decode(errors='replace')}")
@@ -171,9 +182,11 @@ def _dense(t: Tensor) -> Tensor:
 
 
 def forward(q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
-            variant: Variant, key_range=None) -> Tuple[Tensor, Tensor]:
+            variant: Variant, key_range=None,
+            alibi_slopes: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
     """(out, lse) of one attention on CPU tensors; shapes already checked
-    (``key_range``: the (key_start, key_end) int32 [B] pair, or None)."""
+    (``key_range``: the (key_start, key_end) int32 [B] pair, or None;
+    ``alibi_slopes``: float32 [Hq] or [B, Hq] with an ALiBi variant)."""
     check_dtype(q)
     q, k, v = _dense(q), _dense(k), _dense(v)
     B, Hq, Nq, _ = q.shape
@@ -189,7 +202,8 @@ def forward(q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
         lse.fill_(-math.inf)
         return out, lse
     key_range = _key_range(key_range)
-    p = _problem(q, k, v, scale, variant, key_range)
+    alibi = _alibi(alibi_slopes, variant, B, Hq)
+    p = _problem(q, k, v, scale, variant, key_range, alibi)
     _check(_library().attnCPUAttentionForward(
         ctypes.byref(p), q.data_ptr(), k.data_ptr(), v.data_ptr(),
         out.data_ptr(), lse.data_ptr()))
@@ -198,13 +212,12 @@ def forward(q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
 
 def backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
              lse: Tensor, scale: Optional[float],
-             variant: Variant, key_range=None
+             variant: Variant, key_range=None,
+             alibi_slopes: Optional[Tensor] = None
              ) -> Tuple[Tensor, Tensor, Tensor]:
-    """dq, dk, dv on CPU tensors from the given out and lse."""
+    """dq, dk, dv on CPU tensors from the given out and lse (the slopes
+    get no gradient)."""
     check_dtype(q)
-    why = backward_unsupported(variant)
-    if why:
-        raise NotImplementedError(f"{_OP} backward: {why}")
     dt = q.dtype
     q, k, v = _dense(q), _dense(k), _dense(v)
     grad_out, out = _dense(grad_out.to(dt)), _dense(out.to(dt))
@@ -214,7 +227,8 @@ def backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
             v.shape[3] == 0:
         return dq.zero_(), dk.zero_(), dv.zero_()
     key_range = _key_range(key_range)
-    p = _problem(q, k, v, scale, variant, key_range)
+    alibi = _alibi(alibi_slopes, variant, q.shape[0], q.shape[1])
+    p = _problem(q, k, v, scale, variant, key_range, alibi)
     _check(_library().attnCPUAttentionBackward(
         ctypes.byref(p), q.data_ptr(), k.data_ptr(), v.data_ptr(),
         out.data_ptr(), grad_out.data_ptr(), lse.data_ptr(), dq.data_ptr(),

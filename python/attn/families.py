@@ -81,11 +81,6 @@ def sm90a_backward_supports(spec) -> str:
     if spec.head_dim != spec.value_head_dim or spec.head_dim not in (64, 128):
         return (f"the sm90a backward kernels take equal head dims of 64 or "
                 f"128 (got {spec.head_dim}/{spec.value_head_dim})")
-    variant = spec.variant_info()
-    if variant.alibi:
-        return ("the sm90a backward kernels take masks (causal, windows, "
-                f"either alignment) and the softcap but not ALiBi (got "
-                f"{variant.name})")
     return ""
 
 

@@ -15,8 +15,11 @@ run on attn's kernels:
   by attn.torch.attention itself, as FlashAttention's interface pads them,
   with the scale of the original head dim;
 * ``causal`` and ``window_size`` are bottom-right aligned (attn's default),
-  ``softcap`` 0 is none, ``alibi_slopes`` must be attn's ALiBi slopes
-  2^(-8(h+1)/H) (per head, or per batch and head);
+  ``softcap`` 0 is none; ``alibi_slopes`` (float32 [H] or [B, H], any
+  values) subtracts slope·|i + seqlen_k - seqlen_q - j| from the scores,
+  as FlashAttention does (attn's bottom-right aligned ALiBi, the slopes a
+  launch argument), forward and backward, in every function (the varlen
+  ones: per sequence and head);
 * ``deterministic`` selects attn's deterministic backward kernels;
 * the varlen functions take packed [total, H, D] tensors and
   ``cu_seqlens`` (attn.torch.attention_varlen: one call of the op over the
@@ -35,8 +38,8 @@ run on attn's kernels:
   not.
 
 What attn does not implement raises NotImplementedError naming the
-argument (dropout_p > 0, other ALiBi slopes); everything else attn cannot
-run (a backward of a variant, a head dim) raises attn's own errors.
+argument (dropout_p > 0); everything else attn cannot run (a head dim's
+backward) raises attn's own errors.
 """
 
 import itertools
@@ -50,33 +53,22 @@ from . import torch as _attn_torch
 __all__ = ["flash_attn_func", "flash_attn_kvpacked_func",
            "flash_attn_qkvpacked_func", "flash_attn_varlen_func",
            "flash_attn_varlen_kvpacked_func",
-           "flash_attn_varlen_qkvpacked_func", "attn_alibi_slopes"]
-
-def attn_alibi_slopes(heads: int, device=None) -> Tensor:
-    """attn's ALiBi slopes 2^(-8(h+1)/H), float32 [heads]: the only
-    ``alibi_slopes`` the shim takes."""
-    h = torch.arange(1, heads + 1, dtype=torch.float64, device=device)
-    return torch.exp2(-8.0 * h / heads).to(torch.float32)
+           "flash_attn_varlen_qkvpacked_func"]
 
 
 def _check_alibi(alibi_slopes: Optional[Tensor], heads: int,
-                 batch: int) -> bool:
-    """Whether the call is ALiBi; raises for slopes attn's kernels lack."""
+                 batch: int) -> Optional[Tensor]:
+    """FlashAttention's ``alibi_slopes`` (None, or a tensor of shape
+    (heads,) or (batch, heads)) for attn; attn checks its dtype (float32,
+    as FlashAttention's) and device."""
     if alibi_slopes is None:
-        return False
+        return None
     if not isinstance(alibi_slopes, Tensor) or \
             tuple(alibi_slopes.shape) not in ((heads,), (batch, heads)):
         raise ValueError(f"alibi_slopes must be a tensor of shape ({heads},) "
                          f"or ({batch}, {heads}), got "
                          f"{getattr(alibi_slopes, 'shape', alibi_slopes)!r}")
-    want = attn_alibi_slopes(heads, alibi_slopes.device)
-    if not torch.allclose(alibi_slopes.float(), want.expand_as(alibi_slopes),
-                          rtol=1e-6, atol=0.0):
-        raise NotImplementedError(
-            "alibi_slopes: attn's ALiBi kernels compile in the slopes "
-            f"2^(-8(h+1)/H) (attn.flash_attn_shim.attn_alibi_slopes({heads}))"
-            "; other slopes are not implemented")
-    return True
+    return alibi_slopes
 
 
 def _window(window_size, causal: bool):
@@ -104,13 +96,13 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, dropout_p: float,
             raise ValueError(f"{name} must be a 4-D [batch, seqlen, heads, "
                              f"head_dim] tensor, got "
                              f"{getattr(t, 'shape', type(t).__name__)}")
-    alibi = _check_alibi(alibi_slopes, q.shape[2], q.shape[0])
+    slopes = _check_alibi(alibi_slopes, q.shape[2], q.shape[0])
     window = _window(window_size, bool(causal))
     out, lse = _attn_torch.attention(
         q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
         causal=bool(causal), scale=softmax_scale, return_lse=True,
         window=window, softcap=softcap if softcap > 0 else None,
-        alibi=alibi, deterministic=bool(deterministic))
+        alibi_slopes=slopes, deterministic=bool(deterministic))
     out = out.transpose(1, 2)
     return (out, lse, None) if return_attn_probs else out
 
@@ -165,12 +157,12 @@ def _varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
     _check_dropout(dropout_p)
     batch = cu_seqlens_q.numel() - 1 if isinstance(cu_seqlens_q, Tensor) \
         else 0
-    alibi = _check_alibi(alibi_slopes, q.shape[-2], batch)
+    slopes = _check_alibi(alibi_slopes, q.shape[-2], batch)
     out, lse = _attn_torch.attention_varlen(
         q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
         int(max_seqlen_k), causal=bool(causal), scale=softmax_scale,
         return_lse=True, window=_window(window_size, bool(causal)),
-        softcap=softcap if softcap > 0 else None, alibi=alibi,
+        softcap=softcap if softcap > 0 else None, alibi_slopes=slopes,
         deterministic=bool(deterministic))
     return (out, lse, None) if return_attn_probs else out
 

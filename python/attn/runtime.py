@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ._native import PACKAGE_LIB
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 _REPO = Path(__file__).resolve().parents[2]
 # The wheel's copy first (attn._native), then the build trees'.
@@ -48,6 +48,9 @@ class LaunchArgs(ctypes.Structure):
         ("lse_stride", ctypes.c_int64 * 2),
         ("softmax_scale", ctypes.c_double),
         ("key_start", ctypes.c_uint64), ("key_end", ctypes.c_uint64),
+        # ALiBi kernels: f32 slopes, (b, h) at alibi_slopes[b *
+        # alibi_stride_b + h] (stride 0: one [heads_q] row for every b).
+        ("alibi_slopes", ctypes.c_uint64), ("alibi_stride_b", ctypes.c_int64),
     ]
 
 
@@ -70,6 +73,9 @@ class BackwardArgs(ctypes.Structure):
         ("lse_stride", ctypes.c_int64 * 2),
         ("softmax_scale", ctypes.c_double),
         ("key_start", ctypes.c_uint64), ("key_end", ctypes.c_uint64),
+        # ALiBi kernels: f32 slopes, (b, h) at alibi_slopes[b *
+        # alibi_stride_b + h] (stride 0: one [heads_q] row for every b).
+        ("alibi_slopes", ctypes.c_uint64), ("alibi_stride_b", ctypes.c_int64),
     ]
 
 
@@ -261,16 +267,47 @@ class Kernel:
                 raise ValueError(f"lse must be a float32 CUDA tensor of shape "
                                  f"{(B, Hq, Nq)}, last dimension contiguous")
 
-    def __call__(self, q, k, v, out=None, lse=None, stream=None, scale=None):
+    @property
+    def alibi(self):
+        """Whether the kernel takes ALiBi slopes at launch."""
+        return bool(self.problem.get("alibi", False))
+
+    def __call__(self, q, k, v, out=None, lse=None, stream=None, scale=None,
+                 alibi_slopes=None):
         """Computes attention(q, k, v) into `out` (and `lse` when the kernel
         writes it), allocating them when not given; returns (out, lse).
         `scale`: the softmax scale of this launch (a kernel argument;
-        default: the manifest problem's)."""
-        launch, out, lse = self.prepare(q, k, v, out, lse, stream, scale)
+        default: the manifest problem's). `alibi_slopes`: an ALiBi kernel's
+        float32 CUDA slopes, [heads_q] or [batch, heads_q]."""
+        launch, out, lse = self.prepare(q, k, v, out, lse, stream, scale,
+                                        alibi_slopes)
         launch()
         return out, lse
 
-    def prepare(self, q, k, v, out=None, lse=None, stream=None, scale=None):
+    def _alibi_slopes(self, q, alibi_slopes):
+        """The slopes as (tensor, stride_b) for a launch (None, 0 without)."""
+        import torch
+        if not self.alibi:
+            if alibi_slopes is not None:
+                raise ValueError("alibi_slopes: the kernel takes no ALiBi "
+                                 "slopes")
+            return None, 0
+        B, Hq = q.shape[0], q.shape[1]
+        if not isinstance(alibi_slopes, torch.Tensor) or \
+                alibi_slopes.dtype != torch.float32 or \
+                alibi_slopes.device != q.device or \
+                tuple(alibi_slopes.shape) not in ((Hq,), (B, Hq)):
+            raise ValueError(f"alibi_slopes: the ALiBi kernel takes float32 "
+                             f"slopes on {q.device} of shape ({Hq},) or "
+                             f"({B}, {Hq}), got "
+                             f"{getattr(alibi_slopes, 'shape', alibi_slopes)}")
+        if alibi_slopes.stride(-1) != 1:
+            alibi_slopes = alibi_slopes.contiguous()
+        stride_b = alibi_slopes.stride(0) if alibi_slopes.dim() == 2 else 0
+        return alibi_slopes, stride_b
+
+    def prepare(self, q, k, v, out=None, lse=None, stream=None, scale=None,
+                alibi_slopes=None):
         """Checks the tensors once and returns (launch, out, lse): `launch()`
         runs the kernel on them again with no Python-side checks (for
         timing loops). The tensors must stay alive while it is used."""
@@ -294,6 +331,8 @@ class Kernel:
         if lse is not None:
             args.lse_stride[:] = [lse.stride(0), lse.stride(1)]
         args.softmax_scale = self.scale if scale is None else float(scale)
+        slopes, args.alibi_stride_b = self._alibi_slopes(q, alibi_slopes)
+        args.alibi_slopes = slopes.data_ptr() if slopes is not None else 0
         if stream is None:
             stream = torch.cuda.current_stream(q.device)
         handle = stream.cuda_stream if hasattr(stream, "cuda_stream") else stream
@@ -307,6 +346,7 @@ class Kernel:
                 raise AttnRuntimeError(_last_error(lib))
 
         launch.args = args  # keeps the structure alive with the closure
+        launch.alibi_slopes = slopes  # (and a contiguous copy of the slopes)
         return launch, out, lse
 
     def grid(self, q, k):

@@ -17,8 +17,10 @@ an odd slice, a broadcast with stride 0) is copied (``.contiguous()``)
 first, which costs a copy but never fails. ``causal`` masks bottom-right
 aligned (row i sees key j iff j <= i + Nk - Nq), which is SDPA's
 ``is_causal`` when Nq == Nk (``mask_align="top_left"`` is SDPA's always);
-``window``, ``softcap`` and ``alibi`` are the compiler's other variants
-(attn.variants, docs/variants.md). Rows that see no key give 0 (never NaN).
+``window``, ``softcap`` and ALiBi (``alibi_slopes``, a run-time float32
+operand, or ``alibi=True`` for the standard slopes) are the compiler's
+other variants (attn.variants, docs/variants.md). Rows that see no key
+give 0 (never NaN).
 
 The op is ``torch.ops.attn.attention`` (a ``torch.library.custom_op`` with a
 fake implementation, so ``torch.compile(fullgraph=True)`` traces through it)
@@ -74,11 +76,12 @@ _DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16"}
 _ALIGN_ELEMENTS = 8
 _ALIGN_BYTES = 16
 
-# attn_launch_args / attn_backward_args are all 8-byte fields (the last the
-# softmax scale, a double): packing them in one struct call is much cheaper
-# than setting 25 ctypes fields.
-_FWD_FORMAT = struct.Struct("=5Q5q14qd2Q")
-_BWD_FORMAT = struct.Struct("=10Q5q26qd2Q")
+# attn_launch_args / attn_backward_args are all 8-byte fields (the softmax
+# scale a double, then the key ranges' pointers, the ALiBi slopes' pointer
+# and their batch stride): packing them in one struct call is much cheaper
+# than setting 27 ctypes fields.
+_FWD_FORMAT = struct.Struct("=5Q5q14qd2QQq")
+_BWD_FORMAT = struct.Struct("=10Q5q26qd2QQq")
 assert _FWD_FORMAT.size == ctypes.sizeof(_rt.LaunchArgs)
 assert _BWD_FORMAT.size == ctypes.sizeof(_rt.BackwardArgs)
 # The five pointers that lead attn_launch_args (q, k, v, o, lse): all a
@@ -262,19 +265,14 @@ def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
                     deterministic: bool = False, key_range: bool = False):
     """The KernelSpec (heuristic tile) and run-time Shape of a call
     (``deterministic``: a backward's dQ mode)."""
-    variant = parse_variant(causal, vkey)
     B, Hq, Nq, D = q.shape
     Hkv, Nk = k.shape[1], k.shape[2]
-    alibi_heads = alibi_offset = 0
-    if variant.alibi:  # slopes and offset are compiled in
-        alibi_heads = int(Hq)
-        alibi_offset = 0 if variant.top_left else int(Nk - Nq)
     # The family asked for; the selection resolves it (forward: every
-    # variant the op takes has an sm90a kernel; backward: every mask, no
-    # softcap or ALiBi, equal head dims 64 or 128).
+    # variant the op takes has an sm90a kernel; backward: every mask, the
+    # softcap and ALiBi, equal head dims 64 or 128). ALiBi's slopes are a
+    # launch argument: one kernel for every shape and slope.
     spec = KernelSpec(kind, int(D), int(v.shape[3]), _DTYPE_NAMES[q.dtype],
-                      bool(causal), chip, variant=vkey, alibi_heads=alibi_heads,
-                      alibi_offset=alibi_offset, family=_family,
+                      bool(causal), chip, variant=vkey, family=_family,
                       deterministic=kind == "bwd" and bool(deterministic),
                       key_range=bool(key_range))
     shape = _tuning.Shape(int(B), int(Hq), int(Hkv), int(Nq), int(Nk))
@@ -284,15 +282,13 @@ def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
 def _launcher_key(kind, q, k, v, causal, scale, vkey, index,
                   deterministic=False, key_range=False) -> tuple:
     """What decides the kernel: its specialisation and, for the tuning
-    database, the heads ratio and sequence buckets (ALiBi: Hq, Nk - Nq)."""
+    database, the heads ratio and sequence buckets."""
     Hq, Nq = q.shape[1], q.shape[2]
     Hkv, Nk = k.shape[1], k.shape[2]
     return (kind, q.shape[3], v.shape[3], q.dtype, causal, vkey, index,
             _family,
             Hq // max(1, Hkv), _tuning.sequence_bucket(Nq),
-            _tuning.sequence_bucket(Nk),
-            (Hq, Nk - Nq) if vkey.endswith(",1") else None,  # ALiBi
-            deterministic, key_range)
+            _tuning.sequence_bucket(Nk), deterministic, key_range)
 
 
 def _select(kind: str, spec: KernelSpec, shape, index: int):
@@ -389,14 +385,100 @@ def _key_range_tensors(q: Tensor, k: Tensor, key_start, key_end):
     return tuple(out)
 
 
+def standard_alibi_slopes(heads: int, device=None) -> Tensor:
+    """ALiBi's standard slopes 2^(-8(h+1)/heads), h = 0 .. heads - 1, as a
+    float32 [heads] tensor (what ``alibi=True`` uses)."""
+    h = torch.arange(1, int(heads) + 1, dtype=torch.float64)
+    return torch.exp2(h * (-8.0 / int(heads))).to(torch.float32).to(device)
+
+
+_standard_slopes: Dict[tuple, Tensor] = {}
+
+
+def _standard_alibi(q: Tensor) -> Tensor:
+    """alibi=True's slopes for q's heads, on q's device (kept per heads and
+    device for eager calls)."""
+    heads, device = q.shape[1], q.device
+    if _is_compiling() or type(q) is not Tensor or not _CAN_BYPASS or \
+            _dispatch_stack_len() != 0 or device.type not in ("cpu", "cuda"):
+        return standard_alibi_slopes(heads, device)
+    key = (int(heads), device)
+    slopes = _standard_slopes.get(key)
+    if slopes is None:
+        slopes = _standard_slopes[key] = standard_alibi_slopes(heads, device)
+    return slopes
+
+
+def _alibi_flag(alibi, alibi_slopes, what: str = _OP):
+    """The variant's alibi flag for ``alibi`` and ``alibi_slopes`` (giving
+    both is an error; a non-bool ``alibi`` is make_variant's to name)."""
+    if alibi_slopes is None:
+        return alibi
+    if alibi is True:
+        raise ValueError(f"{what}: give alibi=True (the standard slopes) or "
+                         "alibi_slopes, not both")
+    return True if alibi is False else alibi
+
+
+def _alibi_tensor(q: Tensor, alibi_slopes, what: str = _OP):
+    """``alibi_slopes`` checked against q (None when not given): a float32
+    tensor of shape [Hq] or [B, Hq] on q's device; raises naming it."""
+    if alibi_slopes is None:
+        return None
+    if not isinstance(alibi_slopes, Tensor):
+        raise TypeError(f"{what}: alibi_slopes must be a tensor, got "
+                        f"{type(alibi_slopes).__name__}")
+    if alibi_slopes.dtype != torch.float32:
+        raise TypeError(f"{what}: alibi_slopes must be torch.float32, got "
+                        f"{alibi_slopes.dtype}")
+    B, Hq = q.shape[0], q.shape[1]
+    if tuple(alibi_slopes.shape) not in ((Hq,), (B, Hq)):
+        raise ValueError(f"{what}: alibi_slopes must have shape [Hq] = "
+                         f"[{Hq}] or [B, Hq] = [{B}, {Hq}], got "
+                         f"{list(alibi_slopes.shape)}")
+    if alibi_slopes.device != q.device:
+        raise ValueError(f"{what}: alibi_slopes is on {alibi_slopes.device}, "
+                         f"q on {q.device}")
+    return alibi_slopes
+
+
+def _alibi_operand(q: Tensor, causal: bool, vkey: str, alibi_slopes,
+                   what: str = _OP):
+    """The checked slopes of a call of the op: given exactly when the
+    variant is ALiBi (the kernel takes them)."""
+    alibi_slopes = _alibi_tensor(q, alibi_slopes, what)
+    alibi = bool(vkey) and parse_variant(causal, vkey).alibi
+    if alibi != (alibi_slopes is not None):
+        raise ValueError(
+            f"{what}: " + ("the ALiBi variant needs alibi_slopes" if alibi
+                           else "alibi_slopes given to a variant without "
+                           "ALiBi (its variant key must say ALiBi)"))
+    return alibi_slopes
+
+
+def _alibi_launch(slopes: Optional[Tensor]) -> Tuple[Optional[Tensor], int,
+                                                     int]:
+    """(tensor to keep alive, pointer, batch stride) of the kernel's
+    alibi_slopes / alibi_slopes_stride_b: the last dim contiguous; [Hq]
+    has stride 0 (one row for every batch entry)."""
+    if slopes is None:
+        return None, 0, 0
+    if slopes.shape[-1] > 1 and slopes.stride(-1) != 1:
+        slopes = slopes.contiguous()
+    stride_b = slopes.stride(0) if slopes.dim() == 2 else 0
+    return slopes, slopes.data_ptr(), stride_b
+
+
 def _forward(q: Tensor, k: Tensor, v: Tensor, causal: bool,
              scale: Optional[float], vkey: str = "", key_start=None,
-             key_end=None) -> Tuple[Tensor, Tensor]:
+             key_end=None, alibi_slopes=None) -> Tuple[Tensor, Tensor]:
     """Checks, allocates O and LSE, launches the forward kernel (with the
-    batch entries' key ranges when given)."""
+    batch entries' key ranges and the ALiBi slopes when given)."""
     _check_shapes(q, k, v)
     _check_cuda((("q", q), ("k", k), ("v", v)))
     key_range = _key_range_tensors(q, k, key_start, key_end)
+    slopes, slopes_ptr, slopes_stride = _alibi_launch(
+        _alibi_operand(q, causal, vkey, alibi_slopes))
     q, k, v = _kernel_layout(q), _kernel_layout(k), _kernel_layout(v)
     B, Hq, Nq, _ = q.shape
     Hkv, Nk, Dv = k.shape[1], k.shape[2], v.shape[3]
@@ -418,21 +500,10 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, causal: bool,
         args, 0, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
         lse.data_ptr(), B, Hq, Hkv, Nq, Nk, qs[0], qs[1], qs[2], ks[0], ks[1],
         ks[2], vs[0], vs[1], vs[2], os_[0], os_[1], os_[2], Hq * Nq, Nq,
-        _softmax_scale(scale, q.shape[3]), starts, ends)
+        _softmax_scale(scale, q.shape[3]), starts, ends, slopes_ptr,
+        slopes_stride)
     launcher.run(ref, _current_stream(q.device.index))
     return out, lse
-
-
-def _check_backward_variant(causal: bool, vkey: str, cpu: bool = False
-                            ) -> None:
-    """Gradients of a variant the backward kernels (the CPU path's, with
-    ``cpu``) lack raise, naming it (never wrong numbers)."""
-    if vkey:
-        variant = parse_variant(causal, vkey)
-        why = (_cpu.backward_unsupported(variant) if cpu
-               else variant.backward_unsupported())
-        if why:
-            raise NotImplementedError(f"{_OP} backward: {why}")
 
 
 def _backward_kernels_missing() -> Optional[str]:
@@ -450,10 +521,11 @@ def _backward_kernels_missing() -> Optional[str]:
 def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
               lse: Tensor, causal: bool, scale: Optional[float],
               vkey: str = "", deterministic: bool = False, key_start=None,
-              key_end=None) -> Tuple[Tensor, Tensor, Tensor]:
+              key_end=None, alibi_slopes=None
+              ) -> Tuple[Tensor, Tensor, Tensor]:
     """dQ, dK, dV with attn's backward kernels (recomputation from LSE;
-    ``deterministic``: dQ without atomics, bit-identical over reruns)."""
-    _check_backward_variant(causal, vkey)
+    ``deterministic``: dQ without atomics, bit-identical over reruns; the
+    ALiBi slopes get no gradient)."""
     why = _families.backward_head_dims_unsupported(q.shape[3], v.shape[3])
     if why:
         raise NotImplementedError(f"{_OP} backward: {why}")
@@ -462,6 +534,8 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
         raise NotImplementedError(f"{_OP} backward: {missing}")
     _check_cuda((("grad_out", grad_out), ("q", q), ("k", k), ("v", v)))
     key_range = _key_range_tensors(q, k, key_start, key_end)
+    slopes, slopes_ptr, slopes_stride = _alibi_launch(
+        _alibi_operand(q, causal, vkey, alibi_slopes))
     q, k, v = _kernel_layout(q), _kernel_layout(k), _kernel_layout(v)
     grad_out, out = _kernel_layout(grad_out), _kernel_layout(out)
     lse = lse if lse.stride(-1) == 1 else lse.contiguous()
@@ -489,7 +563,7 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
         dv.data_ptr(), 0, B, Hq, Hkv, Nq, Nk, *strides, lse.stride(0),
         lse.stride(1), _softmax_scale(scale, q.shape[3]),
         *((key_range[0].data_ptr(), key_range[1].data_ptr())
-          if key_range is not None else (0, 0)))
+          if key_range is not None else (0, 0)), slopes_ptr, slopes_stride)
     nbytes = launcher.lib.attn_kernel_workspace_bytes(launcher.handle, ref)
     workspace = None
     if nbytes:
@@ -505,29 +579,32 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
     "attn::attention", mutates_args=(),
     schema="(Tensor q, Tensor k, Tensor v, bool causal, float? scale, "
            "str variant=\"\", bool deterministic=False, "
-           "Tensor? key_start=None, Tensor? key_end=None) -> (Tensor, Tensor)")
+           "Tensor? key_start=None, Tensor? key_end=None, "
+           "Tensor? alibi_slopes=None) -> (Tensor, Tensor)")
 def _attention_op(q, k, v, causal, scale, variant="", deterministic=False,
-                  key_start=None, key_end=None):
+                  key_start=None, key_end=None, alibi_slopes=None):
     # (deterministic is the backward's dQ mode: see _setup_context.)
-    return _forward(q, k, v, causal, scale, variant, key_start, key_end)
+    return _forward(q, k, v, causal, scale, variant, key_start, key_end,
+                    alibi_slopes)
 
 
 @_attention_op.register_kernel("cpu")
 def _attention_cpu(q, k, v, causal, scale, variant="", deterministic=False,
-                   key_start=None, key_end=None):
+                   key_start=None, key_end=None, alibi_slopes=None):
     # The compiler's own CPU path (attn.cpu): JIT-compiled once per problem,
-    # the scale passed at every call.
+    # the scale (and the ALiBi slopes) passed at every call.
     _check_shapes(q, k, v)
     return _cpu.forward(q, k, v, scale, parse_variant(causal, variant),
-                        _key_range_tensors(q, k, key_start, key_end))
+                        _key_range_tensors(q, k, key_start, key_end),
+                        _alibi_operand(q, causal, variant, alibi_slopes))
 
 
 @_attention_op.register_fake
 def _attention_fake(q, k, v, causal, scale, variant="", deterministic=False,
-                    key_start=None, key_end=None):
+                    key_start=None, key_end=None, alibi_slopes=None):
     _check_shapes(q, k, v)
     _key_range_tensors(q, k, key_start, key_end)
-    parse_variant(causal, variant)
+    _alibi_operand(q, causal, variant, alibi_slopes)
     B, Hq, Nq, _ = q.shape
     out = q.new_empty((B, Hq, Nq, v.shape[3]))
     lse = q.new_empty((B, Hq, Nq), dtype=torch.float32)
@@ -539,29 +616,32 @@ def _attention_fake(q, k, v, causal, scale, variant="", deterministic=False,
     schema="(Tensor grad_out, Tensor q, Tensor k, Tensor v, Tensor out, "
            "Tensor lse, bool causal, float? scale, str variant=\"\", "
            "bool deterministic=False, Tensor? key_start=None, "
-           "Tensor? key_end=None) -> (Tensor, Tensor, Tensor)")
+           "Tensor? key_end=None, Tensor? alibi_slopes=None) -> "
+           "(Tensor, Tensor, Tensor)")
 def _attention_backward_op(grad_out, q, k, v, out, lse, causal, scale,
                            variant="", deterministic=False, key_start=None,
-                           key_end=None):
+                           key_end=None, alibi_slopes=None):
     return _backward(grad_out, q, k, v, out, lse, causal, scale, variant,
-                     deterministic, key_start, key_end)
+                     deterministic, key_start, key_end, alibi_slopes)
 
 
 @_attention_backward_op.register_kernel("cpu")
 def _attention_backward_cpu(grad_out, q, k, v, out, lse, causal, scale,
                             variant="", deterministic=False, key_start=None,
-                            key_end=None):
+                            key_end=None, alibi_slopes=None):
     # The CPU path has no atomics: deterministic either way.
     _check_shapes(q, k, v)
     return _cpu.backward(grad_out, q, k, v, out, lse, scale,
                          parse_variant(causal, variant),
-                         _key_range_tensors(q, k, key_start, key_end))
+                         _key_range_tensors(q, k, key_start, key_end),
+                         _alibi_operand(q, causal, variant, alibi_slopes))
 
 
 @_attention_backward_op.register_fake
 def _attention_backward_fake(grad_out, q, k, v, out, lse, causal, scale,
                              variant="", deterministic=False, key_start=None,
-                             key_end=None):
+                             key_end=None, alibi_slopes=None):
+    _alibi_operand(q, causal, variant, alibi_slopes)
     return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
 
 
@@ -576,17 +656,18 @@ def _setup_context(ctx, inputs, output):
     ctx.deterministic = bool(inputs[6]) if len(inputs) > 6 else False
     ctx.key_start = inputs[7] if len(inputs) > 7 else None
     ctx.key_end = inputs[8] if len(inputs) > 8 else None
+    ctx.alibi_slopes = inputs[9] if len(inputs) > 9 else None
     ctx.num_inputs = len(inputs)
 
 
 def _autograd_backward(ctx, grad_out, grad_lse):
     # The LSE output is not differentiated (its gradient is dropped): it is
-    # returned for inspection and for the backward kernels.
+    # returned for inspection and for the backward kernels. Nor are the key
+    # ranges and the ALiBi slopes (None).
     q, k, v, out, lse = ctx.saved_tensors
-    _check_backward_variant(ctx.causal, ctx.variant, q.device.type == "cpu")
     dq, dk, dv = torch.ops.attn.attention_backward(
         grad_out, q, k, v, out, lse, ctx.causal, ctx.scale, ctx.variant,
-        ctx.deterministic, ctx.key_start, ctx.key_end)
+        ctx.deterministic, ctx.key_start, ctx.key_end, ctx.alibi_slopes)
     return (dq, dk, dv) + (None,) * (ctx.num_inputs - 3)
 
 
@@ -672,7 +753,7 @@ def _fast_entry(q: Tensor, k: Tensor, v: Tensor, causal: bool,
     _FWD_FORMAT.pack_into(
         args, 0, 0, 0, 0, 0, 0, B, Hq, Hkv, Nq, Nk, qs[0], qs[1], qs[2],
         ks[0], ks[1], ks[2], vs[0], vs[1], vs[2], Hq * Nq * Dv, Nq * Dv, Dv,
-        Hq * Nq, Nq, _softmax_scale(scale, q.shape[3]), 0, 0)
+        Hq * Nq, Nq, _softmax_scale(scale, q.shape[3]), 0, 0, 0, 0)
     index = q.device.index
     if index is None:
         index = torch.cuda.current_device()
@@ -748,7 +829,8 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
               window: Optional[Tuple[int, int]] = None,
               softcap: Optional[float] = None, alibi: bool = False,
               tune: Optional[bool] = None, deterministic: bool = False,
-              key_range: Optional[Tuple[Tensor, Tensor]] = None):
+              key_range: Optional[Tuple[Tensor, Tensor]] = None,
+              alibi_slopes: Optional[Tensor] = None):
     """softmax(q·kᵀ·scale [+ mask])·v with attn's FlashAttention kernels: a
     drop-in for ``F.scaled_dot_product_attention(q, k, v, is_causal=causal,
     scale=scale)`` (with GQA through the head counts; SDPA's ``is_causal``
@@ -770,7 +852,13 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
       window: (left, right) sliding window around the aligned diagonal,
         -1 = unbounded on that side (with ``causal``, right is 0).
       softcap: scores become softcap·tanh(score / softcap) (Gemma 2).
-      alibi: subtract slope_h·|d(i) - j|, slope_h = 2^(-8(h+1)/Hq).
+      alibi: ALiBi with the standard slopes slope_h = 2^(-8(h+1)/Hq)
+        (standard_alibi_slopes); not together with ``alibi_slopes``.
+      alibi_slopes: ALiBi with these slopes: float32 [Hq] or [B, Hq] on
+        q's device; scores (after the softcap) minus
+        slope[b, h]·|d(i) - j|, d(i) the row's aligned diagonal
+        (``mask_align``): FlashAttention's ``alibi_slopes``. A launch
+        argument (one kernel for every slope and shape); no gradient.
       tune: tune this call's shape class on first use when the tuning
         database has no entry (attn.tuning; default: $ATTN_TUNE == "1").
         Ignored under torch.compile.
@@ -790,10 +878,10 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
     Under ``torch.autocast``, q, k and v are cast to the autocast dtype
     first, as SDPA's are (mixed-precision training with float32 weights).
 
-    Gradients: the backward covers every mask (both alignments, windows)
-    and the softcap, not ALiBi; on CUDA at head dims up to 256. Other
-    variants raise NotImplementedError naming the variant when
-    differentiated.
+    Gradients: the backward covers every variant (masks in both
+    alignments, windows, the softcap, ALiBi); on CUDA at head dims up to
+    256 (other head dims raise NotImplementedError naming why when
+    differentiated).
 
     Head dims of CUDA tensors that are not multiples of 8 are zero-padded
     to the next one, as FlashAttention's interface does (the scale stays
@@ -811,30 +899,44 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
                                  mask_align=mask_align, window=window,
                                  softcap=softcap, alibi=alibi, tune=tune,
                                  deterministic=deterministic,
-                                 key_range=key_range)
-    causal, vkey = _variant_key(causal, mask_align, window, softcap, alibi)
+                                 key_range=key_range,
+                                 alibi_slopes=alibi_slopes)
+    causal, vkey = _variant_key(
+        causal, mask_align, window, softcap,
+        alibi if alibi_slopes is None else _alibi_flag(alibi, alibi_slopes))
     if not isinstance(deterministic, bool):
         raise TypeError(f"{_OP}: deterministic must be a bool, got "
                         f"{deterministic!r}")
-    if key_range is not None:
-        if not (isinstance(key_range, (tuple, list)) and len(key_range) == 2):
-            raise TypeError(f"{_OP}: key_range must be a (key_start, key_end) "
-                            f"pair of tensors, got {type(key_range).__name__}")
+    if alibi is True or alibi_slopes is not None:
+        # ALiBi: the slopes are a launch argument (alibi=True: the standard
+        # ones), checked here so that errors name them before dispatch.
+        _check_shapes(q, k, v)
+        alibi_slopes = _standard_alibi(q) if alibi_slopes is None else \
+            _alibi_tensor(q, alibi_slopes)
+    if key_range is not None or alibi_slopes is not None:
+        start = end = None
+        if key_range is not None:
+            if not (isinstance(key_range, (tuple, list))
+                    and len(key_range) == 2):
+                raise TypeError(f"{_OP}: key_range must be a (key_start, "
+                                "key_end) pair of tensors, got "
+                                f"{type(key_range).__name__}")
+            start, end = key_range
         if scale is not None:
             _check_scale(scale)
             scale = float(scale)
-        start, end = key_range
         if _direct_call_ok(q, k, v) and not any(
                 type(t) is Tensor and _is_functorch_wrapped(t)
-                for t in key_range):
-            # The checked direct launch (no fast entry: the ranges' values
-            # change from call to call, and _forward converts them).
+                for t in (start, end, alibi_slopes)):
+            # The checked direct launch (no fast entry: the ranges' and
+            # slopes' values change from call to call, and _forward
+            # converts them).
             out, lse = _forward(q, k, v, bool(causal), scale, vkey, start,
-                                end)
+                                end, alibi_slopes)
         else:
             out, lse = torch.ops.attn.attention(q, k, v, bool(causal), scale,
                                                 vkey, deterministic, start,
-                                                end)
+                                                end, alibi_slopes)
         return (out, lse) if return_lse else out
     if (tune or (tune is None and _TUNE_FROM_ENV)) and not _is_compiling():
         _tune_once(q, k, v, causal, scale, vkey)
@@ -918,21 +1020,23 @@ def explain(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
             scale: Optional[float] = None, mask_align: str = "bottom_right",
             window: Optional[Tuple[int, int]] = None,
             softcap: Optional[float] = None, alibi: bool = False,
-            backward: bool = False, deterministic: bool = False
-            ) -> KernelChoice:
+            backward: bool = False, deterministic: bool = False,
+            alibi_slopes: Optional[Tensor] = None) -> KernelChoice:
     """The kernel ``attention(q, k, v, ...)`` with these arguments uses (the
     backward kernel with ``backward=True``, of the dQ mode
-    ``deterministic`` says): loads it as a call would."""
-    causal, vkey = _variant_key(causal, mask_align, window, softcap, alibi)
-    _check_shapes(q, k, v, "attn.torch.explain")
+    ``deterministic`` says): loads it as a call would (ALiBi, by
+    ``alibi`` or ``alibi_slopes``: one kernel for every slope)."""
+    what = "attn.torch.explain"
+    causal, vkey = _variant_key(causal, mask_align, window, softcap,
+                                _alibi_flag(alibi, alibi_slopes, what))
+    _check_shapes(q, k, v, what)
+    _alibi_tensor(q, alibi_slopes, what)
     if scale is not None:
         _check_scale(scale)
         scale = float(scale)
     if q.device.type == "cpu":
         return _explain_cpu(q, causal, scale, vkey, backward)
     _check_cuda((("q", q), ("k", k), ("v", v)), "attn.torch.explain")
-    if backward:
-        _check_backward_variant(causal, vkey)
     kind = "bwd" if backward else "fwd"
     deterministic = backward and bool(deterministic)
     launcher = _launcher(kind, q, k, v, causal, scale, vkey, deterministic)
@@ -950,8 +1054,6 @@ def _explain_cpu(q: Tensor, causal: bool, scale: Optional[float], vkey: str,
     database, no kernel directory: one JIT-compiled module per problem,
     whatever the scale, which every call passes)."""
     variant = parse_variant(causal, vkey)
-    if backward:
-        _check_backward_variant(causal, vkey, cpu=True)
     kind = "bwd" if backward else "fwd"
     spec = (f"cpu-{kind}-d{q.shape[3]}-{_cpu.dtype_name(q.dtype)}-"
             f"{variant.name}")
@@ -959,7 +1061,8 @@ def _explain_cpu(q: Tensor, causal: bool, scale: Optional[float], vkey: str,
                         "attention", {}, "cpu",
                         "CPU tensors run the compiler's CPU path (attn-c "
                         "Execution: the tiled algorithm, JIT-compiled once "
-                        "per problem, the scale a call argument); the "
+                        "per problem, the scale (and ALiBi's slopes) call "
+                        "arguments); the "
                         "tuning database is for GPU kernels")
 
 

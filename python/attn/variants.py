@@ -10,8 +10,11 @@ attention (docs/variants.md), as keyword arguments:
 * ``window=(left, right)``: a sliding window, row i sees keys
   d(i) - left ... d(i) + right (-1 = unbounded on that side);
 * ``softcap=c``: scores become c·tanh(s / c) (Gemma 2);
-* ``alibi=True``: scores minus slope_h·|d(i) - j|, slope_h = 2^(-8(h+1)/Hq)
-  (FlashAttention's ``alibi_slopes`` convention).
+* ALiBi: scores minus slope[b, h]·|d(i) - j| after the softcap, the slopes
+  a run-time float32 operand (``alibi_slopes``, [Hq] or [B, Hq]:
+  FlashAttention's convention; ``alibi=True`` is the standard slopes
+  2^(-8(h+1)/Hq)). ``Variant.alibi`` says that a kernel takes slopes: one
+  kernel serves every slope and every shape.
 
 ``Variant`` is the canonical form (one kernel per distinct form); its
 ``key`` is the string the custom op carries. Bad arguments raise
@@ -61,7 +64,7 @@ class Variant:
     @property
     def plain(self) -> bool:
         """No mask, or the bottom-right causal mask, and no score_mod: what
-        the pre-variant kernels, the tuning key and the backward cover."""
+        the pre-variant kernels and the tuning key cover."""
         return (not self.has_mask or (self.causal and not self.top_left)) \
             and self.softcap == 0 and not self.alibi
 
@@ -101,16 +104,6 @@ class Variant:
         return (f"{self.left},{self.right},{self.align},{self.softcap!r},"
                 f"{int(self.alibi)}")
 
-    def backward_unsupported(self) -> Optional[str]:
-        """Why the GPU backward kernels cannot differentiate this variant
-        (None when they can: every mask, both alignments, and the
-        softcap; not ALiBi)."""
-        if not self.alibi:
-            return None
-        return ("alibi=True: attn's GPU backward kernels take every mask "
-                "(causal, windows, either alignment) and the softcap, but "
-                "no ALiBi")
-
     def reference_mask(self, nq: int, nk: int):
         """(first, last) key bounds per query row i as plain Python, for
         tests: row i sees keys first(i) <= j < last(i)."""
@@ -141,8 +134,8 @@ def make_variant(causal: bool = False, mask_align: str = "bottom_right",
                  softcap: Optional[float] = None,
                  alibi: bool = False) -> Variant:
     """The canonical Variant of ``attn.torch.attention``'s keyword
-    arguments; raises naming the argument at fault (the same rules as
-    attn-compile's flags)."""
+    arguments (``alibi``: the call has ALiBi slopes); raises naming the
+    argument at fault (the same rules as attn-compile's flags)."""
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool, got {causal!r}")
     if mask_align not in ALIGNS:
@@ -168,8 +161,6 @@ def make_variant(causal: bool = False, mask_align: str = "bottom_right",
             raise ValueError(f"softcap must be a positive finite float or "
                              f"None, got {softcap!r}")
         cap = float(softcap)
-    if cap and alibi:
-        raise ValueError("softcap and alibi cannot be combined")
     if mask_align == "top_left" and left < 0 and right < 0:
         raise ValueError("mask_align='top_left' aligns a mask: it needs "
                          "causal=True or a window (as attn-compile's "

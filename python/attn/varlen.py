@@ -13,9 +13,10 @@ i + len_k - len_q).
 How: the sequences are gathered into a padded batch [B, H, max_len, D]
 and run as one call of the op with ``key_range`` (the kernels skip the
 key blocks outside each sequence's keys). The padding side keeps every
-mask exact: left padding of both q and k puts each sequence's last query
-on its last key, so a bottom-right aligned mask of the padded batch is
-the sequence's own; top-left masks (and no mask) right-pad both. Padding
+mask (and ALiBi's distances |d(i) - j|) exact: left padding of both q and
+k puts each sequence's last query on its last key, so a bottom-right
+aligned mask of the padded batch is the sequence's own; top-left masks
+(and no mask without ALiBi) right-pad both. Padding
 query rows are computed and dropped (their dO is zero, so they add
 nothing to dK and dV). Cost: B x max_len_q query rows against each
 sequence's own keys, instead of the sum of the query lengths; the gathers
@@ -87,7 +88,8 @@ def attention_varlen(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor,
                      mask_align: str = "bottom_right",
                      window: Optional[Tuple[int, int]] = None,
                      softcap: Optional[float] = None, alibi: bool = False,
-                     deterministic: bool = False):
+                     deterministic: bool = False,
+                     alibi_slopes: Optional[Tensor] = None):
     """Attention of packed variable-length sequences (FlashAttention's
     ``flash_attn_varlen_func``).
 
@@ -102,6 +104,9 @@ def attention_varlen(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor,
         a larger value pads further, a smaller one is an error.
       causal, scale, mask_align, window, softcap, alibi, deterministic: as
         ``attn.torch.attention``'s, applied to each sequence on its own.
+      alibi_slopes: ALiBi's slopes, float32 [Hq] or [B, Hq] (B = the number
+        of sequences: per sequence and head), as ``attn.torch.attention``'s;
+        distances are each sequence's own (aligned as ``mask_align``).
       return_lse: also return the log-sum-exp, float32 [Hq, total_q]
         (FlashAttention's varlen layout).
 
@@ -138,7 +143,8 @@ def attention_varlen(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor,
 
     # Left padding aligns every sequence's last query with its last key:
     # what a bottom-right mask needs. Top-left masks and none: right.
-    has_mask = causal or window is not None or alibi
+    has_mask = causal or window is not None or alibi is True or \
+        alibi_slopes is not None
     left = has_mask and mask_align == "bottom_right"
     index_q, _ = _pad_index(cu_seqlens_q, len_q, pad_q, left, q.shape[0])
     index_k, key_start = _pad_index(cu_seqlens_k, len_k, pad_k, left,
@@ -149,7 +155,8 @@ def attention_varlen(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor,
         _gather(q, index_q), _gather(k, index_k), _gather(v, index_k),
         causal=causal, scale=scale, return_lse=True, mask_align=mask_align,
         window=window, softcap=softcap, alibi=alibi,
-        deterministic=deterministic, key_range=key_range)
+        deterministic=deterministic, key_range=key_range,
+        alibi_slopes=alibi_slopes)
     # Back to the packed tokens: the padded rows' positions in order.
     rows = (index_q.reshape(-1) < q.shape[0]).nonzero().squeeze(1)
     out = out.transpose(1, 2).reshape((-1,) + tuple(out.shape[1:2]) +

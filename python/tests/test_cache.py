@@ -213,8 +213,8 @@ def test_aot_command_line(compiler, tmp_path):
 
 def test_aot_backward_specs_cover_what_the_backward_takes():
     """The pack's backward kernels: every head dim a GPU backward takes
-    (padded ones included), the mask variants' too; the head dims left out
-    are named, never dropped silently."""
+    (padded ones included), every variant's too (masks, softcap, ALiBi);
+    the head dims left out are named, never dropped silently."""
     specs = aot.default_specs((80, 128, 256), ("bf16",), ("causal",),
                               backward=True)
     assert sorted((s.kind, s.head_dim) for s in specs) == [
@@ -229,8 +229,11 @@ def test_aot_backward_specs_cover_what_the_backward_takes():
     variants = aot.variant_specs((64,), ("bf16",), backward=True)
     backward = sorted(s.variant_info().name for s in variants
                       if s.kind == "bwd")
-    assert backward == ["causal-cap30", "causal-tl", "full-cap30",
-                        "win32_32-tl", "win64_0"]
+    assert backward == ["causal-alibi", "causal-cap30", "causal-tl",
+                        "full-alibi", "full-cap30", "win32_32-tl", "win64_0"]
+    forward = sorted(s.variant_info().name for s in variants
+                     if s.kind == "fwd")
+    assert forward == backward
     assert all(s.family == "sm80" for s in variants)
 
 

@@ -32,8 +32,9 @@ def reference(q, k, v, causal=False, window=(-1, -1), softcap=0.0,
         s = softcap * torch.tanh(s / softcap)
     i = torch.arange(nq)[:, None] + nk - nq  # bottom-right diagonal
     j = torch.arange(nk)[None, :]
-    if alibi_slopes is not None:
-        s = s - alibi_slopes.double()[:, None, None] * (i - j).abs()
+    if alibi_slopes is not None:  # [H] or [B, H]
+        slopes = alibi_slopes.detach().double().expand(q.shape[0], q.shape[1])
+        s = s - slopes[:, :, None, None] * (i - j).abs()
     left, right = window[0], 0 if causal else window[1]
     keep = torch.ones(nq, nk, dtype=torch.bool)
     if left >= 0:
@@ -109,19 +110,55 @@ def test_window(window, causal):
         fa.flash_attn_func(q, k, v, window_size=(1, 2, 3))
 
 
-def test_softcap_and_alibi():
+def fa_slopes(*shape, seed=0):
+    """FlashAttention's tests' slopes: torch.rand · 0.3, float32."""
+    return torch.rand(*shape, generator=torch.Generator().manual_seed(seed)) \
+        * 0.3
+
+
+def test_softcap():
     q, k, v = qkv()
     close(fa.flash_attn_func(q, k, v, softcap=5.0),
           reference(q, k, v, softcap=5.0))
     # softcap 0 is none, as in FlashAttention.
     assert torch.equal(fa.flash_attn_func(q, k, v, softcap=0.0),
                        fa.flash_attn_func(q, k, v))
-    slopes = fa.attn_alibi_slopes(4)
-    assert torch.allclose(slopes, torch.tensor([2.0 ** (-8 * (h + 1) / 4)
-                                                for h in range(4)]))
-    want = reference(q, k, v, causal=True, alibi_slopes=slopes)
-    for s in (slopes, slopes.expand(2, 4)):  # per head, per batch and head
-        close(fa.flash_attn_func(q, k, v, causal=True, alibi_slopes=s), want)
+
+
+@pytest.mark.parametrize("per_batch", [False, True], ids=["h", "bh"])
+@pytest.mark.parametrize("kwargs, nq, nk", [
+    (dict(), 17, 23), (dict(causal=True), 17, 23), (dict(causal=True), 23, 17),
+    (dict(window_size=(5, 3)), 23, 17), (dict(softcap=3.0), 17, 23),
+    (dict(causal=True, softcap=2.0, window_size=(6, -1)), 30, 30)],
+    ids=["full", "causal", "causal-nq>nk", "window", "softcap",
+         "softcap-window-causal"])
+def test_alibi_slopes_any_values(kwargs, nq, nk, per_batch):
+    """Any alibi_slopes, (nheads,) or (batch, nheads): FlashAttention's
+    bias -slope·|i + seqlen_k - seqlen_q - j| (causal or not), forward and
+    gradients (GQA), against float64."""
+    q, k, v = qkv(nq=nq, nk=nk, grad=True)
+    slopes = fa_slopes(*((2, 4) if per_batch else (4,)), seed=nq)
+    out = fa.flash_attn_func(q, k, v, alibi_slopes=slopes, **kwargs)
+    ref = reference(q, k, v, causal=kwargs.get("causal", False),
+                    window=kwargs.get("window_size", (-1, -1)),
+                    softcap=kwargs.get("softcap", 0.0), alibi_slopes=slopes)
+    close(out, ref)
+    g = torch.randn_like(out)
+    for a, b in zip(torch.autograd.grad(out, (q, k, v), g),
+                    torch.autograd.grad(ref, (q, k, v), g.double())):
+        close(a, b, 1e-4)
+    # The packed forms pass them on too.
+    if nq == nk:
+        qkv_ = torch.randn(2, nq, 3, 4, 32)  # (equal heads)
+        close(fa.flash_attn_qkvpacked_func(qkv_, alibi_slopes=slopes,
+                                           **kwargs),
+              reference(*qkv_.unbind(2), causal=kwargs.get("causal", False),
+                        window=kwargs.get("window_size", (-1, -1)),
+                        softcap=kwargs.get("softcap", 0.0),
+                        alibi_slopes=slopes))
+    kv = torch.stack([k, v], dim=2).detach()
+    close(fa.flash_attn_kvpacked_func(q.detach(), kv, alibi_slopes=slopes,
+                                      **kwargs), ref.detach())
 
 
 def test_packed():
@@ -150,12 +187,16 @@ def test_errors_name_the_argument():
     q, k, v = qkv()
     with pytest.raises(NotImplementedError, match=r"^dropout_p: "):
         fa.flash_attn_func(q, k, v, dropout_p=0.1)
-    with pytest.raises(NotImplementedError, match=r"^alibi_slopes: .*"
-                                                  r"attn_alibi_slopes\(4\)"):
-        fa.flash_attn_func(q, k, v, alibi_slopes=torch.rand(4))
     with pytest.raises(ValueError, match=r"alibi_slopes must be a tensor of "
                                          r"shape \(4,\) or \(2, 4\)"):
         fa.flash_attn_func(q, k, v, alibi_slopes=torch.rand(3))
+    with pytest.raises(ValueError, match=r"alibi_slopes must be a tensor of "
+                                         r"shape \(4,\) or \(2, 4\)"):
+        fa.flash_attn_func(q, k, v, alibi_slopes=torch.rand(4, 2))
+    with pytest.raises(TypeError, match=r"alibi_slopes must be "
+                                        r"torch.float32, got torch.float64"):
+        fa.flash_attn_func(q, k, v, alibi_slopes=torch.rand(4).double())
+    assert not hasattr(fa, "attn_alibi_slopes")
     with pytest.raises(TypeError, match=r"window_size must be a \(left, "
                                         r"right\) pair"):
         fa.flash_attn_func(q, k, v, window_size=3)
@@ -201,6 +242,93 @@ def test_varlen_is_each_sequence_on_its_own(causal, window):
     assert torch.equal(packed, fa.flash_attn_varlen_func(
         same[:, 0], same[:, 1], same[:, 2], cu(lens_k), cu(lens_k),
         max(lens_k), max(lens_k), causal=causal, window_size=window))
+
+
+@pytest.mark.parametrize("per_seq", [False, True], ids=["h", "bh"])
+@pytest.mark.parametrize("causal, window, softcap", [
+    (False, (-1, -1), 0.0), (True, (-1, -1), 0.0), (False, (5, 3), 0.0),
+    (True, (-1, -1), 2.0)], ids=["full", "causal", "window", "causal-softcap"])
+def test_varlen_alibi_is_each_sequence_on_its_own(causal, window, softcap,
+                                                   per_seq):
+    """flash_attn_varlen_func with alibi_slopes ((nheads,) or one row per
+    sequence): each sequence's own bottom-right distances, forward and
+    gradients, against float64 per sequence; the kvpacked form agrees."""
+    torch.manual_seed(5)
+    lens_q, lens_k = [9, 1, 17, 6], [12, 6, 17, 3]
+    q = torch.randn(sum(lens_q), 4, 32, requires_grad=True)
+    k, v = (torch.randn(sum(lens_k), 2, 32, requires_grad=True)
+            for _ in range(2))
+    slopes = fa_slopes(*((4, 4) if per_seq else (4,)), seed=7)
+    args = (cu_of(lens_q), cu_of(lens_k), max(lens_q), max(lens_k))
+    kw = dict(causal=causal, window_size=window, softcap=softcap,
+              alibi_slopes=slopes)
+    out = fa.flash_attn_varlen_func(q, k, v, *args, **kw)
+    g = torch.randn_like(out)
+    dq, dk, dv = torch.autograd.grad(out, (q, k, v), g)
+    sq = sk = 0
+    for b, (nq, nk) in enumerate(zip(lens_q, lens_k)):
+        one = slopes[b] if per_seq else slopes
+        ref = reference(q[None, sq:sq + nq], k[None, sk:sk + nk],
+                        v[None, sk:sk + nk], causal=causal, window=window,
+                        softcap=softcap, alibi_slopes=one)
+        close(out[None, sq:sq + nq], ref)
+        got = torch.autograd.grad(ref, (q, k, v), g[None, sq:sq + nq].double())
+        close(dq[sq:sq + nq], got[0][sq:sq + nq], 1e-4)
+        close(dk[sk:sk + nk], got[1][sk:sk + nk], 1e-4)
+        close(dv[sk:sk + nk], got[2][sk:sk + nk], 1e-4)
+        sq, sk = sq + nq, sk + nk
+    kv = torch.stack([k, v], dim=1)
+    assert torch.equal(fa.flash_attn_varlen_kvpacked_func(q, kv, *args, **kw),
+                       out)
+
+
+@pytest.mark.parametrize("per_seq", [False, True], ids=["h", "bh"])
+def test_paged_kv_alibi_is_the_contiguous_call(per_seq):
+    """block_table with alibi_slopes: the contiguous call's numbers and
+    gradients (reaching the caches), per-sequence slopes included."""
+    torch.manual_seed(6)
+    q = torch.randn(sum(LENS_Q), 4, 32, requires_grad=True)
+    k, v = (torch.randn(sum(LENS_K), 2, 32) for _ in range(2))
+    k_cache, table, pages, rows = paged_cache(k, LENS_K, 5, seed=2)
+    v_cache, _, _, _ = paged_cache(v, LENS_K, 5, seed=2)
+    k_cache.requires_grad_()
+    v_cache.requires_grad_()
+    k.requires_grad_()
+    v.requires_grad_()
+    slopes = fa_slopes(*((4, 4) if per_seq else (4,)), seed=8)
+    args = (cu_of(LENS_Q), cu_of(LENS_K), max(LENS_Q), max(LENS_K))
+    out = fa.flash_attn_varlen_func(q, k_cache, v_cache, *args, causal=True,
+                                    alibi_slopes=slopes, block_table=table)
+    want = fa.flash_attn_varlen_func(q, k, v, *args, causal=True,
+                                     alibi_slopes=slopes)
+    assert torch.equal(out, want)
+    g = torch.randn_like(out)
+    _, dk_cache, dv_cache = torch.autograd.grad(out, (q, k_cache, v_cache),
+                                                g)
+    _, dk, dv = torch.autograd.grad(want, (q, k, v), g)
+    assert torch.equal(dk_cache[pages, rows], dk)
+    assert torch.equal(dv_cache[pages, rows], dv)
+    sq = sk = 0
+    for b, (nq, nk) in enumerate(zip(LENS_Q, LENS_K)):
+        if nk:
+            close(out[None, sq:sq + nq],
+                  reference(q[None, sq:sq + nq], k[None, sk:sk + nk],
+                            v[None, sk:sk + nk], causal=True,
+                            alibi_slopes=slopes[b] if per_seq else slopes))
+        sq, sk = sq + nq, sk + nk
+
+
+def test_varlen_alibi_errors_name_the_argument():
+    x = torch.randn(8, 2, 32)
+    cu = torch.tensor([0, 3, 8], dtype=torch.int32)
+    with pytest.raises(ValueError, match=r"^alibi_slopes must be a tensor "
+                                         r"of shape \(2,\) or \(2, 2\)"):
+        fa.flash_attn_varlen_func(x, x, x, cu, cu, 5, 5,
+                                  alibi_slopes=torch.rand(3, 2))
+    with pytest.raises(TypeError, match=r"alibi_slopes must be "
+                                        r"torch.float32"):
+        fa.flash_attn_varlen_func(x, x, x, cu, cu, 5, 5,
+                                  alibi_slopes=torch.rand(2).half())
 
 
 def test_varlen_errors_name_the_argument():

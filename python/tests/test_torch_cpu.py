@@ -44,10 +44,11 @@ def sdpa(q, k, v, causal=False, scale=None):
                                           is_causal=causal, scale=scale)
 
 
-def reference(q, k, v, variant, scale=None, key_range=None):
+def reference(q, k, v, variant, scale=None, key_range=None, slopes=None):
     """float64 (out, lse) with attn's semantics for every variant: softcap
-    or ALiBi on the scaled score, then the mask band (and each batch
-    entry's key range); rows that see no key give out 0, lse -inf.
+    then ALiBi (``slopes`` [Hq] or [B, Hq], else the standard
+    2^(-8(h+1)/Hq)) on the scaled score, then the mask band (and each
+    batch entry's key range); rows that see no key give out 0, lse -inf.
     Differentiable."""
     q, k, v = q.double(), k.double(), v.double()
     nq, nk, hq = q.shape[2], k.shape[2], q.shape[1]
@@ -61,9 +62,11 @@ def reference(q, k, v, variant, scale=None, key_range=None):
     if variant.softcap:
         s = variant.softcap * torch.tanh(s / variant.softcap)
     if variant.alibi:
-        slopes = torch.tensor([2.0 ** (-8.0 * (h + 1) / hq)
-                               for h in range(hq)], dtype=torch.float64)
-        s = s - slopes.view(hq, 1, 1) * (i + offset - j).abs()
+        if slopes is None:
+            slopes = torch.tensor([2.0 ** (-8.0 * (h + 1) / hq)
+                                   for h in range(hq)], dtype=torch.float64)
+        slopes = slopes.detach().double().expand(q.shape[0], hq)
+        s = s - slopes.view(-1, hq, 1, 1) * (i + offset - j).abs()
     keep = torch.ones(nq, nk, dtype=torch.bool)
     if variant.left >= 0:
         keep &= j >= i + offset - variant.left
@@ -205,12 +208,181 @@ def test_mask_and_softcap_backward_matches_reference(kwargs):
         assert rel_err(a, w) <= 1e-5, name
 
 
-@pytest.mark.parametrize("kwargs, named", [(dict(alibi=True), r"alibi=True")])
-def test_backward_of_a_score_mod_names_it(kwargs, named):
-    q, k, v = qkv(1, 2, 2, 16, 16, 64, grad=True)
-    out = attn_torch.attention(q, k, v, **kwargs)
-    with pytest.raises(NotImplementedError, match=named):
-        out.sum().backward()
+# --- ALiBi: run-time slopes -------------------------------------------------
+
+def fa_slopes(*shape, seed=0):
+    """Random slopes as FlashAttention's tests make them (rand · 0.3)."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.rand(*shape, generator=g) * 0.3
+
+
+ALIBI_CASES = {
+    # B, Hq, Hkv, Nq, Nk, attention() keywords
+    "full": (2, 4, 4, 37, 37, dict()),
+    "causal-br-nq<nk": (2, 4, 2, 29, 70, dict(causal=True)),
+    "causal-br-nq>nk": (2, 4, 2, 70, 29, dict(causal=True)),
+    "causal-tl-nq<nk": (2, 4, 2, 29, 70,
+                        dict(causal=True, mask_align="top_left")),
+    "causal-tl-nq>nk": (2, 4, 2, 70, 29,
+                        dict(causal=True, mask_align="top_left")),
+    "full-nq<nk": (2, 8, 2, 20, 65, dict()),  # bottom-right distances, GQA
+    "window": (2, 4, 2, 50, 64, dict(window=(16, 5))),
+    "window-tl": (2, 4, 4, 64, 50, dict(window=(9, 9),
+                                        mask_align="top_left")),
+    "softcap": (2, 4, 2, 40, 55, dict(softcap=2.0)),
+    "softcap-causal": (2, 4, 1, 40, 55, dict(causal=True, softcap=3.0)),
+    "mqa": (2, 6, 1, 33, 33, dict(causal=True)),
+}
+
+
+@pytest.mark.parametrize("per_batch", [False, True], ids=["h", "bh"])
+@pytest.mark.parametrize("case", list(ALIBI_CASES))
+def test_alibi_slopes_forward_and_gradients_match_float64(case, per_batch):
+    """Random slopes, [Hq] and [B, Hq]: out, lse and dq, dk, dv against
+    float64 autograd of the reference (slope·|d(i) - j| after the softcap,
+    d aligned as the mask); the slopes get no gradient."""
+    b, hq, hkv, nq, nk, kwargs = ALIBI_CASES[case]
+    q, k, v = qkv(b, hq, hkv, nq, nk, 32, seed=31, grad=True)
+    slopes = fa_slopes(*((b, hq) if per_batch else (hq,)), seed=32)
+    out, lse = attn_torch.attention(q, k, v, alibi_slopes=slopes,
+                                    return_lse=True, **kwargs)
+    variant = make_variant(alibi=True, **{
+        key: val for key, val in kwargs.items()})
+    want, want_lse = reference(q, k, v, variant, slopes=slopes)
+    assert rel_err(out, want) <= 1e-5
+    finite = torch.isfinite(want_lse)
+    assert torch.equal(torch.isfinite(lse), finite)
+    assert torch.allclose(lse.double()[finite], want_lse[finite], atol=1e-4)
+    assert (out[~finite] == 0).all()
+    g = torch.randn(want.shape, generator=torch.Generator().manual_seed(33))
+    got = torch.autograd.grad(out, (q, k, v), g.float())
+    wanted = torch.autograd.grad(want, (q, k, v), g.double())
+    for name, a, w in zip("qkv", got, wanted):
+        if w.norm() == 0:
+            assert a.abs().max() <= 1e-6, f"d{name}"
+        else:
+            assert rel_err(a, w) <= 1e-5, f"d{name}"
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_alibi_slopes_in_16_bit(dtype):
+    q, k, v = qkv(2, 4, 2, 45, 61, 64, dtype=dtype, seed=34, grad=True)
+    slopes = fa_slopes(2, 4, seed=35)
+    out = attn_torch.attention(q, k, v, causal=True, alibi_slopes=slopes)
+    want, _ = reference(q, k, v, make_variant(causal=True, alibi=True),
+                        slopes=slopes)
+    assert out.dtype == dtype and rel_err(out, want) <= TOL[dtype]
+    g = torch.randn(want.shape, generator=torch.Generator().manual_seed(36))
+    for name, a, w in zip("qkv",
+                          torch.autograd.grad(out, (q, k, v), g.to(dtype)),
+                          torch.autograd.grad(want, (q, k, v), g.double())):
+        assert a.dtype == dtype and rel_err(a, w) <= 3 * TOL[dtype], name
+
+
+def test_alibi_true_is_the_standard_slopes():
+    q, k, v = qkv(2, 8, 2, 30, 41, 32, seed=37, grad=True)
+    standard = attn_torch.standard_alibi_slopes(8)
+    assert standard.dtype == torch.float32 and standard.shape == (8,)
+    assert torch.equal(standard, torch.tensor(
+        [2.0 ** (-8.0 * (h + 1) / 8) for h in range(8)], dtype=torch.float32))
+    a = attn_torch.attention(q, k, v, causal=True, alibi=True)
+    b = attn_torch.attention(q, k, v, causal=True, alibi_slopes=standard)
+    assert torch.equal(a, b)
+    ga = torch.autograd.grad(a.sum(), (q, k, v))
+    gb = torch.autograd.grad(b.sum(), (q, k, v))
+    assert all(torch.equal(x, y) for x, y in zip(ga, gb))
+
+
+def test_alibi_slopes_are_a_call_argument():
+    """Other slopes (and [Hq] against [B, Hq]) reuse the compiled modules,
+    and give other numbers; per-batch rows are each batch entry's own;
+    a strided (non-contiguous) slope tensor is read as its values."""
+    q, k, v = qkv(2, 4, 2, 16, 24, 32, seed=38, grad=True)
+    first = attn_torch.attention(q, k, v, causal=True,
+                                 alibi_slopes=fa_slopes(4, seed=1))
+    first.sum().backward()
+    before = attn_cpu.compiled_modules()
+    other = fa_slopes(2, 4, seed=2)
+    out = attn_torch.attention(q, k, v, causal=True, alibi_slopes=other)
+    out.sum().backward()
+    assert attn_cpu.compiled_modules() == before
+    assert rel_err(out, first) > 1e-3
+    for bi in range(2):  # row b is batch entry b's
+        one = attn_torch.attention(q[bi:bi + 1], k[bi:bi + 1], v[bi:bi + 1],
+                                   causal=True, alibi_slopes=other[bi])
+        assert torch.allclose(out[bi:bi + 1], one, atol=1e-6)
+    strided = other.t().contiguous().t()  # [B, Hq] with strides (1, B)
+    assert not strided.is_contiguous()
+    assert torch.equal(attn_torch.attention(q, k, v, causal=True,
+                                            alibi_slopes=strided), out)
+    assert torch.equal(attn_torch.attention(
+        q, k, v, causal=True, alibi_slopes=other[:1].expand(2, 4)),
+        attn_torch.attention(q, k, v, causal=True, alibi_slopes=other[0]))
+
+
+def test_alibi_slopes_get_no_gradient():
+    q, k, v = qkv(1, 2, 2, 8, 8, 32, seed=39, grad=True)
+    slopes = fa_slopes(2, seed=3).requires_grad_()
+    out = attn_torch.attention(q, k, v, alibi_slopes=slopes)
+    out.sum().backward()
+    assert q.grad is not None and slopes.grad is None
+
+
+def test_alibi_errors_name_the_argument():
+    q, k, v = qkv(2, 4, 2, 8, 8, 32, seed=40)
+    with pytest.raises(ValueError, match=r"alibi_slopes must have shape "
+                       r"\[Hq\] = \[4\] or \[B, Hq\] = \[2, 4\], got \[3\]"):
+        attn_torch.attention(q, k, v, alibi_slopes=torch.rand(3))
+    with pytest.raises(ValueError, match=r"alibi_slopes must have shape .* "
+                       r"got \[4, 2\]"):
+        attn_torch.attention(q, k, v, alibi_slopes=torch.rand(4, 2))
+    with pytest.raises(ValueError, match=r"alibi_slopes must have shape .* "
+                       r"got \[1, 2, 4\]"):
+        attn_torch.attention(q, k, v, alibi_slopes=torch.rand(1, 2, 4))
+    with pytest.raises(TypeError, match=r"alibi_slopes must be "
+                       r"torch.float32, got torch.float64"):
+        attn_torch.attention(q, k, v, alibi_slopes=torch.rand(4).double())
+    with pytest.raises(TypeError, match=r"alibi_slopes must be "
+                       r"torch.float32, got torch.bfloat16"):
+        attn_torch.attention(q, k, v, alibi_slopes=torch.rand(4).bfloat16())
+    with pytest.raises(TypeError, match=r"alibi_slopes must be a tensor, "
+                       r"got list"):
+        attn_torch.attention(q, k, v, alibi_slopes=[0.5] * 4)
+    with pytest.raises(ValueError, match=r"alibi_slopes is on meta, q on "
+                       r"cpu"):
+        attn_torch.attention(q, k, v, alibi_slopes=torch.rand(
+            4, device="meta"))
+    with pytest.raises(ValueError, match=r"give alibi=True \(the standard "
+                       r"slopes\) or alibi_slopes, not both"):
+        attn_torch.attention(q, k, v, alibi=True, alibi_slopes=torch.rand(4))
+    with pytest.raises(TypeError, match=r"alibi must be a bool"):
+        attn_torch.attention(q, k, v, alibi="yes")
+    # The op's own checks: the variant key and the slopes agree.
+    with pytest.raises(ValueError, match=r"the ALiBi variant needs "
+                       r"alibi_slopes"):
+        torch.ops.attn.attention(q, k, v, False, None,
+                                 make_variant(alibi=True).key)
+    with pytest.raises(ValueError, match=r"alibi_slopes given to a variant "
+                       r"without ALiBi"):
+        torch.ops.attn.attention(q, k, v, False, None, "", False, None, None,
+                                 torch.rand(4))
+
+
+def test_alibi_with_key_range():
+    """ALiBi and the key ranges in one call (a left-padded batch)."""
+    q, k, v = qkv(3, 4, 2, 9, 40, 32, seed=41, grad=True)
+    start, end = torch.tensor([0, 11, 39]), torch.tensor([40, 40, 39])
+    slopes = fa_slopes(3, 4, seed=4)
+    out = attn_torch.attention(q, k, v, causal=True, alibi_slopes=slopes,
+                               key_range=(start, end))
+    want, _ = reference(q, k, v, make_variant(causal=True, alibi=True),
+                        key_range=(start, end), slopes=slopes)
+    assert rel_err(out, want) <= 1e-5
+    g = torch.randn(want.shape, generator=torch.Generator().manual_seed(42))
+    for name, a, w in zip("qkv",
+                          torch.autograd.grad(out, (q, k, v), g.float()),
+                          torch.autograd.grad(want, (q, k, v), g.double())):
+        assert rel_err(a, w) <= 1e-5, name
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -287,10 +459,15 @@ def test_errors_name_the_argument():
 
 def test_opcheck():
     """Schema, fake kernel, autograd registration and AOT dispatch of the
-    op with CPU tensors (torch.library.opcheck)."""
+    op with CPU tensors (torch.library.opcheck), with and without ALiBi's
+    slopes."""
     q, k, v = qkv(1, 2, 1, 20, 30, 32, grad=True)
     torch.library.opcheck(torch.ops.attn.attention.default,
                           (q, k, v, True, None, ""))
+    torch.library.opcheck(torch.ops.attn.attention.default,
+                          (q, k, v, True, None,
+                           make_variant(causal=True, alibi=True).key, False,
+                           None, None, fa_slopes(1, 2)))
 
 
 def test_torch_compile_fullgraph_forward_and_backward():
@@ -304,6 +481,28 @@ def test_torch_compile_fullgraph_forward_and_backward():
     want = torch.autograd.grad(f(q, k, v), (q, k, v))
     for a, w in zip(got, want):
         assert rel_err(a, w) <= 1e-5
+
+
+@pytest.mark.parametrize("standard", [False, True],
+                         ids=["alibi_slopes", "alibi"])
+def test_torch_compile_fullgraph_alibi(standard):
+    """ALiBi's slopes through torch.compile(fullgraph=True), forward and
+    backward: a graph input (or alibi=True's, built in the graph)."""
+    q, k, v = qkv(2, 4, 2, 40, 48, 32, seed=43, grad=True)
+    slopes = fa_slopes(2, 4, seed=5)
+
+    def f(q, k, v, slopes):
+        kw = dict(alibi=True) if standard else dict(alibi_slopes=slopes)
+        return attn_torch.attention(q, k, v, causal=True, **kw).sin().sum()
+
+    compiled = torch.compile(f, fullgraph=True)
+    got = torch.autograd.grad(compiled(q, k, v, slopes), (q, k, v))
+    want = torch.autograd.grad(f(q, k, v, slopes), (q, k, v))
+    for a, w in zip(got, want):
+        assert rel_err(a, w) <= 1e-5
+    if not standard:  # other slopes: the same graph, other numbers
+        other = fa_slopes(2, 4, seed=6)
+        assert rel_err(compiled(q, k, v, other), f(q, k, v, other)) <= 1e-5
 
 
 # --- the module cache, the scale key, tuning on a CPU call ------------------
@@ -409,5 +608,11 @@ def test_explain_a_cpu_call():
                               backward=True).entry == "attention_grad"
     assert attn_torch.explain(q, k, v, softcap=3.0,
                               backward=True).entry == "attention_grad"
-    with pytest.raises(NotImplementedError, match="alibi=True"):
-        attn_torch.explain(q, k, v, alibi=True, backward=True)
+    # ALiBi, forward and backward (the slopes are a call argument).
+    assert attn_torch.explain(q, k, v, alibi=True,
+                              backward=True).entry == "attention_grad"
+    choice = attn_torch.explain(q, k, v, causal=True,
+                                alibi_slopes=torch.rand(2))
+    assert choice.spec == "cpu-fwd-d64-bf16-causal-alibi"
+    with pytest.raises(ValueError, match=r"alibi_slopes must have shape"):
+        attn_torch.explain(q, k, v, alibi_slopes=torch.rand(3))

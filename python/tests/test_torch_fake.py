@@ -249,3 +249,41 @@ def test_backward_head_dims_without_kernels_are_named(monkeypatch, d, dv,
     with pytest.raises(NotImplementedError,
                        match=r"attn.torch.attention backward: " + named):
         attn_torch._backward(v, q, q, v, v, lse, True, None)
+
+
+def test_alibi_slopes_propagate_fake_shapes():
+    """ALiBi's slopes, [Hq] or [B, Hq] float32 on q's device, through the
+    fake implementations (forward and backward), FakeTensorMode (alibi=True
+    builds the standard slopes there) and torch.compile without graph
+    breaks; a slope tensor on another device is named."""
+    q, k = meta(2, 8, 64, 64), meta(2, 2, 80, 64)
+    for slopes in (meta(8, dtype=torch.float32),
+                   meta(2, 8, dtype=torch.float32)):
+        out, lse = attn_torch.attention(q, k, k, causal=True,
+                                        alibi_slopes=slopes, return_lse=True)
+        assert out.shape == (2, 8, 64, 64) and lse.shape == (2, 8, 64)
+        dq, dk, dv = torch.ops.attn.attention_backward(
+            out, q, k, k, out, lse, True, None, "-1,0,bottom_right,0.0,1",
+            False, None, None, slopes)
+        assert (dq.shape, dk.shape, dv.shape) == (q.shape, k.shape, k.shape)
+    assert attn_torch.attention(q, k, k, alibi=True, softcap=5.0).shape == \
+        (2, 8, 64, 64)
+    with pytest.raises(ValueError, match=r"alibi_slopes is on cpu, q on "
+                                         r"meta"):
+        attn_torch.attention(q, k, k, alibi_slopes=torch.rand(8))
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        qf = torch.empty(2, 8, 64, 64, dtype=torch.float16)
+        out = attn_torch.attention(qf, qf, qf, causal=True, alibi=True)
+        assert out.shape == (2, 8, 64, 64)
+
+    from torch._dynamo.testing import CompileCounterWithBackend
+    counter = CompileCounterWithBackend("eager")
+
+    def f(q, k, v, slopes):
+        return attn_torch.attention(q, k, v, causal=True, alibi_slopes=slopes)
+
+    q = meta(1, 4, 32, 64)
+    got = torch.compile(f, backend=counter, fullgraph=True)(
+        q, q, q, meta(4, dtype=torch.float32))
+    assert got.shape == (1, 4, 32, 64) and counter.frame_count == 1

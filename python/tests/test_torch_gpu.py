@@ -304,11 +304,12 @@ def test_per_call_overhead_vs_sdpa_flash():
 from attn.variants import make_variant  # noqa: E402
 
 
-def reference64(q, k, v, variant, scale=None, key_range=None):
+def reference64(q, k, v, variant, scale=None, key_range=None, slopes=None):
     """float64 attention with the variant's semantics (docs/variants.md):
     the band around d(i) (bottom-right: i + Nk - Nq; top-left: i), softcap
-    c·tanh(s/c) and ALiBi s - 2^(-8(h+1)/Hq)·|d(i) - j| on the scaled score
-    before the mask; rows that see no key give O = 0 and LSE = -inf."""
+    c·tanh(s/c) then ALiBi s - slope[b, h]·|d(i) - j| (``slopes`` [Hq] or
+    [B, Hq], else the standard 2^(-8(h+1)/Hq)) on the scaled score before
+    the mask; rows that see no key give O = 0 and LSE = -inf."""
     qd, kd, vd = q.double(), k.double(), v.double()
     hq, group = q.shape[1], q.shape[1] // k.shape[1]
     kd = kd.repeat_interleave(group, dim=1)
@@ -322,9 +323,11 @@ def reference64(q, k, v, variant, scale=None, key_range=None):
     if variant.softcap:
         s = variant.softcap * torch.tanh(s / variant.softcap)
     if variant.alibi:
-        h = torch.arange(hq, device=q.device, dtype=torch.float64)
-        slope = torch.exp2(-8.0 * (h + 1) / hq)[:, None, None]
-        s = s - slope * (d - j).abs()
+        if slopes is None:
+            h = torch.arange(hq, device=q.device, dtype=torch.float64)
+            slopes = torch.exp2(-8.0 * (h + 1) / hq)
+        slope = slopes.detach().double().expand(q.shape[0], hq)
+        s = s - slope[:, :, None, None] * (d - j).abs()
     keep = torch.ones(nq, nk, dtype=torch.bool, device=q.device)
     if variant.left >= 0:
         keep &= j >= d - variant.left
@@ -349,10 +352,12 @@ VARIANTS = {
     "cap30": dict(softcap=30.0),
     "causal-cap30": dict(causal=True, softcap=30.0),
     "causal-alibi": dict(causal=True, alibi=True),
+    "full-alibi": dict(alibi=True),
+    "causal-cap30-alibi": dict(causal=True, softcap=30.0, alibi=True),
 }
 # B, Hq, Hkv, Nq, Nk: GQA with Nq < Nk, Nq > Nk (rows with no key under
-# bottom-right masks), MQA at tile-aligned lengths. The AOT pack's ALiBi
-# kernels are built for these (Hq, Nk - Nq): --alibi-shapes 8:133,4:-200,4:0.
+# bottom-right masks), MQA at tile-aligned lengths. (ALiBi's kernels take
+# the slopes at launch: the pack's --variants kernels serve every shape.)
 VARIANT_SHAPES = [(1, 8, 2, 200, 333), (2, 4, 4, 300, 100), (1, 4, 1, 128, 128)]
 
 
@@ -394,22 +399,8 @@ def test_float64_reference_agrees_with_the_plain_one():
         assert rel_err(a, reference(q, k, v, causal)[0]) <= 1e-5
 
 
-@pytest.mark.parametrize("name", [n for n in VARIANTS
-                                  if make_variant(**VARIANTS[n])
-                                  .backward_unsupported()])
-def test_variant_gradients_raise_naming_the_variant(name):
-    kwargs = VARIANTS[name]
-    q, k, v = (t.requires_grad_(True) for t in
-               inputs(1, 4, 4, 128, 128, 64, torch.bfloat16, seed=13))
-    out = attn_torch.attention(q, k, v, **kwargs)
-    why = make_variant(**kwargs).backward_unsupported()
-    with pytest.raises(NotImplementedError) as info:
-        out.sum().backward()
-    assert why in str(info.value)
-
-
-MASK_VARIANTS = {n: kw for n, kw in VARIANTS.items()
-                 if not make_variant(**kw).backward_unsupported()}
+# Every variant has its backward kernels (masks, softcap, ALiBi).
+MASK_VARIANTS = dict(VARIANTS)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16],
@@ -419,9 +410,10 @@ MASK_VARIANTS = {n: kw for n, kw in VARIANTS.items()
 @pytest.mark.parametrize("shape", VARIANT_SHAPES,
                          ids=lambda s: "x".join(map(str, s)))
 def test_mask_variant_gradients_match_float64(shape, name, d, dtype):
-    """Every mask band (windows, top-left) through the sm80 backward,
-    against float64 autograd of reference64; d = 80 is a padded head dim,
-    d = 256 takes two column slices."""
+    """Every variant (mask bands, windows, top-left, the softcap, ALiBi with
+    the standard slopes) through the backward, against float64 autograd of
+    reference64; d = 80 is a padded head dim, d = 256 takes two column
+    slices."""
     if not _backward_available():
         pytest.skip("no backward kernels (runtime C ABI or attn-compile "
                     "--backward missing)")
@@ -753,3 +745,180 @@ def test_deterministic_gradients_are_bit_identical(d, causal):
     ref = reference_grads64(q, k, v, grad, causal)
     for name, a, r in zip("qkv", runs[0], ref):
         assert rel_err(a, r) <= 1e-2, f"d{name}"
+
+
+# --- ALiBi: run-time slopes, both families ------------------------------------
+
+def _poison_allocator(nbytes=64 << 20):
+    """Fills freed caching-allocator blocks with NaN bits, so that outputs
+    (and the slopes' copies) that a kernel forgets to write show up."""
+    junk = torch.empty(nbytes // 2, dtype=torch.bfloat16, device="cuda")
+    junk.fill_(float("nan"))
+    del junk
+
+
+def fa_slopes(*shape, seed=0):
+    """Random slopes as FlashAttention's tests make them (rand · 0.3),
+    float32 on the GPU."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return torch.rand(*shape, device="cuda", generator=g) * 0.3
+
+
+ALIBI_GPU_CASES = {
+    # B, Hq, Hkv, Nq, Nk, keywords: both alignments with Nq != Nk, a
+    # window, the softcap with ALiBi, GQA/MQA, a decode row.
+    "full-gqa": (2, 8, 2, 200, 333, dict()),
+    "causal-br-nq<nk": (2, 4, 2, 150, 403, dict(causal=True)),
+    "causal-br-nq>nk": (2, 4, 4, 300, 100, dict(causal=True)),
+    "causal-tl-nq<nk": (1, 4, 2, 150, 403,
+                        dict(causal=True, mask_align="top_left")),
+    "causal-tl-nq>nk": (2, 4, 4, 300, 100,
+                        dict(causal=True, mask_align="top_left")),
+    "window": (2, 4, 2, 256, 300, dict(window=(64, 16))),
+    "cap-causal": (2, 8, 2, 200, 333, dict(causal=True, softcap=20.0)),
+    "decode-mqa": (3, 8, 1, 1, 777, dict(causal=True)),
+}
+
+
+@pytest.mark.parametrize("family", ["sm80", "sm90a", "auto"])
+@pytest.mark.parametrize("per_batch", [False, True], ids=["h", "bh"])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("case", list(ALIBI_GPU_CASES))
+def test_alibi_slopes_match_float64(case, d, per_batch, family):
+    """Random slopes ([Hq] and [B, Hq]) with every mask kind, the softcap
+    and GQA, in each family: out, LSE and dQ/dK/dV against float64
+    autograd; outputs land in NaN-poisoned memory."""
+    if family == "sm90a" and torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the sm90a family needs a Hopper GPU")
+    b, hq, hkv, nq, nk, kwargs = ALIBI_GPU_CASES[case]
+    variant = make_variant(alibi=True, **kwargs)
+    previous = attn_torch.kernel_family()
+    attn_torch.set_kernel_family(family)
+    try:
+        q, k, v = inputs(b, hq, hkv, nq, nk, d, torch.bfloat16, seed=31)
+        slopes = fa_slopes(*((b, hq) if per_batch else (hq,)), seed=32)
+        ours = [t.clone().requires_grad_(True) for t in (q, k, v)]
+        _poison_allocator()
+        try:
+            out, lse = attn_torch.attention(*ours, alibi_slopes=slopes,
+                                            return_lse=True, **kwargs)
+        except attn.KernelNotAvailableError as ex:  # a pack without it
+            pytest.skip(f"not in the pack: {str(ex)[:100]}")
+        refs = [t.double().requires_grad_(True) for t in (q, k, v)]
+        want, want_lse = reference64(*refs, variant, slopes=slopes)
+        assert not out.isnan().any()
+        assert rel_err(out, want) <= 1e-2, case
+        finite = torch.isfinite(want_lse)
+        assert torch.equal(torch.isfinite(lse), finite)
+        assert (out[~finite] == 0).all()
+        if finite.any():
+            assert rel_err(lse[finite], want_lse[finite]) <= 1e-3
+        if not _backward_available():
+            return
+        grad = torch.randn_like(out)
+        _poison_allocator()
+        out.backward(grad)
+        want.backward(grad.double())
+        for name, a, r in zip("qkv", ours, refs):
+            assert torch.isfinite(a.grad).all(), f"d{name}"
+            if r.grad.norm() == 0:
+                assert a.grad.float().abs().max() <= 1e-4, f"d{name}"
+            else:
+                assert rel_err(a.grad, r.grad) <= 1e-2, f"d{name}"
+        spec = attn_torch.explain(q, k, v, alibi_slopes=slopes, backward=True,
+                                  **kwargs).spec
+        assert "alibi" in spec
+        if family != "auto":
+            assert spec.endswith("-sm90a") == (family == "sm90a"), spec
+    finally:
+        attn_torch.set_kernel_family(previous)
+
+
+def test_alibi_slopes_are_a_launch_argument():
+    """One kernel for every slope, head count and Nk - Nq (explain names
+    one directory); alibi=True is the standard slopes; [B, Hq] rows are
+    each batch entry's, strided and stride-0 (expanded) slopes are read as
+    their values; the direct launch (no autograd) equals the dispatcher's."""
+    dirs = set()
+    for b, hq, nq, nk in [(2, 4, 64, 64), (1, 8, 100, 333), (3, 2, 300, 17)]:
+        q, k, v = inputs(b, hq, hq, nq, nk, 64, torch.bfloat16, seed=nq)
+        slopes = fa_slopes(b, hq, seed=nk)
+        dirs.add(attn_torch.explain(q, k, v, causal=True,
+                                    alibi_slopes=slopes).kernel_dir)
+        with torch.no_grad():
+            direct = attn_torch.attention(q, k, v, causal=True,
+                                          alibi_slopes=slopes)
+        via_op, _ = torch.ops.attn.attention(
+            q, k, v, True, None, make_variant(causal=True, alibi=True).key,
+            False, None, None, slopes)
+        assert torch.equal(direct, via_op)
+        want, _ = reference64(q, k, v, make_variant(causal=True, alibi=True),
+                              slopes=slopes)
+        assert rel_err(direct, want) <= 1e-2
+        for bi in range(b):
+            one = attn_torch.attention(q[bi:bi + 1], k[bi:bi + 1],
+                                       v[bi:bi + 1], causal=True,
+                                       alibi_slopes=slopes[bi])
+            assert rel_err(one, direct[bi:bi + 1]) <= 1e-3
+        strided = torch.zeros(b, 2 * hq, device=slopes.device)[:, ::2]
+        strided.copy_(slopes)
+        assert not strided.is_contiguous()
+        assert torch.equal(attn_torch.attention(
+            q, k, v, causal=True, alibi_slopes=strided), direct)
+        shared = attn_torch.attention(q, k, v, causal=True,
+                                      alibi_slopes=slopes[0])
+        assert torch.equal(attn_torch.attention(
+            q, k, v, causal=True,
+            alibi_slopes=slopes[:1].expand(b, hq)), shared)
+        standard = attn_torch.standard_alibi_slopes(hq, "cuda")
+        assert torch.equal(attn_torch.attention(q, k, v, causal=True,
+                                                alibi=True),
+                           attn_torch.attention(q, k, v, causal=True,
+                                                alibi_slopes=standard))
+    assert len(dirs) == 1
+
+
+def test_alibi_errors_on_cuda():
+    q, k, v = inputs(2, 4, 2, 16, 16, 64, torch.bfloat16)
+    with pytest.raises(ValueError, match=r"alibi_slopes is on cpu, q on "
+                                         r"cuda"):
+        attn_torch.attention(q, k, v, alibi_slopes=torch.rand(4))
+    with pytest.raises(TypeError, match=r"alibi_slopes must be "
+                                        r"torch.float32, got torch.bfloat16"):
+        attn_torch.attention(q, k, v, alibi_slopes=fa_slopes(4).bfloat16())
+    with pytest.raises(ValueError, match=r"alibi_slopes must have shape "
+                                         r"\[Hq\] = \[4\] or \[B, Hq\]"):
+        attn_torch.attention(q, k, v, alibi_slopes=fa_slopes(2))
+    with pytest.raises(ValueError, match=r"give alibi=True .* not both"):
+        attn_torch.attention(q, k, v, alibi=True, alibi_slopes=fa_slopes(4))
+
+
+def test_alibi_with_key_range_padded_head_dim_and_compile():
+    """ALiBi with key ranges (a padded batch), with a head dim the op pads
+    (d = 36, padded to 40) and under torch.compile(fullgraph=True),
+    forward and gradients."""
+    b, hq, hkv, nq, nk, d = 3, 4, 2, 65, 300, 36
+    q, k, v = inputs(b, hq, hkv, nq, nk, d, torch.bfloat16, seed=41)
+    start = torch.tensor([0, 37, 299], device="cuda")
+    end = torch.tensor([300, 250, 300], device="cuda")
+    slopes = fa_slopes(b, hq, seed=42)
+    variant = make_variant(causal=True, alibi=True)
+
+    def f(q, k, v, slopes):
+        return attn_torch.attention(q, k, v, causal=True, alibi_slopes=slopes,
+                                    key_range=(start, end))
+
+    for fn in (f, torch.compile(f, fullgraph=True)):
+        ours = [t.clone().requires_grad_(True) for t in (q, k, v)]
+        out = fn(*ours, slopes)
+        refs = [t.double().requires_grad_(True) for t in (q, k, v)]
+        want, _ = reference64(*refs, variant, key_range=(start, end),
+                              slopes=slopes)
+        assert rel_err(out, want) <= 1e-2
+        if not _backward_available():
+            continue
+        grad = torch.randn_like(out)
+        out.backward(grad)
+        want.backward(grad.double())
+        for name, a, r in zip("qkv", ours, refs):
+            assert rel_err(a.grad, r.grad) <= 1e-2, f"d{name}"

@@ -593,10 +593,35 @@ def test_aot_bundles_argument_errors(capsys):
                   "fwd-d64-bf16-full-sm_90a-auto"])
     assert "(e.g. fwd-d64-f16-full-sm_90a)" in \
         capsys.readouterr().err
+
+
+def test_aot_variants_include_alibi_and_alibi_shapes_is_obsolete(
+        capsys, monkeypatch, tmp_path):
+    """--variants builds the ALiBi kernels like the other variants (one per
+    head dim, dtype and mask: full and causal, forward and backward; no
+    heads or Nk - Nq in them); the old --alibi-shapes is accepted, hidden
+    from --help, says it is obsolete and builds --variants."""
+    from attn import aot
+    built = []
+    monkeypatch.setattr(aot, "build_pack",
+                        lambda out, specs, log=None: built.append(specs))
+    common = ["build", "--out", str(tmp_path / "p"), "--head-dims", "64,128",
+              "--dtypes", "bf16", "--family", "sm80", "--backward", "on"]
+    assert aot.main(common + ["--variants"]) == 0
+    variants = built[-1]
+    alibi = sorted((s.kind, s.head_dim, s.variant_info().name)
+                   for s in variants if s.variant_info().alibi)
+    assert alibi == [(kind, d, name) for kind in ("bwd", "fwd")
+                     for d in (64, 128)
+                     for name in ("causal-alibi", "full-alibi")]
+    assert all(not hasattr(s, "alibi_heads") for s in variants)
+    capsys.readouterr()
+    assert aot.main(common + ["--alibi-shapes", "8:133,4:-200"]) == 0
+    assert "--alibi-shapes is obsolete" in capsys.readouterr().err
+    assert built[-1] == variants
     with pytest.raises(SystemExit):
-        aot.main(["build", "--out", "x", "--alibi-shapes", "8"])
-    assert "--alibi-shapes: expected HEADS:OFFSET pairs" in \
-        capsys.readouterr().err
+        aot.main(["build", "--help"])
+    assert "--alibi-shapes" not in capsys.readouterr().out
 
 
 # --- backward kernels -----------------------------------------------------------

@@ -1,7 +1,8 @@
 """The mask/score_mod variants of attn.torch.attention without PyTorch:
 argument validation (each error names the argument), the canonical form
-and op key, which variants the backward refuses, and the kernels the cache
-compiles for them through the bindings."""
+and op key, the backward family every variant resolves to, and the kernels
+the cache compiles for them through the bindings (forward and backward;
+ALiBi's kernels take the slopes at launch)."""
 
 import json
 
@@ -9,6 +10,7 @@ import pytest
 
 from attn import cache
 from attn.cache import KernelCache, KernelSpec
+from attn.families import resolve, sm90a_backward_supports
 from attn.variants import Variant, make_variant, parse_key
 
 
@@ -27,8 +29,6 @@ from attn.variants import Variant, make_variant, parse_key
     (dict(softcap=0.0), ValueError, r"softcap must be a positive finite"),
     (dict(softcap=float("inf")), ValueError, r"softcap must be a positive"),
     (dict(softcap="30"), ValueError, r"softcap must be a positive"),
-    (dict(softcap=30.0, alibi=True), ValueError,
-     r"softcap and alibi cannot be combined"),
     (dict(alibi=1), TypeError, r"alibi must be a bool, got 1"),
     (dict(causal="yes"), TypeError, r"causal must be a bool"),
 ])
@@ -55,6 +55,10 @@ def test_canonical_forms():
     assert make_variant(window=(-1, 8)).name == "wininf_8"
     assert make_variant(causal=True, softcap=30).name == "causal-cap30"
     assert make_variant(alibi=True).name == "full-alibi"
+    # The softcap and ALiBi combine (ALiBi after the cap).
+    both = make_variant(causal=True, softcap=30.0, alibi=True)
+    assert both.name == "causal-cap30-alibi" and both.alibi
+    assert both.problem_fields()["softcap"] == 30.0
 
 
 @pytest.mark.parametrize("variant", [
@@ -62,6 +66,8 @@ def test_canonical_forms():
     make_variant(window=(64, 0)), make_variant(window=(3, 5),
                                                mask_align="top_left"),
     make_variant(softcap=30.0), make_variant(causal=True, alibi=True),
+    make_variant(alibi=True), make_variant(window=(8, 8), softcap=5.0,
+                                           alibi=True, mask_align="top_left"),
     make_variant(causal=True), make_variant()])
 def test_key_round_trip(variant):
     assert parse_key(variant.causal, variant.key) == variant
@@ -76,20 +82,25 @@ def test_bad_keys_are_refused():
         parse_key(True, "64,0,bottom_right,0.0,0")
 
 
-def test_backward_refuses_what_its_kernels_lack():
-    why = make_variant(causal=True, alibi=True).backward_unsupported()
-    assert why is not None
-    assert why.startswith("alibi=True: ") and "no ALiBi" in why
-
-
 @pytest.mark.parametrize("kwargs", [
     dict(), dict(causal=True), dict(causal=True, mask_align="top_left"),
     dict(window=(64, 0)), dict(window=(32, 32), mask_align="top_left"),
     dict(window=(-1, 16)), dict(softcap=30.0),
-    dict(window=(64, 0), softcap=2.5),
+    dict(window=(64, 0), softcap=2.5), dict(alibi=True),
+    dict(causal=True, alibi=True), dict(causal=True, softcap=30.0, alibi=True),
 ])
-def test_backward_takes_every_mask(kwargs):
-    assert make_variant(**kwargs).backward_unsupported() is None
+def test_every_variant_has_a_backward_in_both_families(kwargs):
+    """The backward takes every variant, ALiBi included: family auto
+    resolves to the sm90a kernels on sm_90a (D 64/128), as the compiler
+    does, and the variant has no refusal left."""
+    v = make_variant(**kwargs)
+    assert not hasattr(v, "backward_unsupported")
+    spec = KernelSpec("bwd", 128, 128, "bf16", v.causal, "sm_90a",
+                      variant=v.key, family="auto")
+    assert sm90a_backward_supports(spec) == ""
+    assert resolve(spec) == "sm90a"
+    assert resolve(KernelSpec("bwd", 128, 128, "bf16", v.causal, "sm_80",
+                              variant=v.key, family="auto")) == "sm80"
 
 
 def test_reference_mask_bounds():
@@ -111,35 +122,42 @@ def test_spec_names_and_plain_compatibility():
     v = make_variant(window=(64, 0))
     spec = KernelSpec("fwd", 64, 64, "bf16", v.causal, variant=v.key)
     assert spec.name == "fwd-d64-bf16-win64_0-sm_90a"
+    # ALiBi: one kernel for every head count and Nk - Nq (the slopes are a
+    # launch argument), so the name has no shape in it.
     a = make_variant(causal=True, alibi=True)
     spec = KernelSpec("fwd", 64, 64, "f16", a.causal, variant=a.key,
-                      alibi_heads=8, alibi_offset=133, tile="m128n64r32s2")
-    assert spec.name == ("fwd-d64-f16-causal-alibi-sm_90a-h8o133-"
-                         "m128n64r32s2")
+                      tile="m128n64r32s2")
+    assert spec.name == "fwd-d64-f16-causal-alibi-sm_90a-m128n64r32s2"
     assert spec.heuristic().tile == ""
+    assert not hasattr(spec, "alibi_heads")
 
 
 VARIANT_CASES = [
-    (make_variant(causal=True, mask_align="top_left"), 0, 0),
-    (make_variant(window=(64, 0)), 0, 0),
-    (make_variant(window=(32, 32), mask_align="top_left"), 0, 0),
-    (make_variant(softcap=30.0), 0, 0),
-    (make_variant(causal=True, alibi=True), 8, 133),
+    make_variant(causal=True, mask_align="top_left"),
+    make_variant(window=(64, 0)),
+    make_variant(window=(32, 32), mask_align="top_left"),
+    make_variant(softcap=30.0),
+    make_variant(causal=True, alibi=True),
+    make_variant(alibi=True),
+    make_variant(causal=True, softcap=30.0, alibi=True),
 ]
 
 
-@pytest.mark.parametrize("variant, heads, offset", VARIANT_CASES,
-                         ids=lambda x: x.name if isinstance(x, Variant)
-                         else str(x))
-def test_cache_compiles_each_variant(compiler, variant, heads, offset):
-    """The cache's kernel for a variant spec carries the variant in its
-    manifest (what validate_kernel_dir checks), and a kernel of another
-    variant is refused as that spec's entry."""
-    spec = KernelSpec("fwd", 64, 64, "bf16", variant.causal,
-                      variant=variant.key, alibi_heads=heads,
-                      alibi_offset=offset)
+@pytest.mark.parametrize("kind", ["fwd", "bwd"])
+@pytest.mark.parametrize("variant", VARIANT_CASES, ids=lambda v: v.name)
+def test_cache_compiles_each_variant(compiler, variant, kind):
+    """The cache's kernel for a variant spec, forward and backward, carries
+    the variant in its manifest (what validate_kernel_dir checks), and a
+    kernel of another variant is refused as that spec's entry. ALiBi
+    kernels say so (the slopes are a launch argument: no heads or offset
+    compiled in)."""
+    spec = KernelSpec(kind, 64, 64, "bf16", variant.causal,
+                      variant=variant.key)
     path = KernelCache().get(spec, compiler.version(), cache.compile_spec)
-    problem = json.loads((path / "manifest.json").read_text())["problem"]
+    manifest = json.loads((path / "manifest.json").read_text())
+    assert manifest.get("direction", "forward") == (
+        "backward" if kind == "bwd" else "forward")
+    problem = manifest["problem"]
     fields = variant.problem_fields()
     assert problem["causal"] == fields["causal"]
     assert problem.get("mask_align") == (
@@ -149,18 +167,20 @@ def test_cache_compiles_each_variant(compiler, variant, heads, offset):
             (variant.left, variant.right)
     assert problem.get("softcap", 0) == variant.softcap
     assert problem.get("alibi", False) == variant.alibi
-    if heads:
-        assert problem["heads_q"] == heads
-        assert problem["seq_kv"] - problem["seq_q"] == offset
-    plain = KernelSpec("fwd", 64, 64, "bf16", variant.causal)
+    if variant.alibi:
+        assert "_alibi" in manifest["entry"], manifest["entry"]
+    plain = KernelSpec(kind, 64, 64, "bf16", variant.causal)
     assert cache.validate_kernel_dir(path, plain) is not None
 
 
-def test_variant_compile_errors_name_the_flag(compiler):
-    with pytest.raises(attn_errors().CompileError,
-                       match=r"--softcap and --alibi cannot be combined"):
-        compiler.compile(head_dim=64, softcap=30.0, alibi=True,
+def test_softcap_and_alibi_compile_together(compiler):
+    k = compiler.compile(head_dim=64, softcap=30.0, alibi=True,
                          assemble=False)
+    assert k.manifest["problem"]["softcap"] == 30.0
+    assert k.manifest["problem"]["alibi"] is True
+
+
+def test_variant_compile_errors_name_the_flag(compiler):
     with pytest.raises(attn_errors().CompileError,
                        match=r"--top-left aligns a mask"):
         compiler.compile(head_dim=64, top_left=True, assemble=False)

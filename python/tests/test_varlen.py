@@ -29,12 +29,13 @@ def offsets(lengths, device):
 
 
 def reference(q, k, v, lens_q, lens_k, causal=False, window=None,
-              align="bottom_right", scale=None):
+              align="bottom_right", scale=None, slopes=None, softcap=None):
     """float64 attention of each sequence on its own (GQA by repeating K/V
-    heads); rows with no key: 0 and LSE -inf."""
+    heads; the softcap, then ALiBi's ``slopes`` [H] or [sequences, H]:
+    minus slope·|d(i) - j|); rows with no key: 0 and LSE -inf."""
     outs, lses = [], []
     sq = sk = 0
-    for nq, nk in zip(lens_q, lens_k):
+    for b, (nq, nk) in enumerate(zip(lens_q, lens_k)):
         qs = q[sq:sq + nq].double().transpose(0, 1)
         ks = k[sk:sk + nk].double().transpose(0, 1)
         vs = v[sk:sk + nk].double().transpose(0, 1)
@@ -45,6 +46,11 @@ def reference(q, k, v, lens_q, lens_k, causal=False, window=None,
         i = torch.arange(nq, device=q.device)[:, None]
         j = torch.arange(nk, device=q.device)[None, :]
         d = i + (nk - nq if align == "bottom_right" else 0)
+        if softcap:
+            s = softcap * torch.tanh(s / softcap)
+        if slopes is not None:
+            slope = (slopes[b] if slopes.dim() == 2 else slopes).double()
+            s = s - slope[:, None, None] * (d - j).abs()
         seen = torch.ones(nq, nk, dtype=torch.bool, device=q.device)
         left, right = window or (-1, -1)
         if causal:
@@ -102,6 +108,57 @@ def test_varlen_matches_each_sequence(device, case):
     want, _ = reference(*leaves, lens_q, lens_k, case.get("causal"),
                         case.get("window"),
                         case.get("mask_align", "bottom_right"))
+    want_grads = torch.autograd.grad(want, leaves, grad_out.double())
+    for name, got, exp in zip("qkv", grads, want_grads):
+        err = (got.double() - exp).abs().max() / exp.abs().max().clamp_min(1)
+        assert err < tol * 5, f"d{name}: {err}"
+
+
+ALIBI_CASES = [
+    dict(),
+    dict(causal=True),
+    dict(causal=True, mask_align="top_left"),
+    dict(window=(3, 2)),
+    dict(window=(4, 0), mask_align="top_left", softcap=2.0),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("slopes", ["h", "bh", "standard"])
+@pytest.mark.parametrize("case", ALIBI_CASES, ids=lambda c: "-".join(
+    f"{k}{v}" for k, v in c.items()) or "full")
+def test_varlen_alibi_matches_each_sequence(device, slopes, case):
+    """ALiBi over packed sequences: per head or per sequence and head
+    slopes (random, as FlashAttention's tests make them), or alibi=True;
+    distances are each sequence's own, in either alignment (the padding
+    side keeps them): out and dQ/dK/dV against float64."""
+    dtype = torch.float32 if device == "cpu" else torch.bfloat16
+    tol = 2e-5 if device == "cpu" else 2e-2
+    lens_q, lens_k = [5, 0, 40, 9, 3], [7, 3, 40, 4, 0]
+    g = torch.Generator().manual_seed(1)
+    mk = lambda n, h, d=64: torch.randn(  # noqa: E731
+        n, h, d, generator=g).to(device=device, dtype=dtype).requires_grad_()
+    q, k, v = mk(sum(lens_q), 4), mk(sum(lens_k), 2), mk(sum(lens_k), 2)
+    if slopes == "standard":
+        kw = dict(alibi=True)
+        ref_slopes = attn_torch.standard_alibi_slopes(4, device)
+    else:
+        shape = (len(lens_q), 4) if slopes == "bh" else (4,)
+        ref_slopes = (torch.rand(shape, generator=g) * 0.3).to(device)
+        kw = dict(alibi_slopes=ref_slopes)
+    out = attn_torch.attention_varlen(
+        q, k, v, offsets(lens_q, device), offsets(lens_k, device), **kw,
+        **case)
+    args = (lens_q, lens_k, case.get("causal"), case.get("window"),
+            case.get("mask_align", "bottom_right"))
+    ref_kw = dict(slopes=ref_slopes, softcap=case.get("softcap"))
+    want, _ = reference(q, k, v, *args, **ref_kw)
+    assert (out.double() - want).abs().max() < tol
+    grad_out = torch.randn(out.shape, generator=g).to(device=device,
+                                                      dtype=dtype)
+    grads = torch.autograd.grad(out, (q, k, v), grad_out)
+    leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    want, _ = reference(*leaves, *args, **ref_kw)
     want_grads = torch.autograd.grad(want, leaves, grad_out.double())
     for name, got, exp in zip("qkv", grads, want_grads):
         err = (got.double() - exp).abs().max() / exp.abs().max().clamp_min(1)

@@ -697,6 +697,25 @@ void launchChecks() {
   bad = a;
   bad.headsQ = -2;
   EXPECT_ERROR(checkLaunchArgs(*m, bad), "heads_q must not be negative");
+  // An ALiBi kernel's slopes: present, f32-aligned, a non-negative stride.
+  {
+    KernelManifest alibi = *m;
+    alibi.problem.alibi = true;
+    LaunchArgs s = a;
+    EXPECT_ERROR(checkLaunchArgs(alibi, s),
+                 "the alibi_slopes pointer is null (the kernel reads ALiBi's "
+                 "slopes)");
+    s.alibiSlopes = 0x9002;
+    EXPECT_ERROR(checkLaunchArgs(alibi, s),
+                 "the alibi_slopes pointer (0x9002) must be 4-byte aligned "
+                 "(f32 slopes)");
+    s.alibiSlopes = 0x9000;
+    s.alibiSlopesStrideB = -8;
+    EXPECT_ERROR(checkLaunchArgs(alibi, s),
+                 "alibi_slopes_stride_b = -8 must be non-negative");
+    s.alibiSlopesStrideB = 0;
+    EXPECT(checkLaunchArgs(alibi, s).ok());
+  }
   // A stride over a dimension of size 1 is never used: any value is fine.
   LaunchArgs one = a;
   one.batch = 1;

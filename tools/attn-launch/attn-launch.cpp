@@ -295,7 +295,7 @@ int main(int argc, char **argv) {
   if (opts.check && p.customScoreMod)
     return fail(&opts, "--check cannot verify this kernel: its score_mod is "
                        "a custom region the host reference does not know "
-                       "(only softcap and ALiBi are reproduced)");
+                       "(the softcap and ALiBi are reproduced, regions are not)");
 
   if (man->direction != "backward" && opts.repeats)
     return fail(&opts, "--repeats applies to backward kernels only");

@@ -4,7 +4,7 @@
 
 func.func @varlen_only_kv(%q: tensor<20x4x16xf32>, %k: tensor<30x2x16xf32>, %v: tensor<30x2x16xf32>, %cu: tensor<3xi32>) {
   // expected-error @+1 {{'attn.attention' op expected cu_seqlens_q with cu_seqlens_kv (both or neither)}}
-  %o = "attn.attention"(%q, %k, %v, %cu) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0>, max_seqlen = array<i64: 8, 8>}> ({
+  %o = "attn.attention"(%q, %k, %v, %cu) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0>, max_seqlen = array<i64: 8, 8>}> ({
   }) : (tensor<20x4x16xf32>, tensor<30x2x16xf32>, tensor<30x2x16xf32>, tensor<3xi32>) -> tensor<20x4x16xf32>
   return
 }
@@ -13,7 +13,7 @@ func.func @varlen_only_kv(%q: tensor<20x4x16xf32>, %k: tensor<30x2x16xf32>, %v: 
 
 func.func @varlen_only_q(%q: tensor<20x4x16xf32>, %k: tensor<30x2x16xf32>, %v: tensor<30x2x16xf32>, %cu: tensor<3xi32>) {
   // expected-error @+1 {{'attn.attention' op expected cu_seqlens_kv with cu_seqlens_q (both or neither)}}
-  %o = "attn.attention"(%q, %k, %v, %cu) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 0>, max_seqlen = array<i64: 8, 8>}> ({
+  %o = "attn.attention"(%q, %k, %v, %cu) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 0, 0>, max_seqlen = array<i64: 8, 8>}> ({
   }) : (tensor<20x4x16xf32>, tensor<30x2x16xf32>, tensor<30x2x16xf32>, tensor<3xi32>) -> tensor<20x4x16xf32>
   return
 }
@@ -204,7 +204,7 @@ func.func @key_range_rank(%q: tensor<2x4x16x32xf32>, %k: tensor<2x2x20x32xf32>, 
 
 func.func @key_range_only_start(%q: tensor<2x4x16x32xf32>, %k: tensor<2x2x20x32xf32>, %v: tensor<2x2x20x32xf32>, %s: tensor<2xi32>) {
   // expected-error @+1 {{'attn.attention' op expected key_start with key_end (both or neither)}}
-  %o = "attn.attention"(%q, %k, %v, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0>}> ({
+  %o = "attn.attention"(%q, %k, %v, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>}> ({
   }) : (tensor<2x4x16x32xf32>, tensor<2x2x20x32xf32>, tensor<2x2x20x32xf32>, tensor<2xi32>) -> tensor<2x4x16x32xf32>
   return
 }

@@ -606,7 +606,7 @@ func.func @block_state_type(%q: tensor<16x64xf16>, %k: tensor<32x64xf16>, %v: te
 func.func @block_result_type(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
                              %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
   // expected-error @+1 {{'attn.online_block' op failed to verify that all of {acc, new_acc} have same type}}
-  %r:3 = "attn.online_block"(%q, %k, %v, %acc, %m, %l, %i, %i, %i, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, scale = 1.0 : f32}> ({})
+  %r:3 = "attn.online_block"(%q, %k, %v, %acc, %m, %l, %i, %i, %i, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, scale = 1.0 : f32}> ({})
       : (tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, index, index, index, index)
       -> (tensor<16x32xf32>, tensor<16xf32>, tensor<16xf32>)
   return
@@ -617,7 +617,7 @@ func.func @block_result_type(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: t
 func.func @block_missing_scale(%q: tensor<16x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
                                %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %i: index) {
   // expected-error @+1 {{'attn.online_block' op expected a scale: the attribute or the run-time scale operand}}
-  %r:3 = "attn.online_block"(%q, %k, %v, %acc, %m, %l, %i, %i, %i, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>}> ({})
+  %r:3 = "attn.online_block"(%q, %k, %v, %acc, %m, %l, %i, %i, %i, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>}> ({})
       : (tensor<16x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, index, index, index, index)
       -> (tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>)
   return

@@ -11,7 +11,7 @@
 // CHECK-SAME: tensor<2x4x128x64xf16>, tensor<2x4x128x64xf16>, tensor<2x4x128x64xf16> -> tensor<2x4x128x64xf16>
 // CHECK: return %[[O]]
 // GENERIC-LABEL: sym_name = "attention_default"
-// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<none>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>}>
+// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<none>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>}>
 func.func @attention_default(%q: tensor<2x4x128x64xf16>, %k: tensor<2x4x128x64xf16>,
                              %v: tensor<2x4x128x64xf16>) -> tensor<2x4x128x64xf16> {
   %o = attn.attention %q, %k, %v
@@ -25,7 +25,7 @@ func.func @attention_default(%q: tensor<2x4x128x64xf16>, %k: tensor<2x4x128x64xf
 // CHECK-SAME: -> tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>
 // CHECK: return %[[O]], %[[LSE]]
 // GENERIC-LABEL: sym_name = "attention_causal_lse_bf16"
-// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, scale = 1.250000e-01 : f32}>
+// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, scale = 1.250000e-01 : f32}>
 // GENERIC: -> (tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>)
 func.func @attention_causal_lse_bf16(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x256x64xbf16>,
                                      %v: tensor<2x2x256x64xbf16>)
@@ -40,7 +40,7 @@ func.func @attention_causal_lse_bf16(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2
 // CHECK-LABEL: func.func @attention_mask_none_f32
 // CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} scale 2.500000e-01 : tensor<1x1x7x16xf32>
 // GENERIC-LABEL: sym_name = "attention_mask_none_f32"
-// GENERIC: <{mask = #attn.mask<none>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, scale = 2.500000e-01 : f32}>
+// GENERIC: <{mask = #attn.mask<none>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, scale = 2.500000e-01 : f32}>
 func.func @attention_mask_none_f32(%q: tensor<1x1x7x16xf32>, %k: tensor<1x1x9x16xf32>,
                                    %v: tensor<1x1x9x16xf32>) -> tensor<1x1x7x16xf32> {
   %o = attn.attention %q, %k, %v mask <none> scale 0.25
@@ -95,7 +95,7 @@ func.func @attention_mixed_static_dynamic(%q: tensor<1x2x?x32xf16>, %k: tensor<1
 // CHECK-SAME: tensor<16x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
 // CHECK: return %[[A]], %[[MX]], %[[S]]
 // GENERIC-LABEL: sym_name = "online_block"
-// GENERIC: "attn.online_block"({{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, scale = 1.250000e-01 : f32}>
+// GENERIC: "attn.online_block"({{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, scale = 1.250000e-01 : f32}>
 // GENERIC: -> (tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>)
 func.func @online_block(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>,
                         %acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>,
@@ -111,7 +111,7 @@ func.func @online_block(%q: tensor<16x64xbf16>, %k: tensor<32x64xbf16>, %v: tens
 // CHECK-LABEL: func.func @online_block_no_mask
 // CHECK: attn.online_block {{.*}} of(%{{[^,]+}}, %{{[^)]+}}) scale 2.000000e+00 : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>
 // GENERIC-LABEL: sym_name = "online_block_no_mask"
-// GENERIC: <{mask = #attn.mask<none>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, scale = 2.000000e+00 : f32}>
+// GENERIC: <{mask = #attn.mask<none>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, scale = 2.000000e+00 : f32}>
 func.func @online_block_no_mask(%q: tensor<16x32xf32>, %k: tensor<16x32xf32>, %v: tensor<16x8xf32>,
                                 %acc: tensor<16x8xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>,
                                 %i: index) -> tensor<16x8xf32> {
@@ -141,7 +141,7 @@ func.func @online_finalize(%acc: tensor<16x64xf32>, %m: tensor<16xf32>, %l: tens
 // CHECK-SAME: -> tensor<2x8x128x64xbf16>, tensor<2x2x256x64xbf16>, tensor<2x2x256x32xbf16>
 // CHECK: return %[[DQ]], %[[DK]], %[[DV]]
 // GENERIC-LABEL: sym_name = "attention_grad_gqa_causal"
-// GENERIC: "attn.attention_grad"(%{{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0>, scale = 1.250000e-01 : f32}>
+// GENERIC: "attn.attention_grad"(%{{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>, scale = 1.250000e-01 : f32}>
 func.func @attention_grad_gqa_causal(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2x256x64xbf16>,
     %v: tensor<2x2x256x32xbf16>, %o: tensor<2x8x128x32xbf16>, %do: tensor<2x8x128x32xbf16>,
     %lse: tensor<2x8x128xf32>)
@@ -157,7 +157,7 @@ func.func @attention_grad_gqa_causal(%q: tensor<2x8x128x64xbf16>, %k: tensor<2x2
 // CHECK-LABEL: func.func @attention_grad_softcap
 // CHECK: attn.attention_grad %{{.*}} mask <sliding> window [64, 0] scale 1.250000e-01 softcap 3.000000e+01 :
 // GENERIC-LABEL: sym_name = "attention_grad_softcap"
-// GENERIC: "attn.attention_grad"(%{{.*}}) <{mask = #attn.mask<sliding>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0>, scale = 1.250000e-01 : f32, softcap = 3.000000e+01 : f32, window = array<i64: 64, 0>}>
+// GENERIC: "attn.attention_grad"(%{{.*}}) <{mask = #attn.mask<sliding>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>, scale = 1.250000e-01 : f32, softcap = 3.000000e+01 : f32, window = array<i64: 64, 0>}>
 func.func @attention_grad_softcap(%q: tensor<1x2x16x64xbf16>, %lse: tensor<1x2x16xf32>)
     -> tensor<1x2x16x64xbf16> {
   %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
@@ -186,9 +186,9 @@ func.func @attention_grad_dynamic(%q: tensor<?x4x?x16xf32>, %k: tensor<?x1x?x16x
 // CHECK: attn.attention %{{.+}} mask <sliding> window [128, 0] :
 // CHECK: attn.attention %{{.+}} mask <sliding_top_left> window [-1, 16] softcap 3.000000e+01 :
 // GENERIC-LABEL: sym_name = "attention_masks"
-// GENERIC: <{mask = #attn.mask<causal_top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>}>
-// GENERIC: <{mask = #attn.mask<sliding>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, window = array<i64: 128, 0>}>
-// GENERIC: <{mask = #attn.mask<sliding_top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, softcap = 3.000000e+01 : f32, window = array<i64: -1, 16>}>
+// GENERIC: <{mask = #attn.mask<causal_top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>}>
+// GENERIC: <{mask = #attn.mask<sliding>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, window = array<i64: 128, 0>}>
+// GENERIC: <{mask = #attn.mask<sliding_top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, softcap = 3.000000e+01 : f32, window = array<i64: -1, 16>}>
 func.func @attention_masks(%q: tensor<1x2x64x32xbf16>) {
   %a = attn.attention %q, %q, %q mask <causal_top_left>
       : tensor<1x2x64x32xbf16>, tensor<1x2x64x32xbf16>, tensor<1x2x64x32xbf16> -> tensor<1x2x64x32xbf16>
@@ -248,7 +248,7 @@ func.func @online_block_score_mod(%q: tensor<16x8xf32>, %acc: tensor<16x8xf32>, 
 // CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} cu_seqlens(%{{.+}}, %{{.+}}) : tensor<4xi32>, tensor<4xi32> max [16, 24] mask <causal> :
 // CHECK-SAME: tensor<40x8x64xbf16>, tensor<50x2x64xbf16>, tensor<50x2x64xbf16> -> tensor<40x8x64xbf16>, tensor<8x40xf32>
 // GENERIC-LABEL: sym_name = "attention_varlen"
-// GENERIC: max_seqlen = array<i64: 16, 24>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0, 0, 0>
+// GENERIC: max_seqlen = array<i64: 16, 24>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0, 0, 0, 0>
 func.func @attention_varlen(%q: tensor<40x8x64xbf16>, %k: tensor<50x2x64xbf16>,
                             %v: tensor<50x2x64xbf16>, %cq: tensor<4xi32>,
                             %ck: tensor<4xi32>) -> (tensor<40x8x64xbf16>, tensor<8x40xf32>) {
@@ -262,7 +262,7 @@ func.func @attention_varlen(%q: tensor<40x8x64xbf16>, %k: tensor<50x2x64xbf16>,
 // CHECK-LABEL: func.func @attention_bias
 // CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} bias %{{.+}} : tensor<1x8x128x256xf16> mask <causal> :
 // GENERIC-LABEL: sym_name = "attention_bias"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
 func.func @attention_bias(%q: tensor<2x8x128x64xf16>, %k: tensor<2x2x256x64xf16>,
                           %v: tensor<2x2x256x64xf16>, %b: tensor<1x8x128x256xf16>)
     -> tensor<2x8x128x64xf16> {
@@ -280,9 +280,9 @@ func.func @attention_bias(%q: tensor<2x8x128x64xf16>, %k: tensor<2x2x256x64xf16>
 // CHECK: attn.attention_grad %{{.+}} mask <causal> scale(%[[S]]) :
 // CHECK: attn.online_block %{{.+}} of(%{{[^,]+}}, %{{[^)]+}}) scale(%[[S]]) :
 // GENERIC-LABEL: sym_name = "runtime_scale"
-// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}>
-// GENERIC: "attn.attention_grad"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 1>}>
-// GENERIC: "attn.online_block"({{.*}}) <{mask = #attn.mask<none>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0>}>
+// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}>
+// GENERIC: "attn.attention_grad"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{mask = #attn.mask<causal>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 1>}>
+// GENERIC: "attn.online_block"({{.*}}) <{mask = #attn.mask<none>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>}>
 func.func @runtime_scale(%q: tensor<1x2x16x8xf32>, %do: tensor<1x2x16x8xf32>, %s: f32,
                          %t: tensor<16x8xf32>, %m: tensor<16xf32>, %i: index) {
   %o, %lse = attn.attention %q, %q, %q mask <causal> scale(%s)
@@ -304,8 +304,8 @@ func.func @runtime_scale(%q: tensor<1x2x16x8xf32>, %do: tensor<1x2x16x8xf32>, %s
 // CHECK: attn.attention %{{.*}}, %{{.*}}, %{{.*}} key_range(%[[S:[^ ,]+]], %[[E:[^ ,]+]]) : tensor<2xi32>, tensor<2xi32> mask <causal>
 // CHECK: attn.attention_grad %{{.*}} key_range(%[[S]], %[[E]]) : tensor<2xi32>, tensor<2xi32> mask <causal>
 // GENERIC-LABEL: sym_name = "key_range"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 0>
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 0, 0>
 func.func @key_range(%q: tensor<2x4x1x64xbf16>, %k: tensor<2x2x77x64xbf16>,
                      %v: tensor<2x2x77x64xbf16>, %s: tensor<2xi32>,
                      %e: tensor<2xi32>, %do: tensor<2x4x1x64xbf16>)

@@ -10,6 +10,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "LinalgHelpers.h"
+#include "MaskBlocks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -120,14 +121,6 @@ Value keyInRange(OpBuilder &b, Location loc, Value col, Value start,
   return arith::AndIOp::create(b, loc, afterStart, beforeEnd);
 }
 
-/// The ALiBi slope of batch entry pos[0], head pos[1] in `slopes` ([Hq] or
-/// [B, Hq]).
-Value slopeAt(OpBuilder &b, Location loc, Value slopes, ValueRange pos) {
-  if (cast<RankedTensorType>(slopes.getType()).getRank() == 1)
-    return tensor::ExtractOp::create(b, loc, slopes, pos[1]);
-  return tensor::ExtractOp::create(b, loc, slopes,
-                                   ValueRange{pos[0], pos[1]});
-}
 
 struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -262,11 +255,14 @@ struct LowerAttentionToReference : OpRewritePattern<AttentionOp> {
               }
               if (scoreMod)
                 s = inlineScoreMod(nb, *scoreMod, s, pos);
-              if (alibi)
+              if (alibi) {
+                Value slope = mlir::attn::detail::alibiSlopeOf(
+                    nb, l, alibi, pos[0], pos[1]);
                 s = arith::SubFOp::create(
                     nb, l, s,
-                    buildAlibiTerm(nb, l, band, slopeAt(nb, l, alibi, pos),
-                                   pos[2], pos[3], rowLen, colLen));
+                    buildAlibiTerm(nb, l, band, slope, pos[2], pos[3], rowLen,
+                                   colLen));
+              }
               if (bias)
                 s = arith::AddFOp::create(nb, l, s, extToF32(nb, l, args[0]));
               Value visible = sameSequence;
@@ -529,10 +525,11 @@ struct LowerAttentionGradToReference : OpRewritePattern<AttentionGradOp> {
             SmallVector<Value> pos;
             for (unsigned d = 0; d < 4; ++d)
               pos.push_back(linalg::IndexOp::create(nb, l, d));
+            Value slope = mlir::attn::detail::alibiSlopeOf(nb, l, alibi,
+                                                           pos[0], pos[1]);
             s = arith::SubFOp::create(
                 nb, l, s,
-                buildAlibiTerm(nb, l, band, slopeAt(nb, l, alibi, pos), pos[2],
-                               pos[3], nqV, nkV));
+                buildAlibiTerm(nb, l, band, slope, pos[2], pos[3], nqV, nkV));
           }
           Value p =
               math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, s, a[0]));

@@ -268,12 +268,8 @@ LogicalResult mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   Block *scoreMod = op.getScoreModBlock();
   // ALiBi: this (batch entry, head)'s slope, one per tile.
   Value alibiSlope;
-  if (Value slopes = op.getAlibiSlopes()) {
-    SmallVector<Value> at{hi};
-    if (cast<RankedTensorType>(slopes.getType()).getRank() == 2)
-      at.insert(at.begin(), bi);
-    alibiSlope = tensor::ExtractOp::create(rewriter, loc, slopes, at);
-  }
+  if (Value slopes = op.getAlibiSlopes())
+    alibiSlope = detail::alibiSlopeOf(rewriter, loc, slopes, bi, hi);
   auto kvLoop = scf::ForOp::create(
       rewriter, loc, kvBegin, kvEnd, bcV, ValueRange{acc0, max0, sum0},
       [&](OpBuilder &b, Location l, Value kv0, ValueRange state) {

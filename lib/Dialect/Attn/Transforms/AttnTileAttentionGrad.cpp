@@ -325,12 +325,8 @@ struct TileGrad {
     auto alibiSlope = [&](OpBuilder &b, Location l, Value bi,
                           Value h) -> Value {
       Value slopes = op.getAlibiSlopes();
-      if (!slopes)
-        return Value();
-      SmallVector<Value> at{h};
-      if (cast<RankedTensorType>(slopes.getType()).getRank() == 2)
-        at.insert(at.begin(), bi);
-      return tensor::ExtractOp::create(b, l, slopes, at);
+      return slopes ? mlir::attn::detail::alibiSlopeOf(b, l, slopes, bi, h)
+                    : Value();
     };
 
     // Preprocess: Δ[b,h,i] = rowsum(dO ∘ O), once, on whole tensors.

@@ -67,6 +67,15 @@ inline std::pair<Value, Value> keyRangeOf(OpBuilder &b, Location loc,
   return {start, end};
 }
 
+/// attn.attention's ALiBi slope (f32) of batch entry `batch` and query
+/// head `head` in `slopes`, [Hq] (every entry) or [B, Hq].
+inline Value alibiSlopeOf(OpBuilder &b, Location loc, Value slopes,
+                          Value batch, Value head) {
+  if (cast<RankedTensorType>(slopes.getType()).getRank() == 1)
+    return tensor::ExtractOp::create(b, loc, slopes, head);
+  return tensor::ExtractOp::create(b, loc, slopes, ValueRange{batch, head});
+}
+
 inline Value addConst(OpBuilder &b, Location loc, Value x, int64_t c) {
   if (c == 0)
     return x;
