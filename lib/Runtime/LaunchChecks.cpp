@@ -99,11 +99,25 @@ Status attn::runtime::checkLaunchArgs(const KernelManifest &m,
                              : "the lse pointer is null but the kernel writes "
                                "the LSE (with_lse)");
 
+  // The variants' arrays the kernels read (both directions: the backward
+  // checks its arguments here only).
+  const AttentionProblem &p = m.problem;
+  struct Array {
+    const char *name;
+    bool read;
+    cu::DevicePtr value;
+  };
+  for (Array v : {Array{"bias", p.bias, a.bias},
+                  Array{"cu_seqlens_q", p.isVarlen(), a.cuSeqlensQ},
+                  Array{"cu_seqlens_kv", p.isVarlen(), a.cuSeqlensKv},
+                  Array{"key_start", p.hasKeyRanges(), a.keyStart},
+                  Array{"key_end", p.hasKeyRanges(), a.keyEnd},
+                  Array{"alibi_slopes", p.alibi, a.alibiSlopes}})
+    if (v.read && !v.value)
+      return Status::error(std::string("the ") + v.name +
+                           " pointer is null (the kernel reads it)");
   // ALiBi's slopes: f32 values, read at b · stride_b + h.
   if (m.problem.alibi) {
-    if (!a.alibiSlopes)
-      return Status::error("the alibi_slopes pointer is null (the kernel "
-                           "reads ALiBi's slopes)");
     if (a.alibiSlopes % 4 != 0)
       return Status::error("the alibi_slopes pointer (" + hex(a.alibiSlopes) +
                            ") must be 4-byte aligned (f32 slopes)");

@@ -703,8 +703,7 @@ void launchChecks() {
     alibi.problem.alibi = true;
     LaunchArgs s = a;
     EXPECT_ERROR(checkLaunchArgs(alibi, s),
-                 "the alibi_slopes pointer is null (the kernel reads ALiBi's "
-                 "slopes)");
+                 "the alibi_slopes pointer is null (the kernel reads it)");
     s.alibiSlopes = 0x9002;
     EXPECT_ERROR(checkLaunchArgs(alibi, s),
                  "the alibi_slopes pointer (0x9002) must be 4-byte aligned "
@@ -715,6 +714,18 @@ void launchChecks() {
                  "alibi_slopes_stride_b = -8 must be non-negative");
     s.alibiSlopesStrideB = 0;
     EXPECT(checkLaunchArgs(alibi, s).ok());
+  }
+  // A key_range kernel's ranges (the backward has no other check of them).
+  {
+    KernelManifest ranges = *m;
+    ranges.problem.keyStarts = {0};
+    ranges.problem.keyEnds = {1};
+    LaunchArgs r = a;
+    r.keyEnd = 0x9000;
+    EXPECT_ERROR(checkLaunchArgs(ranges, r),
+                 "the key_start pointer is null (the kernel reads it)");
+    r.keyStart = 0x9100;
+    EXPECT(checkLaunchArgs(ranges, r).ok());
   }
   // A stride over a dimension of size 1 is never used: any value is fine.
   LaunchArgs one = a;
