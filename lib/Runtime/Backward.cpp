@@ -143,6 +143,7 @@ Status BackwardKernel::launch(const BackwardArgs &a, cu::Stream stream) const {
   fwd.qStride = a.qStride, fwd.kStride = a.kStride, fwd.vStride = a.vStride;
   fwd.oStride = a.oStride, fwd.lseStride = a.lseStride;
   fwd.softmaxScale = a.softmaxScale;
+  fwd.keyStart = a.keyStart, fwd.keyEnd = a.keyEnd;
   fwd.alibiSlopes = a.alibiSlopes;
   fwd.alibiSlopesStrideB = a.alibiSlopesStrideB;
   KernelManifest withLse = m;
