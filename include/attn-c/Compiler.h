@@ -8,6 +8,8 @@
 |* a JSON object that the caller releases with attnFreeString. A failure is   *|
 |* never an abort: the result is {"error": "<message>"}, the message carrying *|
 |* MLIR's diagnostics ("<input>:LINE:COL: error: ...") where there are any.   *|
+|* A field the request does not take is such an error ("CompileBackward:      *|
+|* unknown field 'bias' (known: ...)"), not ignored.                          *|
 |* Requests and results are described in docs/embedding.md. Thread-safe: one *|
 |* MLIRContext per call.                                                      *|
 |*                                                                            *|
@@ -56,11 +58,11 @@ ATTN_COMPILER_EXPORTED char *attnCompilerAttentionModule(const char *request);
  * "tile_source", "tile_reason"}: one forward kernel, as attn-compile. */
 ATTN_COMPILER_EXPORTED char *attnCompilerCompile(const char *request);
 
-/* {problem} plus options (as attnCompilerCompile, no warp_rows) plus
- * "deterministic" and "dir" -> {"entry", "manifest"}: the backward kernels
- * of the problem written into the kernel directory "dir", as attn-compile
- * --backward with --tuning-db none (the tile is the options' or the
- * heuristic's). */
+/* {problem} plus options (as attnCompilerCompile; no tuning_db or
+ * tuning_gpu, and warp_rows only 0) plus "deterministic" and "dir" ->
+ * {"entry", "manifest"}: the backward kernels of the problem written into
+ * the kernel directory "dir", as attn-compile --backward with --tuning-db
+ * none (the tile is the options' or the heuristic's). */
 ATTN_COMPILER_EXPORTED char *attnCompilerCompileBackward(const char *request);
 
 /* {"dir", "ptx", "cubin" (base64), "manifest"} -> {}: writes a kernel

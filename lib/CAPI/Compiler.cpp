@@ -29,6 +29,8 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Base64.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -64,15 +66,54 @@ void initializeOnce() {
   });
 }
 
+/// Assigns `field` from `value` or returns its error from the caller.
+#define ATTN_READ(field, value)                                               \
+  do {                                                                        \
+    auto attnRead = (value);                                                  \
+    if (!attnRead)                                                            \
+      return attnRead.takeError();                                            \
+    field = std::move(*attnRead);                                             \
+  } while (false)
+
+/// The fields one reader takes, declared next to it (kProblemFields beside
+/// readProblem, ...); a handler's fields are the groups of the readers it
+/// calls. A request naming any other field is refused before the handler
+/// runs: an ignored field (a backward's "bias") would compile something
+/// other than what was asked for.
+using FieldGroup = llvm::ArrayRef<llvm::StringLiteral>;
+using Fields = llvm::ArrayRef<FieldGroup>;
+
 /// The request's fields, type-checked: a wrong type is an error naming the
 /// field, an absent one its default.
 class Request {
 public:
-  explicit Request(const json::Object &object) : object(object) {}
+  Request(const json::Object &object, llvm::StringRef kind, Fields fields)
+      : object(object), kind(kind), fields(fields) {}
+
+  /// `<kind>: unknown field 'x' (known: ...)` when the request names a
+  /// field that no group declares.
+  llvm::Error checkFields() const {
+    std::vector<std::string> unknown;
+    for (const auto &entry : object)
+      if (!declared(entry.first))
+        unknown.push_back(entry.first.str());
+    if (unknown.empty())
+      return llvm::Error::success();
+    // The object's order is a hash map's: sort for a stable message.
+    llvm::sort(unknown);
+    std::vector<llvm::StringRef> known;
+    for (FieldGroup group : fields)
+      known.insert(known.end(), group.begin(), group.end());
+    llvm::sort(known);
+    return error(kind + ": unknown field" + (unknown.size() > 1 ? "s" : "") +
+                 " '" + llvm::join(unknown, "', '") + "' (known: " +
+                 (known.empty() ? "none" : llvm::join(known, ", ")) + ")");
+  }
 
   llvm::Expected<std::string> string(llvm::StringRef key,
                                      llvm::StringRef fallback = "") const {
-    const json::Value *v = object.get(key);
+    const json::Value *v;
+    ATTN_READ(v, get(key));
     if (!v)
       return fallback.str();
     if (std::optional<llvm::StringRef> s = v->getAsString())
@@ -81,7 +122,8 @@ public:
   }
   llvm::Expected<int64_t> integer(llvm::StringRef key,
                                   int64_t fallback) const {
-    const json::Value *v = object.get(key);
+    const json::Value *v;
+    ATTN_READ(v, get(key));
     if (!v)
       return fallback;
     if (std::optional<int64_t> i = v->getAsInteger())
@@ -89,7 +131,8 @@ public:
     return mistyped(key, "an integer");
   }
   llvm::Expected<bool> boolean(llvm::StringRef key, bool fallback) const {
-    const json::Value *v = object.get(key);
+    const json::Value *v;
+    ATTN_READ(v, get(key));
     if (!v)
       return fallback;
     if (std::optional<bool> b = v->getAsBoolean())
@@ -98,7 +141,8 @@ public:
   }
   /// Absent or null: std::nullopt.
   llvm::Expected<std::optional<double>> number(llvm::StringRef key) const {
-    const json::Value *v = object.get(key);
+    const json::Value *v;
+    ATTN_READ(v, get(key));
     if (!v || v->getAsNull())
       return std::optional<double>();
     if (std::optional<double> d = v->getAsNumber())
@@ -108,7 +152,8 @@ public:
   llvm::Expected<std::vector<std::string>>
   strings(llvm::StringRef key) const {
     std::vector<std::string> out;
-    const json::Value *v = object.get(key);
+    const json::Value *v;
+    ATTN_READ(v, get(key));
     if (!v)
       return out;
     const json::Array *array = v->getAsArray();
@@ -122,23 +167,42 @@ public:
     }
     return out;
   }
-  bool has(llvm::StringRef key) const { return object.get(key); }
+  llvm::Expected<bool> has(llvm::StringRef key) const {
+    const json::Value *v;
+    ATTN_READ(v, get(key));
+    return v != nullptr;
+  }
+  /// The first field of `group` the request names, "" if none.
+  llvm::StringRef firstOf(FieldGroup group) const {
+    for (llvm::StringRef key : group)
+      if (object.get(key))
+        return key;
+    return "";
+  }
 
 private:
+  bool declared(llvm::StringRef key) const {
+    return llvm::any_of(fields, [&](FieldGroup group) {
+      return llvm::is_contained(group, key);
+    });
+  }
+  /// The field's value (null when absent). Reading a field that the
+  /// handler's groups do not declare is attn's bug, not the caller's: an
+  /// error every time that read runs, so the lists cannot drift from the
+  /// reads unnoticed.
+  llvm::Expected<const json::Value *> get(llvm::StringRef key) const {
+    if (!declared(key))
+      return error("internal: " + kind + " reads the field '" + key +
+                   "', which its field list does not declare");
+    return object.get(key);
+  }
   static llvm::Error mistyped(llvm::StringRef key, llvm::StringRef what) {
     return error("'" + key + "' must be " + what);
   }
   const json::Object &object;
+  llvm::StringRef kind;
+  Fields fields;
 };
-
-/// Assigns `field` from `value` or returns its error from the caller.
-#define ATTN_READ(field, value)                                               \
-  do {                                                                        \
-    auto attnRead = (value);                                                  \
-    if (!attnRead)                                                            \
-      return attnRead.takeError();                                            \
-    field = std::move(*attnRead);                                             \
-  } while (false)
 
 /// A context with every dialect attn reads or produces, and a source
 /// manager whose diagnostic handler prints into `diagnostics` (with the
@@ -192,6 +256,12 @@ std::string printModule(ModuleOp module) {
   return text;
 }
 
+/// Read by readProblem.
+constexpr llvm::StringLiteral kProblemFields[] = {
+    "batch", "heads_q", "heads_kv", "seq_q", "seq_kv", "head_dim",
+    "value_head_dim", "dtype", "causal", "scale", "with_lse", "top_left",
+    "window_left", "window_right", "softcap", "alibi", "key_range"};
+
 llvm::Expected<::attn::AttentionProblem> readProblem(const Request &r) {
   ::attn::AttentionProblem p;
   ATTN_READ(p.batch, r.integer("batch", 1));
@@ -240,6 +310,13 @@ llvm::Error checkFamily(llvm::StringRef what, llvm::StringRef family) {
   return llvm::Error::success();
 }
 
+/// Read by readOptions: the options of the forward and the backward alike
+/// (the backward refuses a warp_rows). tuning_db/tuning_gpu are the
+/// forward's and deterministic the backward's, read by their handlers.
+constexpr llvm::StringLiteral kOptionFields[] = {
+    "chip", "features", "opt_level", "block_m", "block_n", "warp_rows",
+    "stages", "family", "sm90_schedule", "ptxas", "assemble"};
+
 llvm::Expected<mlir::attn::KernelCompileOptions>
 readOptions(const Request &r) {
   mlir::attn::KernelCompileOptions o;
@@ -270,13 +347,13 @@ readOptions(const Request &r) {
   if (llvm::Error e = checkFamily("family", o.family))
     return std::move(e);
   ATTN_READ(o.sm90Schedule, r.string("sm90_schedule"));
-  ATTN_READ(o.tuningDb, r.string("tuning_db"));
-  ATTN_READ(o.tuningGpu, r.string("tuning_gpu"));
   ATTN_READ(o.ptxasPath, r.string("ptxas"));
   ATTN_READ(o.assemble, r.boolean("assemble", o.assemble));
-  ATTN_READ(o.deterministic, r.boolean("deterministic", false));
   return o;
 }
+
+/// Read by readModule, which reads kProblemFields without it.
+constexpr llvm::StringLiteral kModuleFields[] = {"mlir"};
 
 /// The module to compile: the request's "mlir" text, else the one built
 /// for its problem by `build`.
@@ -284,7 +361,14 @@ using ModuleBuilder = std::function<llvm::Expected<OwningOpRef<ModuleOp>>(
     MLIRContext &, const ::attn::AttentionProblem &)>;
 llvm::Expected<OwningOpRef<ModuleOp>>
 readModule(Session &session, const Request &r, const ModuleBuilder &build) {
-  if (r.has("mlir")) {
+  bool hasText;
+  ATTN_READ(hasText, r.has("mlir"));
+  if (hasText) {
+    // The text's attention is the problem: a problem field would be
+    // ignored.
+    if (llvm::StringRef key = r.firstOf(kProblemFields); !key.empty())
+      return error("'" + key + "' does not apply with 'mlir' (the "
+                   "module's attention is the problem)");
     std::string text;
     ATTN_READ(text, r.string("mlir"));
     return session.parse(text);
@@ -308,9 +392,13 @@ backwardModule(MLIRContext &ctx, const ::attn::AttentionProblem &p) {
   return mlir::attn::buildAttentionGradModule(ctx, p);
 }
 
+// version reads no field.
 llvm::Expected<json::Object> version(const Request &) {
   return json::Object{{"version", ::attn::tuning::compilerVersion()}};
 }
+
+constexpr llvm::StringLiteral kOptOwn[] = {"mlir", "pipeline"};
+constexpr FieldGroup kOptFields[] = {kOptOwn};
 
 llvm::Expected<json::Object> opt(const Request &r) {
   std::string text, pipeline;
@@ -335,6 +423,9 @@ llvm::Expected<json::Object> opt(const Request &r) {
   return json::Object{{"mlir", printModule(*module)}};
 }
 
+constexpr FieldGroup kAttentionModuleFields[] = {kModuleFields,
+                                                 kProblemFields};
+
 llvm::Expected<json::Object> attentionModule(const Request &r) {
   Session session;
   OwningOpRef<ModuleOp> module;
@@ -342,9 +433,15 @@ llvm::Expected<json::Object> attentionModule(const Request &r) {
   return json::Object{{"mlir", printModule(*module)}};
 }
 
+constexpr llvm::StringLiteral kCompileOwn[] = {"tuning_db", "tuning_gpu"};
+constexpr FieldGroup kCompileFields[] = {kModuleFields, kProblemFields,
+                                         kOptionFields, kCompileOwn};
+
 llvm::Expected<json::Object> compile(const Request &r) {
   mlir::attn::KernelCompileOptions options;
   ATTN_READ(options, readOptions(r));
+  ATTN_READ(options.tuningDb, r.string("tuning_db"));
+  ATTN_READ(options.tuningGpu, r.string("tuning_gpu"));
   Session session;
   OwningOpRef<ModuleOp> module;
   ATTN_READ(module, readModule(session, r, forwardModule));
@@ -363,6 +460,12 @@ llvm::Expected<json::Object> compile(const Request &r) {
                       {"tile_reason", k->tileReason}};
 }
 
+// No tuning_db: the backward's tile is the options' or the heuristic's.
+constexpr llvm::StringLiteral kCompileBackwardOwn[] = {"deterministic",
+                                                       "dir"};
+constexpr FieldGroup kCompileBackwardFields[] = {
+    kModuleFields, kProblemFields, kOptionFields, kCompileBackwardOwn};
+
 llvm::Expected<json::Object> compileBackward(const Request &r) {
   mlir::attn::KernelCompileOptions options;
   ATTN_READ(options, readOptions(r));
@@ -370,6 +473,7 @@ llvm::Expected<json::Object> compileBackward(const Request &r) {
     return error("warp_rows does not apply to the backward kernels (16 "
                  "keys per warp)");
   options.tuningDb = "none";
+  ATTN_READ(options.deterministic, r.boolean("deterministic", false));
   std::string dir;
   ATTN_READ(dir, r.string("dir"));
   if (dir.empty())
@@ -385,6 +489,10 @@ llvm::Expected<json::Object> compileBackward(const Request &r) {
   return json::Object{{"entry", kernels->main().entry},
                       {"manifest", kernels->manifestJSON()}};
 }
+
+constexpr llvm::StringLiteral kWriteKernelOwn[] = {"dir", "ptx", "cubin",
+                                                   "manifest"};
+constexpr FieldGroup kWriteKernelFields[] = {kWriteKernelOwn};
 
 llvm::Expected<json::Object> writeKernel(const Request &r) {
   std::string dir, ptx, cubin64, manifest;
@@ -402,6 +510,11 @@ llvm::Expected<json::Object> writeKernel(const Request &r) {
     return std::move(e);
   return json::Object{};
 }
+
+constexpr llvm::StringLiteral kTuneBundleOwn[] = {
+    "mlir", "dir", "chip", "ptxas", "opt_level", "jobs", "only", "family",
+    "default_family"};
+constexpr FieldGroup kTuneBundleFields[] = {kTuneBundleOwn};
 
 llvm::Expected<json::Object> tuneBundle(const Request &r) {
   std::string text, dir;
@@ -461,8 +574,10 @@ char *copyOut(const json::Value &value) {
   return out;
 }
 
-/// Parses `request`, runs `op`, and returns its result or {"error": ...}.
-char *run(const char *request,
+/// Parses `request`, refuses a field `fields` does not declare, runs `op`
+/// (the function attnCompiler<kind>), and returns its result or
+/// {"error": ...}.
+char *run(const char *request, llvm::StringRef kind, Fields fields,
           llvm::Expected<json::Object> (*op)(const Request &)) {
   llvm::Expected<json::Value> parsed =
       json::parse(request ? request : "{}");
@@ -473,9 +588,12 @@ char *run(const char *request,
     const json::Object *object = parsed->getAsObject();
     if (!object)
       return error("the request must be a JSON object");
+    Request r(*object, kind, fields);
+    if (llvm::Error e = r.checkFields())
+      return std::move(e);
     // Deeply nested IR must be an error, not a stack overflow in the
     // caller's (Python's) thread.
-    return ::attn::runOnLargeStack([&] { return op(Request(*object)); });
+    return ::attn::runOnLargeStack([&] { return op(r); });
   }();
   if (!result)
     return copyOut(json::Object{{"error", llvm::toString(result.takeError())}});
@@ -487,22 +605,26 @@ char *run(const char *request,
 int attnCompilerCAPIVersion(void) { return ATTN_COMPILER_CAPI_VERSION; }
 
 char *attnCompilerVersion(const char *request) {
-  return run(request, version);
+  return run(request, "Version", {}, version);
 }
-char *attnCompilerOpt(const char *request) { return run(request, opt); }
+char *attnCompilerOpt(const char *request) {
+  return run(request, "Opt", kOptFields, opt);
+}
 char *attnCompilerAttentionModule(const char *request) {
-  return run(request, attentionModule);
+  return run(request, "AttentionModule", kAttentionModuleFields,
+             attentionModule);
 }
 char *attnCompilerCompile(const char *request) {
-  return run(request, compile);
+  return run(request, "Compile", kCompileFields, compile);
 }
 char *attnCompilerCompileBackward(const char *request) {
-  return run(request, compileBackward);
+  return run(request, "CompileBackward", kCompileBackwardFields,
+             compileBackward);
 }
 char *attnCompilerWriteKernel(const char *request) {
-  return run(request, writeKernel);
+  return run(request, "WriteKernel", kWriteKernelFields, writeKernel);
 }
 char *attnCompilerTuneBundle(const char *request) {
-  return run(request, tuneBundle);
+  return run(request, "TuneBundle", kTuneBundleFields, tuneBundle);
 }
 void attnFreeString(char *result) { std::free(result); }

@@ -125,6 +125,42 @@ def test_c_api_errors_are_results(compiler):
         attn.compile(heads_q=2.5, assemble=False)
 
 
+@pytest.mark.parametrize("function,request_,field", [
+    # The backward has no bias: it used to compile one without.
+    ("CompileBackward", {"bias": "bh"}, "bias"),
+    # Each direction's own options.
+    ("CompileBackward", {"tuning_db": "db.json"}, "tuning_db"),
+    ("Compile", {"deterministic": True}, "deterministic"),
+    ("Compile", {"head_dims": 128}, "head_dims"),
+    ("AttentionModule", {"bias": "bh"}, "bias"),
+    ("Opt", {"mlir": "", "pipeline": "", "pipline": "x"}, "pipline"),
+    ("WriteKernel", {"dir": "x", "cubin64": ""}, "cubin64"),
+    ("TuneBundle", {"mlir": "", "dir": "x", "block_m": 64}, "block_m"),
+    ("Version", {"verbose": True}, "verbose"),
+])
+def test_c_api_refuses_unknown_fields(compiler, tmp_path, function,
+                                      request_, field):
+    """A field a request does not take is an error naming it and the
+    request, before anything is compiled or written, not ignored."""
+    out = tmp_path / "out"
+    if "dir" in request_ or function == "CompileBackward":
+        request_ = dict(request_, dir=str(out))
+    with pytest.raises(attn.CompileError,
+                       match=rf"^{function}: unknown field '{field}' "
+                             r"\(known: "):
+        attn_compiler._call(function, request_)
+    assert not out.exists()
+
+
+def test_c_api_problem_fields_do_not_apply_to_mlir(compiler):
+    """With "mlir" the module's attention is the problem: a problem field
+    next to it would be ignored."""
+    with pytest.raises(attn.CompileError,
+                       match="'head_dim' does not apply with 'mlir'"):
+        attn_compiler._call("Compile", {"mlir": problem_mlir(),
+                                        "head_dim": 128, "assemble": False})
+
+
 def test_compile_from_mlir_text(compiler):
     text = problem_mlir()
     assert "attn.attention" in text

@@ -33,6 +33,15 @@ REQUESTS = [
     ("TuneBundle", {"mlir": MODULE, "dir": "unused", "only": "m64"}),
     ("TuneBundle", {"mlir": MODULE, "dir": "unused",
                     "default_family": "x"}),
+    # Fields a request does not take.
+    ("CompileBackward", {"dir": "unused", "bias": "bh"}),
+    ("Compile", {"deterministic": True, "tuning": "x"}),
+    ("AttentionModule", {"bias": "bh"}),
+    ("Opt", {"mlir": MODULE, "pipeline": "", "pipline": "x"}),
+    ("WriteKernel", {"dir": "unused", "cubin64": ""}),
+    ("TuneBundle", {"mlir": MODULE, "dir": "unused", "block_m": 64}),
+    ("Version", {"verbose": True}),
+    ("Compile", {"mlir": MODULE, "head_dim": 128}),
 ]
 for function, request in REQUESTS:
     try:
