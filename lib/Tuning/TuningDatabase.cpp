@@ -99,6 +99,8 @@ std::string TileChoice::name() const {
       os << "-dkfirst";
     else if (schedule == "deterministic")
       os << "-det";
+    else if (schedule == "head-split")
+      os << "-hsplit";
     return os.str();
   }
   os << "m" << blockM << "n" << blockN << "r" << warpRows << "s" << stages;
@@ -214,13 +216,14 @@ struct Reader {
     static const char *schedules[] = {
         "pingpong",     "overlap",  "serial",   // forward consumers
         "dq-pipelined", "dq-first", "dk-first", // backward dQ
-        "deterministic"};
+        "deterministic", "head-split"};
     if (error.empty() && t.isSm90a() &&
         std::find(std::begin(schedules), std::end(schedules), t.schedule) ==
             std::end(schedules))
       error = where +
               ".schedule: expected pingpong, overlap or serial (forward), "
-              "dq-pipelined, dq-first, dk-first or deterministic (backward), "
+              "dq-pipelined, dq-first, dk-first, deterministic or head-split "
+              "(backward), "
               "got '" +
               t.schedule + "'";
     return t;

@@ -36,7 +36,8 @@ _SM90A_SCHEDULES = ("pingpong", "overlap", "serial")
 # The sm90a backward (dkdv) kernel's dQ schedules and their tile-name
 # suffixes (TileChoice::name); "deterministic" has no dQ in the kernel.
 _SM90A_BACKWARD_SUFFIXES = {"dq-pipelined": "-dqpipe", "dq-first": "-dqfirst",
-                            "dk-first": "-dkfirst", "deterministic": "-det"}
+                            "dk-first": "-dkfirst", "deterministic": "-det",
+                            "head-split": "-hsplit"}
 _SM90A_BACKWARD_SCHEDULES = {v: k for k, v in
                              _SM90A_BACKWARD_SUFFIXES.items()}
 
@@ -78,9 +79,13 @@ def sm90a_backward_supports(spec) -> str:
                 f"{spec.chip})")
     if spec.dtype not in ("f16", "bf16"):
         return "the sm90a backward kernels take f16 or bf16 tensors"
-    if spec.head_dim != spec.value_head_dim or spec.head_dim not in (64, 128):
-        return (f"the sm90a backward kernels take equal head dims of 64 or "
-                f"128 (got {spec.head_dim}/{spec.value_head_dim})")
+    if (spec.head_dim != spec.value_head_dim or
+            spec.head_dim not in (64, 128, 256)):
+        return (f"the sm90a backward kernels take equal head dims of 64, "
+                f"128 or 256 (got {spec.head_dim}/{spec.value_head_dim})")
+    if getattr(spec, "deterministic", False) and spec.head_dim > 128:
+        return (f"the deterministic sm90a backward kernels take head dims "
+                f"up to 128 (got {spec.head_dim})")
     return ""
 
 
@@ -154,14 +159,14 @@ def tile_name(block_m: int, block_n: int, warp_rows: int, stages: int,
 
 _SM80_TILE = re.compile(r"m(\d+)n(\d+)r(\d+)s(\d+)")
 _SM90A_TILE = re.compile(r"wg-m(\d+)n(\d+)s(\d+)(-p)?"
-                         r"(-nopp|-serial|-dqpipe|-dqfirst|-dkfirst|-det)?")
+                         r"(-nopp|-serial|-dqpipe|-dqfirst|-dkfirst|-det|-hsplit)?")
 
 
 def parse_tile(name: str) -> Dict[str, Union[int, str, bool]]:
     """The fields of a tile name: family ('sm80' or 'sm90a'), block_m,
     block_n, warp_rows, stages, and (sm90a) schedule (forward: pingpong,
     overlap, serial; backward: dq-pipelined, dq-first, dk-first,
-    deterministic) and persistent;
+    deterministic, head-split) and persistent;
     ``tile_name(**parse_tile(n)) == n``."""
     m = _SM80_TILE.fullmatch(name)
     if m:
@@ -226,7 +231,7 @@ def backward_tile_options(tile: Dict[str, Union[int, str, bool]],
                          f"{schedule!r}")
     if schedule not in _SM90A_BACKWARD_SUFFIXES:
         raise ValueError(f"the sm90a backward kernel's dQ schedule must be "
-                         f"dq-pipelined, dq-first or dk-first, got "
-                         f"{schedule!r}")
+                         f"dq-pipelined, dq-first, dk-first or head-split, "
+                         f"got {schedule!r}")
     return flags + ["--stages", str(tile["stages"]), "--sm90-schedule",
                     schedule]

@@ -262,10 +262,15 @@ def test_family_auto_resolves_by_chip():
     d96 = dataclasses.replace(spec, head_dim=96, value_head_dim=96)
     assert d96.resolved().family == "sm80"
     assert "head dims 64, 128 or 256" in families.resolve_reason(d96)
-    # Backward: the sm90a dkdv kernel takes equal head dims 64 or 128.
+    # Backward: the sm90a dkdv kernel takes equal head dims 64, 128 or 256
+    # (deterministic: 64 or 128).
     bwd = dataclasses.replace(spec, kind="bwd")
     assert bwd.resolved().family == "sm90a"
-    assert dataclasses.replace(bwd, head_dim=256, value_head_dim=256
+    d256 = dataclasses.replace(bwd, head_dim=256, value_head_dim=256)
+    assert d256.resolved().family == "sm90a"
+    assert dataclasses.replace(d256, deterministic=True
+                               ).resolved().family == "sm80"
+    assert dataclasses.replace(bwd, head_dim=96, value_head_dim=96
                                ).resolved().family == "sm80"
     assert dataclasses.replace(bwd, chip="sm_80").resolved().family == "sm80"
     # A named family stays; a tile's family wins.

@@ -13,7 +13,7 @@
 // RUN: attn-opt %s --convert-attn-to-gpu="family=auto" --split-input-file | FileCheck %s --check-prefix=AUTO90
 
 // CHIP: cannot be compiled for the GPU: chip 'sm_80' is not supported by the sm90a-wgmma backward kernels: they need sm_90a (wgmma and setmaxnreg are sm_90a-only)
-// BLOCKN: cannot be compiled for the GPU: block-n of the sm90a backward kernel must be 128, two consumer warpgroups of 64 keys (got 64)
+// BLOCKN: cannot be compiled for the GPU: block-n of the sm90a backward kernel at head dim 64 must be 128, two consumer warpgroups of 64 keys (got 64)
 // BLOCKM: cannot be compiled for the GPU: block-m of the sm90a backward kernel must be 64 (got 32)
 // STAGES: cannot be compiled for the GPU: stages 5 is not supported by the sm90a-wgmma backward kernels: they take 2 to 4
 // SCHED: cannot be compiled for the GPU: sm90-schedule of the sm90a backward kernel must be dq-pipelined, dq-first or dk-first (got 'zigzag')
@@ -53,10 +53,10 @@ func.func @plain(%q: tensor<1x2x100x64xbf16>, %lse: tensor<1x2x100xf32>)
 
 // -----
 
-// The sm80 backward takes head dim 32; the Hopper one 64 and 128 only.
+// The sm80 backward takes head dim 32; the Hopper one 64, 128 and 256 only.
 func.func @head_dim_32(%q: tensor<1x1x16x32xbf16>, %lse: tensor<1x1x16xf32>)
     -> tensor<1x1x16x32xbf16> {
-  // expected-error @+1 {{cannot be compiled for the GPU: head dim 32 is not supported by the sm90a-wgmma backward kernels: they take 64 or 128 (whole 128-byte swizzle panels, dK and dV in registers)}}
+  // expected-error @+1 {{cannot be compiled for the GPU: head dim 32 is not supported by the sm90a-wgmma backward kernels: they take 64, 128 or 256 (whole 128-byte swizzle panels; dK and dV in registers, split over the head dim at 256)}}
   %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
       : tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>,
         tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>,

@@ -86,7 +86,8 @@ static cl::opt<std::string> sm90Schedule(
     cl::desc("sm90a-wgmma consumer schedule: pingpong, overlap (no "
              "ping-pong) or serial, optionally +persistent (persistent "
              "query blocks); with --backward the dQ schedule: dq-pipelined, "
-             "dq-first or dk-first; default: the tuned or heuristic one"),
+             "dq-first or dk-first (head-split above head dim 128); default: "
+             "the tuned or heuristic one"),
     cl::init(""), cl::cat(category));
 static cl::opt<int64_t> exp2Emulated(
     "exp2-emulated",

@@ -30,7 +30,7 @@ struct CompiledBackward {
   /// The dkdv kernel's family: sm80-mma or sm90a-wgmma (whose tensor maps
   /// follow the 40 backward parameters).
   /// The sm90a-wgmma dkdv kernel's dQ schedule (dq-pipelined, dq-first,
-  /// dk-first, deterministic); "" for sm80-mma.
+  /// dk-first, deterministic, head-split); "" for sm80-mma.
   std::string schedule;
   std::string family = "sm80-mma";
   std::vector<CompiledKernel::TensorMapParam> tensorMaps;

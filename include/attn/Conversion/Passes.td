@@ -29,7 +29,8 @@ defvar KernelSelectionOptions = [
   Option<"sm90Schedule", "sm90-schedule", "std::string", "\"\"",
          "sm90a-wgmma consumer schedule: pingpong, overlap (intra-"
          "warpgroup only) or serial, optionally +persistent; for the "
-         "backward dkdv kernel dq-pipelined, dq-first or dk-first; empty = "
+         "backward dkdv kernel dq-pipelined, dq-first or dk-first (head-split "
+         "above head dim 128); empty = "
          "the family's choice (a tuned entry's, else the heuristic's)">,
   Option<"deterministic", "deterministic", "bool", "false",
          "attn.attention_grad: bit-reproducible dQ, slower: sm80-mma "

@@ -76,7 +76,8 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
   PassOptions::Option<std::string> sm90Schedule{
       *this, "sm90-schedule",
       llvm::cl::desc("sm90a-wgmma consumer schedule: pingpong, overlap or "
-                     "serial (backward: dq-pipelined, dq-first or dk-first); "
+                     "serial (backward: dq-pipelined, dq-first or dk-first; "
+                     "head-split above head dim 128); "
                      "empty = the family's choice"),
       llvm::cl::init("")};
   PassOptions::Option<std::string> tuningDb{

@@ -85,7 +85,8 @@ struct TileChoice {
   /// sm90a-wgmma consumer schedule: "pingpong" (two consumers taking
   /// turns), "overlap" (intra-warpgroup overlap only) or "serial"; the
   /// backward dkdv kernel's dQ schedule: "dq-pipelined", "dq-first",
-  /// "dk-first" or "deterministic" (no dQ); "" for sm80-mma.
+  /// "dk-first", "deterministic" (no dQ) or "head-split" (D > 128); ""
+  /// for sm80-mma.
   std::string schedule;
   /// sm90a-wgmma: each thread block walks several query blocks.
   bool persistent = false;
@@ -95,7 +96,7 @@ struct TileChoice {
   /// per warp); "wg-m128n128s2", then "-p" when
   /// persistent and "-nopp" or "-serial" when the schedule is not
   /// ping-pong (sm90a-wgmma); backward "wg-m64n128s2" and "-dqpipe",
-  /// "-dqfirst", "-dkfirst" or "-det".
+  /// "-dqfirst", "-dkfirst", "-det" or "-hsplit".
   std::string name() const;
   bool operator==(const TileChoice &o) const {
     return blockM == o.blockM && blockN == o.blockN &&

@@ -139,8 +139,10 @@ private:
   void waitForTurn(Value semaphore, Value q0);
   void passTurn(Value semaphore);
   /// This thread's LSE·log2e (offset 0) or Δ (offset blockM·4) of query
-  /// columns 8·j + 2t + {0, 1} from the shared stage of step `stage`.
-  SmallVector<Value> sharedColumns(Value stage, int64_t offsetBytes);
+  /// columns 8·j + 2t + {0, 1}, j < cols / 8, from the shared stage of step
+  /// `stage`; with the head-dim split, from this consumer's columns on.
+  SmallVector<Value> sharedColumns(Value stage, int64_t offsetBytes,
+                                   int64_t cols);
   /// Stores this consumer's dQ slice into the shared tile the dQ warp
   /// adds to the accumulator.
   /// `dqStep`: the walk step whose dQ this is (it picks the buffer).
@@ -165,11 +167,41 @@ private:
   void emitConsumer();
   SmallVector<Value> emitStep(Value it, ValueRange carried);
   SmallVector<Value> emitStepBody(Value it, ValueRange carried);
-  /// Sᵀ or dPᵀ of this consumer's 64 keys: A (K or V rows, K-major) times
-  /// Bᵀ (Q or dO, K-major), `depth` / 16 k-steps. Not committed.
+  SmallVector<Value> emitSplitStepBody(Value it, ValueRange carried);
+  /// Sᵀ or dPᵀ of this consumer's 64 keys and `cols` query columns: A (K
+  /// or V rows, K-major) times Bᵀ (Q or dO rows from bTile, K-major),
+  /// `depth` / 16 k-steps. Not committed.
   SmallVector<Value> issueABt(Value aTile, int64_t aPanelBytes, Value bTile,
                               int64_t bPanelBytes, int64_t depth,
-                              ValueRange acc);
+                              ValueRange acc, int64_t cols);
+  /// The softcap's t = tanh(Sᵀ·scale / C) and the masks (band, keys past
+  /// the end, key_range) on Sᵀ of query columns qCol0.. (`cols` of them).
+  SmallVector<Value> capAndMask(SmallVector<Value> s, Value qCol0,
+                                int64_t cols);
+  /// Pᵀ = exp2(Sᵀ·cScale − LSE·log2e) (+ ALiBi's term) of `scores`.
+  SmallVector<Value> probabilities(ArrayRef<Value> scores, Value stage,
+                                   Value qCol0, int64_t cols, Value cScale,
+                                   const std::optional<AlibiTerm> &alibi);
+  /// Rounded into wgmma A operands (register 2·j + h: tile j's row-half
+  /// h) from an accumulator of `cols` columns.
+  SmallVector<Value> packA(ArrayRef<Value> x, int64_t cols);
+  /// dSᵀ = Pᵀ ∘ (dPᵀ − Δ) (softcap: P recomputed from the masked t by
+  /// `recompute`, times 1 − t²).
+  SmallVector<Value>
+  scoreGradient(SmallVector<Value> p, ArrayRef<Value> capT,
+                ArrayRef<Value> dp, ArrayRef<Value> delta,
+                function_ref<SmallVector<Value>(ArrayRef<Value>)> recompute);
+  /// Packed A-operand pairs (register 2·j + h: tile j's row-half h) into a
+  /// [key][query] tile with 128-byte swizzle, as TMA would write it, from
+  /// query chunk `firstChunk` (16 bytes each) on.
+  void storeTransposed(Value tile, ArrayRef<Value> frags, Value firstChunk);
+  /// Head-dim split: acc += A·B[:, this consumer's half], A a [key][query]
+  /// tile of `aRing` (K-major), B the stage's Q or dO (MN-major).
+  SmallVector<Value> issueSharedAB(Value aRing, Value aStage, Value bRing,
+                                   Value bStage, ValueRange acc, int64_t n);
+  /// Head-dim split: this consumer's dQ columns of step `it` added to the
+  /// f32 accumulator from registers, rows < Nq.
+  void addDqFromRegisters(ArrayRef<Value> dq, Value it);
   void emitEpilogue(ValueRange accs);
   SmallVector<Value> issueDq(Value dsStage, ValueRange zeros);
   Value deltaBaseOf(Value it);
@@ -212,6 +244,7 @@ private:
   Value qStart, qSteps, numSteps;
   Value kTile, vTile, dqTile, lseRing, barriers;
   Value qRing, doRing, dsRing; // !attn_gpu.ring values
+  Value pRing;                 // Pᵀ tiles (head-dim split only)
   // Consumer-only: index (0..), warp in its warpgroup, first key row of
   // this warp's 16 within the block (64·consumer + 16·warp).
   Value consumer, warpInGroup, warpKey0;
@@ -243,9 +276,12 @@ void HopperBackwardEmitter::emitProducer() {
   // Exclusive branches per warp: a value one role uses is not live (in the
   // 24 registers) through another role's loop.
   Value warp = kb.lshr(tid, 5);
+  // The head-dim split adds dQ from the consumers' registers: no dQ warp.
   ifThenElse(
       kb, eq(kb, warp, kb.i32(kLseWarp)), [&] { emitLseLoader(); },
       [&] {
+        if (config.splitHeadDim)
+          return emitTmaLoads();
         ifThenElse(
             kb, eq(kb, warp, kb.i32(kDqWarp)), [&] { emitDqWriter(); },
             [&] { emitTmaLoads(); });
@@ -487,13 +523,16 @@ void HopperBackwardEmitter::passTurn(Value semaphore) {
 }
 
 SmallVector<Value> HopperBackwardEmitter::sharedColumns(Value stage,
-                                                        int64_t offsetBytes) {
+                                                        int64_t offsetBytes,
+                                                        int64_t cols) {
+  Value within = kb.add(kb.i32(offsetBytes), kb.shl(t, 3));
+  if (config.splitHeadDim)
+    within = kb.add(within, kb.mul(consumer, kb.i32(cols * 4)));
   Value base = kb.gepBytes(
-      lseRing, kb.add(kb.mul(stage, kb.i32(lseStageBytes())),
-                      kb.add(kb.i32(offsetBytes), kb.shl(t, 3))));
+      lseRing, kb.add(kb.mul(stage, kb.i32(lseStageBytes())), within));
   Type pair = VectorType::get({2}, b.getF32Type());
   SmallVector<Value> out;
-  for (int64_t j = 0; j < config.blockM / 8; ++j) {
+  for (int64_t j = 0; j < cols / 8; ++j) {
     Value v = LLVM::LoadOp::create(b, loc, pair,
                                    kb.gepBytes(base, kb.i32(32 * j)), 8);
     for (int64_t e = 0; e < 2; ++e)
@@ -540,13 +579,18 @@ SmallVector<Value> HopperBackwardEmitter::issueABt(Value aTile,
                                                    Value bTile,
                                                    int64_t bPanelBytes,
                                                    int64_t depth,
-                                                   ValueRange acc) {
-  // This consumer's 64 rows of each A panel.
+                                                   ValueRange acc,
+                                                   int64_t cols) {
+  // This consumer's 64 rows of each A panel (the head-dim split: the
+  // block's 64, shared).
   Value aDesc = wgmmaDescriptor(
-      kb, kb.gepBytes(aTile, kb.mul(consumer, kb.i32(64 * kPanelRowBytes))),
+      kb,
+      config.splitHeadDim
+          ? aTile
+          : kb.gepBytes(aTile, kb.mul(consumer, kb.i32(64 * kPanelRowBytes))),
       16, 8 * kPanelRowBytes);
   Value bDesc = wgmmaDescriptor(kb, bTile, 16, 8 * kPanelRowBytes);
-  Value c = kb.fragment(accumulator(config.blockM), acc);
+  Value c = kb.fragment(accumulator(cols), acc);
   for (int64_t kk = 0; kk < depth / 16; ++kk) {
     int64_t panel = kk / 4, within = (kk % 4) * 32;
     c = warpgroupMma(
@@ -557,91 +601,28 @@ SmallVector<Value> HopperBackwardEmitter::issueABt(Value aTile,
   return kb.registers(c);
 }
 
-/// One step: query block q0 of query head `head` against this consumer's
-/// 64 keys. Carried: dK (D / 2 registers) then dV (Dv / 2).
-SmallVector<Value> HopperBackwardEmitter::emitStep(Value it,
-                                                   ValueRange carried) {
-  // Lane coordinates, tile bases and the consumer index, re-read per step:
-  // otherwise LLVM hoists every descriptor and fragment offset derived
-  // from them out of the loop, and those dozens of registers stay live
-  // next to the accumulators (ptxas then spills).
-  Value tLoop = t, gLoop = g, kTileLoop = kTile, vTileLoop = vTile;
-  Value consumerLoop = consumer, warpKey0Loop = warpKey0;
-  SmallVector<Value> fresh = kb.pin(
-      {tLoop, gLoop, consumerLoop, warpKey0Loop, kTileLoop, vTileLoop});
-  t = fresh[0];
-  g = fresh[1];
-  consumer = fresh[2];
-  warpKey0 = fresh[3];
-  kTile = fresh[4];
-  vTile = fresh[5];
-  SmallVector<Value> out = emitStepBody(it, carried);
-  t = tLoop, g = gLoop, kTile = kTileLoop, vTile = vTileLoop;
-  consumer = consumerLoop, warpKey0 = warpKey0Loop;
-  return out;
-}
-
-SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
-                                                       ValueRange carried) {
-  auto [head, q0] = stepAt(it);
-  Value stage = stageOf(it);
-  Value qTile = ringTile(kb, qRing, stage);
-  Value doTile = ringTile(kb, doRing, stage);
-  int64_t sRegs = config.blockM / 2, sTiles = config.blockM / 8;
-  size_t dkRegs = spec.headDim / 2, dvRegs = spec.valueHeadDim / 2;
-  // ALiBi: the step's query head's slope, read before the products hide
-  // it (added to the score P's constant multiplies: raw, or the softcap's
-  // t).
-  std::optional<AlibiTerm> alibi;
-  if (spec.alibi)
-    alibi.emplace(kb, params, batch, head,
-                  spec.softcap > 0 ? kb.f32(spec.softcap)
-                                   : arg("softmax_scale"));
-
-  // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, two commit groups.
-  mbarrierWait(kb, barrierAt(fullSlot(), stage), parityOf(it));
-  int64_t pending = pipelined() ? 1 : 0;
-  SmallVector<Value> overwritten(2 * sRegs + pending * dqRegs(),
-                                 kb.undefF32());
-  SmallVector<Value> fenced = wgmmaFence(kb, overwritten);
-  SmallVector<Value> s =
-      issueABt(kTile, kvPanelBytes(), qTile, qPanelBytes(), spec.headDim,
-               ArrayRef(fenced).take_front(sRegs));
-  wgmmaCommitGroup(kb);
-  SmallVector<Value> dp =
-      issueABt(vTile, kvPanelBytes(), doTile, qPanelBytes(),
-               spec.valueHeadDim, ArrayRef(fenced).slice(sRegs, sRegs));
-  wgmmaCommitGroup(kb);
-  // Pipelined: dQ of the previous step after dPᵀ, so that it runs under
-  // this step's elementwise work (step 0 multiplies the unwritten tile and
-  // discards the result: no branch around in-flight registers).
-  SmallVector<Value> dqPrev;
-  if (pipelined()) {
-    dqPrev = issueDq(kb.andi(kb.add(it, kb.i32(1)), 1),
-                     ArrayRef(fenced).drop_front(2 * sRegs));
-    wgmmaCommitGroup(kb);
-  }
-  s = wgmmaWaitGroup(kb, 1 + pending, s);
+SmallVector<Value> HopperBackwardEmitter::capAndMask(SmallVector<Value> s,
+                                                     Value qCol0,
+                                                     int64_t cols) {
   // Softcap: Sᵀ becomes t = tanh(Sᵀ·scale / C) before the mask, P's
   // constant is C·log2e, and dSᵀ takes the cap's derivative 1 − t² below.
-  bool softcap = spec.softcap > 0;
-  if (softcap) {
+  if (spec.softcap > 0) {
     Value inner = kb.fmul(arg("softmax_scale"), kb.f32(1.0 / spec.softcap));
     for (Value &v : s)
       v = attn_gpu::TanhOp::create(b, loc, kb.fmul(v, inner));
   }
 
   // The band: key kv0 + warpKey0 + g + 8·(e/2) is seen by query
-  // q0 + 8·j + 2t + e%2 iff d(query) − left <= key <= d(query) + right
+  // qCol0 + 8·j + 2t + e%2 iff d(query) − left <= key <= d(query) + right
   // (d(i) = i + diagonal), i.e.
-  //   right: 8·(e/2) − 8·j − e%2 <= q0 + diagonal + right − kv0 − warpKey0
-  //          − g + 2t;
-  //   left:  8·j + e%2 − 8·(e/2) <= left − diagonal − q0 + kv0 + warpKey0
-  //          + g − 2t.
+  //   right: 8·(e/2) − 8·j − e%2 <= qCol0 + diagonal + right − kv0
+  //          − warpKey0 − g + 2t;
+  //   left:  8·j + e%2 − 8·(e/2) <= left − diagonal − qCol0 + kv0
+  //          + warpKey0 + g − 2t.
   // Blocks clear of an edge skip its compares.
-  Value sTile = kb.fragment(accumulator(config.blockM), s);
+  Value sTile = kb.fragment(accumulator(cols), s);
   if (spec.band.hasRight()) {
-    Value reach = kb.add(q0, diagonal);
+    Value reach = kb.add(qCol0, diagonal);
     if (spec.band.right)
       reach = kb.add(reach, kb.i32(spec.band.right));
     sTile = maskFragment(
@@ -654,13 +635,13 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   }
   if (spec.band.hasLeft()) {
     // The lowest key the block's last row sees.
-    Value lowest = kb.sub(kb.add(q0, diagonal),
-                          kb.i32(spec.band.left - (config.blockM - 1)));
+    Value lowest = kb.sub(kb.add(qCol0, diagonal),
+                          kb.i32(spec.band.left - (cols - 1)));
     sTile = maskFragment(
         kb, sTile, kb.slt(kv0, lowest),
         [&] {
           return kb.sub(
-              kb.add(kb.sub(kb.i32(spec.band.left), kb.add(q0, diagonal)),
+              kb.add(kb.sub(kb.i32(spec.band.left), kb.add(qCol0, diagonal)),
                      kb.add(kb.add(kv0, warpKey0), g)),
               kb.shl(t, 1));
         },
@@ -681,7 +662,149 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
         kb, sTile, kb.slt(kv0, keyStart),
         [&] { return kb.sub(kb.add(kb.add(kv0, warpKey0), g), keyStart); },
         /*col=*/0, /*row=*/-1);
-  s = kb.registers(sTile);
+  return kb.registers(sTile);
+}
+
+SmallVector<Value> HopperBackwardEmitter::probabilities(
+    ArrayRef<Value> scores, Value stage, Value qCol0, int64_t cols,
+    Value cScale, const std::optional<AlibiTerm> &alibi) {
+  SmallVector<Value> lse = sharedColumns(stage, 0, cols);
+  SmallVector<Value> p(scores);
+  // Register 4·j + e: query qCol0 + 8·j + 2t + e%2, key kv0 + warpKey0 + g
+  // + 8·(e/2).
+  Value alibiBase;
+  if (alibi)
+    alibiBase = alibi->rowBase(
+        kb.sub(kb.add(kb.add(qCol0, diagonal), kb.shl(t, 1)),
+               kb.add(kb.add(kv0, warpKey0), g)));
+  for (int64_t j = 0; j < cols / 8; ++j)
+    for (int e = 0; e < 4; ++e) {
+      Value negLse = arith::NegFOp::create(b, loc, lse[2 * j + (e & 1)]);
+      Value &v = p[4 * j + e];
+      if (alibi)
+        v = alibi->apply(v, alibiBase, 8 * j + (e & 1) - 8 * (e / 2));
+      v = kb.exp2(LLVM::FMAOp::create(b, loc, v, cScale, negLse));
+    }
+  return p;
+}
+
+SmallVector<Value> HopperBackwardEmitter::packA(ArrayRef<Value> x,
+                                                int64_t cols) {
+  return kb.registers(attn_gpu::ToOperandOp::create(
+      b, loc, attn_gpu::FragmentType::getOperandA(elt, cols),
+      kb.fragment(accumulator(cols), x)));
+}
+
+SmallVector<Value> HopperBackwardEmitter::scoreGradient(
+    SmallVector<Value> p, ArrayRef<Value> capT, ArrayRef<Value> dp,
+    ArrayRef<Value> delta,
+    function_ref<SmallVector<Value>(ArrayRef<Value>)> recompute) {
+  if (!capT.empty()) {
+    // P again, times 1 − min(t², 1): a masked t is −inf (P = 0), for which
+    // 1 − t² would make 0 · −inf.
+    p = recompute(capT);
+    for (size_t i = 0; i < p.size(); ++i)
+      p[i] = kb.fmul(p[i], kb.fsub(kb.f32(1.0),
+                                   arith::MinimumFOp::create(
+                                       b, loc, kb.fmul(capT[i], capT[i]),
+                                       kb.f32(1.0))));
+  }
+  for (size_t j = 0; j < p.size() / 4; ++j)
+    for (int e = 0; e < 4; ++e)
+      p[4 * j + e] = kb.fmul(p[4 * j + e],
+                             kb.fsub(dp[4 * j + e], delta[2 * j + (e & 1)]));
+  return p;
+}
+
+/// One 128-byte row per key (blockM = 64): the pair of query chunk c of
+/// key row r goes to r·128 + ((c ^ r % 8)·16) + 4t.
+void HopperBackwardEmitter::storeTransposed(Value tile, ArrayRef<Value> frags,
+                                            Value firstChunk) {
+  for (int h = 0; h < 2; ++h) {
+    Value row = kb.add(warpKey0, kb.add(g, kb.i32(8 * h)));
+    Value rowPtr = kb.gepBytes(
+        tile, kb.add(kb.mul(row, kb.i32(kPanelRowBytes)), kb.shl(t, 2)));
+    for (size_t j = 0; j < frags.size() / 2; ++j) {
+      Value chunk = kb.i32(j);
+      if (firstChunk)
+        chunk = kb.add(chunk, firstChunk);
+      chunk = kb.xori(chunk, g); // row % 8 == g
+      LLVM::StoreOp::create(b, loc, frags[2 * j + h],
+                            kb.gepBytes(rowPtr, kb.shl(chunk, 4)));
+    }
+  }
+}
+
+/// One step: query block q0 of query head `head` against this consumer's
+/// 64 keys. Carried: dK (D / 2 registers) then dV (Dv / 2).
+SmallVector<Value> HopperBackwardEmitter::emitStep(Value it,
+                                                   ValueRange carried) {
+  // Lane coordinates, tile bases and the consumer index, re-read per step:
+  // otherwise LLVM hoists every descriptor and fragment offset derived
+  // from them out of the loop, and those dozens of registers stay live
+  // next to the accumulators (ptxas then spills).
+  Value tLoop = t, gLoop = g, kTileLoop = kTile, vTileLoop = vTile;
+  Value consumerLoop = consumer, warpKey0Loop = warpKey0;
+  SmallVector<Value> fresh = kb.pin(
+      {tLoop, gLoop, consumerLoop, warpKey0Loop, kTileLoop, vTileLoop});
+  t = fresh[0];
+  g = fresh[1];
+  consumer = fresh[2];
+  warpKey0 = fresh[3];
+  kTile = fresh[4];
+  vTile = fresh[5];
+  SmallVector<Value> out = config.splitHeadDim
+                               ? emitSplitStepBody(it, carried)
+                               : emitStepBody(it, carried);
+  t = tLoop, g = gLoop, kTile = kTileLoop, vTile = vTileLoop;
+  consumer = consumerLoop, warpKey0 = warpKey0Loop;
+  return out;
+}
+
+SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
+                                                       ValueRange carried) {
+  auto [head, q0] = stepAt(it);
+  Value stage = stageOf(it);
+  Value qTile = ringTile(kb, qRing, stage);
+  Value doTile = ringTile(kb, doRing, stage);
+  int64_t sRegs = config.blockM / 2;
+  size_t dkRegs = spec.headDim / 2, dvRegs = spec.valueHeadDim / 2;
+  // ALiBi: the step's query head's slope, read before the products hide
+  // it (added to the score P's constant multiplies: raw, or the softcap's
+  // t).
+  std::optional<AlibiTerm> alibi;
+  if (spec.alibi)
+    alibi.emplace(kb, params, batch, head,
+                  spec.softcap > 0 ? kb.f32(spec.softcap)
+                                   : arg("softmax_scale"));
+
+  // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, two commit groups.
+  mbarrierWait(kb, barrierAt(fullSlot(), stage), parityOf(it));
+  int64_t pending = pipelined() ? 1 : 0;
+  SmallVector<Value> overwritten(2 * sRegs + pending * dqRegs(),
+                                 kb.undefF32());
+  SmallVector<Value> fenced = wgmmaFence(kb, overwritten);
+  SmallVector<Value> s =
+      issueABt(kTile, kvPanelBytes(), qTile, qPanelBytes(), spec.headDim,
+               ArrayRef(fenced).take_front(sRegs), config.blockM);
+  wgmmaCommitGroup(kb);
+  SmallVector<Value> dp =
+      issueABt(vTile, kvPanelBytes(), doTile, qPanelBytes(),
+               spec.valueHeadDim, ArrayRef(fenced).slice(sRegs, sRegs),
+               config.blockM);
+  wgmmaCommitGroup(kb);
+  // Pipelined: dQ of the previous step after dPᵀ, so that it runs under
+  // this step's elementwise work (step 0 multiplies the unwritten tile and
+  // discards the result: no branch around in-flight registers).
+  SmallVector<Value> dqPrev;
+  if (pipelined()) {
+    dqPrev = issueDq(kb.andi(kb.add(it, kb.i32(1)), 1),
+                     ArrayRef(fenced).drop_front(2 * sRegs));
+    wgmmaCommitGroup(kb);
+  }
+  s = wgmmaWaitGroup(kb, 1 + pending, s);
+  s = capAndMask(std::move(s), q0, config.blockM);
+  bool softcap = spec.softcap > 0;
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), LSE·log2e of this thread's query columns
   // 8·j + 2t + {0, 1} read only now (after the mask: fewer live registers).
@@ -692,36 +815,15 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   Value cScale =
       backwardSoftmaxConstant(kb, arg("softmax_scale"), spec.softcap);
   auto probabilities = [&](ArrayRef<Value> scores) {
-    SmallVector<Value> lse = sharedColumns(stage, 0);
-    SmallVector<Value> p(scores);
-    // Register 4·j + e: query q0 + 8·j + 2t + e%2, key kv0 + warpKey0 + g
-    // + 8·(e/2).
-    Value alibiBase;
-    if (alibi)
-      alibiBase = alibi->rowBase(
-          kb.sub(kb.add(kb.add(q0, diagonal), kb.shl(t, 1)),
-                 kb.add(kb.add(kv0, warpKey0), g)));
-    for (int64_t j = 0; j < sTiles; ++j)
-      for (int e = 0; e < 4; ++e) {
-        Value negLse = arith::NegFOp::create(b, loc, lse[2 * j + (e & 1)]);
-        Value &v = p[4 * j + e];
-        if (alibi)
-          v = alibi->apply(v, alibiBase, 8 * j + (e & 1) - 8 * (e / 2));
-        v = kb.exp2(LLVM::FMAOp::create(b, loc, v, cScale, negLse));
-      }
-    return p;
+    return this->probabilities(scores, stage, q0, config.blockM, cScale,
+                               alibi);
   };
   SmallVector<Value> capT;
   if (softcap)
     capT = std::exchange(s, probabilities(s));
   else
     s = probabilities(s);
-  // Rounded into wgmma A operands (register 2·j + h: tile j's row-half h).
-  auto pack = [&](ArrayRef<Value> x) {
-    return kb.registers(attn_gpu::ToOperandOp::create(
-        b, loc, attn_gpu::FragmentType::getOperandA(elt, config.blockM),
-        kb.fragment(accumulator(config.blockM), x)));
-  };
+  auto pack = [&](ArrayRef<Value> x) { return packA(x, config.blockM); };
   SmallVector<Value> pFrags = pack(s);
 
   // dV += Pᵀ·dO and dK += dSᵀ·Q: A from registers, B MN-major (the query
@@ -758,38 +860,14 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // dSᵀ = Pᵀ ∘ (dPᵀ − Δ). Pending behind dPᵀ: dQ(j − 1) when pipelined, dV
   // when issued early.
   dp = wgmmaWaitGroup(kb, pending + (dvEarly ? 1 : 0), dp);
-  SmallVector<Value> delta = sharedColumns(stage, config.blockM * 4);
-  if (softcap) {
-    // P again, times 1 − min(t², 1): a masked t is −inf (P = 0), for which
-    // 1 − t² would make 0 · −inf.
-    s = probabilities(capT);
-    for (size_t i = 0; i < s.size(); ++i)
-      s[i] = kb.fmul(s[i], kb.fsub(kb.f32(1.0),
-                                   arith::MinimumFOp::create(
-                                       b, loc, kb.fmul(capT[i], capT[i]),
-                                       kb.f32(1.0))));
-  }
-  for (int64_t j = 0; j < sTiles; ++j)
-    for (int e = 0; e < 4; ++e)
-      s[4 * j + e] = kb.fmul(s[4 * j + e],
-                             kb.fsub(dp[4 * j + e], delta[2 * j + (e & 1)]));
+  SmallVector<Value> delta =
+      sharedColumns(stage, config.blockM * 4, config.blockM);
+  s = scoreGradient(std::move(s), capT, dp, delta, probabilities);
   SmallVector<Value> dsFrags = pack(s);
 
-  // dSᵀ to shared memory for dQ, as TMA would write a [key][query] tile
-  // with 128-byte swizzle (one 128-byte row per key: blockM = 64): the
-  // pair of tile j of key row r goes to r·128 + ((j ^ r % 8)·16) + 4t.
+  // dSᵀ to shared memory for dQ.
   Value dsStage = kb.andi(it, 1);
-  Value dsTile = ringTile(kb, dsRing, dsStage);
-  for (int h = 0; h < 2; ++h) {
-    Value row = kb.add(warpKey0, kb.add(g, kb.i32(8 * h)));
-    Value rowPtr = kb.gepBytes(
-        dsTile, kb.add(kb.mul(row, kb.i32(kPanelRowBytes)), kb.shl(t, 2)));
-    for (int64_t j = 0; j < sTiles; ++j) {
-      Value chunk = kb.xori(kb.i32(j), g); // row % 8 == g
-      LLVM::StoreOp::create(b, loc, dsFrags[2 * j + h],
-                            kb.gepBytes(rowPtr, kb.shl(chunk, 4)));
-    }
-  }
+  storeTransposed(ringTile(kb, dsRing, dsStage), dsFrags, Value());
   // The generic-proxy stores become visible to wgmma (the async proxy).
   fenceProxyAsyncShared(kb);
 
@@ -878,6 +956,139 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   return waited;
 }
 
+/// One step of the head-dim split: query block q0 of query head `head`
+/// against the block's 64 keys. This consumer takes query columns
+/// [32c, 32c + 32) of Sᵀ and dPᵀ, both consumers' Pᵀ and dSᵀ meet in
+/// shared memory, and it accumulates head-dim columns [c·D/2, (c + 1)·D/2)
+/// of dK, dV and dQ. Carried: dK (D / 4 registers) then dV (Dv / 4).
+SmallVector<Value> HopperBackwardEmitter::emitSplitStepBody(Value it,
+                                                            ValueRange carried) {
+  auto [head, q0] = stepAt(it);
+  Value stage = stageOf(it);
+  int64_t cols = config.blockM / 2, sRegs = cols / 2;
+  size_t dkRegs = spec.headDim / 4;
+  Value qCol0 = kb.add(q0, kb.mul(consumer, kb.i32(cols)));
+  // This consumer's query rows of each 64-column panel of Q and dO (B of
+  // Sᵀ and dPᵀ, K-major).
+  Value bRows = kb.mul(consumer, kb.i32(cols * kPanelRowBytes));
+  std::optional<AlibiTerm> alibi;
+  if (spec.alibi)
+    alibi.emplace(kb, params, batch, head,
+                  spec.softcap > 0 ? kb.f32(spec.softcap)
+                                   : arg("softmax_scale"));
+
+  mbarrierWait(kb, barrierAt(fullSlot(), stage), parityOf(it));
+  SmallVector<Value> fenced =
+      wgmmaFence(kb, SmallVector<Value>(2 * sRegs, kb.undefF32()));
+  SmallVector<Value> s = issueABt(
+      kTile, kvPanelBytes(), kb.gepBytes(ringTile(kb, qRing, stage), bRows),
+      qPanelBytes(), spec.headDim, ArrayRef(fenced).take_front(sRegs), cols);
+  wgmmaCommitGroup(kb);
+  SmallVector<Value> dp = issueABt(
+      vTile, kvPanelBytes(), kb.gepBytes(ringTile(kb, doRing, stage), bRows),
+      qPanelBytes(), spec.valueHeadDim, ArrayRef(fenced).drop_front(sRegs),
+      cols);
+  wgmmaCommitGroup(kb);
+  s = wgmmaWaitGroup(kb, 1, s);
+  s = capAndMask(std::move(s), qCol0, cols);
+  Value cScale =
+      backwardSoftmaxConstant(kb, arg("softmax_scale"), spec.softcap);
+  auto probabilities = [&](ArrayRef<Value> scores) {
+    return this->probabilities(scores, stage, qCol0, cols, cScale, alibi);
+  };
+  SmallVector<Value> capT;
+  if (spec.softcap > 0)
+    capT = std::exchange(s, probabilities(s));
+  else
+    s = probabilities(s);
+  SmallVector<Value> pFrags = packA(s, cols);
+  dp = wgmmaWaitGroup(kb, 0, dp);
+  SmallVector<Value> delta = sharedColumns(stage, config.blockM * 4, cols);
+  SmallVector<Value> dsFrags =
+      packA(scoreGradient(std::move(s), capT, dp, delta, probabilities), cols);
+
+  // Pᵀ and dSᵀ of this consumer's query chunks (8 queries of 16 bytes
+  // each) into the step's tiles; both consumers' before either reads.
+  Value buffer = kb.andi(it, 1);
+  Value firstChunk = kb.mul(consumer, kb.i32(cols / 8));
+  storeTransposed(ringTile(kb, pRing, buffer), pFrags, firstChunk);
+  storeTransposed(ringTile(kb, dsRing, buffer), dsFrags, firstChunk);
+  fenceProxyAsyncShared(kb);
+  namedBarrierSync(kb, kb.i32(kConsumerBarrier), 128 * config.consumers());
+
+  // dQ = dS·K, dV += Pᵀ·dO and dK += dSᵀ·Q, each for this consumer's half
+  // of the head dim: three groups in flight, dQ first so that its adds
+  // run under dV and dK.
+  SmallVector<Value> regs = carried;
+  regs.append(dqRegs(), kb.undefF32());
+  regs = wgmmaFence(kb, regs);
+  SmallVector<Value> dK(regs.begin(), regs.begin() + dkRegs);
+  SmallVector<Value> dV(regs.begin() + dkRegs, regs.begin() + 2 * dkRegs);
+  SmallVector<Value> dq(regs.begin() + 2 * dkRegs, regs.end());
+  dq = issueDq(buffer, dq);
+  wgmmaCommitGroup(kb);
+  dV = issueSharedAB(pRing, buffer, doRing, stage, dV, spec.valueHeadDim / 2);
+  wgmmaCommitGroup(kb);
+  dK = issueSharedAB(dsRing, buffer, qRing, stage, dK, spec.headDim / 2);
+  wgmmaCommitGroup(kb);
+  dq = wgmmaWaitGroup(kb, 2, dq);
+  addDqFromRegisters(dq, it);
+  SmallVector<Value> waited(dK);
+  waited.append(dV);
+  waited = wgmmaWaitGroup(kb, 0, waited);
+  // Q, dO, LSE and Δ of this stage are no longer read (every thread
+  // arrives: see emitStepBody).
+  mbarrierArrive(kb, barrierAt(emptySlot(), stage));
+  return waited;
+}
+
+SmallVector<Value> HopperBackwardEmitter::issueSharedAB(Value aRing,
+                                                        Value aStage,
+                                                        Value bRing,
+                                                        Value bStage,
+                                                        ValueRange acc,
+                                                        int64_t n) {
+  Value aDesc = ringDescriptor(kb, aRing, aStage, /*mnMajor=*/false);
+  // This consumer's n columns start at its 64-column panel n / 64 · c.
+  Value bDesc = wgmmaDescriptor(
+      kb,
+      kb.gepBytes(ringTile(kb, bRing, bStage),
+                  kb.mul(consumer, kb.i32(n / 64 * qPanelBytes()))),
+      qPanelBytes(), 8 * kPanelRowBytes);
+  Value c = kb.fragment(accumulator(n), acc);
+  // k-steps of 16 queries: 32 bytes along A's 128-byte rows, 16 rows of B.
+  for (int64_t kk = 0; kk < config.blockM / 16; ++kk)
+    c = warpgroupMma(kb, wgmmaDescriptorAdvance(kb, aDesc, kk * 32),
+                     wgmmaDescriptorAdvance(kb, bDesc,
+                                            kk * 16 * kPanelRowBytes),
+                     c, /*accumulate=*/true, /*transposeB=*/true, elt);
+  return kb.registers(c);
+}
+
+/// Register 4·j + e of the m64n(D/2) fragment: row 16·warp + g + 8·(e/2)
+/// of the step's query block, column c·D/2 + 8·j + 2t + e%2.
+void HopperBackwardEmitter::addDqFromRegisters(ArrayRef<Value> dq, Value it) {
+  Value q0 = stepAt(it).second;
+  Value accum = dqAccumulator(kb, deltaBaseOf(it), seqQ);
+  int64_t dqCols = spec.headDim / 2;
+  Value col0 = kb.add(kb.mul(consumer, kb.i32(dqCols)), kb.shl(t, 1));
+  for (int h = 0; h < 2; ++h) {
+    Value row = kb.add(kb.add(q0, kb.mul(warpInGroup, kb.i32(16))),
+                       kb.add(g, kb.i32(8 * h)));
+    ifThen(kb, kb.slt(row, seqQ), [&] {
+      Value rowPtr = kb.gep(
+          accum, b.getF32Type(),
+          kb.add(kb.mul(kb.sext64(row), kb.i64(spec.headDim)),
+                 kb.zext64(col0)));
+      for (int64_t j = 0; j < dqCols / 8; ++j)
+        attn_gpu::GlobalReduceAddOp::create(
+            b, loc, kb.gep(rowPtr, b.getF32Type(), kb.i64(8 * j)),
+            ValueRange{dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]},
+            /*vector=*/true);
+    });
+  }
+}
+
 /// dQ[:, slice] = dS·K[:, slice] of the dSᵀ ring's tile `dsStage`, accumulating
 /// into the fenced zeros `dq`: A = dSᵀ [key][query] read MN-major (the
 /// query is A's M), B = K [key][d] read MN-major; blockN / 16 k-steps of
@@ -915,19 +1126,24 @@ Value HopperBackwardEmitter::deltaBaseOf(Value it) {
   return workspaceRegion(kb, arg("workspace"), bh, seqQ, spec.headDim);
 }
 
-/// dK·scale and dV of this warp's key rows < Nk, packed pairs.
+/// dK·scale and dV of this warp's key rows < Nk, packed pairs (the
+/// head-dim split: this consumer's half of the columns).
 void HopperBackwardEmitter::emitEpilogue(ValueRange accs) {
   Value scale = arg("softmax_scale");
+  int64_t share = config.splitHeadDim ? 2 : 1;
   auto store = [&](StringRef tensor, int64_t dim, size_t first, bool scaled) {
     Value base = headBase(tensor, elt, kvHead);
+    Value col0 = kb.shl(t, 1);
+    if (config.splitHeadDim)
+      col0 = kb.add(col0, kb.mul(consumer, kb.i32(dim / share)));
     for (int h = 0; h < 2; ++h) {
       Value row = kb.add(kb.add(kv0, warpKey0), kb.add(g, kb.i32(8 * h)));
       ifThen(kb, kb.slt(row, seqKv), [&] {
         Value rowPtr =
             kb.gep(base, elt,
                    kb.add(kb.mul(kb.sext64(row), params.stride(tensor, 2)),
-                          kb.sext64(kb.shl(t, 1))));
-        for (int64_t j = 0; j < dim / 8; ++j) {
+                          kb.sext64(col0)));
+        for (int64_t j = 0; j < dim / share / 8; ++j) {
           Value lo = accs[first + 4 * j + 2 * h];
           Value hi = accs[first + 4 * j + 2 * h + 1];
           if (scaled) {
@@ -941,18 +1157,23 @@ void HopperBackwardEmitter::emitEpilogue(ValueRange accs) {
     }
   };
   store("dk", spec.headDim, 0, /*scaled=*/true);
-  store("dv", spec.valueHeadDim, spec.headDim / 2, /*scaled=*/false);
+  store("dv", spec.valueHeadDim, spec.headDim / 2 / share, /*scaled=*/false);
 }
 
 void HopperBackwardEmitter::emitConsumer() {
   setMaxRegisters(kb, config.consumerRegisters, /*increase=*/true);
   consumer = kb.sub(warpgroup, kb.i32(1));
   warpInGroup = kb.andi(kb.lshr(tid, 5), 3);
-  warpKey0 = kb.add(kb.mul(consumer, kb.i32(64)),
-                    kb.mul(warpInGroup, kb.i32(16)));
+  // The head-dim split's consumers share the block's 64 keys.
+  warpKey0 = kb.mul(warpInGroup, kb.i32(16));
+  if (!config.splitHeadDim)
+    warpKey0 = kb.add(kb.mul(consumer, kb.i32(64)), warpKey0);
   mbarrierWait(kb, barrierAt(kvFullSlot(), Value()), kb.i32(0));
-  SmallVector<Value> init((spec.headDim + spec.valueHeadDim) / 2,
-                          kb.f32(0.0));
+  // dK and dV: D / 2 + Dv / 2 registers, half that with the split.
+  int64_t carriedRegs = (spec.headDim + spec.valueHeadDim) / 2;
+  if (config.splitHeadDim)
+    carriedRegs /= 2;
+  SmallVector<Value> init(carriedRegs, kb.f32(0.0));
   auto loop = scf::ForOp::create(
       b, loc, kb.i32(0), numSteps, kb.i32(1), init,
       [&](OpBuilder &, Location, Value it, ValueRange iterArgs) {
@@ -1030,8 +1251,9 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
     numSteps = keyBlockSteps(kb, numSteps, kv0, config.blockN, bounds);
 
   // Dynamic shared memory from a 1024-byte boundary (the swizzle atom):
-  // K, V, the Q and dO rings, two dSᵀ tiles, the dQ tile, the LSE/Δ ring,
-  // then the mbarriers.
+  // K, V, the Q and dO rings, two dSᵀ tiles (the head-dim split: then two
+  // Pᵀ tiles, and no dQ tile), the dQ tile, the LSE/Δ ring, then the
+  // mbarriers.
   Value smem = LLVM::AddressOfOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
       kSharedMemorySymbol);
@@ -1044,7 +1266,13 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   Value doBase = kb.gepBytes(qBase, kb.i32(config.stages * qTileBytes()));
   Value dsBase = kb.gepBytes(doBase, kb.i32(config.stages * doTileBytes()));
   dqTile = kb.gepBytes(dsBase, kb.i32(2 * dsTileBytes()));
-  lseRing = kb.gepBytes(dqTile, kb.i32(dqBuffers() * dqTileBytes()));
+  if (config.splitHeadDim) {
+    pRing = ringView(kb, dqTile, 2, config.blockN, config.blockM, elt);
+    lseRing = kb.gepBytes(dqTile, kb.i32(2 * dsTileBytes()));
+    dqTile = Value();
+  } else {
+    lseRing = kb.gepBytes(dqTile, kb.i32(dqBuffers() * dqTileBytes()));
+  }
   barriers = kb.gepBytes(lseRing, kb.i32(config.stages * lseStageBytes()));
   qRing = ringView(kb, qBase, config.stages, config.blockM, spec.headDim, elt);
   doRing = ringView(kb, doBase, config.stages, config.blockM,
@@ -1100,10 +1328,17 @@ mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
   if (!cap.blockM.contains(config.blockM))
     return "block-m of the sm90a backward kernel must be " + cap.blockM.str() +
            " (got " + std::to_string(config.blockM) + ")";
-  if (!cap.blockN.contains(config.blockN))
-    return "block-n of the sm90a backward kernel must be " + cap.blockN.str() +
-           ", two consumer warpgroups of 64 keys (got " +
-           std::to_string(config.blockN) + ")";
+  // Above D = 128 the two consumers share 64 keys (splitHeadDim), else
+  // each owns 64.
+  int64_t blockN = config.splitHeadDim ? 64 : 128;
+  if (config.blockN != blockN)
+    return "block-n of the sm90a backward kernel at head dim " +
+           std::to_string(spec.headDim) + " must be " +
+           std::to_string(blockN) +
+           (config.splitHeadDim
+                ? ", the 64 keys both consumer warpgroups share"
+                : ", two consumer warpgroups of 64 keys") +
+           " (got " + std::to_string(config.blockN) + ")";
   if (!cap.stages.contains(config.stages))
     return "stages of the sm90a backward kernel must be " + cap.stages.str() +
            " (got " + std::to_string(config.stages) + ")";
@@ -1127,9 +1362,14 @@ mlir::attn::hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
   int64_t kv = config.blockN * (spec.headDim + spec.valueHeadDim) * e;
   int64_t ring =
       config.stages * config.blockM * (spec.headDim + spec.valueHeadDim) * e;
-  int64_t ds = 2 * config.blockN * config.blockM * e;
-  // The f32 dQ tile, and LSE·log2e and Δ per ring stage.
-  int64_t dq = config.dqBuffers() * config.blockM * spec.headDim * 4;
+  // Two dSᵀ tiles (and two Pᵀ ones with the head-dim split).
+  int64_t ds = (config.splitHeadDim ? 4 : 2) * config.blockN * config.blockM *
+               e;
+  // The f32 dQ tile (none with the head-dim split), and LSE·log2e and Δ
+  // per ring stage.
+  int64_t dq = config.splitHeadDim
+                   ? 0
+                   : config.dqBuffers() * config.blockM * spec.headDim * 4;
   int64_t lse = config.stages * 2 * config.blockM * 4;
   int64_t barriers = 8 * (1 + 2 * config.stages);
   // + 1024: the kernel aligns the dynamic shared memory to the swizzle atom.
@@ -1147,7 +1387,8 @@ mlir::attn::hopperBackwardKernelName(const FlashBackwardSpec &spec,
          "_dkdv_n" +
          std::to_string(config.blockN) + "m" + std::to_string(config.blockM) +
          "s" + std::to_string(config.stages) +
-         (config.pipelineDq   ? ""
+         (config.splitHeadDim ? "_hsplit"
+          : config.pipelineDq ? ""
           : config.dqBeforeDk ? "_sdq"
                               : "_dkf") +
          (config.deterministic ? "_det" : "");
@@ -1159,6 +1400,8 @@ mlir::attn::hopperBackwardSchedule(const HopperBackwardConfig &config) {
   // suffix -det); their dQ schedule is the head dim's default.
   if (config.deterministic)
     return "deterministic";
+  if (config.splitHeadDim)
+    return "head-split";
   if (config.pipelineDq)
     return "dq-pipelined";
   return config.dqBeforeDk ? "dq-first" : "dk-first";
@@ -1169,6 +1412,13 @@ mlir::attn::applyHopperBackwardSchedule(HopperBackwardConfig &config,
                                         StringRef schedule) {
   if (schedule.empty() || schedule == "deterministic")
     return "";
+  // The head-dim split is the only schedule above D = 128, and only there.
+  if (config.splitHeadDim)
+    return schedule == "head-split"
+               ? ""
+               : "sm90-schedule of the sm90a backward kernel above head dim "
+                 "128 must be head-split (got '" +
+                     schedule.str() + "')";
   if (schedule != "dq-pipelined" && schedule != "dq-first" &&
       schedule != "dk-first")
     return "sm90-schedule of the sm90a backward kernel must be "
@@ -1188,6 +1438,10 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec) {
   // memory) and it is 0.94-1.02x the in-step dQ in two runs
   // (bench/results/2026-12-01-backward-sm90a-v2.md).
   config.pipelineDq = spec.headDim <= 64;
+  if (spec.headDim > 128) {
+    config.splitHeadDim = true;
+    config.blockN = 64;
+  }
   return config;
 }
 

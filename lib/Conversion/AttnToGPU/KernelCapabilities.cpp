@@ -57,7 +57,8 @@ static const KernelCapability kTable[] = {
   // head dims, why,
   // D!=Dv, causal, topLeft, windows, scoreMod, bias, varlen, keyRange,
   // alibi, noLse, det,
-  // stages, block-m, block-n, warp-rows, sm90-schedule
+  // stages, block-m, block-n, warp-rows, sm90-schedule[, deterministic's
+  // largest head dim]
   {"sm80-mma", "sm80", KernelDirection::Forward, false,
    {8, 256, 8}, "(other than 16, 32, 64, 128 and 256 zero-padded to the "
                 "next of those)",
@@ -73,9 +74,10 @@ static const KernelCapability kTable[] = {
    false, true, true, true, true, false, false, true, true, false, true,
    {2, 2, 1}, {32, 64, 32}, {32, 128, 0}, false, false},
   {"sm90a-wgmma", "sm90a", KernelDirection::Backward, true,
-   {64, 128, 0}, "(whole 128-byte swizzle panels, dK and dV in registers)",
+   {64, 256, 0}, "(whole 128-byte swizzle panels; dK and dV in registers, "
+                 "split over the head dim at 256)",
    false, true, true, true, true, false, false, true, true, false, true,
-   {2, 4, 1}, {64, 64, 1}, {128, 128, 1}, false, true},
+   {2, 4, 1}, {64, 64, 1}, {64, 128, 64}, false, true, 128},
 };
 // clang-format on
 
@@ -197,6 +199,11 @@ std::string mlir::attn::unsupportedKernelFeature(const KernelCapability &cap,
     return refuse("an attention without the LSE");
   if (r.deterministic && !cap.deterministic)
     return refuse("deterministic");
+  if (r.deterministic && cap.deterministicMaxHeadDim &&
+      r.headDim > cap.deterministicMaxHeadDim)
+    return refuse("deterministic at head dim " + std::to_string(r.headDim),
+                  "they take it up to head dim " +
+                      std::to_string(cap.deterministicMaxHeadDim));
   if (r.stages && !cap.stages.contains(r.stages))
     return refuse("stages " + std::to_string(r.stages),
                   "they take " + cap.stages.str());

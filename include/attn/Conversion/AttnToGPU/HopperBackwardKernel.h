@@ -24,7 +24,8 @@ inline constexpr const char *kHopperBackwardFamily = "sm90a-wgmma";
 /// How the Hopper dkdv kernel tiles the work: one thread block per (key
 /// block of blockN keys, batch, kv head); a producer warpgroup brings K and
 /// V once and Q, dO per query block of blockM rows into a `stages`-deep
-/// ring; blockN / 64 consumer warpgroups own 64 keys each.
+/// ring; blockN / 64 consumer warpgroups own 64 keys each, or, with
+/// splitHeadDim, two consumers share the block's 64 keys.
 struct HopperBackwardConfig {
   int64_t blockM = 64;  // query rows per step (the N of Sᵀ = K·Qᵀ)
   int64_t blockN = 128; // keys per thread block, 64 per consumer
@@ -57,9 +58,19 @@ struct HopperBackwardConfig {
   /// than a turn per 64-row tile, 32 rows 0.8% (bench/results/
   /// 2026-12-03-bwd-deterministic-slices.md).
   int64_t turnRows = 16;
+  /// Head dims above 128 (FlashAttention-3's split): a consumer's dK and
+  /// dV of 64 keys would be 2·D/2 f32 registers per thread, over the 240
+  /// setmaxnreg gives it. Instead both consumers take the block's 64 keys:
+  /// consumer c computes Sᵀ and dPᵀ for query columns [32c, 32c + 32) of
+  /// the step, Pᵀ and dSᵀ go through shared memory, and c accumulates dK,
+  /// dV and the step's dQ for head-dim columns [c·D/2, (c + 1)·D/2), the
+  /// dQ added from registers (red.global.add.v2.f32: the f32 dQ tile does
+  /// not fit next to two Q/dO stages at D = 256). Set from the head dim by
+  /// chooseHopperBackwardConfig.
+  bool splitHeadDim = false;
   std::string source = "heuristic";
 
-  int64_t consumers() const { return blockN / 64; }
+  int64_t consumers() const { return splitHeadDim ? 2 : blockN / 64; }
   /// f32 dQ tiles in shared memory: deterministic kernels double-buffer
   /// it, so that the consumers fill one while the dQ warp waits for its
   /// turn to add the other.
@@ -78,21 +89,23 @@ struct HopperBackwardTensorMap {
 };
 
 /// Whether the Hopper backward can compile `spec` for `chip` ("" when it
-/// can, else why not): sm_90a, f16/bf16, equal head dims 64 or 128.
+/// can, else why not): sm_90a, f16/bf16, equal head dims 64, 128 or 256
+/// (deterministic: 64 or 128).
 std::string hopperBackwardSupports(const FlashBackwardSpec &spec,
                                    StringRef chip);
 /// Whether `family` (sm80, sm90a or auto) compiles the sm90a dkdv kernel
 /// for `spec`: sm90a, or auto where hopperBackwardSupports accepts it.
 bool usesHopperBackward(const FlashBackwardSpec &spec, StringRef chip,
                         StringRef family);
-/// The heuristic's configuration: pipelined dQ at D = 64, in-step at 128.
+/// The heuristic's configuration: pipelined dQ at D = 64, in-step at 128,
+/// the head-dim split (block-n 64) at 256.
 HopperBackwardConfig chooseHopperBackwardConfig(const FlashBackwardSpec &spec);
 /// The dQ schedule of `config` as the tuning database and the
 /// sm90-schedule option name it: "dq-pipelined" (dQ(j − 1) under step j),
 /// "dq-first" (in-step, dQ issued before dK and stored under it) or
 /// "dk-first" (in-step, dQ after dK); "deterministic" for the deterministic
 /// kernels (dQ added in key-block order, with the head dim's default dQ
-/// schedule).
+/// schedule); "head-split" above D = 128 (splitHeadDim).
 std::string hopperBackwardSchedule(const HopperBackwardConfig &config);
 /// Sets `config`'s dQ schedule from its name ("" leaves it); returns why
 /// the name is not one ("" when it is).
@@ -103,8 +116,10 @@ std::string validateHopperBackward(const FlashBackwardSpec &spec,
                                    const HopperBackwardConfig &config);
 int64_t hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
                                         const HopperBackwardConfig &config);
-/// attn_bwd_sm90_d<D>_<dtype>[_causal][_kr]_dkdv_n<N>m<M>s<S>[_det|_sdq|_dkf]
-/// (no suffix: the pipelined dQ; _sdq: dQ first; _dkf: dK first).
+/// attn_bwd_sm90_d<D>_<dtype>[_causal][_kr]_dkdv_n<N>m<M>s<S>
+/// [_det|_sdq|_dkf|_hsplit]
+/// (no suffix: the pipelined dQ; _sdq: dQ first; _dkf: dK first; _hsplit:
+/// the head-dim split).
 std::string hopperBackwardKernelName(const FlashBackwardSpec &spec,
                                      const HopperBackwardConfig &config);
 SmallVector<HopperBackwardTensorMap>

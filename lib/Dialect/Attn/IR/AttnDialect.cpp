@@ -97,11 +97,11 @@ KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   // kernels have one.
   static constexpr StringRef kSchedules[] = {
       "",         "pingpong", "overlap",  "serial",
-      "dq-pipelined", "dq-first", "dk-first", "deterministic"};
+      "dq-pipelined", "dq-first", "dk-first", "deterministic", "head-split"};
   if (!llvm::is_contained(kSchedules, schedule))
     return emitError() << "expected schedule pingpong, overlap, serial, "
-                          "dq-pipelined, dq-first, dk-first, deterministic "
-                          "or none, got '"
+                          "dq-pipelined, dq-first, dk-first, deterministic, "
+                          "head-split or none, got '"
                        << schedule << "'";
   if (family == "sm80" && (!schedule.empty() || persistent ||
                            exp2Emulated || wideProducer))
@@ -245,11 +245,12 @@ LogicalResult LaunchAttr::verify(
       dkdv.getGrid() != grid)
     return emitError() << "expected threads, dynamic_shared_memory and grid "
                           "to be the dkdv kernel's";
-  static constexpr StringRef kSchedules[] = {"", "dq-pipelined", "dq-first",
-                                             "dk-first", "deterministic"};
+  static constexpr StringRef kSchedules[] = {
+      "", "dq-pipelined", "dq-first", "dk-first", "deterministic",
+      "head-split"};
   if (!llvm::is_contained(kSchedules, schedule))
     return emitError() << "expected schedule dq-pipelined, dq-first, "
-                          "dk-first, deterministic or none, got '"
+                          "dk-first, deterministic, head-split or none, got '"
                        << schedule << "'";
   if (!tma && !schedule.empty())
     return emitError() << "expected no schedule with family sm80-mma";

@@ -30,8 +30,8 @@ def Attn_KernelConfigAttr : AttrDef<Attn_Dialect, "KernelConfig"> {
     * `stages`: depth of the shared-memory ring (>= 2);
     * `schedule`: the sm90a forward consumer schedule (`pingpong`,
       `overlap`, `serial`) or the sm90a backward dQ schedule
-      (`dq-pipelined`, `dq-first`, `dk-first`, `deterministic`); empty for
-      sm80;
+      (`dq-pipelined`, `dq-first`, `dk-first`, `deterministic`; above head
+      dim 128 `head-split`); empty for sm80;
     * `persistent`: the sm90a forward kernel's persistent grid;
     * `deterministic`: backward dQ by a separate kernel, without atomics;
     * `exp2_emulated`: sm90a forward, of every 8 columns of 8 keys how many

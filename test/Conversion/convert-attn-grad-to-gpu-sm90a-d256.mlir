@@ -1,0 +1,39 @@
+// The sm90a backward at head dim 256 (HopperBackwardConfig::splitHeadDim):
+// its two consumer warpgroups share a block of 64 keys and split dK, dV
+// and dQ over the head dim; the schedule is head-split, block-n 64, and
+// the f32 dQ is added from registers (no dQ tile: less shared memory than
+// two Q/dO stages of 64 rows would leave).
+// RUN: attn-opt %s --convert-attn-to-gpu="family=auto" | FileCheck %s
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a sm90-schedule=head-split" | FileCheck %s
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a sm90-schedule=dq-first" 2>&1 | FileCheck %s --check-prefix=SCHED
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a block-n=128" 2>&1 | FileCheck %s --check-prefix=BLOCKN
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a stages=3" 2>&1 | FileCheck %s --check-prefix=SMEM
+// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a deterministic=true" 2>&1 | FileCheck %s --check-prefix=DET
+// RUN: attn-opt %s --convert-attn-to-gpu="family=auto deterministic=true" | FileCheck %s --check-prefix=DET80
+// Below D = 256 the split is not a schedule.
+// RUN: not attn-opt %S/convert-attn-grad-to-gpu-sm90a-invalid.mlir --split-input-file --convert-attn-to-gpu="family=sm90a sm90-schedule=head-split" 2>&1 | FileCheck %s --check-prefix=SPLIT128
+
+// CHECK: attn.kernel = @attn_kernels::@attn_bwd_sm90_d256_bf16_causal_dkdv_n64m64s2_hsplit
+// CHECK-SAME: family = "sm90a-wgmma", block_m = 64, block_n = 64, threads = 384, dynamic_shared_memory = 231464,
+// CHECK-SAME: box_rows = 64>
+// CHECK-SAME: #attn.kernel_launch<role = "dkdv", entry = "attn_bwd_sm90_d256_bf16_causal_dkdv_n64m64s2_hsplit", threads = 384,
+// CHECK-SAME: schedule = "head-split"
+// SCHED: cannot be compiled for the GPU: sm90-schedule of the sm90a backward kernel above head dim 128 must be head-split (got 'dq-first')
+// BLOCKN: cannot be compiled for the GPU: block-n of the sm90a backward kernel at head dim 256 must be 64, the 64 keys both consumer warpgroups share (got 128)
+// SMEM: cannot be compiled for the GPU: the sm90a backward kernel needs {{[0-9]+}} bytes of shared memory, sm_90a offers 232448
+// DET: cannot be compiled for the GPU: deterministic at head dim 256 is not supported by the sm90a-wgmma backward kernels: they take it up to head dim 128
+// DET80: family = "sm80-mma"
+// DET80-NOT: attn_bwd_sm90
+// SPLIT128: sm90-schedule of the sm90a backward kernel must be dq-pipelined, dq-first or dk-first (got 'head-split')
+
+func.func @d256(%q: tensor<1x2x100x256xbf16>, %lse: tensor<1x2x100xf32>)
+    -> tensor<1x2x100x256xbf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
+      {mask = #attn.mask<causal>}
+      : tensor<1x2x100x256xbf16>, tensor<1x2x100x256xbf16>,
+        tensor<1x2x100x256xbf16>, tensor<1x2x100x256xbf16>,
+        tensor<1x2x100x256xbf16>, tensor<1x2x100xf32>
+      -> tensor<1x2x100x256xbf16>, tensor<1x2x100x256xbf16>,
+         tensor<1x2x100x256xbf16>
+  return %dq : tensor<1x2x100x256xbf16>
+}
