@@ -178,6 +178,17 @@ private:
   /// the end, key_range) on Sᵀ of query columns qCol0.. (`cols` of them).
   SmallVector<Value> capAndMask(SmallVector<Value> s, Value qCol0,
                                 int64_t cols);
+  /// ALiBi: query head `head`'s slope, read at the step's start, before
+  /// the products hide it, in the unit of the score P's constant
+  /// multiplies (raw, or the softcap's t); none without ALiBi.
+  std::optional<AlibiTerm> alibiOf(Value head) {
+    std::optional<AlibiTerm> alibi;
+    if (spec.alibi)
+      alibi.emplace(kb, params, batch, head,
+                    spec.softcap > 0 ? kb.f32(spec.softcap)
+                                     : arg("softmax_scale"));
+    return alibi;
+  }
   /// Pᵀ = exp2(Sᵀ·cScale − LSE·log2e) (+ ALiBi's term) of `scores`.
   SmallVector<Value> probabilities(ArrayRef<Value> scores, Value stage,
                                    Value qCol0, int64_t cols, Value cScale,
@@ -769,14 +780,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   Value doTile = ringTile(kb, doRing, stage);
   int64_t sRegs = config.blockM / 2;
   size_t dkRegs = spec.headDim / 2, dvRegs = spec.valueHeadDim / 2;
-  // ALiBi: the step's query head's slope, read before the products hide
-  // it (added to the score P's constant multiplies: raw, or the softcap's
-  // t).
-  std::optional<AlibiTerm> alibi;
-  if (spec.alibi)
-    alibi.emplace(kb, params, batch, head,
-                  spec.softcap > 0 ? kb.f32(spec.softcap)
-                                   : arg("softmax_scale"));
+  std::optional<AlibiTerm> alibi = alibiOf(head);
 
   // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, two commit groups.
   mbarrierWait(kb, barrierAt(fullSlot(), stage), parityOf(it));
@@ -971,11 +975,7 @@ SmallVector<Value> HopperBackwardEmitter::emitSplitStepBody(Value it,
   // This consumer's query rows of each 64-column panel of Q and dO (B of
   // Sᵀ and dPᵀ, K-major).
   Value bRows = kb.mul(consumer, kb.i32(cols * kPanelRowBytes));
-  std::optional<AlibiTerm> alibi;
-  if (spec.alibi)
-    alibi.emplace(kb, params, batch, head,
-                  spec.softcap > 0 ? kb.f32(spec.softcap)
-                                   : arg("softmax_scale"));
+  std::optional<AlibiTerm> alibi = alibiOf(head);
 
   mbarrierWait(kb, barrierAt(fullSlot(), stage), parityOf(it));
   SmallVector<Value> fenced =
