@@ -79,10 +79,11 @@ def sm90a_backward_supports(spec) -> str:
                 f"{spec.chip})")
     if spec.dtype not in ("f16", "bf16"):
         return "the sm90a backward kernels take f16 or bf16 tensors"
-    if (spec.head_dim != spec.value_head_dim or
-            spec.head_dim not in (64, 128, 256)):
-        return (f"the sm90a backward kernels take equal head dims of 64, "
-                f"128 or 256 (got {spec.head_dim}/{spec.value_head_dim})")
+    if (spec.head_dim != spec.value_head_dim or spec.head_dim % 8 or
+            not 64 <= spec.head_dim <= 256):
+        return (f"the sm90a backward kernels take equal head dims, "
+                f"multiples of 8 in [64, 256] (got "
+                f"{spec.head_dim}/{spec.value_head_dim})")
     if getattr(spec, "deterministic", False) and spec.head_dim > 128:
         return (f"the deterministic sm90a backward kernels take head dims "
                 f"up to 128 (got {spec.head_dim})")

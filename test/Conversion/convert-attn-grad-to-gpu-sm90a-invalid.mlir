@@ -53,10 +53,11 @@ func.func @plain(%q: tensor<1x2x100x64xbf16>, %lse: tensor<1x2x100xf32>)
 
 // -----
 
-// The sm80 backward takes head dim 32; the Hopper one 64, 128 and 256 only.
+// The sm80 backward takes head dim 32; the Hopper one multiples of 8 from
+// 64 (below, padding to 64 would double the work).
 func.func @head_dim_32(%q: tensor<1x1x16x32xbf16>, %lse: tensor<1x1x16xf32>)
     -> tensor<1x1x16x32xbf16> {
-  // expected-error @+1 {{cannot be compiled for the GPU: head dim 32 is not supported by the sm90a-wgmma backward kernels: they take 64, 128 or 256 (whole 128-byte swizzle panels; dK and dV in registers, split over the head dim at 256)}}
+  // expected-error @+1 {{cannot be compiled for the GPU: head dim 32 is not supported by the sm90a-wgmma backward kernels: they take a multiple of 8 in [64, 256] (zero-padded to 128 or 256 by TMA; dK and dV in registers, split over the head dim above 128)}}
   %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
       : tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>,
         tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>,

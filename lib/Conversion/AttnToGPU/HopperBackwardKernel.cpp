@@ -106,7 +106,8 @@ public:
                         const FlashBackwardSpec &spec,
                         const HopperBackwardConfig &config)
       : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
-        params(hopperBackwardSignature(spec)), elt(spec.elementType) {}
+        params(hopperBackwardSignature(spec)), elt(spec.elementType),
+        tileDim(spec.tileHeadDim()) {}
 
   void emit(LLVM::LLVMFuncOp func);
 
@@ -216,19 +217,29 @@ private:
   void emitEpilogue(ValueRange accs);
   SmallVector<Value> issueDq(Value dsStage, ValueRange zeros);
   Value deltaBaseOf(Value it);
-  int64_t dqRegs() const { return spec.headDim / config.consumers() / 2; }
+  /// Consumer c's first head-dim column of its dQ slice (and with the
+  /// head-dim split of its dK and dV): c·tileDim / consumers.
+  Value consumerCol0() {
+    return kb.mul(consumer, kb.i32(tileDim / config.consumers()));
+  }
+  /// Emits `store` of the 8 head-dim columns from `first` + `col` (`first`
+  /// a consumer's column offset, uniform over its warpgroup, or null for
+  /// 0) for columns < D only: the tiles' columns past D are padding.
+  void ifStoredColumns(Value first, int64_t col, function_ref<void()> store);
+  int64_t dqRegs() const { return tileDim / config.consumers() / 2; }
 
   int64_t qPanelBytes() const { return config.blockM * kPanelRowBytes; }
   int64_t kvPanelBytes() const { return config.blockN * kPanelRowBytes; }
-  int64_t qTileBytes() const { return config.blockM * spec.headDim * 2; }
-  int64_t doTileBytes() const { return config.blockM * spec.valueHeadDim * 2; }
-  int64_t kTileBytes() const { return config.blockN * spec.headDim * 2; }
-  int64_t vTileBytes() const { return config.blockN * spec.valueHeadDim * 2; }
+  int64_t qTileBytes() const { return config.blockM * tileDim * 2; }
+  int64_t doTileBytes() const { return config.blockM * tileDim * 2; }
+  int64_t kTileBytes() const { return config.blockN * tileDim * 2; }
+  int64_t vTileBytes() const { return config.blockN * tileDim * 2; }
   int64_t dsTileBytes() const { return config.blockN * config.blockM * 2; }
   int64_t lseStageBytes() const { return 2 * config.blockM * 4; }
-  /// The f32 dQ tile, unpadded: its rows < Nq are contiguous in the
-  /// accumulator, so that one bulk reduction adds it (per-row reductions
-  /// from padded, conflict-free rows were 0.6-0.97x as fast).
+  /// The f32 dQ tile, unpadded (rows of D columns, not tileDim): its rows
+  /// < Nq are contiguous in the accumulator, so that one bulk reduction
+  /// adds it (per-row reductions from padded, conflict-free rows were
+  /// 0.6-0.97x as fast).
   int64_t dqTileBytes() const { return config.blockM * spec.headDim * 4; }
   bool pipelined() const { return config.pipelineDq; }
 
@@ -244,6 +255,11 @@ private:
   const HopperBackwardConfig &config;
   KernelSignature params;
   Type elt;
+  /// The head dim the tiles and products span: D rounded up to 64, 128 or
+  /// 256 (FlashBackwardSpec::tileHeadDim); TMA fills the columns past D
+  /// with zeros, so they add nothing to Sᵀ and dPᵀ, their dK, dV and dQ
+  /// are zero and never stored.
+  int64_t tileDim;
   Block *entry = nullptr;
 
   Value seqQ, seqKv, headsQ, diagonal;
@@ -264,6 +280,17 @@ private:
 Value HopperBackwardEmitter::barrierAt(int64_t slot, Value stage) {
   Value index = stage ? kb.add(kb.i32(slot), stage) : kb.i32(slot);
   return kb.gepBytes(barriers, kb.shl(index, 3));
+}
+
+void HopperBackwardEmitter::ifStoredColumns(Value first, int64_t col,
+                                            function_ref<void()> store) {
+  // D is a multiple of 8: a group of 8 columns is all data or all padding.
+  int64_t lastFirst = first ? tileDim - tileDim / config.consumers() : 0;
+  if (col >= spec.headDim)
+    return; // padding for every consumer (the first starts at column 0)
+  if (lastFirst + col + 8 <= spec.headDim)
+    return store();
+  ifThen(kb, kb.slt(kb.add(first, kb.i32(col)), kb.i32(spec.headDim)), store);
 }
 
 Value HopperBackwardEmitter::headBase(StringRef tensor, Type eltTy,
@@ -304,10 +331,10 @@ void HopperBackwardEmitter::emitTmaLoads() {
   ifThen(kb, eq(kb, tid, kb.i32(0)), [&] {
     Value kvFull = barrierAt(kvFullSlot(), Value());
     mbarrierArriveExpectTx(kb, kvFull, kTileBytes() + vTileBytes());
-    for (int64_t p = 0; p < spec.headDim / 64; ++p)
+    for (int64_t p = 0; p < tileDim / 64; ++p)
       tmaLoad4d(kb, kb.gepBytes(kTile, kb.i32(p * kvPanelBytes())),
                 arg("k_tmap"), {kb.i32(64 * p), kv0, kvHead, batch}, kvFull);
-    for (int64_t p = 0; p < spec.valueHeadDim / 64; ++p)
+    for (int64_t p = 0; p < tileDim / 64; ++p)
       tmaLoad4d(kb, kb.gepBytes(vTile, kb.i32(p * kvPanelBytes())),
                 arg("v_tmap"), {kb.i32(64 * p), kv0, kvHead, batch}, kvFull);
     scf::ForOp::create(
@@ -322,10 +349,10 @@ void HopperBackwardEmitter::emitTmaLoads() {
                          kb.xori(parityOf(it), kb.i32(1)));
             Value full = barrierAt(fullSlot(), stage);
             mbarrierArriveExpectTx(kb, full, qTileBytes() + doTileBytes());
-            for (int64_t p = 0; p < spec.headDim / 64; ++p)
+            for (int64_t p = 0; p < tileDim / 64; ++p)
               tmaLoad4d(kb, ringTile(kb, qRing, stage, p), arg("q_tmap"),
                         {kb.i32(64 * p), q0, head, batch}, full);
-            for (int64_t p = 0; p < spec.valueHeadDim / 64; ++p)
+            for (int64_t p = 0; p < tileDim / 64; ++p)
               tmaLoad4d(kb, ringTile(kb, doRing, stage, p), arg("do_tmap"),
                         {kb.i32(64 * p), q0, head, batch}, full);
           });
@@ -556,7 +583,7 @@ SmallVector<Value> HopperBackwardEmitter::sharedColumns(Value stage,
 /// [c·D/2, (c + 1)·D/2) of the step's buffer once the dQ warp has added
 /// what the buffer held before.
 void HopperBackwardEmitter::storeDq(ArrayRef<Value> dq, Value dqStep) {
-  int64_t dqCols = spec.headDim / config.consumers();
+  int64_t dqCols = tileDim / config.consumers();
   int64_t syncThreads = 128 + 32;
   Value buffer = dqBufferOf(dqStep);
   namedBarrierSync(kb, dqBarrier(kDqEmptyBarrier, buffer, consumer),
@@ -569,15 +596,16 @@ void HopperBackwardEmitter::storeDq(ArrayRef<Value> dq, Value dqStep) {
     Value rowPtr = kb.gepBytes(
         dqTileOf(buffer),
         kb.add(kb.mul(row, kb.i32(spec.headDim * 4)), kb.shl(col, 2)));
-    for (int64_t j = 0; j < dqCols / 8; ++j) {
-      Value v = LLVM::UndefOp::create(b, loc, pair);
-      v = LLVM::InsertElementOp::create(b, loc, v, dq[4 * j + 2 * h],
-                                        kb.i32(0));
-      v = LLVM::InsertElementOp::create(b, loc, v, dq[4 * j + 2 * h + 1],
-                                        kb.i32(1));
-      LLVM::StoreOp::create(b, loc, v, kb.gepBytes(rowPtr, kb.i32(32 * j)),
-                            8);
-    }
+    for (int64_t j = 0; j < dqCols / 8; ++j)
+      ifStoredColumns(consumerCol0(), 8 * j, [&] {
+        Value v = LLVM::UndefOp::create(b, loc, pair);
+        v = LLVM::InsertElementOp::create(b, loc, v, dq[4 * j + 2 * h],
+                                          kb.i32(0));
+        v = LLVM::InsertElementOp::create(b, loc, v, dq[4 * j + 2 * h + 1],
+                                          kb.i32(1));
+        LLVM::StoreOp::create(b, loc, v, kb.gepBytes(rowPtr, kb.i32(32 * j)),
+                              8);
+      });
   }
   // The generic-proxy stores become visible to the bulk copy (async proxy).
   fenceProxyAsyncShared(kb);
@@ -779,7 +807,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   Value qTile = ringTile(kb, qRing, stage);
   Value doTile = ringTile(kb, doRing, stage);
   int64_t sRegs = config.blockM / 2;
-  size_t dkRegs = spec.headDim / 2, dvRegs = spec.valueHeadDim / 2;
+  size_t dkRegs = tileDim / 2, dvRegs = tileDim / 2;
   std::optional<AlibiTerm> alibi = alibiOf(head);
 
   // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, two commit groups.
@@ -789,12 +817,12 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
                                  kb.undefF32());
   SmallVector<Value> fenced = wgmmaFence(kb, overwritten);
   SmallVector<Value> s =
-      issueABt(kTile, kvPanelBytes(), qTile, qPanelBytes(), spec.headDim,
+      issueABt(kTile, kvPanelBytes(), qTile, qPanelBytes(), tileDim,
                ArrayRef(fenced).take_front(sRegs), config.blockM);
   wgmmaCommitGroup(kb);
   SmallVector<Value> dp =
-      issueABt(vTile, kvPanelBytes(), doTile, qPanelBytes(),
-               spec.valueHeadDim, ArrayRef(fenced).slice(sRegs, sRegs),
+      issueABt(vTile, kvPanelBytes(), doTile, qPanelBytes(), tileDim,
+               ArrayRef(fenced).slice(sRegs, sRegs),
                config.blockM);
   wgmmaCommitGroup(kb);
   // Pipelined: dQ of the previous step after dPᵀ, so that it runs under
@@ -843,7 +871,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   auto issueDv = [&] {
     Value a = kb.fragment(
         attn_gpu::FragmentType::getOperandA(elt, config.blockM), pF);
-    Value acc = kb.fragment(accumulator(spec.valueHeadDim), dV);
+    Value acc = kb.fragment(accumulator(tileDim), dV);
     for (int64_t kk = 0; kk < config.blockM / 16; ++kk)
       acc = warpgroupMma(
           kb, a,
@@ -906,7 +934,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   {
     Value a = kb.fragment(
         attn_gpu::FragmentType::getOperandA(elt, config.blockM), dsF);
-    Value acc = kb.fragment(accumulator(spec.headDim), dK);
+    Value acc = kb.fragment(accumulator(tileDim), dK);
     for (int64_t kk = 0; kk < config.blockM / 16; ++kk)
       acc = warpgroupMma(
           kb, a, wgmmaDescriptorAdvance(kb, qDesc, kk * 16 * kPanelRowBytes),
@@ -970,7 +998,7 @@ SmallVector<Value> HopperBackwardEmitter::emitSplitStepBody(Value it,
   auto [head, q0] = stepAt(it);
   Value stage = stageOf(it);
   int64_t cols = config.blockM / 2, sRegs = cols / 2;
-  size_t dkRegs = spec.headDim / 4;
+  size_t dkRegs = tileDim / 4;
   Value qCol0 = kb.add(q0, kb.mul(consumer, kb.i32(cols)));
   // This consumer's query rows of each 64-column panel of Q and dO (B of
   // Sᵀ and dPᵀ, K-major).
@@ -982,11 +1010,11 @@ SmallVector<Value> HopperBackwardEmitter::emitSplitStepBody(Value it,
       wgmmaFence(kb, SmallVector<Value>(2 * sRegs, kb.undefF32()));
   SmallVector<Value> s = issueABt(
       kTile, kvPanelBytes(), kb.gepBytes(ringTile(kb, qRing, stage), bRows),
-      qPanelBytes(), spec.headDim, ArrayRef(fenced).take_front(sRegs), cols);
+      qPanelBytes(), tileDim, ArrayRef(fenced).take_front(sRegs), cols);
   wgmmaCommitGroup(kb);
   SmallVector<Value> dp = issueABt(
       vTile, kvPanelBytes(), kb.gepBytes(ringTile(kb, doRing, stage), bRows),
-      qPanelBytes(), spec.valueHeadDim, ArrayRef(fenced).drop_front(sRegs),
+      qPanelBytes(), tileDim, ArrayRef(fenced).drop_front(sRegs),
       cols);
   wgmmaCommitGroup(kb);
   s = wgmmaWaitGroup(kb, 1, s);
@@ -1027,9 +1055,9 @@ SmallVector<Value> HopperBackwardEmitter::emitSplitStepBody(Value it,
   SmallVector<Value> dq(regs.begin() + 2 * dkRegs, regs.end());
   dq = issueDq(buffer, dq);
   wgmmaCommitGroup(kb);
-  dV = issueSharedAB(pRing, buffer, doRing, stage, dV, spec.valueHeadDim / 2);
+  dV = issueSharedAB(pRing, buffer, doRing, stage, dV, tileDim / 2);
   wgmmaCommitGroup(kb);
-  dK = issueSharedAB(dsRing, buffer, qRing, stage, dK, spec.headDim / 2);
+  dK = issueSharedAB(dsRing, buffer, qRing, stage, dK, tileDim / 2);
   wgmmaCommitGroup(kb);
   dq = wgmmaWaitGroup(kb, 2, dq);
   addDqFromRegisters(dq, it);
@@ -1070,8 +1098,8 @@ SmallVector<Value> HopperBackwardEmitter::issueSharedAB(Value aRing,
 void HopperBackwardEmitter::addDqFromRegisters(ArrayRef<Value> dq, Value it) {
   Value q0 = stepAt(it).second;
   Value accum = dqAccumulator(kb, deltaBaseOf(it), seqQ);
-  int64_t dqCols = spec.headDim / 2;
-  Value col0 = kb.add(kb.mul(consumer, kb.i32(dqCols)), kb.shl(t, 1));
+  int64_t dqCols = tileDim / 2;
+  Value col0 = kb.add(consumerCol0(), kb.shl(t, 1));
   for (int h = 0; h < 2; ++h) {
     Value row = kb.add(kb.add(q0, kb.mul(warpInGroup, kb.i32(16))),
                        kb.add(g, kb.i32(8 * h)));
@@ -1081,10 +1109,12 @@ void HopperBackwardEmitter::addDqFromRegisters(ArrayRef<Value> dq, Value it) {
           kb.add(kb.mul(kb.sext64(row), kb.i64(spec.headDim)),
                  kb.zext64(col0)));
       for (int64_t j = 0; j < dqCols / 8; ++j)
-        attn_gpu::GlobalReduceAddOp::create(
-            b, loc, kb.gep(rowPtr, b.getF32Type(), kb.i64(8 * j)),
-            ValueRange{dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]},
-            /*vector=*/true);
+        ifStoredColumns(consumerCol0(), 8 * j, [&] {
+          attn_gpu::GlobalReduceAddOp::create(
+              b, loc, kb.gep(rowPtr, b.getF32Type(), kb.i64(8 * j)),
+              ValueRange{dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]},
+              /*vector=*/true);
+        });
     });
   }
 }
@@ -1096,7 +1126,7 @@ void HopperBackwardEmitter::addDqFromRegisters(ArrayRef<Value> dq, Value it) {
 /// Not committed.
 SmallVector<Value> HopperBackwardEmitter::issueDq(Value dsStage,
                                                   ValueRange zeros) {
-  int64_t dqCols = spec.headDim / config.consumers();
+  int64_t dqCols = tileDim / config.consumers();
   Value dsDesc = ringDescriptor(kb, dsRing, dsStage, /*mnMajor=*/true);
   Value colBytes = kb.mul(consumer, kb.i32(dqCols * 2));
   // Whole 64-column panels step by kvPanelBytes, narrower slices move
@@ -1131,11 +1161,13 @@ Value HopperBackwardEmitter::deltaBaseOf(Value it) {
 void HopperBackwardEmitter::emitEpilogue(ValueRange accs) {
   Value scale = arg("softmax_scale");
   int64_t share = config.splitHeadDim ? 2 : 1;
-  auto store = [&](StringRef tensor, int64_t dim, size_t first, bool scaled) {
+  int64_t cols = tileDim / share;
+  Value first = config.splitHeadDim ? consumerCol0() : Value();
+  auto store = [&](StringRef tensor, size_t firstReg, bool scaled) {
     Value base = headBase(tensor, elt, kvHead);
     Value col0 = kb.shl(t, 1);
-    if (config.splitHeadDim)
-      col0 = kb.add(col0, kb.mul(consumer, kb.i32(dim / share)));
+    if (first)
+      col0 = kb.add(col0, first);
     for (int h = 0; h < 2; ++h) {
       Value row = kb.add(kb.add(kv0, warpKey0), kb.add(g, kb.i32(8 * h)));
       ifThen(kb, kb.slt(row, seqKv), [&] {
@@ -1143,21 +1175,22 @@ void HopperBackwardEmitter::emitEpilogue(ValueRange accs) {
             kb.gep(base, elt,
                    kb.add(kb.mul(kb.sext64(row), params.stride(tensor, 2)),
                           kb.sext64(col0)));
-        for (int64_t j = 0; j < dim / share / 8; ++j) {
-          Value lo = accs[first + 4 * j + 2 * h];
-          Value hi = accs[first + 4 * j + 2 * h + 1];
-          if (scaled) {
-            lo = kb.fmul(lo, scale);
-            hi = kb.fmul(hi, scale);
-          }
-          LLVM::StoreOp::create(b, loc, kb.packPair(elt, lo, hi),
-                                kb.gep(rowPtr, elt, kb.i64(8 * j)), 4);
-        }
+        for (int64_t j = 0; j < cols / 8; ++j)
+          ifStoredColumns(first, 8 * j, [&] {
+            Value lo = accs[firstReg + 4 * j + 2 * h];
+            Value hi = accs[firstReg + 4 * j + 2 * h + 1];
+            if (scaled) {
+              lo = kb.fmul(lo, scale);
+              hi = kb.fmul(hi, scale);
+            }
+            LLVM::StoreOp::create(b, loc, kb.packPair(elt, lo, hi),
+                                  kb.gep(rowPtr, elt, kb.i64(8 * j)), 4);
+          });
       });
     }
   };
-  store("dk", spec.headDim, 0, /*scaled=*/true);
-  store("dv", spec.valueHeadDim, spec.headDim / 2 / share, /*scaled=*/false);
+  store("dk", 0, /*scaled=*/true);
+  store("dv", cols / 2, /*scaled=*/false);
 }
 
 void HopperBackwardEmitter::emitConsumer() {
@@ -1170,7 +1203,7 @@ void HopperBackwardEmitter::emitConsumer() {
     warpKey0 = kb.add(kb.mul(consumer, kb.i32(64)), warpKey0);
   mbarrierWait(kb, barrierAt(kvFullSlot(), Value()), kb.i32(0));
   // dK and dV: D / 2 + Dv / 2 registers, half that with the split.
-  int64_t carriedRegs = (spec.headDim + spec.valueHeadDim) / 2;
+  int64_t carriedRegs = tileDim;
   if (config.splitHeadDim)
     carriedRegs /= 2;
   SmallVector<Value> init(carriedRegs, kb.f32(0.0));
@@ -1274,9 +1307,8 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
     lseRing = kb.gepBytes(dqTile, kb.i32(dqBuffers() * dqTileBytes()));
   }
   barriers = kb.gepBytes(lseRing, kb.i32(config.stages * lseStageBytes()));
-  qRing = ringView(kb, qBase, config.stages, config.blockM, spec.headDim, elt);
-  doRing = ringView(kb, doBase, config.stages, config.blockM,
-                    spec.valueHeadDim, elt);
+  qRing = ringView(kb, qBase, config.stages, config.blockM, tileDim, elt);
+  doRing = ringView(kb, doBase, config.stages, config.blockM, tileDim, elt);
   // dSᵀ [key][query]: two tiles, one per step parity.
   dsRing = ringView(kb, dsBase, 2, config.blockN, config.blockM, elt);
 
@@ -1358,14 +1390,14 @@ mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
 int64_t
 mlir::attn::hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
                                             const HopperBackwardConfig &config) {
-  int64_t e = 2;
-  int64_t kv = config.blockN * (spec.headDim + spec.valueHeadDim) * e;
-  int64_t ring =
-      config.stages * config.blockM * (spec.headDim + spec.valueHeadDim) * e;
+  int64_t e = 2, d = spec.tileHeadDim();
+  int64_t kv = config.blockN * 2 * d * e;
+  int64_t ring = config.stages * config.blockM * 2 * d * e;
   // Two dSᵀ tiles (and two Pᵀ ones with the head-dim split).
   int64_t ds = (config.splitHeadDim ? 4 : 2) * config.blockN * config.blockM *
                e;
-  // The f32 dQ tile (none with the head-dim split), and LSE·log2e and Δ
+  // The f32 dQ tile of D columns (none with the head-dim split), and
+  // LSE·log2e and Δ
   // per ring stage.
   int64_t dq = config.splitHeadDim
                    ? 0
@@ -1437,8 +1469,8 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec) {
   // accumulators still make ptxas spill (4-64 bytes with LSE/Δ in shared
   // memory) and it is 0.94-1.02x the in-step dQ in two runs
   // (bench/results/2026-12-01-backward-sm90a-v2.md).
-  config.pipelineDq = spec.headDim <= 64;
-  if (spec.headDim > 128) {
+  config.pipelineDq = spec.tileHeadDim() <= 64;
+  if (spec.tileHeadDim() > 128) {
     config.splitHeadDim = true;
     config.blockN = 64;
   }

@@ -74,8 +74,8 @@ static const KernelCapability kTable[] = {
    false, true, true, true, true, false, false, true, true, false, true,
    {2, 2, 1}, {32, 64, 32}, {32, 128, 0}, false, false},
   {"sm90a-wgmma", "sm90a", KernelDirection::Backward, true,
-   {64, 256, 0}, "(whole 128-byte swizzle panels; dK and dV in registers, "
-                 "split over the head dim at 256)",
+   {64, 256, 8}, "(zero-padded to 128 or 256 by TMA; dK and dV in "
+                 "registers, split over the head dim above 128)",
    false, true, true, true, true, false, false, true, true, false, true,
    {2, 4, 1}, {64, 64, 1}, {64, 128, 64}, false, true, 128},
 };

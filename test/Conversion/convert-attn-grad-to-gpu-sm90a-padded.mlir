@@ -1,0 +1,47 @@
+// The sm90a backward at head dims that are not 64, 128 or 256: the tiles
+// and products span D rounded up to 128 or 256 (tileHeadDim), TMA
+// zero-fills the columns past D (the tensor maps carry the real width), and
+// the f32 dQ tile keeps D columns so that one bulk reduction adds it. D = 96
+// is the D = 128 schedule (dq-first), D = 192 the head-dim split.
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="family=auto" | FileCheck %s
+// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="family=sm90a deterministic=true" 2>&1 | FileCheck %s --check-prefix=DET
+
+// CHECK-LABEL: func.func @d96
+// CHECK: attn.kernel = @attn_kernels::@attn_bwd_sm90_d96_bf16_causal_dkdv_n128m64s2_sdq
+// 64 KiB of K and V, 64 KiB of Q/dO stages at width 128, two dSᵀ tiles,
+// the 64 x 96 f32 dQ tile, LSE/Δ, barriers and the 1 KiB alignment.
+// CHECK-SAME: family = "sm90a-wgmma", block_m = 64, block_n = 128, threads = 384, dynamic_shared_memory = 190504,
+// CHECK-SAME: box_cols = 64, box_rows = 64>
+// CHECK-SAME: schedule = "dq-first"
+// The deterministic one orders its dQ adds at D = 96 (padded to 128).
+// DET: attn_bwd_sm90_d96_bf16_causal_dkdv_n128m64s2_sdq_det
+// DET: deterministic at head dim 192 is not supported by the sm90a-wgmma backward kernels: they take it up to head dim 128
+
+func.func @d96(%q: tensor<1x2x100x96xbf16>, %lse: tensor<1x2x100xf32>)
+    -> tensor<1x2x100x96xbf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
+      {mask = #attn.mask<causal>}
+      : tensor<1x2x100x96xbf16>, tensor<1x2x100x96xbf16>,
+        tensor<1x2x100x96xbf16>, tensor<1x2x100x96xbf16>,
+        tensor<1x2x100x96xbf16>, tensor<1x2x100xf32>
+      -> tensor<1x2x100x96xbf16>, tensor<1x2x100x96xbf16>,
+         tensor<1x2x100x96xbf16>
+  return %dq : tensor<1x2x100x96xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @d192
+// CHECK: attn.kernel = @attn_kernels::@attn_bwd_sm90_d192_bf16_dkdv_n64m64s2_hsplit
+// CHECK-SAME: family = "sm90a-wgmma", block_m = 64, block_n = 64, threads = 384, dynamic_shared_memory = 231464,
+// CHECK-SAME: schedule = "head-split"
+func.func @d192(%q: tensor<1x2x100x192xbf16>, %lse: tensor<1x2x100xf32>)
+    -> tensor<1x2x100x192xbf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
+      : tensor<1x2x100x192xbf16>, tensor<1x2x100x192xbf16>,
+        tensor<1x2x100x192xbf16>, tensor<1x2x100x192xbf16>,
+        tensor<1x2x100x192xbf16>, tensor<1x2x100xf32>
+      -> tensor<1x2x100x192xbf16>, tensor<1x2x100x192xbf16>,
+         tensor<1x2x100x192xbf16>
+  return %dq : tensor<1x2x100x192xbf16>
+}
