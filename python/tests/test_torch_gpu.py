@@ -548,7 +548,7 @@ GRAD_MATRIX = [(2, 4, 2, 1, 1), (2, 4, 2, 17, 17), (2, 4, 2, 128, 128),
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16],
                          ids=["bf16", "f16"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-@pytest.mark.parametrize("d", [64, 128, 160, 256])
+@pytest.mark.parametrize("d", [64, 96, 128, 160, 192, 256])
 @pytest.mark.parametrize("shape", GRAD_MATRIX,
                          ids=lambda s: "x".join(map(str, s)))
 def test_gradient_matrix_float64(shape, d, causal, dtype):

@@ -103,6 +103,20 @@ def test_every_variant_has_a_backward_in_both_families(kwargs):
                               variant=v.key, family="auto")) == "sm80"
 
 
+@pytest.mark.parametrize("d,family", [(64, "sm90a"), (72, "sm90a"),
+                                      (96, "sm90a"), (192, "sm90a"),
+                                      (256, "sm90a"), (48, "sm80"),
+                                      (32, "sm80")])
+def test_backward_family_by_head_dim(d, family):
+    """The sm90a backward takes every multiple of 8 from 64 to 256 (padded
+    to 128 or 256 by TMA), as the compiler's capability table says; below
+    64 family auto keeps sm80."""
+    spec = KernelSpec("bwd", d, d, "bf16", True, "sm_90a", family="auto")
+    assert resolve(spec) == family
+    why = sm90a_backward_supports(spec)
+    assert (why == "") == (family == "sm90a"), why
+
+
 def test_reference_mask_bounds():
     # Nq=3, Nk=5, bottom-right causal: row i sees keys < i + 3.
     assert make_variant(causal=True).reference_mask(3, 5) == \
