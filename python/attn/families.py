@@ -65,9 +65,9 @@ def sm90a_forward_supports(spec) -> str:
     if spec.dtype not in ("f16", "bf16"):
         return "the sm90a-wgmma family takes f16 or bf16 only"
     for d in (spec.head_dim, spec.value_head_dim):
-        if d not in (64, 128, 256):
-            return (f"the sm90a-wgmma family takes head dims 64, 128 or 256, "
-                    f"got {d}")
+        if d % 8 or not 64 <= d <= 256:
+            return (f"the sm90a-wgmma family takes head dims that are "
+                    f"multiples of 8 in [64, 256], got {d}")
     return ""
 
 

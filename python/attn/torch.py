@@ -230,8 +230,9 @@ def set_kernel_family(family: str) -> None:
     """Which kernel family calls use from now on, forward and backward:
     'auto' (the default: attn-compile's --family default, sm90a on sm_90a
     where that family implements the call -- forward: f16/bf16, head dims
-    64, 128 or 256, masks and score_mod included; backward: equal head
-    dims 64, 128 or 256, deterministic 64 or 128 -- else sm80), 'sm80' (mma.sync, every sm_80+ chip) or
+    that are multiples of 8 in [64, 256], masks and score_mod included;
+    backward: equal such head dims, deterministic up to 128 -- else
+    sm80), 'sm80' (mma.sync, every sm_80+ chip) or
     'sm90a' (Hopper's wgmma kernels); also $ATTN_KERNEL_FAMILY. The tuning
     database is looked up for the family the call resolves to (for 'auto'
     on sm_90a, the entry that tuned both families); ``explain`` says which
@@ -269,8 +270,8 @@ def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
     Hkv, Nk = k.shape[1], k.shape[2]
     # The family asked for; the selection resolves it (forward: every
     # variant the op takes has an sm90a kernel; backward: every mask, the
-    # softcap and ALiBi, equal head dims 64, 128 or 256; deterministic 64
-    # or 128). ALiBi's slopes are a
+    # softcap and ALiBi, equal head dims, multiples of 8 in [64, 256];
+    # deterministic up to 128). ALiBi's slopes are a
     # launch argument: one kernel for every shape and slope.
     spec = KernelSpec(kind, int(D), int(v.shape[3]), _DTYPE_NAMES[q.dtype],
                       bool(causal), chip, variant=vkey, family=_family,

@@ -259,11 +259,14 @@ def test_family_auto_resolves_by_chip():
     assert sm80.resolved().name.endswith("-sm_80")
     assert "needs chip sm_90a" in families.resolve_reason(sm80)
     # Where the wgmma kernels do not implement the call: sm80 on sm_90a.
-    d96 = dataclasses.replace(spec, head_dim=96, value_head_dim=96)
-    assert d96.resolved().family == "sm80"
-    assert "head dims 64, 128 or 256" in families.resolve_reason(d96)
-    # Backward: the sm90a dkdv kernel takes equal head dims 64, 128 or 256
-    # (deterministic: 64 or 128).
+    d40 = dataclasses.replace(spec, head_dim=40, value_head_dim=40)
+    assert d40.resolved().family == "sm80"
+    assert "multiples of 8 in [64, 256]" in families.resolve_reason(d40)
+    # Padded head dims are the wgmma kernels' (computed at 128 or 256).
+    assert dataclasses.replace(spec, head_dim=96, value_head_dim=96
+                               ).resolved().family == "sm90a"
+    # Backward: the sm90a dkdv kernel takes equal head dims, multiples of 8
+    # in [64, 256] (deterministic: up to 128).
     bwd = dataclasses.replace(spec, kind="bwd")
     assert bwd.resolved().family == "sm90a"
     d256 = dataclasses.replace(bwd, head_dim=256, value_head_dim=256)
@@ -271,6 +274,10 @@ def test_family_auto_resolves_by_chip():
     assert dataclasses.replace(d256, deterministic=True
                                ).resolved().family == "sm80"
     assert dataclasses.replace(bwd, head_dim=96, value_head_dim=96
+                               ).resolved().family == "sm90a"
+    assert dataclasses.replace(bwd, head_dim=192, value_head_dim=192,
+                               deterministic=True).resolved().family == "sm80"
+    assert dataclasses.replace(bwd, head_dim=48, value_head_dim=48
                                ).resolved().family == "sm80"
     assert dataclasses.replace(bwd, chip="sm_80").resolved().family == "sm80"
     # A named family stays; a tile's family wins.

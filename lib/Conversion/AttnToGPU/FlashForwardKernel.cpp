@@ -56,14 +56,6 @@ nvvm::KernelSignature forwardSignature(const FlashKernelSpec &spec) {
 /// registers (a 16x16 `a` fragment's).
 using AFrag = std::array<Value, 4>;
 
-/// The width a head dim is computed at: the next power of two (at least
-/// 16), the mma k-step and the swizzled layout's power-of-two chunks; the
-/// columns past the real width are zero-filled on load and never stored
-/// (FlashKernelConfig.cpp pads the same way).
-int64_t paddedHeadDim(int64_t d) {
-  return std::max<int64_t>(16, llvm::PowerOf2Ceil(d));
-}
-
 class FlashForwardEmitter {
 public:
   FlashForwardEmitter(OpBuilder &builder, Location loc,
@@ -71,8 +63,8 @@ public:
                       const FlashKernelConfig &config)
       : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
         params(forwardSignature(spec)), mTiles(config.warpRows / 16),
-        dQK(paddedHeadDim(spec.headDim)),
-        dV(paddedHeadDim(spec.valueHeadDim)), qLayout(config.blockM, dQK),
+        dQK(spec.tileHeadDim()), dV(spec.tileValueHeadDim()),
+        qLayout(config.blockM, dQK),
         kLayout(config.blockN, dQK), vLayout(config.blockN, dV),
         oLayout(config.blockM, dV) {}
 
@@ -120,7 +112,7 @@ private:
   const FlashKernelConfig &config;
   nvvm::KernelSignature params;
   int64_t mTiles;
-  int64_t dQK, dV; // head dims as computed (zero-padded, see paddedHeadDim)
+  int64_t dQK, dV; // head dims as computed (FlashKernelSpec::tileHeadDim)
   TileLayout qLayout, kLayout, vLayout, oLayout;
   Type elt;
 

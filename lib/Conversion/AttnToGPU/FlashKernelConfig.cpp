@@ -38,18 +38,10 @@ FlashKernelSpec FlashKernelSpec::fromOp(AttentionOp op) {
   return spec;
 }
 
-namespace {
-/// The width a head dim is computed at (zero-padded; the kernel emitter in
-/// FlashForwardKernel.cpp pads the same way).
-int64_t paddedHeadDim(int64_t d) {
-  return std::max<int64_t>(16, llvm::PowerOf2Ceil(d));
-}
-} // namespace
-
 int64_t mlir::attn::flashKernelSharedMemoryBytes(
     const FlashKernelSpec &spec, const FlashKernelConfig &config) {
   int64_t elt = 2;
-  int64_t d = paddedHeadDim(spec.headDim), dv = paddedHeadDim(spec.valueHeadDim);
+  int64_t d = spec.tileHeadDim(), dv = spec.tileValueHeadDim();
   int64_t q = config.blockM * d * elt;
   int64_t k = config.stages * config.blockN * d * elt;
   int64_t v = config.stages * config.blockN * dv * elt;
@@ -67,8 +59,7 @@ FlashKernelConfig mlir::attn::chooseFlashKernelConfig(
   FlashKernelConfig config;
   config.source = "heuristic";
   config.stages = 2;
-  int64_t d = std::max(paddedHeadDim(spec.headDim),
-                       paddedHeadDim(spec.valueHeadDim));
+  int64_t d = std::max(spec.tileHeadDim(), spec.tileValueHeadDim());
   // Each warp owns 32 query rows (two m16 tiles) where the registers allow:
   // every K/V fragment read from shared memory then feeds two MMAs, which
   // halves shared-memory traffic per FLOP. Per thread the accumulators take
@@ -134,9 +125,9 @@ std::string mlir::attn::validateFlashKernel(const FlashKernelSpec &spec,
   auto divisible = [&](int64_t rows, int64_t d) {
     return (rows * d / 8) % threads == 0;
   };
-  int64_t dPad = paddedHeadDim(spec.headDim);
+  int64_t dPad = spec.tileHeadDim();
   if (!divisible(config.blockN, dPad) ||
-      !divisible(config.blockN, paddedHeadDim(spec.valueHeadDim)) ||
+      !divisible(config.blockN, spec.tileValueHeadDim()) ||
       !divisible(config.blockM, dPad)) {
     os << "block-n " << config.blockN << " is too small for " << threads
        << " threads: each tile must split into whole 16-byte copies per "

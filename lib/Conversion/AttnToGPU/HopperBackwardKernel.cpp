@@ -260,6 +260,9 @@ private:
   /// with zeros, so they add nothing to Sᵀ and dPᵀ, their dK, dV and dQ
   /// are zero and never stored.
   int64_t tileDim;
+  /// The depth of Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ: D rounded up to a k-step (16);
+  /// the k-steps wholly in the padding would add zeros.
+  int64_t productDepth() const { return llvm::alignTo(spec.headDim, 16); }
   Block *entry = nullptr;
 
   Value seqQ, seqKv, headsQ, diagonal;
@@ -817,11 +820,11 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
                                  kb.undefF32());
   SmallVector<Value> fenced = wgmmaFence(kb, overwritten);
   SmallVector<Value> s =
-      issueABt(kTile, kvPanelBytes(), qTile, qPanelBytes(), tileDim,
+      issueABt(kTile, kvPanelBytes(), qTile, qPanelBytes(), productDepth(),
                ArrayRef(fenced).take_front(sRegs), config.blockM);
   wgmmaCommitGroup(kb);
   SmallVector<Value> dp =
-      issueABt(vTile, kvPanelBytes(), doTile, qPanelBytes(), tileDim,
+      issueABt(vTile, kvPanelBytes(), doTile, qPanelBytes(), productDepth(),
                ArrayRef(fenced).slice(sRegs, sRegs),
                config.blockM);
   wgmmaCommitGroup(kb);
@@ -1010,11 +1013,11 @@ SmallVector<Value> HopperBackwardEmitter::emitSplitStepBody(Value it,
       wgmmaFence(kb, SmallVector<Value>(2 * sRegs, kb.undefF32()));
   SmallVector<Value> s = issueABt(
       kTile, kvPanelBytes(), kb.gepBytes(ringTile(kb, qRing, stage), bRows),
-      qPanelBytes(), tileDim, ArrayRef(fenced).take_front(sRegs), cols);
+      qPanelBytes(), productDepth(), ArrayRef(fenced).take_front(sRegs), cols);
   wgmmaCommitGroup(kb);
   SmallVector<Value> dp = issueABt(
       vTile, kvPanelBytes(), kb.gepBytes(ringTile(kb, doRing, stage), bRows),
-      qPanelBytes(), tileDim, ArrayRef(fenced).drop_front(sRegs),
+      qPanelBytes(), productDepth(), ArrayRef(fenced).drop_front(sRegs),
       cols);
   wgmmaCommitGroup(kb);
   s = wgmmaWaitGroup(kb, 1, s);

@@ -76,7 +76,8 @@ public:
                        const FlashKernelSpec &spec,
                        const HopperKernelConfig &config)
       : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
-        params(hopperForwardSignature(spec)) {}
+        params(hopperForwardSignature(spec)), dQK(spec.tileHeadDim()),
+        dV(spec.tileValueHeadDim()) {}
 
   void emit(LLVM::LLVMFuncOp func);
 
@@ -124,8 +125,8 @@ private:
 
   int64_t qPanelBytes() const { return config.blockM * kPanelRowBytes; }
   int64_t kvPanelBytes() const { return config.blockN * kPanelRowBytes; }
-  int64_t kTileBytes() const { return config.blockN * spec.headDim * 2; }
-  int64_t vTileBytes() const { return config.blockN * spec.valueHeadDim * 2; }
+  int64_t kTileBytes() const { return config.blockN * dQK * 2; }
+  int64_t vTileBytes() const { return config.blockN * dV * 2; }
 
   KernelBuilder kb;
   OpBuilder &b;
@@ -134,6 +135,11 @@ private:
   const HopperKernelConfig &config;
   KernelSignature params;
   Type elt;
+  /// The head dims the tiles span (FlashKernelSpec::tileHeadDim: 64, 128
+  /// or 256): TMA fills the columns past D and Dv with zeros, the k-steps
+  /// of S = Q·Kᵀ stop at D rounded up to 16, and O's padding columns are
+  /// never stored.
+  int64_t dQK, dV;
 
   Value qMap, kMap, vMap;
   // O and LSE bases of the head, where setHead computes them (else null:
@@ -218,8 +224,8 @@ void HopperForwardEmitter::emitProducer() {
           mbarrierWait(kb, barrierAt(qEmptySlot(), Value()),
                        kb.xori(kb.andi(visit, 1), kb.i32(1)));
         Value qFull = barrierAt(qFullSlot(), Value());
-        mbarrierArriveExpectTx(kb, qFull, config.blockM * spec.headDim * 2);
-        for (int64_t p = 0; p < spec.headDim / 64; ++p)
+        mbarrierArriveExpectTx(kb, qFull, config.blockM * dQK * 2);
+        for (int64_t p = 0; p < dQK / 64; ++p)
           tmaLoad4d(kb, kb.gepBytes(qTile, kb.i32(p * qPanelBytes())), qMap,
                     {kb.i32(64 * p), q0, head, batch}, qFull);
 
@@ -242,10 +248,9 @@ void HopperForwardEmitter::emitProducer() {
                   tmaLoad4d(kb, ringTile(kb, ring, stage, p), map,
                             {kb.i32(64 * p), row0, kvHead, batch}, full);
               };
-              load(kEmptySlot(), kFullSlot(), kRing, kTileBytes(),
-                   spec.headDim, kMap);
-              load(vEmptySlot(), vFullSlot(), vRing, vTileBytes(),
-                   spec.valueHeadDim, vMap);
+              load(kEmptySlot(), kFullSlot(), kRing, kTileBytes(), dQK,
+                   kMap);
+              load(vEmptySlot(), vFullSlot(), vRing, vTileBytes(), dV, vMap);
               scf::YieldOp::create(b, loc);
             });
   });
@@ -352,7 +357,7 @@ void HopperForwardEmitter::release(int64_t emptySlot, Value block) {
   mbarrierArrive(kb, barrierAt(emptySlot, stageOf(block)));
 }
 
-/// Waits for K(block) and issues S = Q·Kᵀ: D / 16 wgmma k-steps (four per
+/// Waits for K(block) and issues S = Q·Kᵀ: ⌈D / 16⌉ wgmma k-steps (four per
 /// 64-column panel), the first overwriting the accumulators. Not committed.
 /// `fenceAlso` (O and P of the overlapped schedule) goes through the same
 /// fence and comes back as `fenced`.
@@ -368,7 +373,7 @@ Value HopperForwardEmitter::issueScores(Value block, ValueRange fenceAlso,
   regs = wgmmaFence(kb, regs);
   Value s = regs.front();
   fenced.assign(regs.begin() + 1, regs.end());
-  for (int64_t kk = 0; kk < spec.headDim / 16; ++kk) {
+  for (int64_t kk = 0; kk < llvm::alignTo(spec.headDim, 16) / 16; ++kk) {
     int64_t panel = kk / 4, within = (kk % 4) * 32;
     Value a = wgmmaDescriptorAdvance(kb, qDesc,
                                      panel * qPanelBytes() + within);
@@ -578,7 +583,7 @@ void HopperForwardEmitter::emitEpilogue(const State &state) {
     Value rowPtr = kb.gep(oPtr, elt,
                           kb.add(kb.mul(kb.sext64(row), oRowStride),
                                  kb.sext64(kb.shl(t, 1))));
-    for (int64_t nt = 0; nt < spec.valueHeadDim / 8; ++nt) {
+    for (int64_t nt = 0; nt < spec.valueHeadDim / 8; ++nt) { // not the padding
       Value packed = kb.packPair(elt, kb.fmul(o[4 * nt + 2 * h], inv),
                                  kb.fmul(o[4 * nt + 2 * h + 1], inv));
       LLVM::StoreOp::create(b, loc, packed,
@@ -658,9 +663,7 @@ void HopperForwardEmitter::emitConsumerQueryBlock() {
   State init;
   init.o = attn_gpu::FragSplatOp::create(
       b, loc,
-      attn_gpu::FragmentType::getAccumulator(b.getContext(),
-                                             spec.valueHeadDim),
-      zero);
+      attn_gpu::FragmentType::getAccumulator(b.getContext(), dV), zero);
   init.m = attn_gpu::FragSplatOp::create(b, loc, rows, negInf);
   init.l = attn_gpu::FragSplatOp::create(b, loc, rows, zero);
   if (!config.overlap) {
@@ -810,12 +813,11 @@ void HopperForwardEmitter::emit(LLVM::LLVMFuncOp func) {
   Value pad = kb.sub(kb.andi(kb.add(addr, kb.i32(1023)), ~int64_t(1023)),
                      addr);
   qTile = kb.gepBytes(smem, pad);
-  Value kBase = kb.gepBytes(qTile, kb.i32(config.blockM * spec.headDim * 2));
+  Value kBase = kb.gepBytes(qTile, kb.i32(config.blockM * dQK * 2));
   Value vBase = kb.gepBytes(kBase, kb.i32(config.stages * kTileBytes()));
   barriers = kb.gepBytes(vBase, kb.i32(config.stages * vTileBytes()));
-  kRing = ringView(kb, kBase, config.stages, config.blockN, spec.headDim, elt);
-  vRing = ringView(kb, vBase, config.stages, config.blockN,
-                   spec.valueHeadDim, elt);
+  kRing = ringView(kb, kBase, config.stages, config.blockN, dQK, elt);
+  vRing = ringView(kb, vBase, config.stages, config.blockN, dV, elt);
 
   // Thread 0 initialises the mbarriers: the "full" ones expect one
   // arrival (the producer's, with the TMA bytes), the "empty" ones (K, V

@@ -65,7 +65,7 @@ static const KernelCapability kTable[] = {
    true, true, true, true, true, true, true, true, true, true, true,
    {2, 2, 1}, {16, 512, 16}, {16, 256, 0}, true, false},
   {"sm90a-wgmma", "sm90a", KernelDirection::Forward, true,
-   {64, 256, 0}, "(whole 128-byte swizzle panels)",
+   {64, 256, 8}, "(zero-padded to 128 or 256 by TMA)",
    true, true, true, true, true, false, false, true, true, true, true,
    {2, 8, 1}, {64, 192, 64}, {16, 256, 16}, false, true},
   {"sm80-mma", "sm80", KernelDirection::Backward, false,

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <optional>
 #include <string>
@@ -39,6 +40,17 @@ struct FlashKernelSpec {
   bool alibi = false;    // alibi_slopes: slope[b, h] · |d(i) − j| subtracted
 
   static FlashKernelSpec fromOp(AttentionOp op);
+
+  /// The widths the forward kernels lay tiles out and compute at: each
+  /// head dim rounded up to a power of two, at least 16 (the mma k-step;
+  /// the sm90a family takes D >= 64, so its widths are 64, 128 or 256 —
+  /// whole 128-byte swizzle panels). The columns past the real width are
+  /// zero-filled on load and never stored.
+  int64_t tileHeadDim() const { return paddedHeadDim(headDim); }
+  int64_t tileValueHeadDim() const { return paddedHeadDim(valueHeadDim); }
+  static int64_t paddedHeadDim(int64_t d) {
+    return std::max<int64_t>(16, llvm::PowerOf2Ceil(d));
+  }
 };
 
 /// How the kernel computes it.
