@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# GPU-host check and timing of the sm90a backward at padded head dims
-# (KERNELS from scripts/compile-bwd-padded.sh, default gpu-bwd-padded/):
+# GPU-host check and timing of the sm90a kernels at padded head dims
+# (KERNELS from scripts/compile-padded-dims.sh, default gpu-padded-dims/):
 #   float64 checks (attn-launch --check) of every check/ and kr/ kernel at
 #   Nq:Nk in SHAPES, batch 2, Hq 4, Hkv 2, eight at a time (kr/ with
 #   explicit key ranges; deterministic ones rerun 5 times, bit-identical);
 #   compute-sanitizer memcheck, racecheck and synccheck of one kernel of
-#   each schedule; then bench/bench_backward.py on bench/ (both families at
-#   D = 96 and 192 against SDPA flash and cuDNN, BENCH_SEQS). Logs in $OUT.
+#   each backward schedule and of a forward; then bench/bench_backward.py
+#   on bench/ and bench/bench.py on bench-fwd/ (both families at D = 96 and
+#   192 against SDPA flash and cuDNN, BENCH_SEQS). Logs in $OUT.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-KERNELS="${1:-gpu-bwd-padded}"
+KERNELS="${1:-gpu-padded-dims}"
 OUT="${OUT:-$ROOT/gpu-out}"
 mkdir -p "$OUT"
 { cmake -G Ninja -S . -B build-gpu -DATTN_ENABLE_COMPILER=OFF \
@@ -32,7 +33,7 @@ check() { # kernel dir, Nq:Nk
   local ok
   ok="$(echo "$r" | grep -o '"ok":[a-z]*' | head -1)"
   [ $rc -eq 124 ] && ok="TIMEOUT"
-  echo "${ok:-rc=$rc} $(echo "$r" | grep -o '"d[qkv]_rel_err":[^,]*\|"bit_identical":[a-z]*\|error.*' | tr '\n' ' ') $(basename "$k") $s"
+  echo "${ok:-rc=$rc} $(echo "$r" | grep -o '"[a-z]*_*rel_err":[^,]*\|"bit_identical":[a-z]*\|error.*' | tr '\n' ' ') $(basename "$k") $s"
 }
 export -f check
 SHAPES=${SHAPES:-"1:1 17:17 1000:1000 17:1000 1000:17 333:777"}
@@ -43,7 +44,7 @@ cat "$OUT/checks.txt"
 echo "checks: $(wc -l <"$OUT/checks.txt"), not ok: $(grep -vc '^"ok":true' "$OUT/checks.txt")"
 
 if command -v compute-sanitizer >/dev/null && [ "${SANITIZE:-1}" = 1 ]; then
-  for k in d96c d192c; do
+  for k in d96c d192c fwd_d96c_cap30_alibi; do
     for tool in memcheck racecheck synccheck; do
       echo "$tool $k: $(timeout 240 compute-sanitizer --tool "$tool" "$L" \
         "$KERNELS/check/$k" --check --batch 1 --heads-q 2 --heads-kv 1 \
@@ -59,4 +60,10 @@ if [ "${BENCH:-1}" = 1 ]; then
     --seqs "${BENCH_SEQS:-1024,4096,16384}" >"$OUT/bench_backward.log" 2>&1 ||
     echo "!! bench_backward.py failed (see bench_backward.log)"
   tail -n 30 "$OUT/bench_backward.log"
+  PYTHONUNBUFFERED=1 ATTN_RUNTIME_LIB="$ROOT/build-gpu/lib/libattn_runtime.so" \
+    timeout "${BENCH_TIMEOUT:-300}" python3 bench/bench.py \
+    --kernels "$KERNELS/bench-fwd" --out "$OUT" \
+    --seqs "${BENCH_SEQS:-1024,4096,16384}" >"$OUT/bench.log" 2>&1 ||
+    echo "!! bench.py failed (see bench.log)"
+  tail -n 30 "$OUT/bench.log"
 fi
