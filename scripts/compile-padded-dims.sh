@@ -3,14 +3,16 @@
 # (not 64, 128 or 256: computed at FlashKernelSpec::tileHeadDim and
 # FlashBackwardSpec::tileHeadDim with TMA's zero fill), for
 # scripts/gpu-padded-dims.sh: check/ holds the variants checked against
-# float64 (backward: D = 72 to 224 across both schedules, masks, softcap +
-# ALiBi, f16, deterministic; forward: fwd_*, D = 72 to 224, Dqk != Dv,
+# float64 (backward: D = 8 to 224 across both schedules, masks, softcap +
+# ALiBi, f16, deterministic; forward: fwd_*, D = 8 to 224, Dqk != Dv,
 # masks, softcap + ALiBi, f16, without the LSE), kr/ key_range ones
 # (checked with explicit key ranges), bench/ the sm90a and sm80 backward
-# kernels at D = 96 and 192 (bench/bench_backward.py), bench-fwd/ the
-# forward ones (bench/bench.py), timed against SDPA flash and cuDNN.
+# kernels at the head dims of BENCH_DIMS (default 32 40 96 192;
+# bench/bench_backward.py), bench-fwd/ the forward ones (bench/bench.py),
+# timed against SDPA flash and cuDNN.
 #
-#   scripts/compile-padded-dims.sh [DIR]        (default gpu-padded-dims/)
+#   [BENCH_DIMS=..] scripts/compile-padded-dims.sh [DIR]
+#                                            (default gpu-padded-dims/)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="${1:-$ROOT/gpu-padded-dims}"
@@ -23,6 +25,10 @@ fwd() { # subdir, name, attn-compile flags...
     sed 's/^wrote [^:]*: //'
 }
 one() { fwd "$1" "$2" --backward --family sm90a "${@:3}"; }
+one check d8 --head-dim 8
+one check d32c --head-dim 32 --causal
+one check d40 --head-dim 40
+one check d56c_cap30_alibi --head-dim 56 --causal --softcap 30 --alibi
 one check d72 --head-dim 72
 one check d80c --head-dim 80 --causal
 one check d96 --head-dim 96
@@ -39,6 +45,11 @@ one check d192c_cap30_alibi --head-dim 192 --causal --softcap 30 --alibi
 one check d224_f16 --head-dim 224 --dtype f16
 one kr d96_kr --head-dim 96 --batch 2 --key-starts 0,3 --key-ends 128,100
 f90() { fwd check "fwd_$1" --family sm90a "${@:2}"; }
+f90 d8 --head-dim 8
+f90 d32c --head-dim 32 --causal
+f90 d40 --head-dim 40
+f90 d48_f16 --head-dim 48 --dtype f16
+f90 d40v64c_alibi --head-dim 40 --value-head-dim 64 --causal --alibi
 f90 d72 --head-dim 72
 f90 d80c --head-dim 80 --causal
 f90 d96 --head-dim 96
@@ -52,7 +63,7 @@ f90 d192v128 --head-dim 192 --value-head-dim 128
 f90 d224_f16 --head-dim 224 --dtype f16
 fwd kr fwd_d96_kr --family sm90a --head-dim 96 --batch 2 --key-starts 0,3 \
   --key-ends 128,100
-for d in 96 192; do
+for d in ${BENCH_DIMS:-32 40 96 192}; do
   for fam in sm90a sm80; do
     for c in "" c; do
       flags=(--head-dim "$d" --family "$fam" ${c:+--causal})

@@ -65,9 +65,9 @@ def sm90a_forward_supports(spec) -> str:
     if spec.dtype not in ("f16", "bf16"):
         return "the sm90a-wgmma family takes f16 or bf16 only"
     for d in (spec.head_dim, spec.value_head_dim):
-        if d % 8 or not 64 <= d <= 256:
+        if d % 8 or not 8 <= d <= 256:
             return (f"the sm90a-wgmma family takes head dims that are "
-                    f"multiples of 8 in [64, 256], got {d}")
+                    f"multiples of 8 up to 256, got {d}")
     return ""
 
 
@@ -80,9 +80,9 @@ def sm90a_backward_supports(spec) -> str:
     if spec.dtype not in ("f16", "bf16"):
         return "the sm90a backward kernels take f16 or bf16 tensors"
     if (spec.head_dim != spec.value_head_dim or spec.head_dim % 8 or
-            not 64 <= spec.head_dim <= 256):
+            not 8 <= spec.head_dim <= 256):
         return (f"the sm90a backward kernels take equal head dims, "
-                f"multiples of 8 in [64, 256] (got "
+                f"multiples of 8 up to 256 (got "
                 f"{spec.head_dim}/{spec.value_head_dim})")
     if getattr(spec, "deterministic", False) and spec.head_dim > 128:
         return (f"the deterministic sm90a backward kernels take head dims "

@@ -259,14 +259,15 @@ def test_family_auto_resolves_by_chip():
     assert sm80.resolved().name.endswith("-sm_80")
     assert "needs chip sm_90a" in families.resolve_reason(sm80)
     # Where the wgmma kernels do not implement the call: sm80 on sm_90a.
-    d40 = dataclasses.replace(spec, head_dim=40, value_head_dim=40)
-    assert d40.resolved().family == "sm80"
-    assert "multiples of 8 in [64, 256]" in families.resolve_reason(d40)
-    # Padded head dims are the wgmma kernels' (computed at 128 or 256).
-    assert dataclasses.replace(spec, head_dim=96, value_head_dim=96
-                               ).resolved().family == "sm90a"
+    d20 = dataclasses.replace(spec, head_dim=20, value_head_dim=20)
+    assert d20.resolved().family == "sm80"
+    assert "multiples of 8 up to 256" in families.resolve_reason(d20)
+    # Padded head dims are the wgmma kernels' (computed at 64, 128 or 256).
+    for d in (40, 96):
+        assert dataclasses.replace(spec, head_dim=d, value_head_dim=d
+                                   ).resolved().family == "sm90a"
     # Backward: the sm90a dkdv kernel takes equal head dims, multiples of 8
-    # in [64, 256] (deterministic: up to 128).
+    # up to 256 (deterministic: up to 128).
     bwd = dataclasses.replace(spec, kind="bwd")
     assert bwd.resolved().family == "sm90a"
     d256 = dataclasses.replace(bwd, head_dim=256, value_head_dim=256)
@@ -278,7 +279,7 @@ def test_family_auto_resolves_by_chip():
     assert dataclasses.replace(bwd, head_dim=192, value_head_dim=192,
                                deterministic=True).resolved().family == "sm80"
     assert dataclasses.replace(bwd, head_dim=48, value_head_dim=48
-                               ).resolved().family == "sm80"
+                               ).resolved().family == "sm90a"
     assert dataclasses.replace(bwd, chip="sm_80").resolved().family == "sm80"
     # A named family stays; a tile's family wins.
     assert dataclasses.replace(spec, family="sm80").resolved().family == "sm80"
@@ -352,7 +353,7 @@ def test_bundles_are_of_the_lookups_key_family():
     # Family auto where the wgmma kernels do not run: the sm80 bundle.
     assert bundle(chip="sm_80") == ("sm80",
                                     "fwd-d128-bf16-full-sm_80")
-    assert bundle(head_dim=40, value_head_dim=40)[0] == "sm80"
+    assert bundle(head_dim=20, value_head_dim=20)[0] == "sm80"
     # Padded head dims are the wgmma kernels' too: both families tuned.
     assert bundle(head_dim=96, value_head_dim=96)[0] == "auto"
 
@@ -737,8 +738,8 @@ def test_backward_lookup_hits_and_misses(lookup_lib, monkeypatch):
     assert "miss: no entry for sequence buckets q4096 kv4096" in sel.reason
     sel = select(deterministic=True)  # no deterministic auto entry
     assert sel.source == "heuristic" and "deterministic" in sel.reason
-    sel = select(dataclasses.replace(BWD, family="sm90a", head_dim=32,
-                                     value_head_dim=32))
+    sel = select(dataclasses.replace(BWD, family="sm90a", head_dim=256,
+                                     value_head_dim=256, deterministic=True))
     assert sel.reason.endswith(
         "miss: family sm90a has no backward kernel for this attention")
     # Forward calls never take a backward entry.

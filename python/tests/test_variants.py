@@ -105,12 +105,13 @@ def test_every_variant_has_a_backward_in_both_families(kwargs):
 
 @pytest.mark.parametrize("d,family", [(64, "sm90a"), (72, "sm90a"),
                                       (96, "sm90a"), (192, "sm90a"),
-                                      (256, "sm90a"), (48, "sm80"),
-                                      (32, "sm80")])
+                                      (256, "sm90a"), (48, "sm90a"),
+                                      (8, "sm90a"), (20, "sm80"),
+                                      (264, "sm80")])
 def test_backward_family_by_head_dim(d, family):
-    """The sm90a backward takes every multiple of 8 from 64 to 256 (padded
-    to 128 or 256 by TMA), as the compiler's capability table says; below
-    64 family auto keeps sm80."""
+    """The sm90a backward takes every multiple of 8 up to 256 (padded to 64,
+    128 or 256 by TMA), as the compiler's capability table says; family
+    auto falls back to sm80 (which refuses these too) elsewhere."""
     spec = KernelSpec("bwd", d, d, "bf16", True, "sm_90a", family="auto")
     assert resolve(spec) == family
     why = sm90a_backward_supports(spec)

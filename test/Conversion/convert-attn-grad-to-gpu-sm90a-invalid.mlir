@@ -6,7 +6,7 @@
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a sm90-schedule=zigzag" --split-input-file 2>&1 | FileCheck %s --check-prefix=SCHED
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm80 sm90-schedule=dk-first" --split-input-file 2>&1 | FileCheck %s --check-prefix=SCHED80
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=auto chip=sm_80 stages=3" --split-input-file 2>&1 | FileCheck %s --check-prefix=STAGES80
-// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a stages=3 sm90-schedule=dk-first" --split-input-file 2>&1 | FileCheck %s --check-prefix=KNOBS
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a stages=3 sm90-schedule=dk-first" --split-input-file 2>&1 | FileCheck %s --check-prefix=KNOBS
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm80 warp-rows=16" --split-input-file 2>&1 | FileCheck %s --check-prefix=WR
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a sm90-schedule=pingpong" --split-input-file 2>&1 | FileCheck %s --check-prefix=FWDSCHED
 // RUN: attn-opt %s --convert-attn-to-gpu="family=auto chip=sm_80" --split-input-file | FileCheck %s --check-prefix=AUTO80
@@ -49,20 +49,4 @@ func.func @plain(%q: tensor<1x2x100x64xbf16>, %lse: tensor<1x2x100xf32>)
       -> tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16>,
          tensor<1x2x100x64xbf16>
   return %dq : tensor<1x2x100x64xbf16>
-}
-
-// -----
-
-// The sm80 backward takes head dim 32; the Hopper one multiples of 8 from
-// 64 (below, padding to 64 would double the work).
-func.func @head_dim_32(%q: tensor<1x1x16x32xbf16>, %lse: tensor<1x1x16xf32>)
-    -> tensor<1x1x16x32xbf16> {
-  // expected-error @+1 {{cannot be compiled for the GPU: head dim 32 is not supported by the sm90a-wgmma backward kernels: they take a multiple of 8 in [64, 256] (zero-padded to 128 or 256 by TMA; dK and dV in registers, split over the head dim above 128)}}
-  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
-      : tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>,
-        tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>,
-        tensor<1x1x16x32xbf16>, tensor<1x1x16xf32>
-      -> tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>,
-         tensor<1x1x16x32xbf16>
-  return %dq : tensor<1x1x16x32xbf16>
 }

@@ -15,7 +15,7 @@ func.func @f32(%q: tensor<1x1x16x64xf32>) -> tensor<1x1x16x64xf32> {
 // -----
 
 func.func @odd_head_dim(%q: tensor<1x1x16x84xbf16>) -> tensor<1x1x16x84xbf16> {
-  // expected-error @+1 {{cannot be compiled for the GPU: head dim 84 is not supported by the sm80-mma forward kernels: they take a multiple of 8 in [8, 256] (other than 16, 32, 64, 128 and 256 zero-padded to the next of those) (family auto; and head dim 84 is not supported by the sm90a-wgmma forward kernels: they take a multiple of 8 in [64, 256] (zero-padded to 128 or 256 by TMA))}}
+  // expected-error @+1 {{cannot be compiled for the GPU: head dim 84 is not supported by the sm80-mma forward kernels: they take a multiple of 8 in [8, 256] (other than 16, 32, 64, 128 and 256 zero-padded to the next of those) (family auto; and head dim 84 is not supported by the sm90a-wgmma forward kernels: they take a multiple of 8 in [8, 256] (zero-padded to 64, 128 or 256 by TMA))}}
   %o = attn.attention %q, %q, %q
       : tensor<1x1x16x84xbf16>, tensor<1x1x16x84xbf16>, tensor<1x1x16x84xbf16> -> tensor<1x1x16x84xbf16>
   return %o : tensor<1x1x16x84xbf16>

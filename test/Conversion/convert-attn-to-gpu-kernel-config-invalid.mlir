@@ -25,12 +25,12 @@ func.func @backward_schedule(%q: tensor<1x2x100x64xbf16>) -> tensor<1x2x100x64xb
 
 // -----
 
-func.func @unsupported(%q: tensor<1x2x100x48xbf16>) -> tensor<1x2x100x48xbf16> {
-  // expected-error @+1 {{cannot be compiled for the GPU: head dim 48 is not supported by the sm90a-wgmma forward kernels: they take a multiple of 8 in [64, 256] (zero-padded to 128 or 256 by TMA)}}
+func.func @unsupported(%q: tensor<1x2x100x20xbf16>) -> tensor<1x2x100x20xbf16> {
+  // expected-error @+1 {{cannot be compiled for the GPU: head dim 20 is not supported by the sm90a-wgmma forward kernels: they take a multiple of 8 in [8, 256] (zero-padded to 64, 128 or 256 by TMA)}}
   %o = attn.attention %q, %q, %q {attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 128, block_n = 128, schedule = "pingpong", source = "option", reason = "by hand">}
-      : tensor<1x2x100x48xbf16>, tensor<1x2x100x48xbf16>,
-        tensor<1x2x100x48xbf16> -> tensor<1x2x100x48xbf16>
-  return %o : tensor<1x2x100x48xbf16>
+      : tensor<1x2x100x20xbf16>, tensor<1x2x100x20xbf16>,
+        tensor<1x2x100x20xbf16> -> tensor<1x2x100x20xbf16>
+  return %o : tensor<1x2x100x20xbf16>
 }
 
 // -----

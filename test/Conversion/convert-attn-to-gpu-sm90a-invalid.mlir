@@ -21,9 +21,9 @@ func.func @d64(%q: tensor<1x1x16x64xbf16>) -> tensor<1x1x16x64xbf16> {
 
 // -----
 
-func.func @d32(%q: tensor<1x1x16x32xbf16>) -> tensor<1x1x16x32xbf16> {
-  // expected-error @+1 {{cannot be compiled for the GPU: head dim 32 is not supported by the sm90a-wgmma forward kernels: they take a multiple of 8 in [64, 256] (zero-padded to 128 or 256 by TMA)}}
+func.func @d20(%q: tensor<1x1x16x20xbf16>) -> tensor<1x1x16x20xbf16> {
+  // expected-error @+1 {{cannot be compiled for the GPU: head dim 20 is not supported by the sm90a-wgmma forward kernels: they take a multiple of 8 in [8, 256] (zero-padded to 64, 128 or 256 by TMA)}}
   %o = attn.attention %q, %q, %q
-      : tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16> -> tensor<1x1x16x32xbf16>
-  return %o : tensor<1x1x16x32xbf16>
+      : tensor<1x1x16x20xbf16>, tensor<1x1x16x20xbf16>, tensor<1x1x16x20xbf16> -> tensor<1x1x16x20xbf16>
+  return %o : tensor<1x1x16x20xbf16>
 }

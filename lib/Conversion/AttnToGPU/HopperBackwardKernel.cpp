@@ -53,6 +53,7 @@
 
 #include "attn/Conversion/AttnToGPU/FlashKernel.h"
 #include "attn/Conversion/AttnToGPU/HopperBackwardKernel.h"
+#include "attn/Conversion/AttnToGPU/HopperKernel.h"
 #include "attn/Conversion/AttnToGPU/KernelCapabilities.h"
 #include "attn/Dialect/AttnGPU/IR/AttnGPU.h"
 
@@ -107,7 +108,7 @@ public:
                         const HopperBackwardConfig &config)
       : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
         params(hopperBackwardSignature(spec)), elt(spec.elementType),
-        tileDim(spec.tileHeadDim()) {}
+        tileDim(hopperTileWidth(spec.headDim)) {}
 
   void emit(LLVM::LLVMFuncOp func);
 
@@ -256,7 +257,7 @@ private:
   KernelSignature params;
   Type elt;
   /// The head dim the tiles and products span: D rounded up to 64, 128 or
-  /// 256 (FlashBackwardSpec::tileHeadDim); TMA fills the columns past D
+  /// 256 (hopperTileWidth); TMA fills the columns past D
   /// with zeros, so they add nothing to Sᵀ and dPᵀ, their dK, dV and dQ
   /// are zero and never stored.
   int64_t tileDim;
@@ -1393,7 +1394,7 @@ mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
 int64_t
 mlir::attn::hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
                                             const HopperBackwardConfig &config) {
-  int64_t e = 2, d = spec.tileHeadDim();
+  int64_t e = 2, d = hopperTileWidth(spec.headDim);
   int64_t kv = config.blockN * 2 * d * e;
   int64_t ring = config.stages * config.blockM * 2 * d * e;
   // Two dSᵀ tiles (and two Pᵀ ones with the head-dim split).
@@ -1472,8 +1473,8 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec) {
   // accumulators still make ptxas spill (4-64 bytes with LSE/Δ in shared
   // memory) and it is 0.94-1.02x the in-step dQ in two runs
   // (bench/results/2026-12-01-backward-sm90a-v2.md).
-  config.pipelineDq = spec.tileHeadDim() <= 64;
-  if (spec.tileHeadDim() > 128) {
+  config.pipelineDq = hopperTileWidth(spec.headDim) <= 64;
+  if (hopperTileWidth(spec.headDim) > 128) {
     config.splitHeadDim = true;
     config.blockN = 64;
   }

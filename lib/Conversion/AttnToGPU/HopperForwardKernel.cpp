@@ -76,8 +76,8 @@ public:
                        const FlashKernelSpec &spec,
                        const HopperKernelConfig &config)
       : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
-        params(hopperForwardSignature(spec)), dQK(spec.tileHeadDim()),
-        dV(spec.tileValueHeadDim()) {}
+        params(hopperForwardSignature(spec)), dQK(hopperTileWidth(spec.headDim)),
+        dV(hopperTileWidth(spec.valueHeadDim)) {}
 
   void emit(LLVM::LLVMFuncOp func);
 
@@ -135,8 +135,8 @@ private:
   const HopperKernelConfig &config;
   KernelSignature params;
   Type elt;
-  /// The head dims the tiles span (FlashKernelSpec::tileHeadDim: 64, 128
-  /// or 256): TMA fills the columns past D and Dv with zeros, the k-steps
+  /// The head dims the tiles span (hopperTileWidth: 64, 128 or 256): TMA
+  /// fills the columns past D and Dv with zeros, the k-steps
   /// of S = Q·Kᵀ stop at D rounded up to 16, and O's padding columns are
   /// never stored.
   int64_t dQK, dV;

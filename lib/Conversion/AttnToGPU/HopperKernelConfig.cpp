@@ -42,7 +42,7 @@ std::pair<int64_t, int64_t> mlir::attn::hopperRegisterSplit(int64_t consumers,
 int64_t mlir::attn::hopperConsumerRegisterNeed(
     const FlashKernelSpec &spec, const HopperKernelConfig &config) {
   int64_t fragments =
-      config.blockN / 2 + config.blockN / 4 + spec.tileValueHeadDim() / 2;
+      config.blockN / 2 + config.blockN / 4 + hopperTileWidth(spec.valueHeadDim) / 2;
   // Softmax state, addresses, descriptors, loop counters.
   return fragments + kHopperConsumerRegisterOverhead;
 }
@@ -52,7 +52,8 @@ mlir::attn::chooseHopperKernelConfig(const FlashKernelSpec &spec) {
   HopperKernelConfig config;
   config.source = "heuristic";
   bool persistentFits = true;
-  int64_t d = std::max(spec.tileHeadDim(), spec.tileValueHeadDim());
+  int64_t d = std::max(hopperTileWidth(spec.headDim),
+                       hopperTileWidth(spec.valueHeadDim));
   // Per consumer thread: S takes blockN / 2 registers, O Dv / 2, P
   // blockN / 4 (hopperConsumerRegisterNeed).
   if (d <= 64) {
@@ -114,9 +115,11 @@ void mlir::attn::setHopperRegisterSplit(HopperKernelConfig &config) {
 
 int64_t mlir::attn::hopperKernelSharedMemoryBytes(
     const FlashKernelSpec &spec, const HopperKernelConfig &config) {
-  int64_t q = config.blockM * spec.tileHeadDim() * 2;
-  int64_t k = config.stages * config.blockN * spec.tileHeadDim() * 2;
-  int64_t v = config.stages * config.blockN * spec.tileValueHeadDim() * 2;
+  int64_t d = hopperTileWidth(spec.headDim);
+  int64_t dv = hopperTileWidth(spec.valueHeadDim);
+  int64_t q = config.blockM * d * 2;
+  int64_t k = config.stages * config.blockN * d * 2;
+  int64_t v = config.stages * config.blockN * dv * 2;
   // mbarriers (Q full/empty, and full/empty per stage for K and V) after
   // the tiles, plus slack to align the base to 1024 bytes (the 128-byte
   // swizzle atom).

@@ -65,7 +65,7 @@ static const KernelCapability kTable[] = {
    true, true, true, true, true, true, true, true, true, true, true,
    {2, 2, 1}, {16, 512, 16}, {16, 256, 0}, true, false},
   {"sm90a-wgmma", "sm90a", KernelDirection::Forward, true,
-   {64, 256, 8}, "(zero-padded to 128 or 256 by TMA)",
+   {8, 256, 8}, "(zero-padded to 64, 128 or 256 by TMA)",
    true, true, true, true, true, false, false, true, true, true, true,
    {2, 8, 1}, {64, 192, 64}, {16, 256, 16}, false, true},
   {"sm80-mma", "sm80", KernelDirection::Backward, false,
@@ -74,8 +74,8 @@ static const KernelCapability kTable[] = {
    false, true, true, true, true, false, false, true, true, false, true,
    {2, 2, 1}, {32, 64, 32}, {32, 128, 0}, false, false},
   {"sm90a-wgmma", "sm90a", KernelDirection::Backward, true,
-   {64, 256, 8}, "(zero-padded to 128 or 256 by TMA; dK and dV in "
-                 "registers, split over the head dim above 128)",
+   {8, 256, 8}, "(zero-padded to 64, 128 or 256 by TMA; dK and dV in "
+                "registers, split over the head dim above 128)",
    false, true, true, true, true, false, false, true, true, false, true,
    {2, 4, 1}, {64, 64, 1}, {64, 128, 64}, false, true, 128},
 };

@@ -14,6 +14,14 @@ namespace mlir::attn {
 /// The Hopper kernel family (manifest "family").
 inline constexpr const char *kHopperKernelFamily = "sm90a-wgmma";
 
+/// The width the sm90a kernels (forward and backward) lay a head dim out
+/// at: whole 128-byte swizzle panels, 64, 128 or 256. TMA zero-fills the
+/// columns past the head dim, the products over it stop at the head dim
+/// rounded up to 16, and the padding columns are never stored.
+inline int64_t hopperTileWidth(int64_t headDim) {
+  return std::max<int64_t>(64, llvm::PowerOf2Ceil(headDim));
+}
+
 /// How the Hopper kernel computes: one producer warpgroup issuing TMA and
 /// blockM / 64 consumer warpgroups, each owning 64 query rows. The knobs a
 /// tuner may set (validateHopperKernel says why a combination is illegal):
