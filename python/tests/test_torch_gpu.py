@@ -78,7 +78,7 @@ SHAPES = [  # B, Hq, Hkv, Nq, Nk
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16],
                          ids=["bf16", "f16"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-@pytest.mark.parametrize("d", [64, 96, 128, 192, 256])
+@pytest.mark.parametrize("d", [40, 64, 96, 128, 192, 256])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_matches_reference(shape, d, causal, dtype):
     b, hq, hkv, nq, nk = shape
@@ -579,7 +579,7 @@ def _pack_has(name):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16],
                          ids=["bf16", "f16"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-@pytest.mark.parametrize("d", [64, 96, 128, 192, 256])
+@pytest.mark.parametrize("d", [40, 64, 96, 128, 192, 256])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_sm90a_family_matches_reference(shape, d, causal, dtype):
     if torch.cuda.get_device_capability()[0] != 9:
