@@ -7,6 +7,7 @@
 #include "attn/Tuning/TuningDatabase.h"
 #include "attn/Runtime/Json.h"
 #include "attn/Runtime/ReadFile.h"
+#include "attn/Support/Sm90Schedules.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -86,21 +87,8 @@ std::string TileChoice::name() const {
     os << "wg-m" << blockM << "n" << blockN << "s" << stages;
     if (persistent)
       os << "-p";
-    if (schedule == "overlap")
-      os << "-nopp";
-    else if (schedule == "serial")
-      os << "-serial";
-    // The backward dkdv kernel's dQ schedules.
-    else if (schedule == "dq-pipelined")
-      os << "-dqpipe";
-    else if (schedule == "dq-first")
-      os << "-dqfirst";
-    else if (schedule == "dk-first")
-      os << "-dkfirst";
-    else if (schedule == "deterministic")
-      os << "-det";
-    else if (schedule == "head-split")
-      os << "-hsplit";
+    if (const attn::Sm90Schedule *s = attn::findSm90Schedule(schedule))
+      os << s->tileSuffix;
     return os.str();
   }
   os << "m" << blockM << "n" << blockN << "r" << warpRows << "s" << stages;
@@ -213,18 +201,10 @@ struct Reader {
       t.schedule = string(obj, "schedule", where);
     if (obj.get("persistent"))
       t.persistent = boolean(obj, "persistent", where);
-    static const char *schedules[] = {
-        "pingpong",     "overlap",  "serial",   // forward consumers
-        "dq-pipelined", "dq-first", "dk-first", // backward dQ
-        "deterministic", "head-split"};
-    if (error.empty() && t.isSm90a() &&
-        std::find(std::begin(schedules), std::end(schedules), t.schedule) ==
-            std::end(schedules))
-      error = where +
-              ".schedule: expected pingpong, overlap or serial (forward), "
-              "dq-pipelined, dq-first, dk-first, deterministic or head-split "
-              "(backward), "
-              "got '" +
+    if (error.empty() && t.isSm90a() && !attn::findSm90Schedule(t.schedule))
+      error = where + ".schedule: expected " +
+              attn::sm90ScheduleNames(/*backward=*/false) + " (forward), " +
+              attn::sm90ScheduleNames(/*backward=*/true) + " (backward), got '" +
               t.schedule + "'";
     return t;
   }

@@ -32,14 +32,21 @@ KEY_NAMES = {"sm80": "sm80-mma", "sm90a": "sm90a-wgmma"}
 AUTO_KEY = "auto"
 FAMILY_OF_KEY = {v: k for k, v in KEY_NAMES.items()}
 
-_SM90A_SCHEDULES = ("pingpong", "overlap", "serial")
-# The sm90a backward (dkdv) kernel's dQ schedules and their tile-name
-# suffixes (TileChoice::name); "deterministic" has no dQ in the kernel.
-_SM90A_BACKWARD_SUFFIXES = {"dq-pipelined": "-dqpipe", "dq-first": "-dqfirst",
-                            "dk-first": "-dkfirst", "deterministic": "-det",
-                            "head-split": "-hsplit"}
-_SM90A_BACKWARD_SCHEDULES = {v: k for k, v in
-                             _SM90A_BACKWARD_SUFFIXES.items()}
+# The sm90a kernels' schedules: (name, tile-name suffix, backward), as
+# include/attn/Support/Sm90Schedules.h's kSm90Schedules (the one table;
+# python/tests/test_families.py checks this copy against it).
+SM90A_SCHEDULES = (
+    ("pingpong", "", False), ("overlap", "-nopp", False),
+    ("serial", "-serial", False),
+    ("dq-pipelined", "-dqpipe", True), ("dq-first", "-dqfirst", True),
+    ("dk-first", "-dkfirst", True), ("deterministic", "-det", True),
+    ("head-split", "-hsplit", True),
+)
+_SM90A_SCHEDULES = tuple(n for n, _, bwd in SM90A_SCHEDULES if not bwd)
+# The backward (dkdv) kernel's dQ schedules and their tile-name suffixes;
+# "deterministic" orders the dQ adds.
+_SM90A_BACKWARD_SUFFIXES = {n: s for n, s, bwd in SM90A_SCHEDULES if bwd}
+_SCHEDULE_OF_SUFFIX = {s: n for n, s, _ in SM90A_SCHEDULES}
 
 
 def check_family(family: str) -> str:
@@ -148,19 +155,13 @@ def tile_name(block_m: int, block_n: int, warp_rows: int, stages: int,
         name = f"wg-m{block_m}n{block_n}s{stages}"
         if persistent:
             name += "-p"
-        if schedule == "overlap":
-            name += "-nopp"
-        elif schedule == "serial":
-            name += "-serial"
-        else:
-            name += _SM90A_BACKWARD_SUFFIXES.get(schedule, "")
-        return name
+        return name + {n: s for n, s, _ in SM90A_SCHEDULES}.get(schedule, "")
     return f"m{block_m}n{block_n}r{warp_rows}s{stages}"
 
 
 _SM80_TILE = re.compile(r"m(\d+)n(\d+)r(\d+)s(\d+)")
-_SM90A_TILE = re.compile(r"wg-m(\d+)n(\d+)s(\d+)(-p)?"
-                         r"(-nopp|-serial|-dqpipe|-dqfirst|-dkfirst|-det|-hsplit)?")
+_SM90A_TILE = re.compile(r"wg-m(\d+)n(\d+)s(\d+)(-p)?(" + "|".join(
+    re.escape(s) for _, s, _ in SM90A_SCHEDULES if s) + ")?")
 
 
 def parse_tile(name: str) -> Dict[str, Union[int, str, bool]]:
@@ -177,8 +178,7 @@ def parse_tile(name: str) -> Dict[str, Union[int, str, bool]]:
     m = _SM90A_TILE.fullmatch(name)
     if m:
         block_m, block_n, stages = map(int, m.groups()[:3])
-        schedule = {"-nopp": "overlap", "-serial": "serial",
-                    **_SM90A_BACKWARD_SCHEDULES}.get(m.group(5), "pingpong")
+        schedule = _SCHEDULE_OF_SUFFIX[m.group(5) or ""]
         # warp_rows: each consumer warp owns 16 rows (tileChoiceOf).
         return dict(family="sm90a", block_m=block_m, block_n=block_n,
                     warp_rows=16, stages=stages, schedule=schedule,
@@ -232,7 +232,7 @@ def backward_tile_options(tile: Dict[str, Union[int, str, bool]],
                          f"{schedule!r}")
     if schedule not in _SM90A_BACKWARD_SUFFIXES:
         raise ValueError(f"the sm90a backward kernel's dQ schedule must be "
-                         f"dq-pipelined, dq-first, dk-first or head-split, "
+                         f"one of {', '.join(_SM90A_BACKWARD_SUFFIXES)}, "
                          f"got {schedule!r}")
     return flags + ["--stages", str(tile["stages"]), "--sm90-schedule",
                     schedule]

@@ -7,6 +7,7 @@
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Support/OptionLimits.h"
+#include "attn/Support/Sm90Schedules.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -95,14 +96,12 @@ KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return failure();
   // The sm90a schedules (forward consumers, backward dQ order); sm80
   // kernels have one.
-  static constexpr StringRef kSchedules[] = {
-      "",         "pingpong", "overlap",  "serial",
-      "dq-pipelined", "dq-first", "dk-first", "deterministic", "head-split"};
-  if (!llvm::is_contained(kSchedules, schedule))
-    return emitError() << "expected schedule pingpong, overlap, serial, "
-                          "dq-pipelined, dq-first, dk-first, deterministic, "
-                          "head-split or none, got '"
-                       << schedule << "'";
+  if (!schedule.empty() && !::attn::findSm90Schedule(schedule))
+    return emitError() << "expected schedule "
+                       << ::attn::sm90ScheduleNames(/*backward=*/false)
+                       << " (forward), "
+                       << ::attn::sm90ScheduleNames(/*backward=*/true)
+                       << " (backward) or none, got '" << schedule << "'";
   if (family == "sm80" && (!schedule.empty() || persistent ||
                            exp2Emulated || wideProducer))
     return emitError() << "expected no schedule, persistent, exp2_emulated "
@@ -245,13 +244,11 @@ LogicalResult LaunchAttr::verify(
       dkdv.getGrid() != grid)
     return emitError() << "expected threads, dynamic_shared_memory and grid "
                           "to be the dkdv kernel's";
-  static constexpr StringRef kSchedules[] = {
-      "", "dq-pipelined", "dq-first", "dk-first", "deterministic",
-      "head-split"};
-  if (!llvm::is_contained(kSchedules, schedule))
-    return emitError() << "expected schedule dq-pipelined, dq-first, "
-                          "dk-first, deterministic, head-split or none, got '"
-                       << schedule << "'";
+  const ::attn::Sm90Schedule *known = ::attn::findSm90Schedule(schedule);
+  if (!schedule.empty() && !(known && known->backward))
+    return emitError() << "expected schedule "
+                       << ::attn::sm90ScheduleNames(/*backward=*/true, "none")
+                       << ", got '" << schedule << "'";
   if (!tma && !schedule.empty())
     return emitError() << "expected no schedule with family sm80-mma";
   return success();
