@@ -14,8 +14,12 @@ LSE against a chunked float32 logsumexp), then times attn, SDPA's flash and
 cuDNN backends (and FlexAttention under torch.compile with --flex) on those
 same tensors with CUDA events (median of --reps). FLOP convention of
 DESIGN.md: forward 4*B*Hq*Nq*Nk*D, halved when causal (D the mean of the
-two head dims when they differ). Writes bench.csv and bench.md (and
-bench.png when matplotlib imports) into --out (default $OUT, else .).
+two head dims when they differ). ALiBi kernels (manifest problem.alibi)
+run with the standard slopes of their heads; their reference adds
+-slope·|i + Nk - Nq - j| to the scaled scores, SDPA's backends (which have
+no ALiBi) are not timed, and FlexAttention (--flex) gets the same term as
+its score_mod. Writes bench.csv and bench.md (and bench.png when
+matplotlib imports) into --out (default $OUT, else .).
 Any failure prints what failed and moves on to the next kernel or peer.
 """
 
@@ -34,6 +38,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
 from attn.runtime import Kernel  # noqa: E402
+from attn.torch import standard_alibi_slopes  # noqa: E402
 
 PEERS = {"sdpa-flash": SDPBackend.FLASH_ATTENTION,
          "sdpa-cudnn": SDPBackend.CUDNN_ATTENTION}
@@ -97,18 +102,21 @@ def sdpa(q, k, v, causal, scale, gqa):
     return F.scaled_dot_product_attention(q, k, v, **kw)
 
 
-def reference(q, k, v, causal, scale, with_lse):
+def reference(q, k, v, causal, scale, with_lse, slopes=None):
     """O by SDPA on float32 inputs (GQA heads expanded) and LSE by a float32
     logsumexp over query chunks (the scores never all in memory); where
-    SDPA refuses, O from the same chunks. Rows that see no key: O = 0."""
+    SDPA refuses, or with ALiBi `slopes` ([Hq]: -slope·|i + Nk - Nq - j| on
+    the scaled scores), O from the same chunks. Rows that see no key: O = 0."""
     group = q.shape[1] // k.shape[1]
     kf = k.float().repeat_interleave(group, dim=1)
     vf = v.float().repeat_interleave(group, dim=1)
     qf = q.float()
     o = None
     try:
-        with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
-            o = torch.nan_to_num(sdpa(qf, kf, vf, causal, scale, False), nan=0.0)
+        if slopes is None:
+            with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
+                o = torch.nan_to_num(sdpa(qf, kf, vf, causal, scale, False),
+                                     nan=0.0)
     except Exception as ex:
         print(f"  SDPA float32 reference failed ({str(ex).splitlines()[0][:120]}); "
               "using the chunked float32 one", flush=True)
@@ -124,8 +132,11 @@ def reference(q, k, v, causal, scale, with_lse):
     for r0 in range(0, nq, step):
         r1 = min(nq, r0 + step)
         s = torch.matmul(qf[:, :, r0:r1], kf.transpose(-1, -2)) * scale
+        rows = torch.arange(r0, r1, device=q.device)[:, None]
+        if slopes is not None:
+            s -= slopes[None, :, None, None] * \
+                (rows + (nk - nq) - cols[None, :]).abs().float()
         if causal:
-            rows = torch.arange(r0, r1, device=q.device)[:, None]
             s.masked_fill_(cols[None, :] > rows + (nk - nq), float("-inf"))
         lse[:, :, r0:r1] = torch.logsumexp(s, dim=-1)
         if o_chunked is not None:
@@ -163,18 +174,21 @@ def run_one(kern, shape, args, rows):
     q = torch.randn(B, Hq, Nq, D, device="cuda", dtype=dtype, generator=gen)
     k = torch.randn(B, Hkv, Nk, D, device="cuda", dtype=dtype, generator=gen)
     v = torch.randn(B, Hkv, Nk, Dv, device="cuda", dtype=dtype, generator=gen)
+    slopes = standard_alibi_slopes(Hq, device="cuda") if kern.alibi else None
+    row["alibi"] = kern.alibi
 
     # attn: check, then time.
     try:
         out = torch.full((B, Hq, Nq, Dv), float("nan"), dtype=dtype, device="cuda")
         lse = torch.full((B, Hq, Nq), float("nan"), device="cuda") \
             if kern.with_lse else None
-        launch, _, _ = kern.prepare(q, k, v, out=out, lse=lse)
+        launch, _, _ = kern.prepare(q, k, v, out=out, lse=lse,
+                                    alibi_slopes=slopes)
         launch()
         torch.cuda.synchronize()
         row["module"] = kern.loaded_from
         o_ref, lse_ref, row["reference"] = reference(q, k, v, causal, scale,
-                                                     kern.with_lse)
+                                                     kern.with_lse, slopes)
         row["rel_err"] = rel_err(out, o_ref)
         if lse is not None:
             row["lse_rel_err"] = rel_err(lse, lse_ref)
@@ -192,6 +206,9 @@ def run_one(kern, shape, args, rows):
 
     gqa = Hq != Hkv
     for name, backend in PEERS.items():
+        if slopes is not None:
+            row[f"{name}_error"] = "no ALiBi"
+            continue
         try:
             with sdpa_kernel([backend]):
                 fn = lambda: sdpa(q, k, v, causal, scale, gqa)  # noqa: E731
@@ -219,8 +236,13 @@ def run_one(kern, shape, args, rows):
                 bm = create_block_mask(
                     lambda b, h, qi, ki: ki <= qi + shift, None, None, Nq, Nk,
                     device="cuda")
-            fn = lambda: flex(q, k, v, block_mask=bm, scale=scale,  # noqa: E731
-                              enable_gqa=gqa)
+            mod = None
+            if slopes is not None:
+                shift = Nk - Nq
+                def mod(score, b, h, qi, ki):
+                    return score - slopes[h] * (qi + shift - ki).abs()
+            fn = lambda: flex(q, k, v, score_mod=mod,  # noqa: E731
+                              block_mask=bm, scale=scale, enable_gqa=gqa)
             fn()
             t = bench(fn, args.warmup, args.reps)
             row["flex_ms"] = t

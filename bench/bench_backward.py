@@ -15,6 +15,13 @@ rel_err of dQ, dK, dV), then times attn and the backward of SDPA's flash
 and cuDNN backends on the same tensors with CUDA events (median of --reps).
 FLOP convention of DESIGN.md: backward = 2.5 x forward (4*B*H*N^2*D, halved
 when causal). Writes bench_backward.csv and .md into --out.
+
+ALiBi kernels (manifest problem.alibi) run with the standard slopes of their
+heads: O, the LSE and the float32 reference gradients then come from an
+explicit float32 attention with -slope·|i - j| on the scaled scores (the
+scores in memory: keep N <= 8192), SDPA's backends (no ALiBi) are not
+timed, and with --flex FlexAttention's backward (torch.compile, the same
+term as its score_mod, a causal block mask) is.
 """
 
 import argparse
@@ -33,6 +40,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
 from attn.runtime import BackwardArgs  # noqa: E402
+from attn.torch import standard_alibi_slopes  # noqa: E402
 from bench import bench, kernel_dirs, rel_err  # noqa: E402
 
 PEERS = {"sdpa-flash": SDPBackend.FLASH_ATTENTION,
@@ -59,8 +67,11 @@ def strides3(t):
     return (ctypes.c_int64 * 3)(s[0], s[1], s[2])
 
 
-def backward_launcher(lib, handle, q, k, v, o, do, lse, dq, dk, dv):
+def backward_launcher(lib, handle, q, k, v, o, do, lse, dq, dk, dv,
+                      slopes=None):
     a = BackwardArgs()
+    if slopes is not None:  # one [Hq] row for every batch entry
+        a.alibi_slopes, a.alibi_stride_b = slopes.data_ptr(), 0
     for name, t in (("q", q), ("k", k), ("v", v), ("o", o), ("d_o", do),
                     ("lse", lse), ("dq", dq), ("dk", dk), ("dv", dv)):
         setattr(a, name, t.data_ptr())
@@ -87,6 +98,43 @@ def bench_ms(fn, warmup, reps):
     return bench(fn, warmup, reps)
 
 
+def alibi_attention(q, k, v, causal, scale, slopes):
+    """O and LSE of ALiBi attention in float32 (scores materialised):
+    -slope·|i - j| on the scaled scores, Nq = Nk."""
+    n = q.shape[2]
+    idx = torch.arange(n, device=q.device)
+    s = torch.matmul(q, k.transpose(-1, -2)) * scale
+    s = s - slopes[None, :, None, None] * \
+        (idx[:, None] - idx[None, :]).abs().float()
+    if causal:
+        s = s.masked_fill(idx[None, :] > idx[:, None], float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    return torch.matmul(torch.softmax(s, dim=-1), v), lse
+
+
+def flex_backward(q, k, v, do, causal, scale, slopes):
+    """FlexAttention's backward for the same attention (ALiBi as its
+    score_mod when `slopes`), one compiled kernel per shape."""
+    from torch.nn.attention.flex_attention import (create_block_mask,
+                                                   flex_attention)
+    torch._dynamo.config.cache_size_limit = max(
+        torch._dynamo.config.cache_size_limit, 256)
+    flex = torch.compile(flex_attention, dynamic=False)
+    n = q.shape[2]
+    bm = create_block_mask(lambda b, h, qi, ki: ki <= qi, None, None, n, n,
+                           device="cuda") if causal else None
+    mod = None
+    if slopes is not None:
+        def mod(score, b, h, qi, ki):
+            return score - slopes[h] * (qi - ki).abs()
+    qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
+    out = flex(qg, kg, vg, score_mod=mod, block_mask=bm, scale=scale)
+
+    def fn():
+        torch.autograd.grad(out, (qg, kg, vg), do, retain_graph=True)
+    return fn
+
+
 def run_one(lib, kdir, man, n, args):
     p = man["problem"]
     D, causal, scale = p["head_dim"], p["causal"], p["scale"]
@@ -103,8 +151,16 @@ def run_one(lib, kdir, man, n, args):
     k = torch.randn(B, H, n, D, device="cuda", dtype=dtype, generator=gen)
     v = torch.randn(B, H, n, D, device="cuda", dtype=dtype, generator=gen)
     do = torch.randn(B, H, n, D, device="cuda", dtype=dtype, generator=gen)
-    o, lse = torch.ops.aten._scaled_dot_product_flash_attention(
-        q, k, v, 0.0, causal, False, scale=scale)[:2]
+    slopes = standard_alibi_slopes(H, device="cuda") \
+        if p.get("alibi", False) else None
+    row["alibi"] = slopes is not None
+    if slopes is None:
+        o, lse = torch.ops.aten._scaled_dot_product_flash_attention(
+            q, k, v, 0.0, causal, False, scale=scale)[:2]
+    else:
+        qf, kf, vf = (t.detach().float().requires_grad_() for t in (q, k, v))
+        of, lse = alibi_attention(qf, kf, vf, causal, scale, slopes)
+        o, lse = of.detach().to(dtype), lse.detach()
     try:
         handle = lib.attn_kernel_load(str(kdir).encode(), 0)
         if not handle:
@@ -113,14 +169,19 @@ def run_one(lib, kdir, man, n, args):
         dk = torch.full_like(k, float("nan"))
         dv = torch.full_like(v, float("nan"))
         launch = backward_launcher(lib, handle, q, k, v, o, do, lse.contiguous(),
-                                   dq, dk, dv)
+                                   dq, dk, dv, slopes)
         launch()
         torch.cuda.synchronize()
-        # float32 reference gradients by autograd through SDPA.
-        qf, kf, vf = (t.detach().float().requires_grad_() for t in (q, k, v))
-        with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
-            of = F.scaled_dot_product_attention(qf, kf, vf, is_causal=causal,
-                                                scale=scale)
+        # float32 reference gradients by autograd through SDPA (ALiBi:
+        # through the explicit attention above).
+        if slopes is None:
+            qf, kf, vf = (t.detach().float().requires_grad_()
+                          for t in (q, k, v))
+            with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION,
+                              SDPBackend.MATH]):
+                of = F.scaled_dot_product_attention(qf, kf, vf,
+                                                    is_causal=causal,
+                                                    scale=scale)
         gq, gk, gv = torch.autograd.grad(of, (qf, kf, vf), do.float())
         row["dq_rel_err"] = rel_err(dq, gq)
         row["dk_rel_err"] = rel_err(dk, gk)
@@ -137,6 +198,9 @@ def run_one(lib, kdir, man, n, args):
         traceback.print_exc()
 
     for name, backend in PEERS.items():
+        if slopes is not None:
+            row[f"{name}_error"] = "no ALiBi"
+            continue
         try:
             qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
             with sdpa_kernel([backend]):
@@ -156,6 +220,18 @@ def run_one(lib, kdir, man, n, args):
         except Exception as ex:
             row[f"{name}_error"] = str(ex).splitlines()[0][:200]
             print(f"  {name} failed: {row[f'{name}_error']}", flush=True)
+    if args.flex:
+        try:
+            fn = flex_backward(q, k, v, do, causal, scale, slopes)
+            fn()
+            t = bench_ms(fn, args.warmup, args.reps)
+            row["flex_ms"] = t
+            row["flex_tflops"] = flops / (t * 1e-3) / 1e12
+            if "attn_ms" in row:
+                row["vs_flex"] = t / row["attn_ms"]
+        except Exception as ex:
+            row["flex_error"] = str(ex).splitlines()[0][:200]
+            print(f"  flex failed: {row['flex_error']}", flush=True)
     print("  " + " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                           for k, v in row.items() if k not in ("kernel",)),
           flush=True)
@@ -170,6 +246,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--flex", action="store_true",
+                    help="time FlexAttention's backward too (torch.compile)")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args()
     import json
@@ -189,8 +267,10 @@ def main():
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         w.writerows(rows)
-    lines = ["| kernel | N | ok | attn TFLOP/s | flash | cuDNN | vs flash | vs cuDNN |",
-             "|---|---|---|---|---|---|---|---|"]
+    flex = args.flex
+    lines = ["| kernel | N | ok | attn TFLOP/s | flash | cuDNN | vs flash | "
+             "vs cuDNN |" + (" flex | vs flex |" if flex else ""),
+             "|---|---|---|---|---|---|---|---|" + ("---|---|" if flex else "")]
     fmt = lambda x: f"{x:.1f}" if isinstance(x, float) else "-"  # noqa: E731
     fmt2 = lambda x: f"{x:.2f}" if isinstance(x, float) else "-"  # noqa: E731
     for r in rows:
@@ -199,7 +279,9 @@ def main():
                      f"{fmt(r.get('sdpa-flash_tflops'))} | "
                      f"{fmt(r.get('sdpa-cudnn_tflops'))} | "
                      f"{fmt2(r.get('vs_sdpa-flash'))} | "
-                     f"{fmt2(r.get('vs_sdpa-cudnn'))} |")
+                     f"{fmt2(r.get('vs_sdpa-cudnn'))} |"
+                     + (f" {fmt(r.get('flex_tflops'))} | "
+                        f"{fmt2(r.get('vs_flex'))} |" if flex else ""))
     (out / "bench_backward.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     ratios = [r["vs_sdpa-flash"] for r in rows if "vs_sdpa-flash" in r]
