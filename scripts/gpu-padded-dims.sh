@@ -44,7 +44,7 @@ cat "$OUT/checks.txt"
 echo "checks: $(wc -l <"$OUT/checks.txt"), not ok: $(grep -vc '^"ok":true' "$OUT/checks.txt")"
 
 if command -v compute-sanitizer >/dev/null && [ "${SANITIZE:-1}" = 1 ]; then
-  for k in d96c d192c fwd_d96c_cap30_alibi; do
+  for k in ${SANITIZE_KERNELS:-d96c d192c fwd_d96c_cap30_alibi}; do
     for tool in memcheck racecheck synccheck; do
       echo "$tool $k: $(timeout 240 compute-sanitizer --tool "$tool" "$L" \
         "$KERNELS/check/$k" --check --batch 1 --heads-q 2 --heads-kv 1 \
@@ -60,10 +60,12 @@ if [ "${BENCH:-1}" = 1 ]; then
     --seqs "${BENCH_SEQS:-1024,4096,16384}" >"$OUT/bench_backward.log" 2>&1 ||
     echo "!! bench_backward.py failed (see bench_backward.log)"
   tail -n 30 "$OUT/bench_backward.log"
-  PYTHONUNBUFFERED=1 ATTN_RUNTIME_LIB="$ROOT/build-gpu/lib/libattn_runtime.so" \
-    timeout "${BENCH_TIMEOUT:-300}" python3 bench/bench.py \
-    --kernels "$KERNELS/bench-fwd" --out "$OUT" \
-    --seqs "${BENCH_SEQS:-1024,4096,16384}" >"$OUT/bench.log" 2>&1 ||
-    echo "!! bench.py failed (see bench.log)"
-  tail -n 30 "$OUT/bench.log"
+  if [ -d "$KERNELS/bench-fwd" ]; then
+    PYTHONUNBUFFERED=1 ATTN_RUNTIME_LIB="$ROOT/build-gpu/lib/libattn_runtime.so" \
+      timeout "${BENCH_TIMEOUT:-300}" python3 bench/bench.py \
+      --kernels "$KERNELS/bench-fwd" --out "$OUT" \
+      --seqs "${BENCH_SEQS:-1024,4096,16384}" >"$OUT/bench.log" 2>&1 ||
+      echo "!! bench.py failed (see bench.log)"
+    tail -n 30 "$OUT/bench.log"
+  fi
 fi

@@ -91,9 +91,6 @@ def sm90a_backward_supports(spec) -> str:
         return (f"the sm90a backward kernels take equal head dims, "
                 f"multiples of 8 up to 256 (got "
                 f"{spec.head_dim}/{spec.value_head_dim})")
-    if getattr(spec, "deterministic", False) and spec.head_dim > 128:
-        return (f"the deterministic sm90a backward kernels take head dims "
-                f"up to 128 (got {spec.head_dim})")
     return ""
 
 

@@ -231,7 +231,7 @@ def set_kernel_family(family: str) -> None:
     'auto' (the default: attn-compile's --family default, sm90a on sm_90a
     where that family implements the call -- forward: f16/bf16, head dims
     that are multiples of 8 up to 256, masks and score_mod included;
-    backward: equal such head dims, deterministic up to 128 -- else
+    backward: equal such head dims, atomic or deterministic -- else
     sm80), 'sm80' (mma.sync, every sm_80+ chip) or
     'sm90a' (Hopper's wgmma kernels); also $ATTN_KERNEL_FAMILY. The tuning
     database is looked up for the family the call resolves to (for 'auto'
@@ -270,8 +270,8 @@ def _spec_and_shape(kind: str, q: Tensor, k: Tensor, v: Tensor, causal: bool,
     Hkv, Nk = k.shape[1], k.shape[2]
     # The family asked for; the selection resolves it (forward: every
     # variant the op takes has an sm90a kernel; backward: every mask, the
-    # softcap and ALiBi, equal head dims, multiples of 8 up to 256;
-    # deterministic up to 128). ALiBi's slopes are a
+    # softcap and ALiBi, equal head dims, multiples of 8 up to 256, atomic
+    # or deterministic). ALiBi's slopes are a
     # launch argument: one kernel for every shape and slope.
     spec = KernelSpec(kind, int(D), int(v.shape[3]), _DTYPE_NAMES[q.dtype],
                       bool(causal), chip, variant=vkey, family=_family,

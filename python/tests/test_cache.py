@@ -239,14 +239,16 @@ def test_aot_backward_specs_cover_what_the_backward_takes():
 
 def test_backward_family_auto_compiles_the_sm90a_kernel(compiler):
     """A backward spec of family auto resolves as attn-compile --backward
-    --family auto does: the sm90a dkdv kernel on sm_90a (D 32 and 128
-    here), the sm80 kernels where it does not implement the call
-    (deterministic at D 256); the cache validates the manifest's family."""
+    --family auto does: the sm90a dkdv kernel on sm_90a (D 32 and 128,
+    deterministic 256 here), the sm80 kernels elsewhere (sm_80); the cache
+    validates the manifest's family."""
     if not cache.backward_compiler_available():
         pytest.skip("attn-compile has no --backward")
-    for d, det, family in ((128, False, "sm90a"), (32, False, "sm90a"),
-                           (256, True, "sm80")):
-        spec = KernelSpec("bwd", d, d, "bf16", True, "sm_90a",
+    for d, det, chip, family in ((128, False, "sm_90a", "sm90a"),
+                                 (32, False, "sm_90a", "sm90a"),
+                                 (256, True, "sm_90a", "sm90a"),
+                                 (64, False, "sm_80", "sm80")):
+        spec = KernelSpec("bwd", d, d, "bf16", True, chip,
                           family="auto", deterministic=det).resolved()
         assert spec.family == family
         path = KernelCache().get(spec, compiler.version(), cache.compile_spec)

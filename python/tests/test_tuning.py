@@ -267,17 +267,17 @@ def test_family_auto_resolves_by_chip():
         assert dataclasses.replace(spec, head_dim=d, value_head_dim=d
                                    ).resolved().family == "sm90a"
     # Backward: the sm90a dkdv kernel takes equal head dims, multiples of 8
-    # up to 256 (deterministic: up to 128).
+    # up to 256, atomic or deterministic.
     bwd = dataclasses.replace(spec, kind="bwd")
     assert bwd.resolved().family == "sm90a"
     d256 = dataclasses.replace(bwd, head_dim=256, value_head_dim=256)
     assert d256.resolved().family == "sm90a"
     assert dataclasses.replace(d256, deterministic=True
-                               ).resolved().family == "sm80"
+                               ).resolved().family == "sm90a"
     assert dataclasses.replace(bwd, head_dim=96, value_head_dim=96
                                ).resolved().family == "sm90a"
     assert dataclasses.replace(bwd, head_dim=192, value_head_dim=192,
-                               deterministic=True).resolved().family == "sm80"
+                               deterministic=True).resolved().family == "sm90a"
     assert dataclasses.replace(bwd, head_dim=48, value_head_dim=48
                                ).resolved().family == "sm90a"
     assert dataclasses.replace(bwd, chip="sm_80").resolved().family == "sm80"
@@ -738,8 +738,8 @@ def test_backward_lookup_hits_and_misses(lookup_lib, monkeypatch):
     assert "miss: no entry for sequence buckets q4096 kv4096" in sel.reason
     sel = select(deterministic=True)  # no deterministic auto entry
     assert sel.source == "heuristic" and "deterministic" in sel.reason
-    sel = select(dataclasses.replace(BWD, family="sm90a", head_dim=256,
-                                     value_head_dim=256, deterministic=True))
+    sel = select(dataclasses.replace(BWD, family="sm90a", head_dim=20,
+                                     value_head_dim=20))
     assert sel.reason.endswith(
         "miss: family sm90a has no backward kernel for this attention")
     # Forward calls never take a backward entry.

@@ -8,8 +8,8 @@
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a sm90-schedule=dq-first" 2>&1 | FileCheck %s --check-prefix=SCHED
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a block-n=128" 2>&1 | FileCheck %s --check-prefix=BLOCKN
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a stages=3" 2>&1 | FileCheck %s --check-prefix=SMEM
-// RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a deterministic=true" 2>&1 | FileCheck %s --check-prefix=DET
-// RUN: attn-opt %s --convert-attn-to-gpu="family=auto deterministic=true" | FileCheck %s --check-prefix=DET80
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a deterministic=true" | FileCheck %s --check-prefix=DET
+// RUN: attn-opt %s --convert-attn-to-gpu="family=auto deterministic=true" | FileCheck %s --check-prefix=DET
 // Below D = 256 the split is not a schedule.
 // RUN: not attn-opt %S/convert-attn-grad-to-gpu-sm90a-invalid.mlir --split-input-file --convert-attn-to-gpu="family=sm90a sm90-schedule=head-split" 2>&1 | FileCheck %s --check-prefix=SPLIT128
 
@@ -21,9 +21,11 @@
 // SCHED: cannot be compiled for the GPU: sm90-schedule of the sm90a backward kernel above head dim 128 must be head-split (got 'dq-first')
 // BLOCKN: cannot be compiled for the GPU: block-n of the sm90a backward kernel at head dim 256 must be 64, the 64 keys both consumer warpgroups share (got 128)
 // SMEM: cannot be compiled for the GPU: the sm90a backward kernel needs {{[0-9]+}} bytes of shared memory, sm_90a offers 232448
-// DET: cannot be compiled for the GPU: deterministic at head dim 256 is not supported by the sm90a-wgmma backward kernels: they take it up to head dim 128
-// DET80: family = "sm80-mma"
-// DET80-NOT: attn_bwd_sm90
+// The deterministic split adds each warp's 16 rows of dQ from registers
+// once the slice's semaphore has both consumers' arrivals from every
+// earlier key block (family auto takes it too).
+// DET: attn.kernel = @attn_kernels::@attn_bwd_sm90_d256_bf16_causal_dkdv_n64m64s2_hsplit_det
+// DET-SAME: deterministic = true
 // SPLIT128: sm90-schedule of the sm90a backward kernel must be dq-pipelined, dq-first or dk-first (got 'head-split')
 
 func.func @d256(%q: tensor<1x2x100x256xbf16>, %lse: tensor<1x2x100xf32>)

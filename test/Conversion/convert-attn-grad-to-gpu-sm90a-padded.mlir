@@ -4,7 +4,7 @@
 // the f32 dQ tile keeps D columns so that one bulk reduction adds it. D = 96
 // is the D = 128 schedule (dq-first), D = 192 the head-dim split.
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="family=auto" | FileCheck %s
-// RUN: not attn-opt %s --split-input-file --convert-attn-to-gpu="family=sm90a deterministic=true" 2>&1 | FileCheck %s --check-prefix=DET
+// RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="family=sm90a deterministic=true" | FileCheck %s --check-prefix=DET
 
 // CHECK-LABEL: func.func @d96
 // CHECK: attn.kernel = @attn_kernels::@attn_bwd_sm90_d96_bf16_causal_dkdv_n128m64s2_sdq
@@ -13,9 +13,10 @@
 // CHECK-SAME: family = "sm90a-wgmma", block_m = 64, block_n = 128, threads = 384, dynamic_shared_memory = 190504,
 // CHECK-SAME: box_cols = 64, box_rows = 64>
 // CHECK-SAME: schedule = "dq-first"
-// The deterministic one orders its dQ adds at D = 96 (padded to 128).
+// The deterministic kernels order their dQ adds at both (padded to 128 and
+// 256).
 // DET: attn_bwd_sm90_d96_bf16_causal_dkdv_n128m64s2_sdq_det
-// DET: deterministic at head dim 192 is not supported by the sm90a-wgmma backward kernels: they take it up to head dim 128
+// DET: attn_bwd_sm90_d192_bf16_dkdv_n64m64s2_hsplit_det
 
 func.func @d96(%q: tensor<1x2x100x96xbf16>, %lse: tensor<1x2x100xf32>)
     -> tensor<1x2x100x96xbf16> {

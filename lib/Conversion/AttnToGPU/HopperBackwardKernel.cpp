@@ -26,7 +26,9 @@
 //    and added to the f32 dQ accumulator by one cp.reduce.async.bulk of
 //    producer warp 2 (the sm80 convert kernel scales and casts it);
 //    deterministic kernels add in key-block order (emitDqWriter) from a
-//    double-buffered tile.
+//    double-buffered tile. Above D = 128 (the head-dim split, below) the
+//    consumers add dQ from registers; deterministic, each warp waits for
+//    its 16 rows' turn first (addDqFromRegisters).
 //    Pipelined (D = 64): step j issues dQ(j − 1) after its own Sᵀ and
 //    dPᵀ, so that the GEMM runs under step j's elementwise work and its
 //    store under dV/dK; otherwise (D = 128, where the extra live
@@ -136,9 +138,10 @@ private:
   template <typename Fn> void withFreshScalars(Fn body);
   void emitDqWriter();
   /// Deterministic dQ: spins until `semaphore` (query block q0's) holds
-  /// this key block's turn, its index among the key blocks that visit q0
-  /// (acquire), then passes the turn on (release increment).
-  void waitForTurn(Value semaphore, Value q0);
+  /// this key block's turn, its index among the key blocks that visit q0,
+  /// times the `arrivals` each key block makes on it (acquire), then
+  /// passes the turn on (release increment).
+  void waitForTurn(Value semaphore, Value q0, int64_t arrivals = 1);
   void passTurn(Value semaphore);
   /// This thread's LSE·log2e (offset 0) or Δ (offset blockM·4) of query
   /// columns 8·j + 2t + {0, 1}, j < cols / 8, from the shared stage of step
@@ -520,7 +523,8 @@ void HopperBackwardEmitter::emitDqWriter() {
   });
 }
 
-void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0) {
+void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0,
+                                        int64_t arrivals) {
   // Key block n adds after n − 1, from the first block that visits query
   // block q0: a key_range's start skips the blocks before it, and so does
   // a window's left edge (the block of key d(q0) − left, as
@@ -531,6 +535,8 @@ void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0) {
         firstKey, kb.sub(kb.add(q0, diagonal), kb.i32(spec.band.left)));
   Value turn = kb.sub(kb.divu(kv0, kb.i32(config.blockN)),
                       kb.divu(firstKey, kb.i32(config.blockN)));
+  if (arrivals > 1)
+    turn = kb.mul(turn, kb.i32(arrivals));
   auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
   {
     OpBuilder::InsertionGuard guard(b);
@@ -539,9 +545,14 @@ void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0) {
         b, loc, b.getI32Type(), semaphore, /*alignment=*/4,
         /*isVolatile=*/false, /*isNonTemporal=*/false, /*isInvariant=*/false,
         /*isInvariantGroup=*/false, LLVM::AtomicOrdering::acquire, "device");
+    // Several arrivals per key block: the next block's may already have
+    // started once this block's all came in, so wait for at least the turn.
     scf::ConditionOp::create(
         b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, seen, turn),
+        arith::CmpIOp::create(b, loc,
+                              arrivals > 1 ? arith::CmpIPredicate::slt
+                                           : arith::CmpIPredicate::ne,
+                              seen, turn),
         ValueRange{});
     b.setInsertionPointToStart(b.createBlock(&spin.getAfter()));
     scf::YieldOp::create(b, loc);
@@ -1099,14 +1110,34 @@ SmallVector<Value> HopperBackwardEmitter::issueSharedAB(Value aRing,
 
 /// Register 4·j + e of the m64n(D/2) fragment: row 16·warp + g + 8·(e/2)
 /// of the step's query block, column c·D/2 + 8·j + 2t + e%2.
+/// Deterministic: warp w adds its 16 rows (slice (q0 + 16w) / 16 of the
+/// query head) only once the slice's semaphore counts both consumers'
+/// arrivals from every earlier key block that visits q0, then arrives
+/// itself: each element of dQ is summed in key-block order (the consumers'
+/// column halves are disjoint).
 void HopperBackwardEmitter::addDqFromRegisters(ArrayRef<Value> dq, Value it) {
   Value q0 = stepAt(it).second;
-  Value accum = dqAccumulator(kb, deltaBaseOf(it), seqQ);
+  Value region = deltaBaseOf(it);
+  Value accum = dqAccumulator(kb, region, seqQ);
   int64_t dqCols = tileDim / 2;
   Value col0 = kb.add(consumerCol0(), kb.shl(t, 1));
+  Value sliceRow = kb.add(q0, kb.mul(warpInGroup, kb.i32(16)));
+  Value semaphore;
+  if (config.deterministic) {
+    assert(config.turnRows == 16 && "a warp's rows are one slice");
+    semaphore = kb.gep(
+        region, b.getI32Type(),
+        kb.add(kb.mul(kb.zext64(paddedSeqQ(kb, seqQ)),
+                      kb.i64(::attn::runtime::backwardWorkspaceSemaphoresAt(
+                          spec.headDim))),
+               kb.zext64(kb.divu(sliceRow, kb.i32(16)))));
+    // Rows past Nq have no semaphore (nor anything to add) in any block.
+    ifThen(kb, kb.slt(sliceRow, seqQ), [&] {
+      waitForTurn(semaphore, q0, config.consumers());
+    });
+  }
   for (int h = 0; h < 2; ++h) {
-    Value row = kb.add(kb.add(q0, kb.mul(warpInGroup, kb.i32(16))),
-                       kb.add(g, kb.i32(8 * h)));
+    Value row = kb.add(sliceRow, kb.add(g, kb.i32(8 * h)));
     ifThen(kb, kb.slt(row, seqQ), [&] {
       Value rowPtr = kb.gep(
           accum, b.getF32Type(),
@@ -1121,6 +1152,13 @@ void HopperBackwardEmitter::addDqFromRegisters(ArrayRef<Value> dq, Value it) {
         });
     });
   }
+  if (config.deterministic)
+    ifThen(kb, kb.slt(sliceRow, seqQ), [&] {
+      // Every lane's additions, then the warp's one arrival.
+      LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::release, "device");
+      NVVM::SyncWarpOp::create(b, loc, kb.i32(-1));
+      ifThen(kb, eq(kb, lane, kb.i32(0)), [&] { passTurn(semaphore); });
+    });
 }
 
 /// dQ[:, slice] = dS·K[:, slice] of the dSᵀ ring's tile `dsStage`, accumulating

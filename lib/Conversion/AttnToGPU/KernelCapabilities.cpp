@@ -57,8 +57,7 @@ static const KernelCapability kTable[] = {
   // head dims, why,
   // D!=Dv, causal, topLeft, windows, scoreMod, bias, varlen, keyRange,
   // alibi, noLse, det,
-  // stages, block-m, block-n, warp-rows, sm90-schedule[, deterministic's
-  // largest head dim]
+  // stages, block-m, block-n, warp-rows, sm90-schedule
   {"sm80-mma", "sm80", KernelDirection::Forward, false,
    {8, 256, 8}, "(other than 16, 32, 64, 128 and 256 zero-padded to the "
                 "next of those)",
@@ -77,7 +76,7 @@ static const KernelCapability kTable[] = {
    {8, 256, 8}, "(zero-padded to 64, 128 or 256 by TMA; dK and dV in "
                 "registers, split over the head dim above 128)",
    false, true, true, true, true, false, false, true, true, false, true,
-   {2, 4, 1}, {64, 64, 1}, {64, 128, 64}, false, true, 128},
+   {2, 4, 1}, {64, 64, 1}, {64, 128, 64}, false, true},
 };
 // clang-format on
 
@@ -199,11 +198,6 @@ std::string mlir::attn::unsupportedKernelFeature(const KernelCapability &cap,
     return refuse("an attention without the LSE");
   if (r.deterministic && !cap.deterministic)
     return refuse("deterministic");
-  if (r.deterministic && cap.deterministicMaxHeadDim &&
-      r.headDim > cap.deterministicMaxHeadDim)
-    return refuse("deterministic at head dim " + std::to_string(r.headDim),
-                  "they take it up to head dim " +
-                      std::to_string(cap.deterministicMaxHeadDim));
   if (r.stages && !cap.stages.contains(r.stages))
     return refuse("stages " + std::to_string(r.stages),
                   "they take " + cap.stages.str());

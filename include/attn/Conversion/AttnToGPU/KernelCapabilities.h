@@ -69,8 +69,6 @@ struct KernelCapability {
   IntSet blockM, blockN;
   bool warpRows;        // the warp-rows option
   bool sm90Schedule;    // the sm90-schedule option
-  /// Deterministic only up to this head dim (0: at every one it takes).
-  int64_t deterministicMaxHeadDim = 0;
 };
 
 /// The table: sm80 forward, sm90a forward, sm80 backward, sm90a backward.
