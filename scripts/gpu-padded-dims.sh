@@ -53,19 +53,15 @@ if command -v compute-sanitizer >/dev/null && [ "${SANITIZE:-1}" = 1 ]; then
   done | tee "$OUT/sanitize.txt"
 fi
 
-if [ "${BENCH:-1}" = 1 ]; then
+bench() { # bench/ script, kernel subdirectory, log name
   PYTHONUNBUFFERED=1 ATTN_RUNTIME_LIB="$ROOT/build-gpu/lib/libattn_runtime.so" \
-    timeout "${BENCH_TIMEOUT:-300}" python3 bench/bench_backward.py \
-    --kernels "$KERNELS/bench" --out "$OUT" \
-    --seqs "${BENCH_SEQS:-1024,4096,16384}" >"$OUT/bench_backward.log" 2>&1 ||
-    echo "!! bench_backward.py failed (see bench_backward.log)"
-  tail -n 30 "$OUT/bench_backward.log"
-  if [ -d "$KERNELS/bench-fwd" ]; then
-    PYTHONUNBUFFERED=1 ATTN_RUNTIME_LIB="$ROOT/build-gpu/lib/libattn_runtime.so" \
-      timeout "${BENCH_TIMEOUT:-300}" python3 bench/bench.py \
-      --kernels "$KERNELS/bench-fwd" --out "$OUT" \
-      --seqs "${BENCH_SEQS:-1024,4096,16384}" >"$OUT/bench.log" 2>&1 ||
-      echo "!! bench.py failed (see bench.log)"
-    tail -n 30 "$OUT/bench.log"
-  fi
+    timeout "${BENCH_TIMEOUT:-300}" python3 "bench/$1" \
+    --kernels "$KERNELS/$2" --out "$OUT" \
+    --seqs "${BENCH_SEQS:-1024,4096,16384}" >"$OUT/$3.log" 2>&1 ||
+    echo "!! $1 failed (see $3.log)"
+  tail -n 30 "$OUT/$3.log"
+}
+if [ "${BENCH:-1}" = 1 ]; then
+  bench bench_backward.py bench bench_backward
+  if [ -d "$KERNELS/bench-fwd" ]; then bench bench.py bench-fwd bench; fi
 fi
