@@ -46,7 +46,8 @@ _SM90A_SCHEDULES = tuple(n for n, _, bwd in SM90A_SCHEDULES if not bwd)
 # The backward (dkdv) kernel's dQ schedules and their tile-name suffixes;
 # "deterministic" orders the dQ adds.
 _SM90A_BACKWARD_SUFFIXES = {n: s for n, s, bwd in SM90A_SCHEDULES if bwd}
-_SCHEDULE_OF_SUFFIX = {s: n for n, s, _ in SM90A_SCHEDULES}
+_SUFFIX_OF_SCHEDULE = {n: s for n, s, _ in SM90A_SCHEDULES}
+_SCHEDULE_OF_SUFFIX = {s: n for n, s in _SUFFIX_OF_SCHEDULE.items()}
 
 
 def check_family(family: str) -> str:
@@ -152,7 +153,7 @@ def tile_name(block_m: int, block_n: int, warp_rows: int, stages: int,
         name = f"wg-m{block_m}n{block_n}s{stages}"
         if persistent:
             name += "-p"
-        return name + {n: s for n, s, _ in SM90A_SCHEDULES}.get(schedule, "")
+        return name + _SUFFIX_OF_SCHEDULE.get(schedule, "")
     return f"m{block_m}n{block_n}r{warp_rows}s{stages}"
 
 
