@@ -721,13 +721,17 @@ def test_head_dims_not_multiples_of_8_are_padded_by_the_op(d):
 
 # --- deterministic gradients --------------------------------------------------
 
-@pytest.mark.parametrize("d, causal", [(64, False), (128, True), (80, True)],
-                         ids=["d64", "d128-causal", "d80-causal"])
+@pytest.mark.parametrize(
+    "d, causal",
+    [(64, False), (64, True), (128, True), (80, True), (256, False),
+     (256, True)],
+    ids=["d64", "d64-causal", "d128-causal", "d80-causal", "d256",
+         "d256-causal"])
 def test_deterministic_gradients_are_bit_identical(d, causal):
-    """deterministic=True: ten backward passes give the same bits (D = 64
-    and 128 take the sm90a kernels on Hopper, whose dQ is added in
-    key-block order; D = 80 the sm80 ones, with their dq kernel), and the
-    gradients match float64 autograd."""
+    """deterministic=True: ten backward passes give the same bits (on
+    Hopper the sm90a kernels add dQ in key-block order: ascending without a
+    mask, descending with the causal one; above D = 128 each warp adds its
+    rows from registers), and the gradients match float64 autograd."""
     if not _backward_available():
         pytest.skip("no backward kernels (runtime C ABI or attn-compile "
                     "--backward missing)")

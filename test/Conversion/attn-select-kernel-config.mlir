@@ -40,7 +40,7 @@
 // STAGES: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 64, block_n = 128, stages = 3, schedule = "dq-pipelined", source = "option", reason = "block-m/block-n/stages/sm90-schedule given">
 
 // DET: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 128, block_n = 128, schedule = "pingpong", source = "heuristic"
-// DET: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 64, block_n = 128, schedule = "deterministic", deterministic = true, source = "heuristic"
+// DET: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 64, block_n = 128, schedule = "deterministic", deterministic = true, section_mb = 0, source = "heuristic"
 
 // SCHED: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 128, block_n = 128, schedule = "serial", persistent = true, source = "heuristic"
 // SCHED: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 64, block_n = 128, schedule = "dq-pipelined", source = "heuristic"

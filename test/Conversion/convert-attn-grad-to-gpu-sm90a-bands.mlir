@@ -9,16 +9,21 @@
 // the walk clamped), and masks both edges of the band.
 // CHECK: llvm.func @attn_bwd_sm90_d64_bf16_br4x0_dkdv_n128m64s2
 // CHECK-COUNT-2: arith.maxsi
-// The deterministic dQ turn counts from the first key block that reaches
-// the query block (the window's left edge), not from key block 0.
+// Deterministic with a right edge: the key blocks add in descending order,
+// from the last block whose walk reaches the query block (the turn is the
+// smaller of the row edge's and the key range's end's), and the grid takes
+// the key blocks from the last.
 // DET-LABEL: func.func @window
 // DET: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_br4x0_dkdv_n128m64s2_det
 // DET: llvm.func @attn_bwd_sm90_d64_bf16_br4x0_dkdv_n128m64s2_det
-// DET: %[[FIRST:.*]] = arith.maxsi %c0_i32{{.*}}, %{{.*}} : i32
-// DET-NEXT: arith.constant 128 : i32
-// DET-NEXT: %[[BLOCK:.*]] = arith.divui %[[FIRST]]
-// DET: %[[TURN:.*]] = arith.subi %{{.*}}, %[[BLOCK]] : i32
-// DET: scf.while
+// DET: %[[NX:.*]] = nvvm.read.ptx.sreg.nctaid.x
+// DET: %[[LASTX:.*]] = arith.subi %[[NX]], %c1_i32
+// DET: arith.subi %[[LASTX]], %{{.*}} : i32
+// DET: llvm.getelementptr {{.*}} -> !llvm.ptr<1>, i32
+// DET: %[[LAST:.*]] = arith.divui
+// DET: %[[EDGE:.*]] = arith.divui
+// DET-NEXT: %[[TURN:.*]] = arith.minsi %[[EDGE]], %[[LAST]] : i32
+// DET-NEXT: scf.while
 // DET-NEXT: %[[SEEN:.*]] = llvm.load {{.*}} atomic syncscope("device") acquire
 // DET-NEXT: arith.cmpi ne, %[[SEEN]], %[[TURN]] : i32
 func.func @window(%q: tensor<1x2x100x64xbf16>, %lse: tensor<1x2x100xf32>)
@@ -65,4 +70,32 @@ func.func @two_sided(%q: tensor<1x1x300x64xbf16>, %lse: tensor<1x1x300xf32>)
       -> tensor<1x1x300x64xbf16>, tensor<1x1x300x64xbf16>,
          tensor<1x1x300x64xbf16>
   return %dq : tensor<1x1x300x64xbf16>
+}
+
+// -----
+
+// A left edge only: ascending turns, counted from the first key block that
+// reaches the query block (the window's left edge), not from key block 0.
+// CHECK-LABEL: func.func @left_only
+// CHECK: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_br4xinf_dkdv_n128m64s2
+// DET-LABEL: func.func @left_only
+// DET: llvm.func @attn_bwd_sm90_d64_bf16_br4xinf_dkdv_n128m64s2_det
+// DET-NOT: nvvm.read.ptx.sreg.nctaid.x
+// DET: %[[FIRST:.*]] = arith.maxsi %c0_i32{{.*}}, %{{.*}} : i32
+// DET-NEXT: arith.constant 128 : i32
+// DET-NEXT: %[[BLOCK:.*]] = arith.divui %[[FIRST]]
+// DET: %[[TURN:.*]] = arith.subi %{{.*}}, %[[BLOCK]] : i32
+// DET: scf.while
+// DET-NEXT: %[[SEEN:.*]] = llvm.load {{.*}} atomic syncscope("device") acquire
+// DET-NEXT: arith.cmpi ne, %[[SEEN]], %[[TURN]] : i32
+func.func @left_only(%q: tensor<1x2x100x64xbf16>, %lse: tensor<1x2x100xf32>)
+    -> tensor<1x2x100x64xbf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse
+      mask <sliding> window [4, -1]
+      : tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16>,
+        tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16>,
+        tensor<1x2x100x64xbf16>, tensor<1x2x100xf32>
+      -> tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16>,
+         tensor<1x2x100x64xbf16>
+  return %dq : tensor<1x2x100x64xbf16>
 }

@@ -102,7 +102,8 @@ static cl::opt<bool> wideProducer(
 static cl::opt<int64_t> sectionMb(
     "section-mb",
     cl::desc("sm90a causal backward: MiB of Q and dO per section of the "
-             "longest-first walk (0 = head-major; an experiment); default 32"),
+             "longest-first walk (deterministic: shortest first; 0 = "
+             "head-major; an experiment); default 32, deterministic 0"),
     cl::init(-1), cl::cat(category));
 static cl::opt<std::string> ptxas("ptxas",
                                   cl::desc("ptxas to use (default: "

@@ -44,7 +44,8 @@ defvar KernelSelectionOptions = [
          "the plain grid too (an experiment)">,
   Option<"sectionMb", "section-mb", "int64_t", "-1",
          "sm90a causal backward: MiB of Q and dO per section of the "
-         "longest-first walk (0 = head-major); -1 = the family's choice">,
+         "longest-first walk (deterministic: shortest first; 0 = "
+         "head-major); -1 = the family's choice">,
 ];
 
 def AttnSelectKernelConfig

@@ -103,8 +103,8 @@ struct AttnToPTXOptions : public PassPipelineOptions<AttnToPTXOptions> {
   PassOptions::Option<int64_t> sectionMb{
       *this, "section-mb",
       llvm::cl::desc("sm90a causal backward: MiB of Q and dO per section of "
-                     "the longest-first walk (0 = head-major); -1 = the "
-                     "family's"),
+                     "the longest-first walk (deterministic: shortest "
+                     "first; 0 = head-major); -1 = the family's"),
       llvm::cl::init(-1)};
   PassOptions::Option<bool> deterministicGrad{
       *this, "deterministic",

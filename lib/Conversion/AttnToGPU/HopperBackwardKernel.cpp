@@ -142,6 +142,17 @@ private:
   /// times the `arrivals` each key block makes on it (acquire), then
   /// passes the turn on (release increment).
   void waitForTurn(Value semaphore, Value q0, int64_t arrivals = 1);
+  /// Deterministic with a right mask edge (causal): the key blocks of a
+  /// query block add in descending order, from the last that sees it
+  /// (FlashAttention-3's order). Block n visits each query block right
+  /// after block n + 1 did, so no block waits for a chain of earlier
+  /// blocks to reach its first query block (ascending, block n's first
+  /// addition waits for n blocks' in turn). Block n + 1 is dispatched
+  /// first (emit reverses the key blocks) so that every wait is for a
+  /// block already running or done.
+  bool descendingTurns() const {
+    return config.deterministic && spec.band.hasRight();
+  }
   void passTurn(Value semaphore);
   /// This thread's LSE·log2e (offset 0) or Δ (offset blockM·4) of query
   /// columns 8·j + 2t + {0, 1}, j < cols / 8, from the shared stage of step
@@ -525,16 +536,31 @@ void HopperBackwardEmitter::emitDqWriter() {
 
 void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0,
                                         int64_t arrivals) {
-  // Key block n adds after n − 1, from the first block that visits query
-  // block q0: a key_range's start skips the blocks before it, and so does
-  // a window's left edge (the block of key d(q0) − left, as
+  // Ascending: key block n adds after n − 1, from the first block that
+  // visits query block q0: a key_range's start skips the blocks before it,
+  // and so does a window's left edge (the block of key d(q0) − left, as
   // backwardQueryWalk's end: no earlier block reaches the block's rows).
-  Value firstKey = keyStart ? keyStart : kb.i32(0);
-  if (spec.band.hasLeft())
-    firstKey = kb.maxsi(
-        firstKey, kb.sub(kb.add(q0, diagonal), kb.i32(spec.band.left)));
-  Value turn = kb.sub(kb.divu(kv0, kb.i32(config.blockN)),
-                      kb.divu(firstKey, kb.i32(config.blockN)));
+  Value turn;
+  if (descendingTurns()) {
+    // Descending, from the last block that visits q0: the last whose
+    // walk starts at or before q0 (backwardQueryWalk's qStart: the block
+    // of key d(q0 + blockM − 1) + right), below Nk and the key range's
+    // end. This block (kv0) visits q0, so both differences are >= 0.
+    // Two values per block, not four: the dQ warp has 24 registers.
+    Value rowEdge = kb.sub(
+        kb.add(diagonal, kb.i32(config.blockM - 1 + spec.band.right)), kv0);
+    Value lastBlockTurn = kb.divu(kb.sub(kb.sub(keyEnd, kb.i32(1)), kv0),
+                                  kb.i32(config.blockN));
+    turn = kb.minsi(kb.divu(kb.add(q0, rowEdge), kb.i32(config.blockN)),
+                    lastBlockTurn);
+  } else {
+    Value firstKey = keyStart ? keyStart : kb.i32(0);
+    if (spec.band.hasLeft())
+      firstKey = kb.maxsi(
+          firstKey, kb.sub(kb.add(q0, diagonal), kb.i32(spec.band.left)));
+    turn = kb.sub(kb.divu(kv0, kb.i32(config.blockN)),
+                  kb.divu(firstKey, kb.i32(config.blockN)));
+  }
   if (arrivals > 1)
     turn = kb.mul(turn, kb.i32(arrivals));
   auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
@@ -1309,6 +1335,10 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
     kvBlock = kb.divu(within, width);
     bhKv = kb.add(first, kb.remu(within, width));
   }
+  // Descending turns: key block n waits for n + 1, dispatched before it.
+  if (descendingTurns())
+    kvBlock = kb.sub(kb.sub(NVVM::GridDimXOp::create(b, loc, i32), kb.i32(1)),
+                     kvBlock);
   batch = kb.divu(bhKv, headsKv);
   kvHead = kb.remu(bhKv, headsKv);
   kv0 = kb.mul(kvBlock, kb.i32(config.blockN));
@@ -1504,8 +1534,16 @@ mlir::attn::applyHopperBackwardSchedule(HopperBackwardConfig &config,
 }
 
 HopperBackwardConfig
-mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec) {
+mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
+                                        bool deterministic) {
   HopperBackwardConfig config;
+  config.deterministic = deterministic;
+  // Deterministic causal kernels take their key blocks in descending order
+  // (descendingTurns), head-major: 1.05-1.17x faster than in sections, where
+  // each section's longest blocks come last (bench/results/
+  // 2026-12-04-bwd-det-order.md).
+  if (deterministic)
+    config.sectionBytes = 0;
   // The pipelined dQ is 1.05-1.1x faster at D = 64 (H200,
   // bench/results/2026-11-29-backward-sm90a.md); at D = 128 its 32 extra live
   // accumulators still make ptxas spill (4-64 bytes with LSE/Δ in shared

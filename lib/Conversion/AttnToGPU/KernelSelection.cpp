@@ -208,8 +208,8 @@ mlir::attn::selectKernelConfig(AttentionGradOp op,
 
   if (hopper) {
     HopperBackwardConfig config =
-        tuned.hopper ? *tuned.hopper : chooseHopperBackwardConfig(spec);
-    config.deterministic = o.deterministic;
+        tuned.hopper ? *tuned.hopper
+                     : chooseHopperBackwardConfig(spec, o.deterministic);
     // Its kernel_config names the mode, not a dQ schedule.
     if (o.deterministic && !o.backwardSchedule.empty() &&
         o.backwardSchedule != "deterministic")
@@ -229,8 +229,15 @@ mlir::attn::selectKernelConfig(AttentionGradOp op,
             applyHopperBackwardSchedule(config, o.backwardSchedule);
         !why.empty())
       return op.emitOpError() << "cannot be compiled for the GPU: " << why;
-    if (o.sectionMb >= 0)
+    if (o.sectionMb >= 0) {
+      // Only the causal kernel orders its tiles in sections.
+      if (!spec.causal)
+        return op.emitOpError()
+               << "cannot be compiled for the GPU: section-mb orders the "
+                  "tiles of the causal sm90a-wgmma backward kernel, and this "
+                  "attention_grad has no causal mask";
       config.sectionBytes = o.sectionMb << 20;
+    }
     if (o.blockM || o.blockN || config.stages != chosen.stages ||
         hopperBackwardSchedule(config) != hopperBackwardSchedule(chosen))
       config.source = "option";
@@ -324,11 +331,11 @@ FailureOr<HopperBackwardConfig>
 mlir::attn::hopperBackwardConfigOf(KernelConfigAttr attr,
                                    const FlashBackwardSpec &spec,
                                    std::string &why) {
-  HopperBackwardConfig c = chooseHopperBackwardConfig(spec);
+  HopperBackwardConfig c =
+      chooseHopperBackwardConfig(spec, attr.getDeterministic());
   c.blockM = attr.getBlockM();
   c.blockN = attr.getBlockN();
   c.stages = attr.getStages();
-  c.deterministic = attr.getDeterministic();
   if (!applyHopperBackwardSchedule(c, attr.getSchedule()).empty()) {
     why = "its kernel_config's schedule '" + attr.getSchedule().str() +
           "' is not one of the sm90a-wgmma backward kernel's (dq-pipelined, "

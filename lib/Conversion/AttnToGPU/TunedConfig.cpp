@@ -189,8 +189,7 @@ TunedBackwardLookup mlir::attn::lookupTunedBackwardKernel(
   const TileChoice &t = *tile;
   std::string why;
   if (t.family == kHopperBackwardFamily) {
-    HopperBackwardConfig c = chooseHopperBackwardConfig(spec);
-    c.deterministic = deterministic;
+    HopperBackwardConfig c = chooseHopperBackwardConfig(spec, deterministic);
     c.blockM = t.blockM;
     c.blockN = t.blockN;
     c.stages = t.stages;

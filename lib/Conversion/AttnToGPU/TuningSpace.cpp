@@ -301,8 +301,8 @@ static void addFlashBackwardCandidates(const FlashBackwardSpec &spec,
 static void addHopperBackwardCandidates(const FlashBackwardSpec &spec,
                                         bool deterministic,
                                         std::vector<BackwardCandidate> &out) {
-  HopperBackwardConfig heuristic = chooseHopperBackwardConfig(spec);
-  heuristic.deterministic = deterministic;
+  HopperBackwardConfig heuristic =
+      chooseHopperBackwardConfig(spec, deterministic);
   std::vector<HopperBackwardConfig> space = {heuristic};
   std::vector<StringRef> schedules = {"dq-pipelined", "dq-first", "dk-first"};
   if (deterministic)

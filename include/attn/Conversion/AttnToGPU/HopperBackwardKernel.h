@@ -98,8 +98,10 @@ std::string hopperBackwardSupports(const FlashBackwardSpec &spec,
 bool usesHopperBackward(const FlashBackwardSpec &spec, StringRef chip,
                         StringRef family);
 /// The heuristic's configuration: pipelined dQ at D = 64, in-step at 128,
-/// the head-dim split (block-n 64) at 256.
-HopperBackwardConfig chooseHopperBackwardConfig(const FlashBackwardSpec &spec);
+/// the head-dim split (block-n 64) at 256; deterministic dQ (the causal
+/// tiles head-major, no sections) or atomic.
+HopperBackwardConfig chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
+                                                bool deterministic);
 /// The dQ schedule of `config` as the tuning database and the
 /// sm90-schedule option name it: "dq-pipelined" (dQ(j − 1) under step j),
 /// "dq-first" (in-step, dQ issued before dK and stored under it) or

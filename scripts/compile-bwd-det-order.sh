@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Kernels for the GPU-host run of the deterministic sm90a backward's turn
+# order (HopperBackwardEmitter::descendingTurns and the deterministic
+# sections), laid out for scripts/gpu-padded-dims.sh
+# (SANITIZE_KERNELS="d128c_det d256c_det"):
+#   check/  deterministic kernels against float64 and for bit-identity:
+#           D = 64/128/256 full and causal, f16, windows with a right edge
+#           (bottom-right and top-left);
+#   kr/     causal deterministic kernels with key ranges (the descending
+#           order's last block is the range's);
+#   bench/  per D = 64/128/256, full and causal: the atomic kernel (atomic_)
+#           and the deterministic one (det_); causal also the deterministic
+#           one in 32 MiB sections (detsec_, shortest first) and, with
+#           OLD_COMPILE (an attn-compile from before the descending turns),
+#           the ascending one in sections (detold_).
+#   scripts/compile-bwd-det-order.sh [DIR]     (default gpu-bwd-det-order/)
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DIR="${1:-$ROOT/gpu-bwd-det-order}"
+COMPILE="${ATTN_COMPILE:-$ROOT/build/bin/attn-compile}"
+rm -rf "$DIR"
+mkdir -p "$DIR/check" "$DIR/kr" "$DIR/bench"
+one() { # subdir, name, attn-compile flags...
+  local sub="$1" name="$2"; shift 2
+  "${COMPILER:-$COMPILE}" --chip sm_90a --backward --dtype bf16 \
+    --tuning-db none --family sm90a "$@" -o "$DIR/$sub/$name" |
+    grep -o 'attn_bwd_sm90[^ ]*dkdv[^ ]* ([^)]*)'
+}
+for d in 64 128 256; do
+  for c in "" c; do
+    flags=(--head-dim "$d" ${c:+--causal})
+    one check "d$d${c}_det" --deterministic "${flags[@]}"
+    one bench "atomic_d$d$c" "${flags[@]}"
+    one bench "det_d$d$c" --deterministic "${flags[@]}"
+    [ -n "$c" ] && one bench "detsec_d$d$c" --deterministic --section-mb 32 "${flags[@]}"
+    if [ -n "$c" ] && [ -n "${OLD_COMPILE:-}" ]; then
+      COMPILER="$OLD_COMPILE" one bench "detold_d$d$c" --deterministic "${flags[@]}"
+    fi
+  done
+done
+one check d64c_det_f16 --deterministic --head-dim 64 --causal --dtype f16
+one check d128_w100x8_det --deterministic --head-dim 128 --window-left 100 \
+  --window-right 8
+one check d128_w100x8_tl_det --deterministic --head-dim 128 --window-left 100 \
+  --window-right 8 --top-left
+one check d256_w100x8_det --deterministic --head-dim 256 --window-left 100 \
+  --window-right 8
+one kr d128c_det_kr --deterministic --head-dim 128 --causal --batch 2 \
+  --key-starts 0,3 --key-ends 128,100
+one kr d256c_det_kr --deterministic --head-dim 256 --causal --batch 2 \
+  --key-starts 0,3 --key-ends 128,100
