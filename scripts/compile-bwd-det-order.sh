@@ -9,10 +9,10 @@
 #   kr/     causal deterministic kernels with key ranges (the descending
 #           order's last block is the range's);
 #   bench/  per D = 64/128/256, full and causal: the atomic kernel (atomic_)
-#           and the deterministic one (det_); causal also the deterministic
-#           one in 32 MiB sections (detsec_, shortest first) and, with
-#           OLD_COMPILE (an attn-compile from before the descending turns),
-#           the ascending one in sections (detold_).
+#           and the deterministic one (det_); with SECTIONS=1, causal, the
+#           deterministic one in 32 MiB sections (detsec_, shortest first);
+#           with OLD_COMPILE (an earlier attn-compile), its deterministic
+#           kernels (detold_; not D = 256 without a mask).
 #   scripts/compile-bwd-det-order.sh [DIR]     (default gpu-bwd-det-order/)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,8 +32,9 @@ for d in 64 128 256; do
     one check "d$d${c}_det" --deterministic "${flags[@]}"
     one bench "atomic_d$d$c" "${flags[@]}"
     one bench "det_d$d$c" --deterministic "${flags[@]}"
-    [ -n "$c" ] && one bench "detsec_d$d$c" --deterministic --section-mb 32 "${flags[@]}"
-    if [ -n "$c" ] && [ -n "${OLD_COMPILE:-}" ]; then
+    [ -n "$c" ] && [ -n "${SECTIONS:-}" ] &&
+      one bench "detsec_d$d$c" --deterministic --section-mb 32 "${flags[@]}"
+    if [ -n "${OLD_COMPILE:-}" ] && [ "$d" != 256 -o -n "$c" ]; then
       COMPILER="$OLD_COMPILE" one bench "detold_d$d$c" --deterministic "${flags[@]}"
     fi
   done

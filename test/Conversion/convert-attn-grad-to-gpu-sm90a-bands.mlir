@@ -13,12 +13,17 @@
 // from the last block whose walk reaches the query block (the turn is the
 // smaller of the row edge's and the key range's end's), and the grid takes
 // the key blocks from the last.
+// Two dQ warps (producer warps 2 and 3), one per dQ buffer: each walks
+// every other step from its own first.
 // DET-LABEL: func.func @window
 // DET: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_br4x0_dkdv_n128m64s2_det
 // DET: llvm.func @attn_bwd_sm90_d64_bf16_br4x0_dkdv_n128m64s2_det
 // DET: %[[NX:.*]] = nvvm.read.ptx.sreg.nctaid.x
 // DET: %[[LASTX:.*]] = arith.subi %[[NX]], %c1_i32
 // DET: arith.subi %[[LASTX]], %{{.*}} : i32
+// DET: %[[WARP:.*]] = arith.shrui %{{.*}}, %c5_i32
+// DET: %[[FIRST:.*]] = arith.subi %[[WARP]], %c2_i32
+// DET: scf.for %{{.*}} = %[[FIRST]] to %{{.*}} step %c2_i32
 // DET: llvm.getelementptr {{.*}} -> !llvm.ptr<1>, i32
 // DET: %[[LAST:.*]] = arith.divui
 // DET: %[[EDGE:.*]] = arith.divui

@@ -26,7 +26,7 @@
 //    and added to the f32 dQ accumulator by one cp.reduce.async.bulk of
 //    producer warp 2 (the sm80 convert kernel scales and casts it);
 //    deterministic kernels add in key-block order (emitDqWriter) from a
-//    double-buffered tile. Above D = 128 (the head-dim split, below) the
+//    double-buffered tile, producer warps 2 and 3 one buffer each. Above D = 128 (the head-dim split, below) the
 //    consumers add dQ from registers; deterministic, each warp waits for
 //    its 16 rows' turn first (addDqFromRegisters).
 //    Pipelined (D = 64): step j issues dQ(j − 1) after its own Sᵀ and
@@ -84,7 +84,7 @@ constexpr int64_t kPanelRowBytes = 128;
 constexpr int64_t kConsumerBarrier = 1, kDqFullBarrier = 2,
                   kDqEmptyBarrier = 4, kDqBufferBarrierStride = 4;
 /// Producer warps: 0 issues the TMA loads, 1 loads LSE and Δ, 2 issues
-/// the dQ bulk reductions.
+/// the dQ bulk reductions (deterministic: 2 and 3, one per dQ buffer).
 constexpr int64_t kLseWarp = 1, kDqWarp = 2;
 
 /// The sm90a backward kernel's parameters (docs/kernel-abi.md): the sm80
@@ -136,7 +136,9 @@ private:
   /// the producer warps have 24 registers, and LLVM would otherwise hoist
   /// 64-bit products of them out of their loops.
   template <typename Fn> void withFreshScalars(Fn body);
-  void emitDqWriter();
+  /// The dQ warp of the buffer of step `firstStep` (0 or 1): adds the
+  /// tiles of every dqBuffers()-th step from there.
+  void emitDqWriter(Value firstStep);
   /// Deterministic dQ: spins until `semaphore` (query block q0's) holds
   /// this key block's turn, its index among the key blocks that visit q0,
   /// times the `arrivals` each key block makes on it (acquire), then
@@ -338,8 +340,19 @@ void HopperBackwardEmitter::emitProducer() {
       [&] {
         if (config.splitHeadDim)
           return emitTmaLoads();
+        // Deterministic: a dQ warp per buffer (2 and 3), so that one
+        // tile's turns and reductions overlap the other's.
+        bool oneWriter = dqBuffers() == 1;
+        Value isDqWarp =
+            oneWriter ? eq(kb, warp, kb.i32(kDqWarp))
+                      : kb.andb(kb.slt(kb.i32(kDqWarp - 1), warp),
+                                kb.slt(warp, kb.i32(kDqWarp + dqBuffers())));
         ifThenElse(
-            kb, eq(kb, warp, kb.i32(kDqWarp)), [&] { emitDqWriter(); },
+            kb, isDqWarp,
+            [&] {
+              emitDqWriter(oneWriter ? kb.i32(0)
+                                     : kb.sub(warp, kb.i32(kDqWarp)));
+            },
             [&] { emitTmaLoads(); });
       });
 }
@@ -448,19 +461,17 @@ void HopperBackwardEmitter::emitLseLoader() {
 /// monotone in the key), each is launched before the next (KeyTiles and
 /// the causal renumbering both take a head's key blocks in order), so the
 /// wait ends.
-void HopperBackwardEmitter::emitDqWriter() {
+void HopperBackwardEmitter::emitDqWriter(Value firstStep) {
   int64_t syncThreads = 128 + 32;
   auto releaseTile = [&](Value buffer) {
     for (int64_t c = 0; c < config.consumers(); ++c)
       namedBarrierArrive(kb, dqBarrier(kDqEmptyBarrier, buffer, kb.i32(c)),
                          syncThreads);
   };
-  for (int64_t u = 0; u < dqBuffers(); ++u)
-    ifThen(kb, kb.slt(kb.i32(u), numSteps), [&] {
-      releaseTile(dqBuffers() == 1 ? Value() : kb.i32(u));
-    });
+  ifThen(kb, kb.slt(firstStep, numSteps),
+         [&] { releaseTile(dqBufferOf(firstStep)); });
   scf::ForOp::create(
-      b, loc, kb.i32(0), numSteps, kb.i32(1), ValueRange{},
+      b, loc, firstStep, numSteps, kb.i32(dqBuffers()), ValueRange{},
       [&](OpBuilder &, Location, Value it, ValueRange) {
         Value buffer = dqBufferOf(it);
         for (int64_t c = 0; c < config.consumers(); ++c)

@@ -72,8 +72,11 @@ struct HopperBackwardConfig {
 
   int64_t consumers() const { return splitHeadDim ? 2 : blockN / 64; }
   /// f32 dQ tiles in shared memory: deterministic kernels double-buffer
-  /// it, so that the consumers fill one while the dQ warp waits for its
-  /// turn to add the other.
+  /// it, each buffer with its own dQ warp (producer warps 2 and 3), so
+  /// that the consumers fill one buffer while the dQ warps wait for their
+  /// turns and add the others, two tiles in flight (one dQ warp for both
+  /// buffers held D = 64 to 0.78-0.92x the atomic kernel; 0.89-1.01x with
+  /// two, bench/results/2026-12-04-bwd-det-order.md).
   int64_t dqBuffers() const { return deterministic ? 2 : 1; }
   int64_t threads() const { return 128 * (consumers() + 1); }
 };
