@@ -11,10 +11,8 @@ cd "$ROOT"
 DIR="${1:-gpu-alibi-speed}"
 OUT="${OUT:-$ROOT/gpu-out}"
 mkdir -p "$OUT/fwd" "$OUT/bwd"
-{ cmake -G Ninja -S . -B build-gpu -DATTN_ENABLE_COMPILER=OFF \
-    -DCMAKE_BUILD_TYPE=Release &&
-  cmake --build build-gpu -j "$(nproc)" --target attn-launch attn_runtime; } \
-  >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 2; }
+source scripts/gpu-build-runtime.sh
+build_gpu_runtime build-gpu attn-launch attn_runtime
 export PYTHONUNBUFFERED=1 ATTN_RUNTIME_LIB="$ROOT/build-gpu/lib/libattn_runtime.so"
 SEQS="${SEQS:-2048,8192}"
 python3 bench/bench.py --kernels "$DIR/fwd" --seqs "$SEQS" --flex \

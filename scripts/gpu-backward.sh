@@ -18,11 +18,8 @@ RESULTS="$OUT/backward.jsonl"
 : >"$RESULTS"
 
 if [ ! -x "$BUILD/bin/attn-launch" ] || [ "${REBUILD:-1}" = 1 ]; then
-  cmake -G Ninja -S . -B "$BUILD" -DATTN_ENABLE_COMPILER=OFF \
-    -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
-    cmake --build "$BUILD" -j "$(nproc)" --target attn-launch attn_runtime \
-      >>"$OUT/build.log" 2>&1 ||
-    { echo "!! build failed"; tail -30 "$OUT/build.log"; exit 2; }
+  source scripts/gpu-build-runtime.sh
+  build_gpu_runtime "$BUILD" attn-launch attn_runtime
 fi
 LAUNCH="$BUILD/bin/attn-launch"
 

@@ -15,10 +15,8 @@ BUILD="${BUILD_DIR:-build-gpu}"
 SEQS="${SEQS:-512,1024,2048,4096,8192,16384}"
 mkdir -p "$OUT/fwd" "$OUT/bwd"
 if [ ! -f "$BUILD/lib/libattn_runtime.so" ]; then
-  cmake -G Ninja -S . -B "$BUILD" -DATTN_ENABLE_COMPILER=OFF \
-    -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
-    cmake --build "$BUILD" -j "$(nproc)" --target attn-launch attn_runtime \
-      >>"$OUT/build.log" 2>&1 || { echo "!! build failed"; exit 2; }
+  source scripts/gpu-build-runtime.sh
+  build_gpu_runtime "$BUILD" attn-launch attn_runtime
 fi
 export ATTN_RUNTIME_LIB="$ROOT/$BUILD/lib/libattn_runtime.so" PYTHONUNBUFFERED=1
 python3 bench/bench.py --kernels "$DIR/fwd" --seqs "$SEQS" --reps "${FWD_REPS:-20}" \

@@ -8,7 +8,9 @@
 #   and racecheck on plain_d128c, then bench/bench_backward.py over both
 #   sets in one process (two rounds, N = 4096 and 8192), tables last.
 set -uo pipefail
-cmake -G Ninja -S . -B build-gpu -DATTN_ENABLE_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release > /tmp/b.log 2>&1 && cmake --build build-gpu -j 16 --target attn-launch attn_runtime >> /tmp/b.log 2>&1 || { tail -20 /tmp/b.log; exit 2; }
+OUT="${OUT:-gpu-out}"; mkdir -p "$OUT"
+source scripts/gpu-build-runtime.sh
+build_gpu_runtime build-gpu attn-launch attn_runtime
 for k in gpu-kernels-bwdpin/plain_*; do for s in "17:300" "200:333" "1000:1000"; do
   build-gpu/bin/attn-launch $k --check --batch 2 --heads-q 4 --heads-kv 2 --seq-q ${s%%:*} --seq-kv ${s##*:} --seed 5 --scale 0.3 | grep -o '"ok":[a-z]*' | tr '\n' ' '; echo "$k $s"; done; done
 timeout 200 compute-sanitizer --tool memcheck build-gpu/bin/attn-launch gpu-kernels-bwdpin/plain_d128c --check --batch 1 --heads-q 2 --heads-kv 1 --seq-q 200 --seq-kv 333 2>&1 | tail -1

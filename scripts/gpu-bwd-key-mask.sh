@@ -15,10 +15,8 @@ cd "$ROOT"
 KERNELS="${1:-gpu-kernels-mask}"
 OUT="${OUT:-$ROOT/gpu-out}"
 mkdir -p "$OUT/bench"
-{ cmake -G Ninja -S . -B build-gpu -DATTN_ENABLE_COMPILER=OFF \
-    -DCMAKE_BUILD_TYPE=Release &&
-  cmake --build build-gpu -j "$(nproc)" --target attn-launch attn_runtime; } \
-  >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 2; }
+source scripts/gpu-build-runtime.sh
+build_gpu_runtime build-gpu attn-launch attn_runtime
 L=build-gpu/bin/attn-launch
 for k in "$KERNELS"/*; do
   shapes="1:1 2:2 5:5"

@@ -18,11 +18,8 @@ export ATTN_RUNTIME_LIB="$ROOT/$BUILD/lib/libattn_runtime.so"
 export ATTN_CACHE_DIR="$OUT/cache" ATTN_GPU_TEST_CACHE="$OUT/cache"
 export PYTHONPATH="$ROOT/python"
 nvidia-smi -L 2>/dev/null | head -2
-if ! { cmake -G Ninja -S . -B "$BUILD" -DATTN_ENABLE_COMPILER=OFF \
-         -DCMAKE_BUILD_TYPE=Release && \
-       cmake --build "$BUILD" -j "$(nproc)" --target attn_runtime; } >"$OUT/build.log" 2>&1; then
-  tail -30 "$OUT/build.log"; exit 2
-fi
+source scripts/gpu-build-runtime.sh
+build_gpu_runtime "$BUILD" attn_runtime
 timeout "${PYTEST_TIMEOUT:-120}" python3 -m pytest -ra -s -p no:cacheprovider --junitxml="$OUT/pytest.xml" \
   python/tests/test_context_parallel.py python/tests/test_context_parallel_multigpu.py \
   "$@" >"$OUT/pytest.log" 2>&1

@@ -28,10 +28,8 @@ mkdir -p "$OUT"
 RESULTS="$OUT/hopper.jsonl"
 : >"$RESULTS"
 
-{ cmake -G Ninja -S . -B "$BUILD" -DATTN_ENABLE_COMPILER=OFF \
-    -DCMAKE_BUILD_TYPE=Release &&
-  cmake --build "$BUILD" -j "$(nproc)" --target attn-launch attn_runtime; } \
-  >"$OUT/build.log" 2>&1 || { echo "!! build failed"; tail -30 "$OUT/build.log"; exit 2; }
+source scripts/gpu-build-runtime.sh
+build_gpu_runtime "$BUILD" attn-launch attn_runtime
 LAUNCH="$BUILD/bin/attn-launch"
 
 SHAPES=${SHAPES:-"1:1 17:17 128:128 1000:1000 4096:4096 17:1000 1000:17 128:4096 4096:128"}

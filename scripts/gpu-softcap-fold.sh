@@ -10,8 +10,8 @@ set -uo pipefail
 KERNELS="${1:-build-bwd/fold-kernels}"
 OUT="${OUT:-gpu-out}"; BUILD="${BUILD_DIR:-build-gpu}"; mkdir -p "$OUT"
 R="$OUT/fold.jsonl"; : >"$R"
-cmake -G Ninja -S . -B "$BUILD" -DATTN_ENABLE_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
-  cmake --build "$BUILD" -j "$(nproc)" --target attn-launch >>"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 2; }
+source scripts/gpu-build-runtime.sh
+build_gpu_runtime "$BUILD" attn-launch
 run() { local n="$1"; shift; timeout 30 "$BUILD/bin/attn-launch" "$KERNELS/$n" "$@" 2>>"$OUT/launch.log" | sed "s|^{|{\"kdir\":\"$n\",|" >>"$R"; }
 for d in fold_softcap5_d128 fold_softcap30_causal_d64; do
   run $d --check --check-rows 256 --batch 2 --heads-q 4 --heads-kv 2 --seq-q 1000 --seq-kv 1500

@@ -15,10 +15,8 @@ mkdir -p "$OUT"
 RESULTS="$OUT/validate.jsonl"
 : >"$RESULTS"
 
-cmake -G Ninja -S . -B "$BUILD" -DATTN_ENABLE_COMPILER=OFF \
-  -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
-  cmake --build "$BUILD" -j "$(nproc)" >>"$OUT/build.log" 2>&1 ||
-  { echo "!! build failed"; tail -30 "$OUT/build.log"; exit 2; }
+source scripts/gpu-build-runtime.sh
+build_gpu_runtime "$BUILD" all
 LAUNCH="$BUILD/bin/attn-launch"
 
 SHAPES=${SHAPES:-"1:1 17:17 128:128 1000:1000 4096:4096 17:1000 1000:17 128:4096 4096:128"}

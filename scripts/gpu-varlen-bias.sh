@@ -19,10 +19,8 @@ mkdir -p "$OUT"
 RESULTS="$OUT/varlen-bias.jsonl"
 : >"$RESULTS"
 
-cmake -G Ninja -S . -B "$BUILD" -DATTN_ENABLE_COMPILER=OFF \
-  -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
-  cmake --build "$BUILD" -j "$(nproc)" --target attn-launch >>"$OUT/build.log" 2>&1 ||
-  { echo "!! build failed"; tail -30 "$OUT/build.log"; exit 2; }
+source scripts/gpu-build-runtime.sh
+build_gpu_runtime "$BUILD" attn-launch
 LAUNCH="$BUILD/bin/attn-launch"
 
 run() {
