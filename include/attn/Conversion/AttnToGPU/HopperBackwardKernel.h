@@ -71,13 +71,16 @@ struct HopperBackwardConfig {
   std::string source = "heuristic";
 
   int64_t consumers() const { return splitHeadDim ? 2 : blockN / 64; }
-  /// f32 dQ tiles in shared memory: deterministic kernels double-buffer
-  /// it, each buffer with its own dQ warp (producer warps 2 and 3), so
-  /// that the consumers fill one buffer while the dQ warps wait for their
-  /// turns and add the others, two tiles in flight (one dQ warp for both
-  /// buffers held D = 64 to 0.78-0.92x the atomic kernel; 0.89-1.01x with
-  /// two, bench/results/2026-12-04-bwd-det-order.md).
-  int64_t dqBuffers() const { return deterministic ? 2 : 1; }
+  /// f32 dQ tiles in shared memory, each with its own dQ warp (producer
+  /// warps 2 and 3), so that the consumers fill one while the other is
+  /// added. Deterministic kernels: the dQ warps wait for their turns, two
+  /// tiles in flight (one dQ warp for both buffers held D = 64 to
+  /// 0.78-0.92x the atomic kernel; 0.89-1.01x with two,
+  /// bench/results/2026-12-04-bwd-det-order.md). The pipelined dQ: its
+  /// store of dQ(j - 1) no longer waits for the reduction of dQ(j - 2) to
+  /// read the tile (1.00-1.05x at D = 64; the in-step dQ at D = 128 was
+  /// 0.92-1.02x with two, bench/results/2026-12-04-bwd-dq-buffers.md).
+  int64_t dqBuffers() const { return deterministic || pipelineDq ? 2 : 1; }
   int64_t threads() const { return 128 * (consumers() + 1); }
 };
 
