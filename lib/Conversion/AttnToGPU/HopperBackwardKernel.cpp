@@ -25,8 +25,9 @@
 //    the head dim between them, stored into an f32 tile in shared memory
 //    and added to the f32 dQ accumulator by one cp.reduce.async.bulk of
 //    producer warp 2 (the sm80 convert kernel scales and casts it);
-//    deterministic kernels add in key-block order (emitDqWriter) from a
-//    double-buffered tile, producer warps 2 and 3 one buffer each. Above D = 128 (the head-dim split, below) the
+//    deterministic kernels add in key-block order (emitDqWriter). With
+//    two dQ tiles (deterministic, or the pipelined dQ), producer warps 2
+//    and 3 add one each. Above D = 128 (the head-dim split, below) the
 //    consumers add dQ from registers; deterministic, each warp waits for
 //    its 16 rows' turn first (addDqFromRegisters).
 //    Pipelined (D = 64): step j issues dQ(j − 1) after its own Sᵀ and
@@ -84,7 +85,7 @@ constexpr int64_t kPanelRowBytes = 128;
 constexpr int64_t kConsumerBarrier = 1, kDqFullBarrier = 2,
                   kDqEmptyBarrier = 4, kDqBufferBarrierStride = 4;
 /// Producer warps: 0 issues the TMA loads, 1 loads LSE and Δ, 2 issues
-/// the dQ bulk reductions (deterministic: 2 and 3, one per dQ buffer).
+/// the dQ bulk reductions (with two dQ tiles: 2 and 3, one tile each).
 constexpr int64_t kLseWarp = 1, kDqWarp = 2;
 
 /// The sm90a backward kernel's parameters (docs/kernel-abi.md): the sm80
@@ -340,8 +341,8 @@ void HopperBackwardEmitter::emitProducer() {
       [&] {
         if (config.splitHeadDim)
           return emitTmaLoads();
-        // Deterministic: a dQ warp per buffer (2 and 3), so that one
-        // tile's turns and reductions overlap the other's.
+        // Two dQ tiles: a dQ warp each (2 and 3), so that one tile's
+        // reduction (and turns) overlap the other's.
         bool oneWriter = dqBuffers() == 1;
         Value isDqWarp =
             oneWriter ? eq(kb, warp, kb.i32(kDqWarp))
@@ -455,12 +456,13 @@ void HopperBackwardEmitter::emitLseLoader() {
 /// written, when deterministic).
 /// Deterministic: key block n adds each turnRows-row slice of its tile of
 /// query block m (lane s, slice s) only once the slice's semaphore reads
-/// n's turn (its index from the first key block that visits m), and then
-/// increments it, so every element of dQ is summed in key-block order.
-/// The key blocks that visit m are contiguous (the band's edges are
-/// monotone in the key), each is launched before the next (KeyTiles and
-/// the causal renumbering both take a head's key blocks in order), so the
-/// wait ends.
+/// n's turn (waitForTurn: its index among the key blocks that visit m, in
+/// ascending or descending order), and then increments it, so every
+/// element of dQ is summed in key-block order. The key blocks that visit
+/// m are contiguous (the band's edges are monotone in the key), and the
+/// block a turn waits for is launched first (KeyTiles and the causal
+/// renumbering take a head's key blocks in order, the descending turns
+/// in reverse), so the wait ends.
 void HopperBackwardEmitter::emitDqWriter(Value firstStep) {
   int64_t syncThreads = 128 + 32;
   auto releaseTile = [&](Value buffer) {
@@ -1550,7 +1552,7 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
   HopperBackwardConfig config;
   config.deterministic = deterministic;
   // Deterministic causal kernels take their key blocks in descending order
-  // (descendingTurns), head-major: 1.05-1.17x faster than in sections, where
+  // (descendingTurns), head-major: 1.05-1.20x faster than in sections, where
   // each section's longest blocks come last (bench/results/
   // 2026-12-04-bwd-det-order.md).
   if (deterministic)
