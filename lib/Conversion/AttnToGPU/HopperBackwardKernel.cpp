@@ -341,19 +341,13 @@ void HopperBackwardEmitter::emitProducer() {
       [&] {
         if (config.splitHeadDim)
           return emitTmaLoads();
-        // Two dQ tiles: a dQ warp each (2 and 3), so that one tile's
-        // reduction (and turns) overlap the other's.
-        bool oneWriter = dqBuffers() == 1;
-        Value isDqWarp =
-            oneWriter ? eq(kb, warp, kb.i32(kDqWarp))
-                      : kb.andb(kb.slt(kb.i32(kDqWarp - 1), warp),
-                                kb.slt(warp, kb.i32(kDqWarp + dqBuffers())));
+        // A dQ warp per dQ tile (warps 2 and 3 with two), so that one
+        // tile's reduction (and turns) overlap the other's.
+        Value dqWarp = kb.sub(warp, kb.i32(kDqWarp));
+        Value isDqWarp = kb.andb(kb.slt(kb.i32(-1), dqWarp),
+                                 kb.slt(dqWarp, kb.i32(dqBuffers())));
         ifThenElse(
-            kb, isDqWarp,
-            [&] {
-              emitDqWriter(oneWriter ? kb.i32(0)
-                                     : kb.sub(warp, kb.i32(kDqWarp)));
-            },
+            kb, isDqWarp, [&] { emitDqWriter(dqWarp); },
             [&] { emitTmaLoads(); });
       });
 }
