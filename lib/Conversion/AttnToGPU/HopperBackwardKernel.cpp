@@ -13,8 +13,7 @@
 //    "full" mbarrier and freed by an "empty" one; warp 2 adds each step's
 //    dQ tile to the accumulator (below);
 //  * warpgroups 1.., the consumers (setmaxnreg.inc), own 64 keys each and
-//    per step compute Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ with wgmma from shared
-//    memory, Pᵀ = exp2(Sᵀ·scale·log2e − LSE·log2e) and dSᵀ = Pᵀ∘(dPᵀ − Δ)
+//    per step compute Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ with wgmma, Pᵀ = exp2(Sᵀ·scale·log2e − LSE·log2e) and dSᵀ = Pᵀ∘(dPᵀ − Δ)
 //    in registers (softcap C: Sᵀ is first t = tanh(Sᵀ·scale / C), P's
 //    constant C·log2e and dSᵀ takes the factor 1 − t²), then dV += Pᵀ·dO
 //    and dK += dSᵀ·Q with Pᵀ and dSᵀ taken straight from registers (the
@@ -30,11 +29,14 @@
 //    and 3 add one each. Above D = 128 (the head-dim split, below) the
 //    consumers add dQ from registers; deterministic, each warp waits for
 //    its 16 rows' turn first (addDqFromRegisters).
-//    Pipelined (D = 64): step j issues dQ(j − 1) after its own Sᵀ and
-//    dPᵀ, so that the GEMM runs under step j's elementwise work and its
-//    store under dV/dK; otherwise (D = 128, where the extra live
-//    accumulators spill) dQ(j) is issued within step j, before dK(j), and
-//    stored while dK(j) runs.
+//    Pipelined (the default up to D = 128): step j issues dQ(j − 1) with
+//    its own dV and dK, once the other consumer arrived on its "dSᵀ(j − 1)
+//    stored" barrier, and stores it while dV/dK run; the consumers never
+//    wait for each other's current step, so one's elementwise work runs
+//    under the other's products. In-step (an sm90-schedule): dQ(j) within
+//    step j after a barrier both consumers wait on.
+//    At D <= 64 K and V are register A operands of Sᵀ and dPᵀ, read from
+//    shared memory once (kvInRegisters).
 // Causal blocks take their tiles longest first within L2-sized sections of
 // heads (HopperBackwardConfig::sectionBytes).
 // Rows past Nq need no mask: TMA zero-fills Q and dO there and their LSE
@@ -78,12 +80,15 @@ namespace {
 constexpr const char *kSharedMemorySymbol = "attn_dynamic_smem_sm90_bwd";
 /// Bytes of one swizzled panel row: 64 16-bit elements.
 constexpr int64_t kPanelRowBytes = 128;
-/// Named barriers: 1 between the consumers (dSᵀ complete), then per dQ
-/// tile buffer u and consumer c: 2 + 4u + c "its dQ slice is in shared
-/// memory" and 4 + 4u + c "the dQ tile was read by the bulk reductions"
-/// (with the producer's dQ warp).
+/// Named barriers: 1 between the consumers (dSᵀ complete; in-step dQ and
+/// the head-dim split), then per dQ tile buffer u and consumer c: 2 + 4u +
+/// c "its dQ slice is in shared memory" and 4 + 4u + c "the dQ tile was
+/// read by the bulk reductions" (with the producer's dQ warp), then (the
+/// pipelined dQ) 10 + 2c + parity "consumer c's dSᵀ of a step of that
+/// parity is in shared memory".
 constexpr int64_t kConsumerBarrier = 1, kDqFullBarrier = 2,
-                  kDqEmptyBarrier = 4, kDqBufferBarrierStride = 4;
+                  kDqEmptyBarrier = 4, kDqBufferBarrierStride = 4,
+                  kDsReadyBarrier = 10;
 /// Producer warps: 0 issues the TMA loads, 1 loads LSE and Δ, 2 issues
 /// the dQ bulk reductions (with two dQ tiles: 2 and 3, one tile each).
 constexpr int64_t kLseWarp = 1, kDqWarp = 2;
@@ -183,6 +188,23 @@ private:
     return buffer ? kb.add(id, kb.mul(buffer, kb.i32(kDqBufferBarrierStride)))
                   : id;
   }
+  /// Pipelined dQ: named barrier "consumer c's dSᵀ of a step of `parity`
+  /// is stored", on which c arrives at the step's end and the other
+  /// consumer waits before its dQ of that step. A barrier per parity: c
+  /// cannot arrive twice on one before the other waited (its next arrival
+  /// follows its own wait for the other's next dSᵀ).
+  Value dsReadyBarrier(Value c, Value parity) {
+    return kb.add(kb.i32(kDsReadyBarrier), kb.add(kb.shl(c, 1), parity));
+  }
+  /// Before dQ(it − 1) (it > 0) reads the other consumer's dSᵀ(it − 1).
+  void waitForOtherDs(Value it) {
+    ifThen(kb, kb.slt(kb.i32(0), it), [&] {
+      namedBarrierSync(kb,
+                       dsReadyBarrier(kb.sub(kb.i32(1), consumer),
+                                      kb.andi(kb.sub(it, kb.i32(1)), 1)),
+                       128 * config.consumers());
+    });
+  }
   void emitConsumer();
   SmallVector<Value> emitStep(Value it, ValueRange carried);
   SmallVector<Value> emitStepBody(Value it, ValueRange carried);
@@ -193,6 +215,14 @@ private:
   SmallVector<Value> issueABt(Value aTile, int64_t aPanelBytes, Value bTile,
                               int64_t bPanelBytes, int64_t depth,
                               ValueRange acc, int64_t cols);
+  /// The same with A from registers: `aFrag`, an A-operand fragment of
+  /// `depth` columns (kvInRegisters).
+  SmallVector<Value> issueRegisterABt(Value aFrag, Value bTile,
+                                      int64_t bPanelBytes, int64_t depth,
+                                      ValueRange acc, int64_t cols);
+  /// This warp's 16 key rows of a K or V tile (128-byte swizzled panels
+  /// of blockN rows) as an A-operand fragment of productDepth() columns.
+  Value loadOperandA(Value tile);
   /// The softcap's t = tanh(Sᵀ·scale / C) and the masks (band, keys past
   /// the end, key_range) on Sᵀ of query columns qCol0.. (`cols` of them).
   SmallVector<Value> capAndMask(SmallVector<Value> s, Value qCol0,
@@ -296,6 +326,8 @@ private:
   // Consumer-only: index (0..), warp in its warpgroup, first key row of
   // this warp's 16 within the block (64·consumer + 16·warp).
   Value consumer, warpInGroup, warpKey0;
+  // kvInRegisters: this warp's K and V rows as A-operand fragments.
+  Value kFrag, vFrag;
 };
 
 Value HopperBackwardEmitter::barrierAt(int64_t slot, Value stage) {
@@ -688,6 +720,41 @@ SmallVector<Value> HopperBackwardEmitter::issueABt(Value aTile,
   return kb.registers(c);
 }
 
+SmallVector<Value> HopperBackwardEmitter::issueRegisterABt(
+    Value aFrag, Value bTile, int64_t bPanelBytes, int64_t depth,
+    ValueRange acc, int64_t cols) {
+  Value bDesc = wgmmaDescriptor(kb, bTile, 16, 8 * kPanelRowBytes);
+  Value c = kb.fragment(accumulator(cols), acc);
+  for (int64_t kk = 0; kk < depth / 16; ++kk) {
+    int64_t panel = kk / 4, within = (kk % 4) * 32;
+    c = warpgroupMma(
+        kb, aFrag,
+        wgmmaDescriptorAdvance(kb, bDesc, panel * bPanelBytes + within), c,
+        /*accumulate=*/kk > 0, /*transposeB=*/false, Type(), kk);
+  }
+  return kb.registers(c);
+}
+
+/// ldmatrix.x4 per k-step: lane l reads row l % 8 + 8·(l / 8 % 2) of the
+/// warp's 16 and 16-byte chunk l / 16 of the step's 32 bytes, so that its
+/// four registers are the step's (g, 2t), (g + 8, 2t), (g, 8 + 2t),
+/// (g + 8, 8 + 2t) pairs, the A-operand order. The swizzle XORs the chunk
+/// with the row % 8 (= l % 8: warpKey0 is a multiple of 16).
+Value HopperBackwardEmitter::loadOperandA(Value tile) {
+  Value row = kb.add(warpKey0, kb.add(kb.andi(lane, 7),
+                                      kb.shl(kb.andi(kb.lshr(lane, 3), 1), 3)));
+  Value rowPtr = kb.gepBytes(tile, kb.mul(row, kb.i32(kPanelRowBytes)));
+  Value half = kb.lshr(lane, 4);
+  SmallVector<Value> regs;
+  for (int64_t kk = 0; kk < productDepth() / 16; ++kk) {
+    Value chunk = kb.xori(kb.add(half, kb.i32(2 * (kk % 4))), kb.andi(lane, 7));
+    Value at = kb.add(kb.i32(kk / 4 * kvPanelBytes()), kb.shl(chunk, 4));
+    llvm::append_range(regs, kb.ldmatrixX4(kb.gepBytes(rowPtr, at), false));
+  }
+  return kb.fragment(
+      attn_gpu::FragmentType::getOperandA(elt, productDepth()), regs);
+}
+
 SmallVector<Value> HopperBackwardEmitter::capAndMask(SmallVector<Value> s,
                                                      Value qCol0,
                                                      int64_t cols) {
@@ -860,29 +927,22 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
 
   // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, two commit groups.
   mbarrierWait(kb, barrierAt(fullSlot(), stage), parityOf(it));
-  int64_t pending = pipelined() ? 1 : 0;
-  SmallVector<Value> overwritten(2 * sRegs + pending * dqRegs(),
-                                 kb.undefF32());
-  SmallVector<Value> fenced = wgmmaFence(kb, overwritten);
-  SmallVector<Value> s =
-      issueABt(kTile, kvPanelBytes(), qTile, qPanelBytes(), productDepth(),
-               ArrayRef(fenced).take_front(sRegs), config.blockM);
+  SmallVector<Value> fenced =
+      wgmmaFence(kb, SmallVector<Value>(2 * sRegs, kb.undefF32()));
+  auto issueScores = [&](Value aTile, Value aFrag, Value bTile,
+                         ValueRange acc) {
+    return aFrag ? issueRegisterABt(aFrag, bTile, qPanelBytes(),
+                                    productDepth(), acc, config.blockM)
+                 : issueABt(aTile, kvPanelBytes(), bTile, qPanelBytes(),
+                            productDepth(), acc, config.blockM);
+  };
+  SmallVector<Value> s = issueScores(kTile, kFrag, qTile,
+                                     ArrayRef(fenced).take_front(sRegs));
   wgmmaCommitGroup(kb);
-  SmallVector<Value> dp =
-      issueABt(vTile, kvPanelBytes(), doTile, qPanelBytes(), productDepth(),
-               ArrayRef(fenced).slice(sRegs, sRegs),
-               config.blockM);
+  SmallVector<Value> dp = issueScores(vTile, vFrag, doTile,
+                                      ArrayRef(fenced).slice(sRegs, sRegs));
   wgmmaCommitGroup(kb);
-  // Pipelined: dQ of the previous step after dPᵀ, so that it runs under
-  // this step's elementwise work (step 0 multiplies the unwritten tile and
-  // discards the result: no branch around in-flight registers).
-  SmallVector<Value> dqPrev;
-  if (pipelined()) {
-    dqPrev = issueDq(kb.andi(kb.add(it, kb.i32(1)), 1),
-                     ArrayRef(fenced).drop_front(2 * sRegs));
-    wgmmaCommitGroup(kb);
-  }
-  s = wgmmaWaitGroup(kb, 1 + pending, s);
+  s = wgmmaWaitGroup(kb, 1, s);
   s = capAndMask(std::move(s), q0, config.blockM);
   bool softcap = spec.softcap > 0;
 
@@ -910,8 +970,8 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // is the reduction dim; the leading offset steps between 64-column
   // panels, the stride between groups of 8 query rows). With the in-step
   // dQ, dV is issued right away, so that it runs under the dSᵀ work
-  // (+3-13% at D = 128); with the pipelined dQ (the tensor cores already
-  // have dQ(j − 1) then) both go after dSᵀ (dV early there: -4-8%).
+  // (+3-13% at D = 128); with the pipelined dQ, dQ(j − 1), dV and dK go
+  // together after dSᵀ.
   bool dvEarly = !pipelined();
   Value doDesc = ringDescriptor(kb, doRing, stage, /*mnMajor=*/true);
   Value qDesc = ringDescriptor(kb, qRing, stage, /*mnMajor=*/true);
@@ -937,9 +997,8 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
     wgmmaCommitGroup(kb);
   }
 
-  // dSᵀ = Pᵀ ∘ (dPᵀ − Δ). Pending behind dPᵀ: dQ(j − 1) when pipelined, dV
-  // when issued early.
-  dp = wgmmaWaitGroup(kb, pending + (dvEarly ? 1 : 0), dp);
+  // dSᵀ = Pᵀ ∘ (dPᵀ − Δ). Pending behind dPᵀ: dV when issued early.
+  dp = wgmmaWaitGroup(kb, dvEarly ? 1 : 0, dp);
   SmallVector<Value> delta =
       sharedColumns(stage, config.blockM * 4, config.blockM);
   s = scoreGradient(std::move(s), capT, dp, delta, probabilities);
@@ -957,7 +1016,22 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
     regs.append(pFrags);
   }
   regs.append(dsFrags);
+  // Pipelined: dQ(j − 1) = dS(j − 1)·K first, so that it is stored while
+  // dV and dK run, once the other consumer's dSᵀ(j − 1) is in shared
+  // memory (step 0 multiplies the unwritten tile and discards the result:
+  // no branch around in-flight registers).
+  SmallVector<Value> dqPrev;
+  if (pipelined()) {
+    waitForOtherDs(it);
+    regs.append(dqRegs(), kb.undefF32());
+  }
   regs = wgmmaFence(kb, regs);
+  if (pipelined()) {
+    dqPrev = issueDq(kb.andi(kb.add(it, kb.i32(1)), 1),
+                     ArrayRef(regs).take_back(dqRegs()));
+    wgmmaCommitGroup(kb);
+    regs.resize(regs.size() - dqRegs());
+  }
   SmallVector<Value> dK(regs.begin(), regs.begin() + dkRegs);
   if (!dvEarly) {
     dV.assign(regs.begin() + dkRegs, regs.begin() + dkRegs + dvRegs);
@@ -992,9 +1066,8 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   wgmmaCommitGroup(kb);
 
   if (pipelined()) {
-    // dQ of the previous step ran under this step's elementwise work; it
-    // is stored while dV/dK run (still pending).
-    dqPrev = wgmmaWaitGroup(kb, dvEarly ? 2 : 1, dqPrev);
+    // dQ(j − 1) is stored while dV/dK run (still pending).
+    dqPrev = wgmmaWaitGroup(kb, 1, dqPrev);
     ifThen(kb, kb.slt(kb.i32(0), it),
            [&] { storeDq(dqPrev, kb.sub(it, kb.i32(1))); });
   }
@@ -1030,8 +1103,12 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
     storeDq(ArrayRef(waited).slice(dkRegs + dvRegs, dqRegs()), it);
   // Pipelined: every consumer's dSᵀ rows of this step are in shared memory
   // before the next step's dQ reads them.
+  // Pipelined: this consumer's dSᵀ(j) is in shared memory, and its
+  // dQ(j − 1) no longer reads dSᵀ(j − 1), whose tile the other consumer
+  // fills next step.
   if (pipelined())
-    namedBarrierSync(kb, kb.i32(kConsumerBarrier), 128 * config.consumers());
+    namedBarrierArrive(kb, dsReadyBarrier(consumer, kb.andi(it, 1)),
+                       128 * config.consumers());
   waited.resize(dkRegs + dvRegs);
   return waited;
 }
@@ -1277,6 +1354,10 @@ void HopperBackwardEmitter::emitConsumer() {
   if (!config.splitHeadDim)
     warpKey0 = kb.add(kb.mul(consumer, kb.i32(64)), warpKey0);
   mbarrierWait(kb, barrierAt(kvFullSlot(), Value()), kb.i32(0));
+  if (config.kvInRegisters) {
+    kFrag = loadOperandA(kTile);
+    vFrag = loadOperandA(vTile);
+  }
   // dK and dV: D / 2 + Dv / 2 registers, half that with the split.
   int64_t carriedRegs = tileDim;
   if (config.splitHeadDim)
@@ -1292,6 +1373,7 @@ void HopperBackwardEmitter::emitConsumer() {
   if (pipelined())
     ifThen(kb, kb.slt(kb.i32(0), numSteps), [&] {
       Value last = kb.sub(numSteps, kb.i32(1));
+      waitForOtherDs(numSteps);
       SmallVector<Value> dq =
           wgmmaFence(kb, SmallVector<Value>(dqRegs(), kb.undefF32()));
       dq = issueDq(kb.andi(last, 1), dq);
@@ -1551,12 +1633,13 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
   // 2026-12-04-bwd-det-order.md).
   if (deterministic)
     config.sectionBytes = 0;
-  // The pipelined dQ is 1.05-1.1x faster at D = 64 (H200,
-  // bench/results/2026-11-29-backward-sm90a.md); at D = 128 its 32 extra live
-  // accumulators still make ptxas spill (4-64 bytes with LSE/Δ in shared
-  // memory) and it is 0.94-1.02x the in-step dQ in two runs
-  // (bench/results/2026-12-01-backward-sm90a-v2.md).
-  config.pipelineDq = hopperTileWidth(spec.headDim) <= 64;
+  // The pipelined dQ, issued with dV and dK (no spill at D = 128: its
+  // accumulators are not live next to Sᵀ and dPᵀ), against the in-step
+  // dQ-first: 1.00-1.10x at D = 128; K and V in registers at D = 64
+  // (1.00-1.09x with the pipelined dQ, bench/results/
+  // 2026-12-04-bwd-dq-pipeline.md).
+  config.pipelineDq = true;
+  config.kvInRegisters = hopperTileWidth(spec.headDim) <= 64;
   if (hopperTileWidth(spec.headDim) > 128) {
     config.splitHeadDim = true;
     config.blockN = 64;

@@ -36,10 +36,13 @@ struct HopperBackwardConfig {
   /// query block in key-block order (FlashAttention-3's), each waiting on
   /// the block's semaphore in the workspace for the previous one.
   bool deterministic = false;
-  /// Software-pipelined dQ: step j issues dQ(j − 1) = dS(j − 1)·K after
-  /// its own Sᵀ and dPᵀ, so that the GEMM runs under step j's
-  /// elementwise work and its reductions under dV/dK (one named barrier
-  /// per step); off: dQ(j) after dV/dK of step j, waited in the step.
+  /// Software-pipelined dQ: step j issues dQ(j − 1) = dS(j − 1)·K with
+  /// its own dV and dK, once the other consumer's dSᵀ(j − 1) is in shared
+  /// memory (a named barrier each consumer arrives on at a step's end and
+  /// the other waits on), so that no consumer waits for the other's dSᵀ of
+  /// the current step and the two drift apart, one's elementwise work
+  /// under the other's products; off: dQ(j) in step j, after both
+  /// consumers stored dSᵀ(j) (a barrier both wait on).
   bool pipelineDq = true;
   /// Causal: the order in which thread blocks take their (batch·kv head,
   /// key block) tiles. 0: head-major, the launch grid's order; otherwise
@@ -68,6 +71,13 @@ struct HopperBackwardConfig {
   /// not fit next to two Q/dO stages at D = 256). Set from the head dim by
   /// chooseHopperBackwardConfig.
   bool splitHeadDim = false;
+  /// K and V as register A operands of Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, read
+  /// from shared memory once per thread block (ldmatrix), so that those
+  /// products read only Q and dO there: their m64n64k16 steps with both
+  /// operands in shared memory read 4 KB per 32 tensor-core cycles, the
+  /// SM's shared-memory bandwidth. D / 2 registers per thread for the
+  /// two; set by chooseHopperBackwardConfig at D <= 64.
+  bool kvInRegisters = false;
   std::string source = "heuristic";
 
   int64_t consumers() const { return splitHeadDim ? 2 : blockN / 64; }
@@ -103,13 +113,14 @@ std::string hopperBackwardSupports(const FlashBackwardSpec &spec,
 /// for `spec`: sm90a, or auto where hopperBackwardSupports accepts it.
 bool usesHopperBackward(const FlashBackwardSpec &spec, StringRef chip,
                         StringRef family);
-/// The heuristic's configuration: pipelined dQ at D = 64, in-step at 128,
-/// the head-dim split (block-n 64) at 256; deterministic dQ (the causal
+/// The heuristic's configuration: pipelined dQ up to D = 128 (K and V in
+/// registers at D <= 64), the head-dim split (block-n 64) above; deterministic dQ (the causal
 /// tiles head-major, no sections) or atomic.
 HopperBackwardConfig chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
                                                 bool deterministic);
 /// The dQ schedule of `config` as the tuning database and the
-/// sm90-schedule option name it: "dq-pipelined" (dQ(j − 1) under step j),
+/// sm90-schedule option name it: "dq-pipelined" (dQ(j − 1) with step j's
+/// dV and dK),
 /// "dq-first" (in-step, dQ issued before dK and stored under it) or
 /// "dk-first" (in-step, dQ after dK); "deterministic" for the deterministic
 /// kernels (dQ added in key-block order, with the head dim's default dQ
