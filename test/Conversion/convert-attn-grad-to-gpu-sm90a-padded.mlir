@@ -7,15 +7,15 @@
 // RUN: attn-opt %s --split-input-file --convert-attn-to-gpu="family=sm90a deterministic=true" | FileCheck %s --check-prefix=DET
 
 // CHECK-LABEL: func.func @d96
-// CHECK: attn.kernel = @attn_kernels::@attn_bwd_sm90_d96_bf16_causal_dkdv_n128m64s2_sdq
+// CHECK: attn.kernel = @attn_kernels::@attn_bwd_sm90_d96_bf16_causal_dkdv_n128m64s2,
 // 64 KiB of K and V, 64 KiB of Q/dO stages at width 128, two dSᵀ tiles,
-// the 64 x 96 f32 dQ tile, LSE/Δ, barriers and the 1 KiB alignment.
-// CHECK-SAME: family = "sm90a-wgmma", block_m = 64, block_n = 128, threads = 384, dynamic_shared_memory = 190504,
+// two 64 x 96 f32 dQ tiles, LSE/Δ, barriers and the 1 KiB alignment.
+// CHECK-SAME: family = "sm90a-wgmma", block_m = 64, block_n = 128, threads = 384, dynamic_shared_memory = 215080,
 // CHECK-SAME: box_cols = 64, box_rows = 64>
-// CHECK-SAME: schedule = "dq-first"
+// CHECK-SAME: schedule = "dq-pipelined"
 // The deterministic kernels order their dQ adds at both (padded to 128 and
 // 256).
-// DET: attn_bwd_sm90_d96_bf16_causal_dkdv_n128m64s2_sdq_det
+// DET: attn_bwd_sm90_d96_bf16_causal_dkdv_n128m64s2_det
 // DET: attn_bwd_sm90_d192_bf16_dkdv_n64m64s2_hsplit_det
 
 func.func @d96(%q: tensor<1x2x100x96xbf16>, %lse: tensor<1x2x100xf32>)
