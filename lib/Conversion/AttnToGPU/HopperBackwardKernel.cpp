@@ -1638,7 +1638,7 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
   // dQ-first: 1.00-1.10x at D = 128; K and V in registers at D = 64
   // (1.00-1.09x with the pipelined dQ, bench/results/
   // 2026-12-04-bwd-dq-pipeline.md).
-  config.pipelineDq = true;
+  config.pipelineDq = hopperTileWidth(spec.headDim) <= 128;
   config.kvInRegisters = hopperTileWidth(spec.headDim) <= 64;
   if (hopperTileWidth(spec.headDim) > 128) {
     config.splitHeadDim = true;
