@@ -29,11 +29,12 @@
 //    and 3 add one each. Above D = 128 (the head-dim split, below) the
 //    consumers add dQ from registers; deterministic, each warp waits for
 //    its 16 rows' turn first (addDqFromRegisters).
-//    Pipelined (the default up to D = 128): step j issues dQ(j − 1) with
-//    its own dV and dK, once the other consumer arrived on its "dSᵀ(j − 1)
-//    stored" barrier, and stores it while dV/dK run; the consumers never
-//    wait for each other's current step, so one's elementwise work runs
-//    under the other's products. In-step (an sm90-schedule): dQ(j) within
+//    Pipelined (the default up to D = 128): step j stores its dSᵀ once the
+//    other consumer arrived on its "step j − 1 done" barrier (its dSᵀ(j −
+//    1) stored, its dQ(j − 2) done), then issues dQ(j − 1) with its own dV
+//    and dK and stores it while they run; a consumer never waits for the
+//    other's current step, so one's products run under the other's
+//    elementwise work. In-step (an sm90-schedule): dQ(j) within
 //    step j after a barrier both consumers wait on.
 //    At D <= 64 K and V are register A operands of Sᵀ and dPᵀ, read from
 //    shared memory once (kvInRegisters).
@@ -196,7 +197,9 @@ private:
   Value dsReadyBarrier(Value c, Value parity) {
     return kb.add(kb.i32(kDsReadyBarrier), kb.add(kb.shl(c, 1), parity));
   }
-  /// Before dQ(it − 1) (it > 0) reads the other consumer's dSᵀ(it − 1).
+  /// Before step `it` (> 0) stores its dSᵀ into the tile the other
+  /// consumer's dQ(it − 2) read, and its dQ(it − 1) reads the other's
+  /// dSᵀ(it − 1).
   void waitForOtherDs(Value it) {
     ifThen(kb, kb.slt(kb.i32(0), it), [&] {
       namedBarrierSync(kb,
@@ -1004,8 +1007,13 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   s = scoreGradient(std::move(s), capT, dp, delta, probabilities);
   SmallVector<Value> dsFrags = pack(s);
 
-  // dSᵀ to shared memory for dQ.
+  // dSᵀ to shared memory for dQ. Pipelined: once the other consumer's
+  // dQ(j − 2) no longer reads the tile and its dSᵀ(j − 1) is stored (the
+  // wait before the store: 2026-12-04's first version waited after it,
+  // and dQ came out wrong 3 times in 138 checks at D = 96-128).
   Value dsStage = kb.andi(it, 1);
+  if (pipelined())
+    waitForOtherDs(it);
   storeTransposed(ringTile(kb, dsRing, dsStage), dsFrags, Value());
   // The generic-proxy stores become visible to wgmma (the async proxy).
   fenceProxyAsyncShared(kb);
@@ -1017,14 +1025,11 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   }
   regs.append(dsFrags);
   // Pipelined: dQ(j − 1) = dS(j − 1)·K first, so that it is stored while
-  // dV and dK run, once the other consumer's dSᵀ(j − 1) is in shared
-  // memory (step 0 multiplies the unwritten tile and discards the result:
-  // no branch around in-flight registers).
+  // dV and dK run (step 0 multiplies the unwritten tile and discards the
+  // result: no branch around in-flight registers).
   SmallVector<Value> dqPrev;
-  if (pipelined()) {
-    waitForOtherDs(it);
+  if (pipelined())
     regs.append(dqRegs(), kb.undefF32());
-  }
   regs = wgmmaFence(kb, regs);
   if (pipelined()) {
     dqPrev = issueDq(kb.andi(kb.add(it, kb.i32(1)), 1),
@@ -1105,7 +1110,7 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   // before the next step's dQ reads them.
   // Pipelined: this consumer's dSᵀ(j) is in shared memory, and its
   // dQ(j − 1) no longer reads dSᵀ(j − 1), whose tile the other consumer
-  // fills next step.
+  // fills in step j + 1.
   if (pipelined())
     namedBarrierArrive(kb, dsReadyBarrier(consumer, kb.andi(it, 1)),
                        128 * config.consumers());

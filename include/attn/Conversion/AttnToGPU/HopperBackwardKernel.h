@@ -37,11 +37,11 @@ struct HopperBackwardConfig {
   /// the block's semaphore in the workspace for the previous one.
   bool deterministic = false;
   /// Software-pipelined dQ: step j issues dQ(j − 1) = dS(j − 1)·K with
-  /// its own dV and dK, once the other consumer's dSᵀ(j − 1) is in shared
-  /// memory (a named barrier each consumer arrives on at a step's end and
-  /// the other waits on), so that no consumer waits for the other's dSᵀ of
-  /// the current step and the two drift apart, one's elementwise work
-  /// under the other's products; off: dQ(j) in step j, after both
+  /// its own dV and dK, after storing its dSᵀ(j) once the other consumer
+  /// finished step j − 1 (a named barrier each consumer arrives on at a
+  /// step's end and the other waits on), so that no consumer waits for
+  /// the other's current step and the two drift apart, one's elementwise
+  /// work under the other's products; off: dQ(j) in step j, after both
   /// consumers stored dSᵀ(j) (a barrier both wait on).
   bool pipelineDq = true;
   /// Causal: the order in which thread blocks take their (batch·kv head,
