@@ -13,8 +13,8 @@
 //    "full" mbarrier and freed by an "empty" one; warp 2 adds each step's
 //    dQ tile to the accumulator (below);
 //  * warpgroups 1.., the consumers (setmaxnreg.inc), own 64 keys each and
-//    per step compute Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ with wgmma, Pᵀ = exp2(Sᵀ·scale·log2e − LSE·log2e) and dSᵀ = Pᵀ∘(dPᵀ − Δ)
-//    in registers (softcap C: Sᵀ is first t = tanh(Sᵀ·scale / C), P's
+//    per step compute Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ with wgmma, Pᵀ =
+//    exp2(Sᵀ·scale·log2e − LSE·log2e) and dSᵀ = Pᵀ∘(dPᵀ − Δ) in registers (softcap C: Sᵀ is first t = tanh(Sᵀ·scale / C), P's
 //    constant C·log2e and dSᵀ takes the factor 1 − t²), then dV += Pᵀ·dO
 //    and dK += dSᵀ·Q with Pᵀ and dSᵀ taken straight from registers (the
 //    accumulator layout of m64nN is the A fragment layout: this is why the
@@ -37,7 +37,7 @@
 //    elementwise work. In-step (an sm90-schedule): dQ(j) within
 //    step j after a barrier both consumers wait on.
 //    At D <= 64 K and V are register A operands of Sᵀ and dPᵀ, read from
-//    shared memory once (kvInRegisters).
+//    shared memory once (kvInRegisters()).
 // Causal blocks take their tiles longest first within L2-sized sections of
 // heads (HopperBackwardConfig::sectionBytes).
 // Rows past Nq need no mask: TMA zero-fills Q and dO there and their LSE
@@ -189,11 +189,12 @@ private:
     return buffer ? kb.add(id, kb.mul(buffer, kb.i32(kDqBufferBarrierStride)))
                   : id;
   }
-  /// Pipelined dQ: named barrier "consumer c's dSᵀ of a step of `parity`
-  /// is stored", on which c arrives at the step's end and the other
-  /// consumer waits before its dQ of that step. A barrier per parity: c
-  /// cannot arrive twice on one before the other waited (its next arrival
-  /// follows its own wait for the other's next dSᵀ).
+  /// Pipelined dQ: named barrier "consumer c finished a step of `parity`"
+  /// (its dSᵀ stored, its dQ of the step before done), on which c arrives
+  /// at the step's end and the other consumer waits in the next step
+  /// before storing its dSᵀ. A barrier per parity: c cannot arrive twice
+  /// on one before the other waited (its next arrival follows its own
+  /// wait for the other's next step).
   Value dsReadyBarrier(Value c, Value parity) {
     return kb.add(kb.i32(kDsReadyBarrier), kb.add(kb.shl(c, 1), parity));
   }
@@ -219,7 +220,7 @@ private:
                               int64_t bPanelBytes, int64_t depth,
                               ValueRange acc, int64_t cols);
   /// The same with A from registers: `aFrag`, an A-operand fragment of
-  /// `depth` columns (kvInRegisters).
+  /// `depth` columns (kvInRegisters()).
   SmallVector<Value> issueRegisterABt(Value aFrag, Value bTile,
                                       int64_t bPanelBytes, int64_t depth,
                                       ValueRange acc, int64_t cols);
@@ -293,6 +294,14 @@ private:
   /// 0.6-0.97x as fast).
   int64_t dqTileBytes() const { return config.blockM * spec.headDim * 4; }
   bool pipelined() const { return config.pipelineDq; }
+  /// K and V as register A operands of Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, read
+  /// from shared memory once (ldmatrix), so that those products read only
+  /// Q and dO there: their m64n64k16 steps with both operands in shared
+  /// memory read 4 KB per 32 tensor-core cycles, the SM's shared-memory
+  /// bandwidth. 2·D/4 registers per thread: at D <= 64 (at D = 128 K
+  /// alone spilled, 0.83-0.94x; bench/results/
+  /// 2026-12-04-bwd-dq-pipeline.md).
+  bool kvInRegisters() const { return !config.splitHeadDim && tileDim <= 64; }
 
   // mbarrier slots (8 bytes each) after the tiles.
   int64_t kvFullSlot() const { return 0; }
@@ -329,7 +338,7 @@ private:
   // Consumer-only: index (0..), warp in its warpgroup, first key row of
   // this warp's 16 within the block (64·consumer + 16·warp).
   Value consumer, warpInGroup, warpKey0;
-  // kvInRegisters: this warp's K and V rows as A-operand fragments.
+  // kvInRegisters(): this warp's K and V rows as A-operand fragments.
   Value kFrag, vFrag;
 };
 
@@ -1106,8 +1115,6 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
 
   if (inStepDq && !dqFirst)
     storeDq(ArrayRef(waited).slice(dkRegs + dvRegs, dqRegs()), it);
-  // Pipelined: every consumer's dSᵀ rows of this step are in shared memory
-  // before the next step's dQ reads them.
   // Pipelined: this consumer's dSᵀ(j) is in shared memory, and its
   // dQ(j − 1) no longer reads dSᵀ(j − 1), whose tile the other consumer
   // fills in step j + 1.
@@ -1359,7 +1366,7 @@ void HopperBackwardEmitter::emitConsumer() {
   if (!config.splitHeadDim)
     warpKey0 = kb.add(kb.mul(consumer, kb.i32(64)), warpKey0);
   mbarrierWait(kb, barrierAt(kvFullSlot(), Value()), kb.i32(0));
-  if (config.kvInRegisters) {
+  if (kvInRegisters()) {
     kFrag = loadOperandA(kTile);
     vFrag = loadOperandA(vTile);
   }
@@ -1638,13 +1645,12 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
   // 2026-12-04-bwd-det-order.md).
   if (deterministic)
     config.sectionBytes = 0;
-  // The pipelined dQ, issued with dV and dK (no spill at D = 128: its
-  // accumulators are not live next to Sᵀ and dPᵀ), against the in-step
-  // dQ-first: 1.00-1.10x at D = 128; K and V in registers at D = 64
-  // (1.00-1.09x with the pipelined dQ, bench/results/
-  // 2026-12-04-bwd-dq-pipeline.md).
+  // The pipelined dQ, issued with dV and dK behind per-consumer barriers
+  // (no spill at D = 128: its accumulators are not live next to Sᵀ and
+  // dPᵀ): 1.00-1.09x the in-step dQ-first at D = 128, 1.01-1.08x the
+  // previous pipelined dQ at D = 64 (with K and V in registers;
+  // bench/results/2026-12-04-bwd-dq-pipeline.md).
   config.pipelineDq = hopperTileWidth(spec.headDim) <= 128;
-  config.kvInRegisters = hopperTileWidth(spec.headDim) <= 64;
   if (hopperTileWidth(spec.headDim) > 128) {
     config.splitHeadDim = true;
     config.blockN = 64;

@@ -71,13 +71,6 @@ struct HopperBackwardConfig {
   /// not fit next to two Q/dO stages at D = 256). Set from the head dim by
   /// chooseHopperBackwardConfig.
   bool splitHeadDim = false;
-  /// K and V as register A operands of Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, read
-  /// from shared memory once per thread block (ldmatrix), so that those
-  /// products read only Q and dO there: their m64n64k16 steps with both
-  /// operands in shared memory read 4 KB per 32 tensor-core cycles, the
-  /// SM's shared-memory bandwidth. D / 2 registers per thread for the
-  /// two; set by chooseHopperBackwardConfig at D <= 64.
-  bool kvInRegisters = false;
   std::string source = "heuristic";
 
   int64_t consumers() const { return splitHeadDim ? 2 : blockN / 64; }
@@ -113,15 +106,15 @@ std::string hopperBackwardSupports(const FlashBackwardSpec &spec,
 /// for `spec`: sm90a, or auto where hopperBackwardSupports accepts it.
 bool usesHopperBackward(const FlashBackwardSpec &spec, StringRef chip,
                         StringRef family);
-/// The heuristic's configuration: pipelined dQ up to D = 128 (K and V in
-/// registers at D <= 64), the head-dim split (block-n 64) above; deterministic dQ (the causal
-/// tiles head-major, no sections) or atomic.
+/// The heuristic's configuration: pipelined dQ up to D = 128, the
+/// head-dim split (block-n 64) above; deterministic dQ (the causal tiles
+/// head-major, no sections) or atomic.
 HopperBackwardConfig chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
                                                 bool deterministic);
 /// The dQ schedule of `config` as the tuning database and the
 /// sm90-schedule option name it: "dq-pipelined" (dQ(j − 1) with step j's
-/// dV and dK),
-/// "dq-first" (in-step, dQ issued before dK and stored under it) or
+/// dV and dK), "dq-first" (in-step, dQ issued before dK and stored under
+/// it) or
 /// "dk-first" (in-step, dQ after dK); "deterministic" for the deterministic
 /// kernels (dQ added in key-block order, with the head dim's default dQ
 /// schedule); "head-split" above D = 128 (splitHeadDim).
