@@ -16,12 +16,7 @@ DIR="${1:-$ROOT/gpu-bwd-dq-pipeline}"
 COMPILE="${ATTN_COMPILE:-$ROOT/build/bin/attn-compile}"
 rm -rf "$DIR"
 mkdir -p "$DIR/check" "$DIR/kr" "$DIR/bench"
-one() { # subdir, name, attn-compile flags...
-  local sub="$1" name="$2"; shift 2
-  "${COMPILER:-$COMPILE}" --chip sm_90a --backward --dtype bf16 \
-    --tuning-db none --family sm90a "$@" -o "$DIR/$sub/$name" |
-    grep -o 'attn_bwd_sm90[^ ]*dkdv[^ ]* ([^)]*)'
-}
+source "$ROOT/scripts/compile-sm90a-backward.sh"
 for d in 64 128; do
   one check "d$d" --head-dim $d
   one check "d${d}c" --head-dim $d --causal
