@@ -278,7 +278,16 @@ private:
   /// a consumer's column offset, uniform over its warpgroup, or null for
   /// 0) for columns < D only: the tiles' columns past D are padding.
   void ifStoredColumns(Value first, int64_t col, function_ref<void()> store);
-  int64_t dqRegs() const { return tileDim / config.consumers() / 2; }
+  /// Query blocks of 128 rows (two 64-row panels of dSᵀ): consumer c's dQ
+  /// takes query rows [64c, 64c + 64) and every head-dim column, else all
+  /// 64 rows and columns [c·D/2, (c + 1)·D/2).
+  bool splitDqRows() const { return !config.splitHeadDim && config.blockM > 64; }
+  int64_t dqCols() const {
+    return splitDqRows() ? tileDim : tileDim / config.consumers();
+  }
+  int64_t dqRegs() const { return dqCols() / 2; }
+  /// One 64-query panel of a dSᵀ tile: blockN rows of 128 bytes.
+  int64_t dsPanelBytes() const { return config.blockN * kPanelRowBytes; }
 
   int64_t qPanelBytes() const { return config.blockM * kPanelRowBytes; }
   int64_t kvPanelBytes() const { return config.blockN * kPanelRowBytes; }
@@ -301,7 +310,9 @@ private:
   /// bandwidth. 2·D/4 registers per thread: at D <= 64 (at D = 128 K
   /// alone spilled, 0.83-0.94x; bench/results/
   /// 2026-12-04-bwd-dq-pipeline.md).
-  bool kvInRegisters() const { return !config.splitHeadDim && tileDim <= 64; }
+  bool kvInRegisters() const {
+    return !config.splitHeadDim && tileDim <= 64 && config.blockM == 64;
+  }
 
   // mbarrier slots (8 bytes each) after the tiles.
   int64_t kvFullSlot() const { return 0; }
@@ -675,7 +686,7 @@ SmallVector<Value> HopperBackwardEmitter::sharedColumns(Value stage,
 /// [c·D/2, (c + 1)·D/2) of the step's buffer once the dQ warp has added
 /// what the buffer held before.
 void HopperBackwardEmitter::storeDq(ArrayRef<Value> dq, Value dqStep) {
-  int64_t dqCols = tileDim / config.consumers();
+  int64_t dqCols = this->dqCols();
   int64_t syncThreads = 128 + 32;
   Value buffer = dqBufferOf(dqStep);
   namedBarrierSync(kb, dqBarrier(kDqEmptyBarrier, buffer, consumer),
@@ -684,12 +695,19 @@ void HopperBackwardEmitter::storeDq(ArrayRef<Value> dq, Value dqStep) {
   for (int h = 0; h < 2; ++h) {
     Value row =
         kb.add(kb.mul(warpInGroup, kb.i32(16)), kb.add(g, kb.i32(8 * h)));
-    Value col = kb.add(kb.mul(consumer, kb.i32(dqCols)), kb.shl(t, 1));
+    Value col = kb.shl(t, 1);
+    Value firstCol;
+    if (splitDqRows()) {
+      row = kb.add(row, kb.mul(consumer, kb.i32(64)));
+    } else {
+      firstCol = consumerCol0();
+      col = kb.add(firstCol, col);
+    }
     Value rowPtr = kb.gepBytes(
         dqTileOf(buffer),
         kb.add(kb.mul(row, kb.i32(spec.headDim * 4)), kb.shl(col, 2)));
     for (int64_t j = 0; j < dqCols / 8; ++j)
-      ifStoredColumns(consumerCol0(), 8 * j, [&] {
+      ifStoredColumns(firstCol, 8 * j, [&] {
         Value v = LLVM::UndefOp::create(b, loc, pair);
         v = LLVM::InsertElementOp::create(b, loc, v, dq[4 * j + 2 * h],
                                           kb.i32(0));
@@ -882,8 +900,9 @@ SmallVector<Value> HopperBackwardEmitter::scoreGradient(
   return p;
 }
 
-/// One 128-byte row per key (blockM = 64): the pair of query chunk c of
-/// key row r goes to r·128 + ((c ^ r % 8)·16) + 4t.
+/// One 128-byte row per key in each 64-query panel (two at blockM 128):
+/// the pair of query chunk c of key row r goes to panel c / 8, r·128 +
+/// ((c % 8 ^ r % 8)·16) + 4t.
 void HopperBackwardEmitter::storeTransposed(Value tile, ArrayRef<Value> frags,
                                             Value firstChunk) {
   for (int h = 0; h < 2; ++h) {
@@ -891,12 +910,15 @@ void HopperBackwardEmitter::storeTransposed(Value tile, ArrayRef<Value> frags,
     Value rowPtr = kb.gepBytes(
         tile, kb.add(kb.mul(row, kb.i32(kPanelRowBytes)), kb.shl(t, 2)));
     for (size_t j = 0; j < frags.size() / 2; ++j) {
-      Value chunk = kb.i32(j);
+      // Query chunks past 8 go to the next 64-query panel.
+      Value chunk = kb.i32(j % 8);
       if (firstChunk)
         chunk = kb.add(chunk, firstChunk);
       chunk = kb.xori(chunk, g); // row % 8 == g
-      LLVM::StoreOp::create(b, loc, frags[2 * j + h],
-                            kb.gepBytes(rowPtr, kb.shl(chunk, 4)));
+      Value at = kb.shl(chunk, 4);
+      if (j >= 8)
+        at = kb.add(at, kb.i32(j / 8 * dsPanelBytes()));
+      LLVM::StoreOp::create(b, loc, frags[2 * j + h], kb.gepBytes(rowPtr, at));
     }
   }
 }
@@ -1290,15 +1312,26 @@ void HopperBackwardEmitter::addDqFromRegisters(ArrayRef<Value> dq, Value it) {
 /// Not committed.
 SmallVector<Value> HopperBackwardEmitter::issueDq(Value dsStage,
                                                   ValueRange zeros) {
-  int64_t dqCols = tileDim / config.consumers();
-  Value dsDesc = ringDescriptor(kb, dsRing, dsStage, /*mnMajor=*/true);
-  Value colBytes = kb.mul(consumer, kb.i32(dqCols * 2));
-  // Whole 64-column panels step by kvPanelBytes, narrower slices move
-  // within the 128-byte row (the swizzle is applied on the address).
-  Value sliceOffset =
-      dqCols >= 64 ? kb.mul(kb.divu(colBytes, kb.i32(kPanelRowBytes)),
-                            kb.i32(kvPanelBytes()))
-                   : colBytes;
+  int64_t dqCols = this->dqCols();
+  Value dsDesc, sliceOffset;
+  if (splitDqRows()) {
+    // This consumer's 64 query rows: panel c of the dSᵀ tile; all of K.
+    dsDesc = wgmmaDescriptor(
+        kb,
+        kb.gepBytes(ringTile(kb, dsRing, dsStage),
+                    kb.mul(consumer, kb.i32(dsPanelBytes()))),
+        dsPanelBytes(), 8 * kPanelRowBytes);
+    sliceOffset = kb.i32(0);
+  } else {
+    dsDesc = ringDescriptor(kb, dsRing, dsStage, /*mnMajor=*/true);
+    Value colBytes = kb.mul(consumer, kb.i32(dqCols * 2));
+    // Whole 64-column panels step by kvPanelBytes, narrower slices move
+    // within the 128-byte row (the swizzle is applied on the address).
+    sliceOffset =
+        dqCols >= 64 ? kb.mul(kb.divu(colBytes, kb.i32(kPanelRowBytes)),
+                              kb.i32(kvPanelBytes()))
+                     : colBytes;
+  }
   Value kDesc = wgmmaDescriptor(kb, kb.gepBytes(kTile, sliceOffset),
                                 kvPanelBytes(), 8 * kPanelRowBytes);
   Value dq = kb.fragment(accumulator(dqCols), zeros);
@@ -1529,10 +1562,17 @@ mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
                                    const HopperBackwardConfig &config) {
   const KernelCapability &cap =
       kernelCapability("sm90a", KernelDirection::Backward);
-  // Sᵀ is m64n<blockM>: dSᵀ is stored as one 128-byte swizzled row per key.
+  // Sᵀ is m64n<blockM>: dSᵀ is stored as 64-query panels of 128-byte
+  // swizzled rows, one or two.
   if (!cap.blockM.contains(config.blockM))
     return "block-m of the sm90a backward kernel must be " + cap.blockM.str() +
            " (got " + std::to_string(config.blockM) + ")";
+  // Block-m 128: Sᵀ and dPᵀ take 64 registers each next to dK and dV.
+  if (config.blockM > 64 && (config.splitHeadDim ||
+                             hopperTileWidth(spec.headDim) > 64))
+    return "block-m " + std::to_string(config.blockM) +
+           " of the sm90a backward kernel needs head dim 64 or less (got " +
+           std::to_string(spec.headDim) + ")";
   // Above D = 128 the two consumers share 64 keys (splitHeadDim), else
   // each owns 64.
   int64_t blockN = config.splitHeadDim ? 64 : 128;
@@ -1651,6 +1691,12 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
   // previous pipelined dQ at D = 64 (with K and V in registers;
   // bench/results/2026-12-04-bwd-dq-pipeline.md).
   config.pipelineDq = hopperTileWidth(spec.headDim) <= 128;
+  // Query blocks of 128 rows at D <= 64 (FlashAttention-3's): 1.07-1.17x
+  // the 64-row kernel with K and V in registers; with a softcap (its t
+  // kept for the derivative) they spill 4-8 bytes
+  // (bench/results/2026-12-04-bwd-m128.md).
+  if (hopperTileWidth(spec.headDim) <= 64 && spec.softcap == 0)
+    config.blockM = 128;
   if (hopperTileWidth(spec.headDim) > 128) {
     config.splitHeadDim = true;
     config.blockN = 64;

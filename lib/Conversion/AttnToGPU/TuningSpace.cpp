@@ -296,8 +296,9 @@ static void addFlashBackwardCandidates(const FlashBackwardSpec &spec,
   }
 }
 
-/// The sm90a-wgmma backward space: the heuristic, then stages {2, 3, 4} x
-/// the dQ schedules (the deterministic kernel has no dQ to schedule).
+/// The sm90a-wgmma backward space: the heuristic, then block-m {64, 128}
+/// (at D <= 64, else the heuristic's) x stages {2, 3, 4} x the dQ
+/// schedules (the deterministic kernel has no dQ to schedule).
 static void addHopperBackwardCandidates(const FlashBackwardSpec &spec,
                                         bool deterministic,
                                         std::vector<BackwardCandidate> &out) {
@@ -307,13 +308,18 @@ static void addHopperBackwardCandidates(const FlashBackwardSpec &spec,
   std::vector<StringRef> schedules = {"dq-pipelined", "dq-first", "dk-first"};
   if (deterministic)
     schedules = {""};
-  for (int64_t stages : {2, 3, 4})
-    for (StringRef schedule : schedules) {
-      HopperBackwardConfig c = heuristic;
-      c.stages = stages;
-      (void)applyHopperBackwardSchedule(c, schedule);
-      space.push_back(c);
-    }
+  std::vector<int64_t> blockMs = {heuristic.blockM};
+  if (!heuristic.splitHeadDim && hopperTileWidth(spec.headDim) <= 64)
+    blockMs = {64, 128};
+  for (int64_t blockM : blockMs)
+    for (int64_t stages : {2, 3, 4})
+      for (StringRef schedule : schedules) {
+        HopperBackwardConfig c = heuristic;
+        c.blockM = blockM;
+        c.stages = stages;
+        (void)applyHopperBackwardSchedule(c, schedule);
+        space.push_back(c);
+      }
   TileChoice heuristicTile = tileChoiceOf(heuristic);
   for (const HopperBackwardConfig &c : space) {
     BackwardCandidate bc;

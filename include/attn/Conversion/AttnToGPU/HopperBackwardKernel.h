@@ -27,7 +27,7 @@ inline constexpr const char *kHopperBackwardFamily = "sm90a-wgmma";
 /// ring; blockN / 64 consumer warpgroups own 64 keys each, or, with
 /// splitHeadDim, two consumers share the block's 64 keys.
 struct HopperBackwardConfig {
-  int64_t blockM = 64;  // query rows per step (the N of Sᵀ = K·Qᵀ)
+  int64_t blockM = 64;  // query rows per step (the N of Sᵀ = K·Qᵀ): 64, or 128 at D <= 64
   int64_t blockN = 128; // keys per thread block, 64 per consumer
   int64_t stages = 2;   // depth of the Q/dO ring
   int64_t producerRegisters = 24;  // setmaxnreg.dec of the producer
@@ -83,7 +83,11 @@ struct HopperBackwardConfig {
   /// store of dQ(j - 1) no longer waits for the reduction of dQ(j - 2) to
   /// read the tile (1.00-1.05x at D = 64; the in-step dQ at D = 128 was
   /// 0.92-1.02x with two, bench/results/2026-12-04-bwd-dq-buffers.md).
-  int64_t dqBuffers() const { return deterministic || pipelineDq ? 2 : 1; }
+  /// Block-m 128: one (two would take 232,488 bytes of shared memory at
+  /// D = 64, 40 over).
+  int64_t dqBuffers() const {
+    return blockM == 64 && (deterministic || pipelineDq) ? 2 : 1;
+  }
   int64_t threads() const { return 128 * (consumers() + 1); }
 };
 
