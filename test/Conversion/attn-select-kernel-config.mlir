@@ -24,7 +24,7 @@
 // CHECK: attn.attention
 // CHECK-SAME: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 128, block_n = 128, schedule = "pingpong", source = "heuristic", reason = "family auto chose sm90a-wgmma (chip sm_90a, the attention fits it); sm90a-wgmma heuristic">
 // CHECK: attn.attention_grad
-// CHECK-SAME: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 64, block_n = 128, schedule = "dq-pipelined", source = "heuristic", reason = "no tuning database (tuning-db, $ATTN_TUNING_DB)">
+// CHECK-SAME: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 128, block_n = 128, schedule = "dq-pipelined", source = "heuristic", reason = "no tuning database (tuning-db, $ATTN_TUNING_DB)">
 
 // SM80: attn.kernel_config = #attn.kernel_config<family = "sm80", block_m = 128, block_n = 64, warp_rows = 32, source = "heuristic", reason = "family auto chose sm80-mma (chip 'sm_80' is not supported by the sm90a-wgmma forward kernels: they need sm_90a (wgmma and setmaxnreg are sm_90a-only)); no tuning database (tuning-db, $ATTN_TUNING_DB)">
 // SM80: attn.kernel_config = #attn.kernel_config<family = "sm80", block_m = 64, block_n = 128, source = "heuristic", reason = "no tuning database (tuning-db, $ATTN_TUNING_DB)">
@@ -40,16 +40,16 @@
 // STAGES: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 64, block_n = 128, stages = 3, schedule = "dq-pipelined", source = "option", reason = "block-m/block-n/stages/sm90-schedule given">
 
 // DET: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 128, block_n = 128, schedule = "pingpong", source = "heuristic"
-// DET: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 64, block_n = 128, schedule = "deterministic", deterministic = true, section_mb = 0, source = "heuristic"
+// DET: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 128, block_n = 128, schedule = "deterministic", deterministic = true, section_mb = 0, source = "heuristic"
 
 // SCHED: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 128, block_n = 128, schedule = "serial", persistent = true, source = "heuristic"
-// SCHED: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 64, block_n = 128, schedule = "dq-pipelined", source = "heuristic"
+// SCHED: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 128, block_n = 128, schedule = "dq-pipelined", source = "heuristic"
 
 // BWDSCHED: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 128, block_n = 128, schedule = "pingpong", source = "heuristic"
-// BWDSCHED: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 64, block_n = 128, schedule = "dk-first", source = "option", reason = "block-m/block-n/stages/sm90-schedule given">
+// BWDSCHED: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 128, block_n = 128, schedule = "dk-first", source = "option", reason = "block-m/block-n/stages/sm90-schedule given">
 
 // KNOBS: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 128, block_n = 128, schedule = "pingpong", exp2_emulated = 3, wide_producer = true, source = "heuristic"
-// KNOBS: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 64, block_n = 128, schedule = "dq-pipelined", section_mb = 8, source = "heuristic"
+// KNOBS: attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 128, block_n = 128, schedule = "dq-pipelined", section_mb = 8, source = "heuristic"
 
 // WARP: attn.kernel_config = #attn.kernel_config<family = "sm80", block_m = 128, block_n = 64, warp_rows = 32, source = "option", reason = "family auto chose sm80-mma (warp-rows is not supported by the sm90a-wgmma forward kernels: an sm80-mma forward option); block-m/block-n/warp-rows given">
 

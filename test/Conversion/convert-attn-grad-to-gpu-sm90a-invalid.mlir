@@ -14,7 +14,7 @@
 
 // CHIP: cannot be compiled for the GPU: chip 'sm_80' is not supported by the sm90a-wgmma backward kernels: they need sm_90a (wgmma and setmaxnreg are sm_90a-only)
 // BLOCKN: cannot be compiled for the GPU: block-n of the sm90a backward kernel at head dim 64 must be 128, two consumer warpgroups of 64 keys (got 64)
-// BLOCKM: cannot be compiled for the GPU: block-m of the sm90a backward kernel must be 64 (got 32)
+// BLOCKM: cannot be compiled for the GPU: block-m of the sm90a backward kernel must be 64 or 128 (got 32)
 // STAGES: cannot be compiled for the GPU: stages 5 is not supported by the sm90a-wgmma backward kernels: they take 2 to 4
 // SCHED: cannot be compiled for the GPU: sm90-schedule of the sm90a backward kernel must be dq-pipelined, dq-first or dk-first (got 'zigzag')
 // SCHED80: cannot be compiled for the GPU: sm90-schedule dk-first is not supported by the sm80-mma backward kernels: an sm90a-wgmma option
@@ -31,13 +31,13 @@
 // KNOBS-SAME: #attn.kernel_launch<role = "dkdv", entry = "attn_bwd_sm90_d64_bf16_dkdv_n128m64s3_dkf", threads = 384,
 // KNOBS-SAME: schedule = "dk-first", source = "option">
 // family=auto: the sm80 dkdv kernel where the Hopper one cannot run, the
-// Hopper one on sm_90a.
+// Hopper one on sm_90a (at D = 64, 128 query rows per step).
 // AUTO80: family = "sm80-mma"
 // AUTO80-NOT: attn_bwd_sm90
-// AUTO90: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_dkdv_n128m64s2
+// AUTO90: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_dkdv_n128m128s2
 // AUTO90-SAME: family = "sm90a-wgmma"
-// AUTO90-SAME: tensor_maps = [#attn.tensor_map<name = "q_tmap", tensor = "q", box_cols = 64, box_rows = 64>, #attn.tensor_map<name = "k_tmap", tensor = "k", box_cols = 64, box_rows = 128>, #attn.tensor_map<name = "v_tmap", tensor = "v", box_cols = 64, box_rows = 128>, #attn.tensor_map<name = "do_tmap", tensor = "do", box_cols = 64, box_rows = 64>]
-// AUTO90: llvm.func @attn_bwd_sm90_d64_bf16_dkdv_n128m64s2(
+// AUTO90-SAME: tensor_maps = [#attn.tensor_map<name = "q_tmap", tensor = "q", box_cols = 64, box_rows = 128>, #attn.tensor_map<name = "k_tmap", tensor = "k", box_cols = 64, box_rows = 128>, #attn.tensor_map<name = "v_tmap", tensor = "v", box_cols = 64, box_rows = 128>, #attn.tensor_map<name = "do_tmap", tensor = "do", box_cols = 64, box_rows = 128>]
+// AUTO90: llvm.func @attn_bwd_sm90_d64_bf16_dkdv_n128m128s2(
 // AUTO90-SAME: attributes {gpu.kernel, nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
 
 func.func @plain(%q: tensor<1x2x100x64xbf16>, %lse: tensor<1x2x100xf32>)

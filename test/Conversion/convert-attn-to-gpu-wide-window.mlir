@@ -59,7 +59,7 @@ func.func @dynamic(%q: tensor<1x1x?x64xbf16>) -> tensor<1x1x?x64xbf16> {
 // CHECK-LABEL: func.func @grad_wide
 // CHECK: attn.kernel = @attn_kernels::@attn_bwd_d64_bf16_causal_dkdv_n128m64
 // SM90-LABEL: func.func @grad_wide
-// SM90: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_causal_dkdv_n128m64
+// SM90: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_causal_dkdv_n128m128s2
 func.func @grad_wide(%q: tensor<1x1x16x64xbf16>, %lse: tensor<1x1x16xf32>)
     -> tensor<1x1x16x64xbf16> {
   %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse

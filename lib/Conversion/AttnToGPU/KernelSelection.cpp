@@ -241,6 +241,15 @@ mlir::attn::selectKernelConfig(AttentionGradOp op,
     if (o.blockM || o.blockN || config.stages != chosen.stages ||
         hopperBackwardSchedule(config) != hopperBackwardSchedule(chosen))
       config.source = "option";
+    // Stages or block-n given that the heuristic's 128-row query blocks
+    // have no shared memory for (three stages at D = 64) take 64 rows.
+    if (!o.blockM && config.blockM != 64 &&
+        !validateHopperBackward(spec, config).empty()) {
+      HopperBackwardConfig narrow = config;
+      narrow.blockM = 64;
+      if (validateHopperBackward(spec, narrow).empty())
+        config = narrow;
+    }
     if (std::string why = validateHopperBackward(spec, config); !why.empty())
       return op.emitOpError() << "cannot be compiled for the GPU: " << why;
     return KernelConfigAttr::get(
