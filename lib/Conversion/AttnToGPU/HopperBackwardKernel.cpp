@@ -21,7 +21,8 @@
 //    kernel computes Sᵀ, not S). dSᵀ also
 //    goes to shared memory; after a named barrier between the consumers,
 //    dQ = dS·K (A = dSᵀ read MN-major, B = K read MN-major) is split over
-//    the head dim between them, stored into an f32 tile in shared memory
+//    the head dim between them (over the query rows at block-m 128, the
+//    default at D <= 64), stored into an f32 tile in shared memory
 //    and added to the f32 dQ accumulator by one cp.reduce.async.bulk of
 //    producer warp 2 (the sm80 convert kernel scales and casts it);
 //    deterministic kernels add in key-block order (emitDqWriter). With
