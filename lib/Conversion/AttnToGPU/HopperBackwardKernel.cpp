@@ -282,7 +282,9 @@ private:
   /// Query blocks of 128 rows (two 64-row panels of dSᵀ): consumer c's dQ
   /// takes query rows [64c, 64c + 64) and every head-dim column, else all
   /// 64 rows and columns [c·D/2, (c + 1)·D/2).
-  bool splitDqRows() const { return !config.splitHeadDim && config.blockM > 64; }
+  bool splitDqRows() const {
+    return !config.splitHeadDim && config.blockM > 64;
+  }
   int64_t dqCols() const {
     return splitDqRows() ? tileDim : tileDim / config.consumers();
   }
@@ -684,8 +686,9 @@ SmallVector<Value> HopperBackwardEmitter::sharedColumns(Value stage,
 }
 
 /// The tile is [query row][head dim] f32; consumer c writes columns
-/// [c·D/2, (c + 1)·D/2) of the step's buffer once the dQ warp has added
-/// what the buffer held before.
+/// [c·D/2, (c + 1)·D/2) of the step's buffer (at block-m 128: rows
+/// [64c, 64c + 64)) once the dQ warp has added what the buffer held
+/// before.
 void HopperBackwardEmitter::storeDq(ArrayRef<Value> dq, Value dqStep) {
   int64_t dqCols = this->dqCols();
   int64_t syncThreads = 128 + 32;
@@ -1309,8 +1312,8 @@ void HopperBackwardEmitter::addDqFromRegisters(ArrayRef<Value> dq, Value it) {
 /// dQ[:, slice] = dS·K[:, slice] of the dSᵀ ring's tile `dsStage`, accumulating
 /// into the fenced zeros `dq`: A = dSᵀ [key][query] read MN-major (the
 /// query is A's M), B = K [key][d] read MN-major; blockN / 16 k-steps of
-/// 16 keys. Consumer c takes head-dim columns [c·dqCols, (c + 1)·dqCols).
-/// Not committed.
+/// 16 keys. Consumer c takes head-dim columns [c·dqCols, (c + 1)·dqCols)
+/// (splitDqRows: query rows [64c, 64c + 64), every column). Not committed.
 SmallVector<Value> HopperBackwardEmitter::issueDq(Value dsStage,
                                                   ValueRange zeros) {
   int64_t dqCols = this->dqCols();

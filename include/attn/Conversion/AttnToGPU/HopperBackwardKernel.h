@@ -27,7 +27,8 @@ inline constexpr const char *kHopperBackwardFamily = "sm90a-wgmma";
 /// ring; blockN / 64 consumer warpgroups own 64 keys each, or, with
 /// splitHeadDim, two consumers share the block's 64 keys.
 struct HopperBackwardConfig {
-  int64_t blockM = 64;  // query rows per step (the N of Sᵀ = K·Qᵀ): 64, or 128 at D <= 64
+  /// Query rows per step (the N of Sᵀ = K·Qᵀ): 64, or 128 at D <= 64.
+  int64_t blockM = 64;
   int64_t blockN = 128; // keys per thread block, 64 per consumer
   int64_t stages = 2;   // depth of the Q/dO ring
   int64_t producerRegisters = 24;  // setmaxnreg.dec of the producer
