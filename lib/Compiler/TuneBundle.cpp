@@ -370,7 +370,8 @@ llvm::Expected<TuneBundleSummary> mlir::attn::writeBackwardTuneBundle(
       return error("'" + name +
                    "' is not in the backward tuning space (sm80-mma: block-m "
                    "32/64, block-n 32/64/128, e.g. m64n128r16s2; "
-                   "sm90a-wgmma: stages 2-4 and a dQ schedule, e.g. "
+                   "sm90a-wgmma: block-m 64 (and 128 at head dim 64 or "
+                   "less), stages 2-4 and a dQ schedule, e.g. "
                    "wg-m64n128s3-dqpipe)");
   std::vector<BackwardResult> results;
   for (const BackwardCandidate &c : space)
