@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Kernels for the GPU-host run of the sm90a backward's pipelined dQ behind
-# per-consumer "dSᵀ stored" barriers (the default up to D = 128) and of K
-# and V as register A operands (D <= 64), laid out for
+# per-consumer "step done" barriers (the default up to D = 128) and of K
+# and V as register A operands (block-m 64 at D <= 64: since block-m 128
+# became the default there, the softcap kernels), laid out for
 # scripts/gpu-padded-dims.sh (SANITIZE_KERNELS="d64c d128c d128c_det"):
 #   check/  D 8/32/40/56/64/96/112/128, full and causal, f16, softcap +
 #           ALiBi, windows, deterministic;

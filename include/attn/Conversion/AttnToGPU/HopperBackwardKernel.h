@@ -119,8 +119,7 @@ HopperBackwardConfig chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
 /// The dQ schedule of `config` as the tuning database and the
 /// sm90-schedule option name it: "dq-pipelined" (dQ(j − 1) with step j's
 /// dV and dK), "dq-first" (in-step, dQ issued before dK and stored under
-/// it) or
-/// "dk-first" (in-step, dQ after dK); "deterministic" for the deterministic
+/// it) or "dk-first" (in-step, dQ after dK); "deterministic" for the deterministic
 /// kernels (dQ added in key-block order, with the head dim's default dQ
 /// schedule); "head-split" above D = 128 (splitHeadDim).
 std::string hopperBackwardSchedule(const HopperBackwardConfig &config);
