@@ -5,7 +5,7 @@
 // The sm90a backward takes every mask band (family auto picks it on sm_90a
 // at head dims 64 and 128), named by the band as the sm80 kernels are; at
 // D = 64 with 128 query rows per step (the deterministic checks but the
-// last take block-m 64, whose kernel has two dQ tiles).
+// last take block-m 64).
 // CHECK-LABEL: func.func @window
 // CHECK: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_br4x0_dkdv_n128m128s2
 // A key block walks only the query blocks whose rows see it (both ends of
@@ -18,12 +18,13 @@
 // the key blocks from the last.
 // Two dQ warps (producer warps 2 and 3), one per dQ buffer: each walks
 // every other step from its own first.
-// At block-m 128 (one dQ tile) one dQ warp walks every step.
+// So at block-m 128 (two dQ tiles too, the mbarriers in the alignment
+// padding).
 // DET128-LABEL: func.func @window
 // DET128: llvm.func @attn_bwd_sm90_d64_bf16_br4x0_dkdv_n128m128s2_det
 // DET128: %[[WARP:.*]] = arith.shrui %{{.*}}, %c5_i32
 // DET128: %[[FIRST:.*]] = arith.subi %[[WARP]], %c2_i32
-// DET128: scf.for %{{.*}} = %[[FIRST]] to %{{.*}} step %c1_i32
+// DET128: scf.for %{{.*}} = %[[FIRST]] to %{{.*}} step %c2_i32
 // DET-LABEL: func.func @window
 // DET: attn.kernel = @attn_kernels::@attn_bwd_sm90_d64_bf16_br4x0_dkdv_n128m64s2_det
 // DET: llvm.func @attn_bwd_sm90_d64_bf16_br4x0_dkdv_n128m64s2_det

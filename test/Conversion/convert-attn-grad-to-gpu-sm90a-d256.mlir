@@ -14,7 +14,7 @@
 // RUN: not attn-opt %S/convert-attn-grad-to-gpu-sm90a-invalid.mlir --split-input-file --convert-attn-to-gpu="family=sm90a sm90-schedule=head-split" 2>&1 | FileCheck %s --check-prefix=SPLIT128
 
 // CHECK: attn.kernel = @attn_kernels::@attn_bwd_sm90_d256_bf16_causal_dkdv_n64m64s2_hsplit
-// CHECK-SAME: family = "sm90a-wgmma", block_m = 64, block_n = 64, threads = 384, dynamic_shared_memory = 231464,
+// CHECK-SAME: family = "sm90a-wgmma", block_m = 64, block_n = 64, threads = 384, dynamic_shared_memory = 231408,
 // CHECK-SAME: box_rows = 64>
 // CHECK-SAME: #attn.kernel_launch<role = "dkdv", entry = "attn_bwd_sm90_d256_bf16_causal_dkdv_n64m64s2_hsplit", threads = 384,
 // CHECK-SAME: schedule = "head-split"

@@ -95,6 +95,11 @@ constexpr int64_t kConsumerBarrier = 1, kDqFullBarrier = 2,
 /// the dQ bulk reductions (with two dQ tiles: 2 and 3, one tile each).
 constexpr int64_t kLseWarp = 1, kDqWarp = 2;
 
+/// The mbarriers' bytes: K/V full, then full and empty per ring stage.
+int64_t barrierBytes(const HopperBackwardConfig &config) {
+  return 8 * (1 + 2 * config.stages);
+}
+
 /// The sm90a backward kernel's parameters (docs/kernel-abi.md): the sm80
 /// family's, then the Q, K, V and dO tensor maps.
 KernelSignature hopperBackwardSignature(const FlashBackwardSpec &spec) {
@@ -317,7 +322,7 @@ private:
     return !config.splitHeadDim && tileDim <= 64 && config.blockM == 64;
   }
 
-  // mbarrier slots (8 bytes each) after the tiles.
+  // mbarrier slots, 8 bytes each (barrierBytes).
   int64_t kvFullSlot() const { return 0; }
   int64_t fullSlot() const { return 1; }
   int64_t emptySlot() const { return 1 + config.stages; }
@@ -1495,8 +1500,8 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
 
   // Dynamic shared memory from a 1024-byte boundary (the swizzle atom):
   // K, V, the Q and dO rings, two dSᵀ tiles (the head-dim split: then two
-  // Pᵀ tiles, and no dQ tile), the dQ tile, the LSE/Δ ring, then the
-  // mbarriers.
+  // Pᵀ tiles, and no dQ tile), the dQ tiles, the LSE/Δ ring; the mbarriers
+  // in the padding below the boundary, or after the ring.
   Value smem = LLVM::AddressOfOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3),
       kSharedMemorySymbol);
@@ -1516,7 +1521,12 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   } else {
     lseRing = kb.gepBytes(dqTile, kb.i32(dqBuffers() * dqTileBytes()));
   }
-  barriers = kb.gepBytes(lseRing, kb.i32(config.stages * lseStageBytes()));
+  // The mbarriers go below the aligned tiles where the alignment left room
+  // for them (hopperBackwardSharedMemoryBytes counts on it), else last.
+  Value barriersLast =
+      kb.gepBytes(lseRing, kb.i32(config.stages * lseStageBytes()));
+  barriers = LLVM::SelectOp::create(
+      b, loc, kb.slt(kb.i32(barrierBytes(config) - 1), pad), smem, barriersLast);
   qRing = ringView(kb, qBase, config.stages, config.blockM, tileDim, elt);
   doRing = ringView(kb, doBase, config.stages, config.blockM, tileDim, elt);
   // dSᵀ [key][query]: two tiles, one per step parity.
@@ -1620,9 +1630,16 @@ mlir::attn::hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
                    ? 0
                    : config.dqBuffers() * config.blockM * spec.headDim * 4;
   int64_t lse = config.stages * 2 * config.blockM * 4;
-  int64_t barriers = 8 * (1 + 2 * config.stages);
-  // + 1024: the kernel aligns the dynamic shared memory to the swizzle atom.
-  return 1024 + kv + ring + ds + dq + lse + barriers;
+  // The kernel aligns the tiles to the swizzle atom (1024 bytes) from a
+  // base that is 16-byte aligned: up to 1008 bytes of padding. The
+  // mbarriers take the padding where it holds them, else follow the LSE
+  // ring (a padding below barrierBytes). At block-m 128, D = 64 this is
+  // what lets two dQ tiles fit (232,432 bytes; with the padding and the
+  // barriers counted apart, 232,488: 40 over).
+  int64_t barriers = barrierBytes(config);
+  int64_t padding =
+      std::max<int64_t>(1024 - 16, (barriers - 1) / 16 * 16 + barriers);
+  return padding + kv + ring + ds + dq + lse;
 }
 
 std::string

@@ -84,10 +84,10 @@ struct HopperBackwardConfig {
   /// store of dQ(j - 1) no longer waits for the reduction of dQ(j - 2) to
   /// read the tile (1.00-1.05x at D = 64; the in-step dQ at D = 128 was
   /// 0.92-1.02x with two, bench/results/2026-12-04-bwd-dq-buffers.md).
-  /// Block-m 128: one (two would take 232,488 bytes of shared memory at
-  /// D = 64, 40 over).
+  /// Block-m 128 at D = 64 fits two with the mbarriers in the alignment
+  /// padding (232,432 of 232,448 bytes; hopperBackwardSharedMemoryBytes).
   int64_t dqBuffers() const {
-    return blockM == 64 && (deterministic || pipelineDq) ? 2 : 1;
+    return deterministic || pipelineDq ? 2 : 1;
   }
   int64_t threads() const { return 128 * (consumers() + 1); }
 };
