@@ -23,9 +23,27 @@
 // SMEM: cannot be compiled for the GPU: the sm90a backward kernel needs {{[0-9]+}} bytes of shared memory, sm_90a offers 232448
 // The deterministic split adds each warp's 16 rows of dQ from registers
 // once the slice's semaphore has both consumers' arrivals from every
-// earlier key block (family auto takes it too).
+// earlier key block (family auto takes it too). Producer warp 2 keeps the
+// turns: it spins (acquire), arrives on "turns acquired" (2 + parity),
+// waits on "dQ added" (4 + parity) and passes the turn on for both
+// consumers (release, + 2); the consumers wait on the first and arrive on
+// the second around their additions, with no fence of their own.
 // DET: attn.kernel = @attn_kernels::@attn_bwd_sm90_d256_bf16_causal_dkdv_n64m64s2_hsplit_det
 // DET-SAME: deterministic = true
+// DET: scf.while
+// DET: llvm.load {{.*}} atomic syncscope("device") acquire
+// DET: %[[ACQ:.*]] = arith.addi %c2_i32{{.*}}, %{{.*}} : i32
+// DET-NEXT: attn_gpu.named_barrier_arrive %[[ACQ]], threads = 288
+// DET: %[[ADDED:.*]] = arith.addi %c4_i32{{.*}}, %{{.*}} : i32
+// DET-NEXT: attn_gpu.named_barrier_sync %[[ADDED]], threads = 288
+// DET: llvm.fence syncscope("device") release
+// DET-NEXT: %c2_i32{{.*}} = arith.constant 2 : i32
+// DET-NEXT: llvm.atomicrmw add %{{.*}}, %c2_i32{{.*}} syncscope("device") release
+// DET: attn_gpu.named_barrier_sync %{{.*}}, threads = 288
+// DET-NOT: llvm.fence
+// DET: attn_gpu.global_reduce_add
+// DET-NOT: llvm.fence
+// DET: attn_gpu.named_barrier_arrive %{{.*}}, threads = 288
 // SPLIT128: sm90-schedule of the sm90a backward kernel must be dq-pipelined, dq-first or dk-first (got 'head-split')
 
 func.func @d256(%q: tensor<1x2x100x256xbf16>, %lse: tensor<1x2x100xf32>)

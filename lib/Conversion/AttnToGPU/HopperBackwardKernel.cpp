@@ -28,8 +28,9 @@
 //    deterministic kernels add in key-block order (emitDqWriter). With
 //    two dQ tiles (deterministic, or the pipelined dQ), producer warps 2
 //    and 3 add one each. Above D = 128 (the head-dim split, below) the
-//    consumers add dQ from registers; deterministic, each warp waits for
-//    its 16 rows' turn first (addDqFromRegisters).
+//    consumers add dQ from registers; deterministic, producer warp 2
+//    acquires each step's turns before and passes them on after
+//    (emitTurnKeeper), so that no consumer spins or fences.
 //    Pipelined (the default up to D = 128): step j stores its dSᵀ once the
 //    other consumer arrived on its "step j − 1 done" barrier (its dSᵀ(j −
 //    1) stored, its dQ(j − 2) done), then issues dQ(j − 1) with its own dV
@@ -87,10 +88,14 @@ constexpr int64_t kPanelRowBytes = 128;
 /// c "its dQ slice is in shared memory" and 4 + 4u + c "the dQ tile was
 /// read by the bulk reductions" (with the producer's dQ warp), then (the
 /// pipelined dQ) 10 + 2c + parity "consumer c's dSᵀ of a step of that
-/// parity is in shared memory".
+/// parity is in shared memory". The deterministic head-dim split (no dQ
+/// tiles) reuses 2 + parity "the step's turns are acquired" and 4 +
+/// parity "the consumers' dQ additions of the step are issued" between
+/// the consumers and the turn warp.
 constexpr int64_t kConsumerBarrier = 1, kDqFullBarrier = 2,
                   kDqEmptyBarrier = 4, kDqBufferBarrierStride = 4,
-                  kDsReadyBarrier = 10;
+                  kDsReadyBarrier = 10, kTurnAcquiredBarrier = 2,
+                  kDqAddedBarrier = 4;
 /// Producer warps: 0 issues the TMA loads, 1 loads LSE and Δ, 2 issues
 /// the dQ bulk reductions (with two dQ tiles: 2 and 3, one tile each).
 constexpr int64_t kLseWarp = 1, kDqWarp = 2;
@@ -157,6 +162,21 @@ private:
   /// times the `arrivals` each key block makes on it (acquire), then
   /// passes the turn on (release increment).
   void waitForTurn(Value semaphore, Value q0, int64_t arrivals = 1);
+  /// The deterministic head-dim split's turn warp (producer warp 2): per
+  /// step, lane s acquires the turn of the step's 16-row slice s for both
+  /// consumers, arrives on kTurnAcquiredBarrier, waits on kDqAddedBarrier
+  /// for the consumers' additions and passes the turn on. The consumers
+  /// add from registers; this way they neither spin nor wait for their
+  /// additions to complete (the release fence) before the next step.
+  void emitTurnKeeper();
+  /// The semaphore of the `sliceRows`-row slice of query rows from
+  /// `rowStart` (a multiple of sliceRows) in the workspace region `region`.
+  Value sliceSemaphore(Value region, Value rowStart, int64_t sliceRows);
+  /// Named barrier `base` + the parity of step `it` (the turn warp's).
+  Value turnBarrier(int64_t base, Value it) {
+    return kb.add(kb.i32(base), kb.andi(it, 1));
+  }
+  int64_t turnBarrierThreads() const { return 32 + 128 * config.consumers(); }
   /// Deterministic with a right mask edge (causal): the key blocks of a
   /// query block add in descending order, from the last that sees it
   /// (FlashAttention-3's order). Block n visits each query block right
@@ -168,7 +188,8 @@ private:
   bool descendingTurns() const {
     return config.deterministic && spec.band.hasRight();
   }
-  void passTurn(Value semaphore);
+  /// Release increment of `semaphore` by `arrivals`.
+  void passTurn(Value semaphore, int64_t arrivals = 1);
   /// This thread's LSE·log2e (offset 0) or Δ (offset blockM·4) of query
   /// columns 8·j + 2t + {0, 1}, j < cols / 8, from the shared stage of step
   /// `stage`; with the head-dim split, from this consumer's columns on.
@@ -402,8 +423,12 @@ void HopperBackwardEmitter::emitProducer() {
   ifThenElse(
       kb, eq(kb, warp, kb.i32(kLseWarp)), [&] { emitLseLoader(); },
       [&] {
-        if (config.splitHeadDim)
+        if (config.splitHeadDim && !config.deterministic)
           return emitTmaLoads();
+        if (config.splitHeadDim)
+          return ifThenElse(
+              kb, eq(kb, warp, kb.i32(kDqWarp)), [&] { emitTurnKeeper(); },
+              [&] { emitTmaLoads(); });
         // A dQ warp per dQ tile (warps 2 and 3 with two), so that one
         // tile's reduction (and turns) overlap the other's.
         Value dqWarp = kb.sub(warp, kb.i32(kDqWarp));
@@ -567,13 +592,7 @@ void HopperBackwardEmitter::emitDqWriter(Value firstStep) {
                                    kb.i64(spec.headDim))));
           Value semaphore;
           if (config.deterministic) {
-            semaphore = kb.gep(
-                region, b.getI32Type(),
-                kb.add(kb.mul(kb.zext64(seqQ4),
-                              kb.i64(::attn::runtime::
-                                         backwardWorkspaceSemaphoresAt(
-                                             spec.headDim))),
-                       kb.zext64(kb.divu(rowStart, kb.i32(sliceRows)))));
+            semaphore = sliceSemaphore(region, rowStart, sliceRows);
             waitForTurn(semaphore, q0);
           }
           Value src = dqTileOf(buffer);
@@ -659,7 +678,44 @@ void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0,
                              NVVM::SharedSpaceAttr());
 }
 
-void HopperBackwardEmitter::passTurn(Value semaphore) {
+void HopperBackwardEmitter::emitTurnKeeper() {
+  scf::ForOp::create(
+      b, loc, kb.i32(0), numSteps, kb.i32(1), ValueRange{},
+      [&](OpBuilder &, Location, Value it, ValueRange) {
+        Value q0 = stepAt(it).second;
+        Value sliceRow = kb.add(q0, kb.shl(lane, 4));
+        Value active = arith::AndIOp::create(
+                           b, loc, kb.slt(lane, kb.i32(config.blockM / 16)),
+                           kb.slt(sliceRow, seqQ))
+                           .getResult();
+        Value semaphore = sliceSemaphore(deltaBaseOf(it), sliceRow, 16);
+        ifThen(kb, active, [&] {
+          waitForTurn(semaphore, q0, config.consumers());
+        });
+        namedBarrierArrive(kb, turnBarrier(kTurnAcquiredBarrier, it),
+                           turnBarrierThreads());
+        // The consumers' additions happen before the barrier completes
+        // (CTA scope); the release fence in passTurn is cumulative, so they
+        // are visible at GPU scope before the increment.
+        namedBarrierSync(kb, turnBarrier(kDqAddedBarrier, it),
+                         turnBarrierThreads());
+        ifThen(kb, active,
+               [&] { passTurn(semaphore, config.consumers()); });
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+Value HopperBackwardEmitter::sliceSemaphore(Value region, Value rowStart,
+                                            int64_t sliceRows) {
+  return kb.gep(
+      region, b.getI32Type(),
+      kb.add(kb.mul(kb.zext64(paddedSeqQ(kb, seqQ)),
+                    kb.i64(::attn::runtime::backwardWorkspaceSemaphoresAt(
+                        spec.headDim))),
+             kb.zext64(kb.divu(rowStart, kb.i32(sliceRows)))));
+}
+
+void HopperBackwardEmitter::passTurn(Value semaphore, int64_t arrivals) {
   NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_global,
                              NVVM::SharedSpaceAttr());
   // NVPTX (LLVM 22) emits a release atomicrmw as a relaxed atom: the fence
@@ -667,7 +723,7 @@ void HopperBackwardEmitter::passTurn(Value semaphore) {
   // additions before the increment.
   LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::release, "device");
   LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, semaphore,
-                            kb.i32(1), LLVM::AtomicOrdering::release, "device",
+                            kb.i32(arrivals), LLVM::AtomicOrdering::release, "device",
                             /*alignment=*/4);
 }
 
@@ -1275,19 +1331,11 @@ void HopperBackwardEmitter::addDqFromRegisters(ArrayRef<Value> dq, Value it) {
   int64_t dqCols = tileDim / 2;
   Value col0 = kb.add(consumerCol0(), kb.shl(t, 1));
   Value sliceRow = kb.add(q0, kb.mul(warpInGroup, kb.i32(16)));
-  Value semaphore;
   if (config.deterministic) {
     assert(config.turnRows == 16 && "a warp's rows are one slice");
-    semaphore = kb.gep(
-        region, b.getI32Type(),
-        kb.add(kb.mul(kb.zext64(paddedSeqQ(kb, seqQ)),
-                      kb.i64(::attn::runtime::backwardWorkspaceSemaphoresAt(
-                          spec.headDim))),
-               kb.zext64(kb.divu(sliceRow, kb.i32(16)))));
-    // Rows past Nq have no semaphore (nor anything to add) in any block.
-    ifThen(kb, kb.slt(sliceRow, seqQ), [&] {
-      waitForTurn(semaphore, q0, config.consumers());
-    });
+    // The turn warp acquired this step's turns (emitTurnKeeper).
+    namedBarrierSync(kb, turnBarrier(kTurnAcquiredBarrier, it),
+                     turnBarrierThreads());
   }
   for (int h = 0; h < 2; ++h) {
     Value row = kb.add(sliceRow, kb.add(g, kb.i32(8 * h)));
@@ -1305,13 +1353,11 @@ void HopperBackwardEmitter::addDqFromRegisters(ArrayRef<Value> dq, Value it) {
         });
     });
   }
+  // The turn warp passes the turns on once every consumer thread's
+  // additions are issued; no thread waits for them to complete.
   if (config.deterministic)
-    ifThen(kb, kb.slt(sliceRow, seqQ), [&] {
-      // Every lane's additions, then the warp's one arrival.
-      LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::release, "device");
-      NVVM::SyncWarpOp::create(b, loc, kb.i32(-1));
-      ifThen(kb, eq(kb, lane, kb.i32(0)), [&] { passTurn(semaphore); });
-    });
+    namedBarrierArrive(kb, turnBarrier(kDqAddedBarrier, it),
+                       turnBarrierThreads());
 }
 
 /// dQ[:, slice] = dS·K[:, slice] of the dSᵀ ring's tile `dsStage`, accumulating
