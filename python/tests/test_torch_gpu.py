@@ -730,8 +730,9 @@ def test_head_dims_not_multiples_of_8_are_padded_by_the_op(d):
 def test_deterministic_gradients_are_bit_identical(d, causal):
     """deterministic=True: ten backward passes give the same bits (on
     Hopper the sm90a kernels add dQ in key-block order: ascending without a
-    mask, descending with the causal one; above D = 128 each warp adds its
-    rows from registers), and the gradients match float64 autograd."""
+    mask, descending with the causal one; above D = 128 the consumers add
+    their rows from registers in turns a producer warp keeps), and the
+    gradients match float64 autograd."""
     if not _backward_available():
         pytest.skip("no backward kernels (runtime C ABI or attn-compile "
                     "--backward missing)")
