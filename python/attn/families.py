@@ -96,15 +96,15 @@ def sm90a_backward_supports(spec) -> str:
 
 
 def backward_head_dims_unsupported(head_dim: int, value_head_dim: int) -> str:
-    """Why no GPU backward family takes these head dims ('' when one does):
-    the sm80 family's, a superset of the sm90a one's (the capability table
-    of lib/Conversion/AttnToGPU/KernelCapabilities.cpp)."""
-    if head_dim != value_head_dim:
-        return (f"head dim {head_dim} with value head dim {value_head_dim}: "
-                "attn's GPU backward kernels take equal head dims")
-    if head_dim % 8 or not 8 <= head_dim <= 256:
-        return (f"head dim {head_dim}: attn's GPU backward kernels take "
-                "multiples of 8 up to 256")
+    """Why the op has no GPU backward for these head dims ('' when it has):
+    the kernels take equal head dims, multiples of 8 up to 256 (the sm80
+    family's, a superset of the sm90a one's: the capability table of
+    lib/Conversion/AttnToGPU/KernelCapabilities.cpp); Dqk ≠ Dv runs at the
+    wider of the two (attn.torch._backward_at_equal_head_dims)."""
+    for name, d in (("head dim", head_dim), ("value head dim", value_head_dim)):
+        if d % 8 or not 8 <= d <= 256:
+            return (f"{name} {d}: attn's GPU backward kernels take "
+                    "multiples of 8 up to 256")
     return ""
 
 

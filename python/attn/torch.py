@@ -531,6 +531,10 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
     why = _families.backward_head_dims_unsupported(q.shape[3], v.shape[3])
     if why:
         raise NotImplementedError(f"{_OP} backward: {why}")
+    if q.shape[3] != v.shape[3]:
+        return _backward_at_equal_head_dims(
+            grad_out, q, k, v, out, lse, causal, scale, vkey, deterministic,
+            key_start, key_end, alibi_slopes)
     missing = _backward_kernels_missing()
     if missing is not None:
         raise NotImplementedError(f"{_OP} backward: {missing}")
@@ -573,6 +577,36 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
         args.workspace = workspace.data_ptr()
     launcher.run(ref, _current_stream(q.device.index))
     return dq, dk, dv
+
+
+def _backward_at_equal_head_dims(grad_out, q, k, v, out, lse, causal, scale,
+                                 *rest) -> Tuple[Tensor, Tensor, Tensor]:
+    """Dqk ≠ Dv: the backward kernels take equal head dims, so the backward
+    runs at the wider one with the narrower operands zero-padded (q and k,
+    or v, out and grad_out). Zero columns add 0 to Q·Kᵀ, dO·Vᵀ and
+    Δ = rowsum(dO∘O), so the gradients are exact; their padding columns
+    (0) are dropped. The scale stays Dqk's. Costs the padded width's FLOPs
+    in the narrower products and a copy of the padded operands."""
+    d, dv = q.shape[3], v.shape[3]
+    width = max(d, dv)
+
+    def padded(t: Tensor) -> Tensor:
+        return torch.nn.functional.pad(t, [0, width - t.shape[3]])
+
+    if scale is None:
+        scale = d ** -0.5
+    dq, dk, dvv = _backward(padded(grad_out), padded(q), padded(k),
+                            padded(v), padded(out), lse, causal, scale,
+                            *rest)
+    return (dq[..., :d].contiguous(), dk[..., :d].contiguous(),
+            dvv[..., :dv].contiguous())
+
+
+def _equal_head_dim_operands(q: Tensor, k: Tensor, v: Tensor):
+    """Tensors of the shapes _backward_at_equal_head_dims launches with
+    (expanded views of one element: no memory), for explain."""
+    width = max(q.shape[3], v.shape[3])
+    return tuple(t.new_empty(1).expand(*t.shape[:3], width) for t in (q, k, v))
 
 
 # --- torch.library registration ------------------------------------------
@@ -882,8 +916,8 @@ def attention(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
 
     Gradients: the backward covers every variant (masks in both
     alignments, windows, the softcap, ALiBi); on CUDA at head dims up to
-    256 (other head dims raise NotImplementedError naming why when
-    differentiated).
+    256, Dqk ≠ Dv at the wider one with zero-padded operands (other head
+    dims raise NotImplementedError naming why when differentiated).
 
     Head dims of CUDA tensors that are not multiples of 8 are zero-padded
     to the next one, as FlashAttention's interface does (the scale stays
@@ -1041,6 +1075,11 @@ def explain(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
     _check_cuda((("q", q), ("k", k), ("v", v)), "attn.torch.explain")
     kind = "bwd" if backward else "fwd"
     deterministic = backward and bool(deterministic)
+    if backward and q.shape[3] != v.shape[3]:
+        # The backward runs at the wider head dim (_backward_at_equal_head_dims).
+        if scale is None:
+            scale = q.shape[3] ** -0.5
+        q, k, v = _equal_head_dim_operands(q, k, v)
     launcher = _launcher(kind, q, k, v, causal, scale, vkey, deterministic)
     sel = _selections[_launcher_key(kind, q, k, v, causal, scale, vkey,
                                     _device_index(q), deterministic)]

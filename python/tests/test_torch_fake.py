@@ -233,7 +233,8 @@ def test_backward_the_compiler_cannot_build_is_not_implemented(monkeypatch):
 @pytest.mark.parametrize("d, dv, named", [
     (264, 264, r"head dim 264: attn's GPU backward kernels take multiples "
                r"of 8 up to 256"),
-    (64, 128, r"head dim 64 with value head dim 128"),
+    (64, 264, r"value head dim 264: attn's GPU backward kernels take "
+              r"multiples of 8 up to 256"),
 ])
 def test_backward_head_dims_without_kernels_are_named(monkeypatch, d, dv,
                                                       named):
@@ -249,6 +250,33 @@ def test_backward_head_dims_without_kernels_are_named(monkeypatch, d, dv,
     with pytest.raises(NotImplementedError,
                        match=r"attn.torch.attention backward: " + named):
         attn_torch._backward(v, q, q, v, v, lse, True, None)
+
+
+class _Launched(Exception):
+    pass
+
+
+@pytest.mark.parametrize("d, dv", [(192, 128), (64, 128)])
+def test_backward_of_unequal_head_dims_runs_at_the_wider_one(monkeypatch, d,
+                                                             dv):
+    """Dqk ≠ Dv: the backward asks for the kernels of the wider head dim,
+    the narrower operands zero-padded to it, with Dqk's scale."""
+    seen = {}
+
+    def launcher(kind, q, k, v, causal, scale, *args):
+        seen.update(q=q.shape[3], k=k.shape[3], v=v.shape[3], scale=scale)
+        raise _Launched
+
+    monkeypatch.setattr(attn_torch, "_launcher", launcher)
+    monkeypatch.setattr(attn_torch, "_backward_kernels_missing", lambda: None)
+    monkeypatch.setattr(attn_torch, "_check_cuda", lambda *a, **k: None)
+    q = torch.zeros(1, 2, 4, d, dtype=torch.bfloat16)
+    v = torch.zeros(1, 2, 4, dv, dtype=torch.bfloat16)
+    lse = torch.zeros(1, 2, 4)
+    with pytest.raises(_Launched):
+        attn_torch._backward(v, q, q, v, v, lse, True, None)
+    width = max(d, dv)
+    assert seen == dict(q=width, k=width, v=width, scale=d ** -0.5)
 
 
 def test_alibi_slopes_propagate_fake_shapes():

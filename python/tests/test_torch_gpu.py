@@ -719,6 +719,40 @@ def test_head_dims_not_multiples_of_8_are_padded_by_the_op(d):
         assert rel_err(a.grad, r.grad) <= 1e-2, f"d{name}"
 
 
+@pytest.mark.parametrize(
+    "d, dv, causal, deterministic",
+    [(192, 128, True, False), (128, 64, False, False), (64, 128, True, False),
+     (192, 128, False, True)],
+    ids=["d192-dv128-causal", "d128-dv64", "d64-dv128-causal",
+         "d192-dv128-deterministic"])
+def test_unequal_head_dims_have_gradients(d, dv, causal, deterministic):
+    """Dqk ≠ Dv (DeepSeek's 192/128): the backward runs at the wider head
+    dim with the narrower operands zero-padded; gradients at the original
+    widths against float64 autograd (GQA, lengths off the tiles)."""
+    if not _backward_available():
+        pytest.skip("no backward kernels (runtime C ABI or attn-compile "
+                    "--backward missing)")
+    q, k, _ = inputs(2, 8, 2, 200, 333, d, torch.bfloat16, seed=31)
+    g = torch.Generator(device="cuda").manual_seed(32)
+    v = torch.randn(2, 2, 333, dv, device="cuda", dtype=torch.bfloat16,
+                    generator=g)
+    grad = torch.randn(2, 8, 200, dv, device="cuda", dtype=torch.bfloat16,
+                       generator=g)
+    ours = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    out = attn_torch.attention(*ours, causal=causal,
+                               deterministic=deterministic)
+    assert out.shape == (2, 8, 200, dv)
+    out.backward(grad)
+    ref = reference_grads64(q, k, v, grad, causal)
+    for name, a, r in zip("qkv", ours, ref):
+        assert a.grad.shape == r.shape, name
+        assert rel_err(a.grad, r) <= 1e-2, f"d{name}"
+    width = max(d, dv)
+    choice = attn_torch.explain(q, k, v, causal=causal, backward=True,
+                                deterministic=deterministic)
+    assert choice.spec.startswith(f"bwd-d{width}-"), choice.spec
+
+
 # --- deterministic gradients --------------------------------------------------
 
 @pytest.mark.parametrize(
