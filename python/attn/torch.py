@@ -593,11 +593,9 @@ def _backward_at_equal_head_dims(grad_out, q, k, v, out, lse, causal, scale,
     def padded(t: Tensor) -> Tensor:
         return torch.nn.functional.pad(t, [0, width - t.shape[3]])
 
-    if scale is None:
-        scale = d ** -0.5
     dq, dk, dvv = _backward(padded(grad_out), padded(q), padded(k),
-                            padded(v), padded(out), lse, causal, scale,
-                            *rest)
+                            padded(v), padded(out), lse, causal,
+                            _softmax_scale(scale, d), *rest)
     return (dq[..., :d].contiguous(), dk[..., :d].contiguous(),
             dvv[..., :dv].contiguous())
 
@@ -1077,8 +1075,7 @@ def explain(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
     deterministic = backward and bool(deterministic)
     if backward and q.shape[3] != v.shape[3]:
         # The backward runs at the wider head dim (_backward_at_equal_head_dims).
-        if scale is None:
-            scale = q.shape[3] ** -0.5
+        scale = _softmax_scale(scale, q.shape[3])
         q, k, v = _equal_head_dim_operands(q, k, v)
     launcher = _launcher(kind, q, k, v, causal, scale, vkey, deterministic)
     sel = _selections[_launcher_key(kind, q, k, v, causal, scale, vkey,
