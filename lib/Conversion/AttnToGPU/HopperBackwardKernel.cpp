@@ -723,8 +723,8 @@ void HopperBackwardEmitter::passTurn(Value semaphore, int64_t arrivals) {
   // additions before the increment.
   LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::release, "device");
   LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, semaphore,
-                            kb.i32(arrivals), LLVM::AtomicOrdering::release, "device",
-                            /*alignment=*/4);
+                            kb.i32(arrivals), LLVM::AtomicOrdering::release,
+                            "device", /*alignment=*/4);
 }
 
 SmallVector<Value> HopperBackwardEmitter::sharedColumns(Value stage,
@@ -1571,8 +1571,8 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   // for them (hopperBackwardSharedMemoryBytes counts on it), else last.
   Value barriersLast =
       kb.gepBytes(lseRing, kb.i32(config.stages * lseStageBytes()));
-  barriers = LLVM::SelectOp::create(
-      b, loc, kb.slt(kb.i32(barrierBytes(config) - 1), pad), smem, barriersLast);
+  Value roomBelow = kb.slt(kb.i32(barrierBytes(config) - 1), pad);
+  barriers = LLVM::SelectOp::create(b, loc, roomBelow, smem, barriersLast);
   qRing = ringView(kb, qBase, config.stages, config.blockM, tileDim, elt);
   doRing = ringView(kb, doBase, config.stages, config.blockM, tileDim, elt);
   // dSᵀ [key][query]: two tiles, one per step parity.
