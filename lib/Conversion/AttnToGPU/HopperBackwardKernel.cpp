@@ -1617,6 +1617,10 @@ std::string mlir::attn::hopperBackwardSupports(const FlashBackwardSpec &spec,
       KernelRequest::of(spec), chip);
 }
 
+bool mlir::attn::hopperBackwardTakesBlockM128(const FlashBackwardSpec &spec) {
+  return hopperTileWidth(spec.headDim) <= 64;
+}
+
 std::string
 mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
                                    const HopperBackwardConfig &config) {
@@ -1627,9 +1631,8 @@ mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
   if (!cap.blockM.contains(config.blockM))
     return "block-m of the sm90a backward kernel must be " + cap.blockM.str() +
            " (got " + std::to_string(config.blockM) + ")";
-  // Block-m 128: Sᵀ and dPᵀ take 64 registers each next to dK and dV.
-  if (config.blockM > 64 && (config.splitHeadDim ||
-                             hopperTileWidth(spec.headDim) > 64))
+  if (config.blockM > 64 &&
+      (config.splitHeadDim || !hopperBackwardTakesBlockM128(spec)))
     return "block-m " + std::to_string(config.blockM) +
            " of the sm90a backward kernel needs head dim 64 or less (got " +
            std::to_string(spec.headDim) + ")";
@@ -1762,7 +1765,7 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
   // the 64-row kernel with K and V in registers; with a softcap (its t
   // kept for the derivative) they spill 4-8 bytes
   // (bench/results/2026-12-04-bwd-m128.md).
-  if (hopperTileWidth(spec.headDim) <= 64 && spec.softcap == 0)
+  if (hopperBackwardTakesBlockM128(spec) && spec.softcap == 0)
     config.blockM = 128;
   if (hopperTileWidth(spec.headDim) > 128) {
     config.splitHeadDim = true;

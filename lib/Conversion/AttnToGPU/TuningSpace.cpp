@@ -309,7 +309,7 @@ static void addHopperBackwardCandidates(const FlashBackwardSpec &spec,
   if (deterministic)
     schedules = {""};
   std::vector<int64_t> blockMs = {heuristic.blockM};
-  if (!heuristic.splitHeadDim && hopperTileWidth(spec.headDim) <= 64)
+  if (!heuristic.splitHeadDim && hopperBackwardTakesBlockM128(spec))
     blockMs = {64, 128};
   for (int64_t blockM : blockMs)
     for (int64_t stages : {2, 3, 4})

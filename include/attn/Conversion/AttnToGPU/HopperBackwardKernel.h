@@ -127,6 +127,10 @@ std::string hopperBackwardSchedule(const HopperBackwardConfig &config);
 /// the name is not one ("" when it is).
 std::string applyHopperBackwardSchedule(HopperBackwardConfig &config,
                                         StringRef schedule);
+/// Whether the dkdv kernel can take query blocks of 128 rows (block-m
+/// 128): at head dims up to 64, where Sᵀ and dPᵀ of 128 columns (64
+/// registers each) fit next to dK and dV.
+bool hopperBackwardTakesBlockM128(const FlashBackwardSpec &spec);
 /// Why `config` cannot implement `spec` ("" when it can); names the option.
 std::string validateHopperBackward(const FlashBackwardSpec &spec,
                                    const HopperBackwardConfig &config);
