@@ -5,6 +5,7 @@ library or attn-compile):
 
     python -m attn.aot build --out attn-pack            # the default set
     python -m attn.aot build --out attn-pack --head-dims 64,128 --dtypes bf16
+    python -m attn.aot build --out attn-pack --head-dims 192:128,80,20
 
 On the GPU host (PyTorch, libattn_runtime.so built with
 -DATTN_ENABLE_COMPILER=OFF):
@@ -13,8 +14,11 @@ On the GPU host (PyTorch, libattn_runtime.so built with
 
 The default set is D in {64, 128, 256} x {f16, bf16} x {causal, full}
 (each serves every softmax scale), forward kernels, plus the backward
-kernels (D <= 128; the build names the head dims left out) when attn-compile has
---backward, in the family the PyTorch op uses by
+kernels (the build names the head dims left out) when attn-compile has
+--backward. ``--head-dims`` takes D or Dqk:Dv; each is built at the head
+dims of the kernels the op launches for it (attn.families.kernel_head_dims:
+multiples of 8, the backward at the wider of Dqk and Dv). In the family
+the PyTorch op uses by
 default: ``--family auto``, resolved per kernel as the compiler resolves
 it (attn.families: on sm_90a the wgmma kernels where that family
 implements the kernel, else sm80). ``--family sm80`` or ``sm90a`` builds
@@ -37,32 +41,67 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import Iterable, List, Optional, Tuple, Union
 
 from . import cache
 from ._errors import CompileError
 from .cache import KernelSpec
-from .families import backward_head_dims_unsupported, sm90a_backward_supports
+from .families import (backward_head_dims_unsupported, kernel_head_dims,
+                       sm90a_backward_supports)
+
+HeadDims = Union[int, Tuple[int, int]]  # D, or (Dqk, Dv)
 
 
-def default_specs(head_dims=(64, 128, 256), dtypes=("f16", "bf16"),
-                  masks=("full", "causal"), chip: str = "sm_90a",
-                  backward: bool = False) -> List[KernelSpec]:
-    """Forward kernels of every head dim, dtype and mask, and with
-    ``backward`` the backward kernels of the head dims a GPU backward
-    takes (backward_left_out says which are not)."""
+def _pairs(head_dims: Iterable[HeadDims]) -> List[Tuple[int, int]]:
+    return [(d, d) if isinstance(d, int) else tuple(d) for d in head_dims]
+
+
+def _kernel_dims(head_dims: Iterable[HeadDims], kind: str
+                 ) -> List[Tuple[int, int]]:
+    """The kernels' (Dqk, Dv) of ``head_dims`` for ``kind``, in order, once
+    each (20 and 24 both take the kernels of 24)."""
+    dims = [kernel_head_dims(d, dv, backward=kind == "bwd")
+            for d, dv in _pairs(head_dims)]
+    return list(dict.fromkeys(dims))
+
+
+def default_specs(head_dims: Iterable[HeadDims] = (64, 128, 256),
+                  dtypes=("f16", "bf16"), masks=("full", "causal"),
+                  chip: str = "sm_90a", backward: bool = False
+                  ) -> List[KernelSpec]:
+    """Forward kernels of every head dim (D or (Dqk, Dv)), dtype and mask,
+    and with ``backward`` the backward kernels of the head dims a GPU
+    backward takes (backward_left_out says which are not), each at the
+    head dims the op launches its kernel with (kernel_head_dims)."""
     kinds = ("fwd", "bwd") if backward else ("fwd",)
-    return [KernelSpec(kind, d, d, t, m == "causal", chip)
-            for kind in kinds for d in head_dims for t in dtypes
-            for m in masks
-            if kind == "fwd" or not backward_head_dims_unsupported(d, d)]
+    return [KernelSpec(kind, d, dv, t, m == "causal", chip)
+            for kind in kinds for d, dv in _kernel_dims(head_dims, kind)
+            for t in dtypes for m in masks
+            if kind == "fwd" or not backward_head_dims_unsupported(d, dv)]
 
 
-def backward_left_out(head_dims) -> List[str]:
+def backward_left_out(head_dims: Iterable[HeadDims]) -> List[str]:
     """Why default_specs(backward=True) has no backward kernel of some of
     ``head_dims`` (the build says so instead of dropping them)."""
-    return [why for d in head_dims
-            if (why := backward_head_dims_unsupported(d, d))]
+    return [why for d, dv in _kernel_dims(head_dims, "bwd")
+            if (why := backward_head_dims_unsupported(d, dv))]
+
+
+def padded_head_dims(head_dims: Iterable[HeadDims],
+                     backward: bool = False) -> List[str]:
+    """What the build says of the head dims it builds at other widths."""
+    notes = []
+    kinds = (("fwd", "forward"), ("bwd", "backward"))
+    for d, dv in _pairs(head_dims):
+        for kind, what in kinds[:2 if backward else 1]:
+            kd, kdv = kernel_head_dims(d, dv, backward=kind == "bwd")
+            if (kd, kdv) != (d, dv):
+                given = (f"head dim {d}" if d == dv
+                         else f"head dims {d}:{dv}")
+                at = f"{kd}" if kd == kdv else f"{kd}:{kdv}"
+                notes.append(f"{given}: its {what} kernels are those of "
+                             f"{at} (the op zero-pads the operands to it)")
+    return notes
 
 
 def variant_forms():
@@ -90,6 +129,7 @@ def variant_specs(head_dims=(64, 128), dtypes=("f16", "bf16"),
     head dims a GPU backward takes)."""
     specs = []
     for d in head_dims:
+        d, _ = kernel_head_dims(d, d)
         for t in dtypes:
             for v in variant_forms():
                 specs.append(KernelSpec("fwd", d, d, t, v.causal, chip,
@@ -97,7 +137,7 @@ def variant_specs(head_dims=(64, 128), dtypes=("f16", "bf16"),
                 if backward and not backward_head_dims_unsupported(d, d):
                     specs.append(KernelSpec("bwd", d, d, t, v.causal, chip,
                                             variant=v.key, family=family))
-    return specs
+    return list({s.name: s for s in specs}.values())
 
 
 def build_bundle(out: "os.PathLike[str]", spec: KernelSpec, log=sys.stdout,
@@ -178,8 +218,21 @@ def build_pack(out: "os.PathLike[str]", specs: List[KernelSpec],
     return index
 
 
-def _ints(text: str) -> List[int]:
-    return [int(x) for x in text.split(",") if x]
+def _head_dims(text: str) -> List[HeadDims]:
+    """--head-dims: D or Dqk:Dv, comma-separated."""
+    dims = []
+    for x in text.split(","):
+        if not x:
+            continue
+        try:
+            parts = [int(p) for p in x.split(":")]
+        except ValueError:
+            parts = []
+        if len(parts) not in (1, 2) or min(parts) < 1:
+            raise argparse.ArgumentTypeError(
+                f"{x!r} is not a head dim D or Dqk:Dv (positive integers)")
+        dims.append(parts[0] if len(parts) == 1 else tuple(parts))
+    return dims
 
 
 def _strs(text: str) -> List[str]:
@@ -194,7 +247,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     build = sub.add_parser("build", help="compile a kernel pack")
     build.add_argument("--out", required=True, help="pack folder")
-    build.add_argument("--head-dims", default="64,128,256", type=_ints)
+    build.add_argument("--head-dims", default="64,128,256", type=_head_dims,
+                       help="D or Dqk:Dv (e.g. 192:128), comma-separated; "
+                            "each built at the head dims the op launches "
+                            "its kernels with (multiples of 8; the "
+                            "backward at the wider of Dqk and Dv)")
     build.add_argument("--dtypes", default="f16,bf16", type=_strs)
     build.add_argument("--masks", default="full,causal", type=_strs,
                        help="full, causal or both")
@@ -207,8 +264,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     build.add_argument("--variants", action="store_true",
                        help="also the mask/score_mod variant kernels, "
                             "forward and backward (top-left causal, "
-                            "windows, softcap, ALiBi full and causal; D "
-                            "64/128); ALiBi kernels take the slopes at "
+                            "windows, softcap, ALiBi full and causal; the "
+                            "--head-dims D <= 128 with Dqk = Dv); ALiBi "
+                            "kernels take the slopes at "
                             "launch: one per head dim, dtype and mask")
     # Older packs compiled ALiBi's slopes in, per (heads, Nk - Nq): the
     # flag is still accepted (so old command lines run) as --variants.
@@ -261,7 +319,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     specs = [dataclasses.replace(s, family=args.family) for s in specs]
     if args.variants:
         specs += variant_specs(
-            head_dims=[d for d in args.head_dims if d <= 128],
+            head_dims=[d for d, dv in _pairs(args.head_dims)
+                       if d == dv and d <= 128],
             dtypes=args.dtypes, chip=args.chip,
             family=args.family, backward=backward)
     if args.family == "sm90a":  # no sm90a backward for the rest
@@ -296,6 +355,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"attn.aot: {len(specs)} kernels and {len(bundles)} bundles into "
           f"{args.out}"
           + ("" if backward else " (forward only: no backward compiler)"))
+    if not args.only_bundles:
+        for note in padded_head_dims(args.head_dims, backward):
+            print(f"attn.aot: {note}")
     if backward and not args.only_bundles:
         for why in backward_left_out(args.head_dims):
             print(f"attn.aot: no backward kernels: {why}")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List, Union
+from typing import Dict, List, Tuple, Union
 
 FAMILIES = ("sm80", "sm90a", "auto")
 DEFAULT_FAMILY = "auto"
@@ -95,12 +95,31 @@ def sm90a_backward_supports(spec) -> str:
     return ""
 
 
+HEAD_DIM_MULTIPLE = 8  # the kernels' rows are whole 16-byte chunks
+
+
+def kernel_head_dims(head_dim: int, value_head_dim: int,
+                     backward: bool = False) -> Tuple[int, int]:
+    """The (Dqk, Dv) of the GPU kernel that attn.torch launches for q and k
+    of ``head_dim`` and v of ``value_head_dim``, whose tensors it zero-pads
+    to them (zero columns add 0 to every score, dot product and Δ; the
+    scale stays ``head_dim``'s): each rounded up to a multiple of 8, as
+    FlashAttention's interface pads; the ``backward`` kernel at the wider
+    of the two (the backward kernels take equal head dims). The pack
+    (attn.aot) builds the kernels of these head dims."""
+    d, dv = (-(-x // HEAD_DIM_MULTIPLE) * HEAD_DIM_MULTIPLE
+             for x in (head_dim, value_head_dim))
+    if backward:
+        d = dv = max(d, dv)
+    return d, dv
+
+
 def backward_head_dims_unsupported(head_dim: int, value_head_dim: int) -> str:
     """Why the op has no GPU backward for these head dims ('' when it has):
     the kernels take equal head dims, multiples of 8 up to 256 (the sm80
     family's, a superset of the sm90a one's: the capability table of
-    lib/Conversion/AttnToGPU/KernelCapabilities.cpp); Dqk ≠ Dv runs at the
-    wider of the two (attn.torch._backward_at_equal_head_dims)."""
+    lib/Conversion/AttnToGPU/KernelCapabilities.cpp), asked of the head
+    dims kernel_head_dims gives."""
     for name, d in (("head dim", head_dim), ("value head dim", value_head_dim)):
         if d % 8 or not 8 <= d <= 256:
             return (f"{name} {d}: attn's GPU backward kernels take "

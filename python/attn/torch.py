@@ -531,7 +531,8 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
     why = _families.backward_head_dims_unsupported(q.shape[3], v.shape[3])
     if why:
         raise NotImplementedError(f"{_OP} backward: {why}")
-    if q.shape[3] != v.shape[3]:
+    if _families.kernel_head_dims(q.shape[3], v.shape[3],
+                                  backward=True) != (q.shape[3], v.shape[3]):
         return _backward_at_equal_head_dims(
             grad_out, q, k, v, out, lse, causal, scale, vkey, deterministic,
             key_start, key_end, alibi_slopes)
@@ -588,7 +589,7 @@ def _backward_at_equal_head_dims(grad_out, q, k, v, out, lse, causal, scale,
     (0) are dropped. The scale stays Dqk's. Costs the padded width's FLOPs
     in the narrower products and a copy of the padded operands."""
     d, dv = q.shape[3], v.shape[3]
-    width = max(d, dv)
+    width, _ = _families.kernel_head_dims(d, dv, backward=True)
 
     def padded(t: Tensor) -> Tensor:
         return torch.nn.functional.pad(t, [0, width - t.shape[3]])
@@ -600,11 +601,13 @@ def _backward_at_equal_head_dims(grad_out, q, k, v, out, lse, causal, scale,
             dvv[..., :dv].contiguous())
 
 
-def _equal_head_dim_operands(q: Tensor, k: Tensor, v: Tensor):
-    """Tensors of the shapes _backward_at_equal_head_dims launches with
-    (expanded views of one element: no memory), for explain."""
-    width = max(q.shape[3], v.shape[3])
-    return tuple(t.new_empty(1).expand(*t.shape[:3], width) for t in (q, k, v))
+def _kernel_operands(q: Tensor, k: Tensor, v: Tensor, backward: bool):
+    """Tensors of the shapes the kernel of a call is launched with, its
+    head dims padded (families.kernel_head_dims; expanded views of one
+    element: no memory), for explain."""
+    d, dv = _families.kernel_head_dims(q.shape[3], v.shape[3], backward)
+    return tuple(t.new_empty(1).expand(*t.shape[:3], width)
+                 for t, width in ((q, d), (k, d), (v, dv)))
 
 
 # --- torch.library registration ------------------------------------------
@@ -831,14 +834,11 @@ def _autocast_inputs(q, k, v):
                  t.is_floating_point() else t for t in (q, k, v))
 
 
-_HEAD_DIM_MULTIPLE = 8  # the kernels' rows are whole 16-byte chunks
-
-
 def _needs_head_dim_padding(q, k, v) -> bool:
     return (type(q) is Tensor and type(k) is Tensor and type(v) is Tensor
             and q.is_cuda and q.dim() == 4 and k.dim() == 4 and v.dim() == 4
-            and (q.shape[3] % _HEAD_DIM_MULTIPLE
-                 or v.shape[3] % _HEAD_DIM_MULTIPLE))
+            and _families.kernel_head_dims(q.shape[3], v.shape[3]) !=
+            (q.shape[3], v.shape[3]))
 
 
 def _attention_padded(q, k, v, *, scale, return_lse, **kwargs):
@@ -848,10 +848,10 @@ def _attention_padded(q, k, v, *, scale, return_lse, **kwargs):
     d, dv = q.shape[3], v.shape[3]
     if scale is None:
         scale = d ** -0.5
-    pad = -d % _HEAD_DIM_MULTIPLE
-    q, k = torch.nn.functional.pad(q, [0, pad]), \
-        torch.nn.functional.pad(k, [0, pad])
-    v = torch.nn.functional.pad(v, [0, -dv % _HEAD_DIM_MULTIPLE])
+    width, value_width = _families.kernel_head_dims(d, dv)
+    q, k = torch.nn.functional.pad(q, [0, width - d]), \
+        torch.nn.functional.pad(k, [0, width - d])
+    v = torch.nn.functional.pad(v, [0, value_width - dv])
     out, lse = attention(q, k, v, scale=scale, return_lse=True, **kwargs)
     out = out[..., :dv].contiguous()
     return (out, lse) if return_lse else out
@@ -1073,10 +1073,10 @@ def explain(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
     _check_cuda((("q", q), ("k", k), ("v", v)), "attn.torch.explain")
     kind = "bwd" if backward else "fwd"
     deterministic = backward and bool(deterministic)
-    if backward and q.shape[3] != v.shape[3]:
-        # The backward runs at the wider head dim (_backward_at_equal_head_dims).
-        scale = _softmax_scale(scale, q.shape[3])
-        q, k, v = _equal_head_dim_operands(q, k, v)
+    # The kernel's head dims: padded to multiples of 8 (_attention_padded),
+    # the backward's at the wider one (_backward_at_equal_head_dims).
+    scale = _softmax_scale(scale, q.shape[3])
+    q, k, v = _kernel_operands(q, k, v, backward)
     launcher = _launcher(kind, q, k, v, causal, scale, vkey, deterministic)
     sel = _selections[_launcher_key(kind, q, k, v, causal, scale, vkey,
                                     _device_index(q), deterministic)]

@@ -222,8 +222,6 @@ def test_aot_backward_specs_cover_what_the_backward_takes():
         ("fwd", 256)]
     assert aot.backward_left_out((80, 128, 256)) == []
     assert aot.backward_left_out((20, 264)) == [
-        "head dim 20: attn's GPU backward kernels take multiples of 8 up "
-        "to 256",
         "head dim 264: attn's GPU backward kernels take multiples of 8 up "
         "to 256"]
     variants = aot.variant_specs((64,), ("bf16",), backward=True)
@@ -235,6 +233,41 @@ def test_aot_backward_specs_cover_what_the_backward_takes():
                      if s.kind == "fwd")
     assert forward == backward
     assert all(s.family == "sm80" for s in variants)
+
+
+def test_aot_builds_the_head_dims_the_op_launches():
+    """--head-dims takes D or Dqk:Dv, and the pack holds the kernels the op
+    launches for them (families.kernel_head_dims): D = 20 pads to 24 in
+    both directions, 192:128's backward runs at 192 (its operands
+    zero-padded), and a head dim two entries share is built once; the
+    build says so."""
+    dims = aot._head_dims("20,192:128,24,64")
+    assert dims == [20, (192, 128), 24, 64]
+    specs = aot.default_specs(dims, ("bf16",), ("causal",), backward=True)
+    assert [s.name for s in specs] == [
+        "fwd-d24-bf16-causal-sm_90a", "fwd-d192v128-bf16-causal-sm_90a",
+        "fwd-d64-bf16-causal-sm_90a", "bwd-d24-bf16-causal-sm_90a",
+        "bwd-d192-bf16-causal-sm_90a", "bwd-d64-bf16-causal-sm_90a"]
+    assert aot.padded_head_dims(dims, backward=True) == [
+        "head dim 20: its forward kernels are those of 24 (the op "
+        "zero-pads the operands to it)",
+        "head dim 20: its backward kernels are those of 24 (the op "
+        "zero-pads the operands to it)",
+        "head dims 192:128: its backward kernels are those of 192 (the op "
+        "zero-pads the operands to it)"]
+    assert aot.padded_head_dims(dims) == aot.padded_head_dims(
+        dims, backward=True)[:1]
+    variants = aot.variant_specs((20, 24), ("bf16",))
+    assert {s.head_dim for s in variants} == {24}
+    assert len(variants) == len(aot.variant_forms())
+    for bad in ("1:2:3", "x", "0", "64:"):
+        bad_run = subprocess.run(
+            [sys.executable, "-m", "attn.aot", "build", "--out", "/tmp/x",
+             "--head-dims", bad], cwd=PYTHON_DIR, capture_output=True,
+            text=True)
+        assert bad_run.returncode == 2, bad
+        assert "--head-dims" in bad_run.stderr and repr(bad) in \
+            bad_run.stderr, bad_run.stderr
 
 
 def test_backward_family_auto_compiles_the_sm90a_kernel(compiler):

@@ -279,6 +279,32 @@ def test_backward_of_unequal_head_dims_runs_at_the_wider_one(monkeypatch, d,
     assert seen == dict(q=width, k=width, v=width, scale=d ** -0.5)
 
 
+@pytest.mark.parametrize("d, dv, backward, width, value_width", [
+    (20, 20, False, 24, 24), (20, 20, True, 24, 24),
+    (192, 128, False, 192, 128), (192, 128, True, 192, 192),
+    (59, 64, True, 64, 64)])
+def test_explain_names_the_kernel_of_the_padded_head_dims(
+        monkeypatch, d, dv, backward, width, value_width):
+    """explain asks for the kernel a call launches: head dims padded to
+    multiples of 8, the backward at the wider of Dqk and Dv
+    (families.kernel_head_dims), with Dqk's scale."""
+    seen = {}
+
+    def launcher(kind, q, k, v, causal, scale, *args):
+        seen.update(kind=kind, q=q.shape[3], k=k.shape[3], v=v.shape[3],
+                    scale=scale)
+        raise _Launched
+
+    monkeypatch.setattr(attn_torch, "_launcher", launcher)
+    monkeypatch.setattr(attn_torch, "_check_cuda", lambda *a, **k: None)
+    q = torch.zeros(1, 2, 4, d, dtype=torch.bfloat16, device="meta")
+    v = torch.zeros(1, 2, 4, dv, dtype=torch.bfloat16, device="meta")
+    with pytest.raises(_Launched):
+        attn_torch.explain(q, q, v, causal=True, backward=backward)
+    assert seen == dict(kind="bwd" if backward else "fwd", q=width, k=width,
+                        v=value_width, scale=d ** -0.5)
+
+
 def test_alibi_slopes_propagate_fake_shapes():
     """ALiBi's slopes, [Hq] or [B, Hq] float32 on q's device, through the
     fake implementations (forward and backward), FakeTensorMode (alibi=True
