@@ -10,7 +10,7 @@ compiler's own rules restated here (the GPU host has no compiler to ask):
 * forward: ``hopperFamilySupports`` and ``heuristicFamily``
   (lib/Conversion/AttnToGPU/HopperKernelConfig.cpp, TuningSpace.cpp);
 * backward: ``usesHopperBackward`` / ``hopperBackwardSupports``
-  (lib/Conversion/AttnToGPU/HopperBackwardKernel.cpp).
+  (lib/Conversion/AttnToGPU/HopperBackwardConfig.cpp).
 
 A kernel directory's manifest names its family, and attn.cache checks it
 against the spec's, so a rule that drifted from the compiler's fails

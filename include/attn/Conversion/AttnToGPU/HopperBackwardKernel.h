@@ -5,7 +5,8 @@
 // The Hopper backward family (FlashAttention-3 style) of attn.attention_grad:
 // the sm80 family's preprocess (Δ, zeroed dQ accumulator and semaphores)
 // and convert kernels around a dkdv kernel built on TMA, mbarriers,
-// wgmma and warp specialisation (HopperBackwardKernel.cpp). The workspace
+// wgmma and warp specialisation (HopperBackwardKernel.cpp; its
+// configuration: HopperBackwardConfig.cpp). The workspace
 // and parameters are the sm80 backward's, plus four TMA tensor maps (q, k,
 // v, do) the runtime encodes (docs/kernel-abi.md, "Backward").
 //
@@ -103,8 +104,9 @@ struct HopperBackwardTensorMap {
 };
 
 /// Whether the Hopper backward can compile `spec` for `chip` ("" when it
-/// can, else why not): sm_90a, f16/bf16, equal head dims 64, 128 or 256
-/// (deterministic: 64 or 128).
+/// can, else why not): the capability table's sm90a backward row
+/// (KernelCapabilities.cpp: sm_90a, f16/bf16, equal head dims that are
+/// multiples of 8 up to 256, atomic or deterministic).
 std::string hopperBackwardSupports(const FlashBackwardSpec &spec,
                                    StringRef chip);
 /// Whether `family` (sm80, sm90a or auto) compiles the sm90a dkdv kernel
@@ -136,6 +138,8 @@ std::string validateHopperBackward(const FlashBackwardSpec &spec,
                                    const HopperBackwardConfig &config);
 int64_t hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
                                         const HopperBackwardConfig &config);
+/// The mbarriers' bytes: K/V full, then full and empty per ring stage.
+int64_t hopperBackwardBarrierBytes(const HopperBackwardConfig &config);
 /// attn_bwd_sm90_d<D>_<dtype>[_causal][_kr]_dkdv_n<N>m<M>s<S>
 /// [_det|_sdq|_dkf|_hsplit]
 /// (no suffix: the pipelined dQ; _sdq: dQ first; _dkf: dK first; _hsplit:
