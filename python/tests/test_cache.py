@@ -270,6 +270,34 @@ def test_aot_builds_the_head_dims_the_op_launches():
             bad_run.stderr, bad_run.stderr
 
 
+def test_aot_pack_holds_the_kernels_the_op_asks_for(compiler, tmp_path,
+                                                   monkeypatch):
+    """A pack built for head dims 20 and 192:128 holds every kernel the
+    op's calls at those head dims ask for (attn.torch's own spec of the
+    padded operands, the backward's included), found by name."""
+    import torch
+    from attn import torch as attn_torch
+    out = tmp_path / "pack"
+    done = subprocess.run(
+        [sys.executable, "-m", "attn.aot", "build", "--out", str(out),
+         "--head-dims", "20,192:128", "--dtypes", "bf16", "--masks",
+         "causal", "--backward", "on"], cwd=PYTHON_DIR, capture_output=True,
+        text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "head dim 20: its forward kernels are those of 24" in done.stdout
+    monkeypatch.setattr(attn_torch, "_family", "auto")
+    for d, dv in ((20, 20), (192, 128)):
+        q = torch.zeros(1, 2, 4, d, dtype=torch.bfloat16, device="meta")
+        v = torch.zeros(1, 2, 4, dv, dtype=torch.bfloat16, device="meta")
+        for kind in ("fwd", "bwd"):
+            ops = attn_torch._kernel_operands(q, q, v, kind == "bwd")
+            spec, _ = attn_torch._spec_and_shape(kind, *ops, True, None, "",
+                                                 "sm_90a")
+            spec = spec.resolved()
+            assert cache.find_in_pack(spec, out) == out / spec.name, (
+                d, dv, kind, spec.name)
+
+
 def test_backward_family_auto_compiles_the_sm90a_kernel(compiler):
     """A backward spec of family auto resolves as attn-compile --backward
     --family auto does: the sm90a dkdv kernel on sm_90a (D 32 and 128,
