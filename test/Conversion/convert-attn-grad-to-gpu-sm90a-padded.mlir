@@ -46,3 +46,34 @@ func.func @d192(%q: tensor<1x2x100x192xbf16>, %lse: tensor<1x2x100xf32>)
          tensor<1x2x100x192xbf16>
   return %dq : tensor<1x2x100x192xbf16>
 }
+
+// -----
+
+// D != Dv (192/128): the kernel computes at the wider (256, the head-dim
+// split); V and dO arrive zero-filled past 128 columns, dPᵀ runs 128 deep
+// (8 k-steps) where Sᵀ runs 192 (12), and the names carry both head dims
+// (the preprocess kernel's Δ runs over Dv).
+// CHECK-LABEL: func.func @d192v128
+// CHECK: attn.kernel = @attn_kernels::@attn_bwd_sm90_d192v128_bf16_dkdv_n64m64s2_hsplit
+// CHECK-SAME: entry = "attn_bwd_d192v128_bf16_pre"
+// CHECK-SAME: entry = "attn_bwd_sm90_d192v128_bf16_dkdv_n64m64s2_hsplit"
+// CHECK-SAME: entry = "attn_bwd_d192v128_bf16_dq"
+// CHECK: llvm.func @attn_bwd_sm90_d192v128_bf16_dkdv_n64m64s2_hsplit
+// CHECK-COUNT-12: attn_gpu.warpgroup_mma
+// CHECK-NOT: attn_gpu.warpgroup_mma
+// CHECK: attn_gpu.wgmma_commit_group
+// CHECK-COUNT-8: attn_gpu.warpgroup_mma
+// CHECK-NOT: attn_gpu.warpgroup_mma
+// CHECK: attn_gpu.wgmma_commit_group
+func.func @d192v128(%q: tensor<1x2x100x192xbf16>,
+                    %v: tensor<1x2x100x128xbf16>,
+                    %lse: tensor<1x2x100xf32>)
+    -> tensor<1x2x100x128xbf16> {
+  %dq, %dk, %dv = attn.attention_grad %q, %q, %v, %v, %v, %lse
+      : tensor<1x2x100x192xbf16>, tensor<1x2x100x192xbf16>,
+        tensor<1x2x100x128xbf16>, tensor<1x2x100x128xbf16>,
+        tensor<1x2x100x128xbf16>, tensor<1x2x100xf32>
+      -> tensor<1x2x100x192xbf16>, tensor<1x2x100x192xbf16>,
+         tensor<1x2x100x128xbf16>
+  return %dv : tensor<1x2x100x128xbf16>
+}

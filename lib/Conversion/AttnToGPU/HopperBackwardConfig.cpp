@@ -37,7 +37,7 @@ std::string mlir::attn::hopperBackwardSupports(const FlashBackwardSpec &spec,
 }
 
 bool mlir::attn::hopperBackwardTakesBlockM128(const FlashBackwardSpec &spec) {
-  return hopperTileWidth(spec.headDim) <= 64;
+  return hopperBackwardTileWidth(spec) <= 64;
 }
 
 std::string
@@ -54,7 +54,7 @@ mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
       (config.splitHeadDim || !hopperBackwardTakesBlockM128(spec)))
     return "block-m " + std::to_string(config.blockM) +
            " of the sm90a backward kernel needs head dim 64 or less (got " +
-           std::to_string(spec.headDim) + ")";
+           std::to_string(std::max(spec.headDim, spec.valueHeadDim)) + ")";
   // Above D = 128 the two consumers share 64 keys (splitHeadDim), else
   // each owns 64.
   int64_t blockN = config.splitHeadDim ? 64 : 128;
@@ -82,10 +82,14 @@ mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
   return "";
 }
 
+int64_t mlir::attn::hopperBackwardTileWidth(const FlashBackwardSpec &spec) {
+  return hopperTileWidth(std::max(spec.headDim, spec.valueHeadDim));
+}
+
 int64_t
 mlir::attn::hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
                                             const HopperBackwardConfig &config) {
-  int64_t e = 2, d = hopperTileWidth(spec.headDim);
+  int64_t e = 2, d = hopperBackwardTileWidth(spec);
   int64_t kv = config.blockN * 2 * d * e;
   int64_t ring = config.stages * config.blockM * 2 * d * e;
   // Two dSᵀ tiles (and two Pᵀ ones with the head-dim split).
@@ -114,7 +118,11 @@ std::string
 mlir::attn::hopperBackwardKernelName(const FlashBackwardSpec &spec,
                                      const HopperBackwardConfig &config) {
   std::string dtype = spec.elementType.isBF16() ? "bf16" : "f16";
-  return "attn_bwd_sm90_d" + std::to_string(spec.headDim) + "_" + dtype +
+  return "attn_bwd_sm90_d" + std::to_string(spec.headDim) +
+         (spec.valueHeadDim != spec.headDim
+              ? "v" + std::to_string(spec.valueHeadDim)
+              : "") +
+         "_" + dtype +
          maskKernelNameSuffix(spec.causal, spec.band) +
          softcapKernelNameSuffix(spec.softcap) +
          (spec.alibi ? "_alibi" : "") + (spec.keyRange ? "_kr" : "") +
@@ -179,14 +187,14 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
   // dPᵀ): 1.00-1.09x the in-step dQ-first at D = 128, 1.01-1.08x the
   // previous pipelined dQ at D = 64 (with K and V in registers;
   // bench/results/2026-12-04-bwd-dq-pipeline.md).
-  config.pipelineDq = hopperTileWidth(spec.headDim) <= 128;
+  config.pipelineDq = hopperBackwardTileWidth(spec) <= 128;
   // Query blocks of 128 rows at D <= 64 (FlashAttention-3's): 1.07-1.17x
   // the 64-row kernel with K and V in registers; with a softcap (its t
   // kept for the derivative) they spill 4-8 bytes
   // (bench/results/2026-12-04-bwd-m128.md).
   if (hopperBackwardTakesBlockM128(spec) && spec.softcap == 0)
     config.blockM = 128;
-  if (hopperTileWidth(spec.headDim) > 128) {
+  if (hopperBackwardTileWidth(spec) > 128) {
     config.splitHeadDim = true;
     config.blockN = 64;
   }

@@ -122,7 +122,7 @@ public:
                         const HopperBackwardConfig &config)
       : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
         params(hopperBackwardSignature(spec)), elt(spec.elementType),
-        tileDim(hopperTileWidth(spec.headDim)) {}
+        tileDim(hopperBackwardTileWidth(spec)) {}
 
   void emit(LLVM::LLVMFuncOp func);
 
@@ -246,8 +246,8 @@ private:
                                       int64_t bPanelBytes, int64_t depth,
                                       ValueRange acc, int64_t cols);
   /// This warp's 16 key rows of a K or V tile (128-byte swizzled panels
-  /// of blockN rows) as an A-operand fragment of productDepth() columns.
-  Value loadOperandA(Value tile);
+  /// of blockN rows) as an A-operand fragment of `depth` columns.
+  Value loadOperandA(Value tile, int64_t depth);
   /// The softcap's t = tanh(Sᵀ·scale / C) and the masks (band, keys past
   /// the end, key_range) on Sᵀ of query columns qCol0.. (`cols` of them).
   SmallVector<Value> capAndMask(SmallVector<Value> s, Value qCol0,
@@ -298,7 +298,12 @@ private:
   /// Emits `store` of the 8 head-dim columns from `first` + `col` (`first`
   /// a consumer's column offset, uniform over its warpgroup, or null for
   /// 0) for columns < D only: the tiles' columns past D are padding.
-  void ifStoredColumns(Value first, int64_t col, function_ref<void()> store);
+  void ifStoredColumns(Value first, int64_t col, function_ref<void()> store,
+                       int64_t width);
+  /// The same for the columns of dK and dQ (D wide).
+  void ifStoredColumns(Value first, int64_t col, function_ref<void()> store) {
+    ifStoredColumns(first, col, store, spec.headDim);
+  }
   /// Query blocks of 128 rows (two 64-row panels of dSᵀ): consumer c's dQ
   /// takes query rows [64c, 64c + 64) and every head-dim column, else all
   /// 64 rows and columns [c·D/2, (c + 1)·D/2).
@@ -354,9 +359,10 @@ private:
   /// with zeros, so they add nothing to Sᵀ and dPᵀ, their dK, dV and dQ
   /// are zero and never stored.
   int64_t tileDim;
-  /// The depth of Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ: D rounded up to a k-step (16);
-  /// the k-steps wholly in the padding would add zeros.
-  int64_t productDepth() const { return llvm::alignTo(spec.headDim, 16); }
+  /// The depths of Sᵀ = K·Qᵀ (D) and dPᵀ = V·dOᵀ (Dv), rounded up to a
+  /// k-step (16): the k-steps wholly in the padding would add zeros.
+  int64_t scoreDepth() const { return llvm::alignTo(spec.headDim, 16); }
+  int64_t valueDepth() const { return llvm::alignTo(spec.valueHeadDim, 16); }
   Block *entry = nullptr;
 
   Value seqQ, seqKv, headsQ, diagonal;
@@ -382,14 +388,16 @@ Value HopperBackwardEmitter::barrierAt(int64_t slot, Value stage) {
 }
 
 void HopperBackwardEmitter::ifStoredColumns(Value first, int64_t col,
-                                            function_ref<void()> store) {
-  // D is a multiple of 8: a group of 8 columns is all data or all padding.
+                                            function_ref<void()> store,
+                                            int64_t width) {
+  // The width is a multiple of 8: a group of 8 columns is all data or all
+  // padding.
   int64_t lastFirst = first ? tileDim - tileDim / config.consumers() : 0;
-  if (col >= spec.headDim)
+  if (col >= width)
     return; // padding for every consumer (the first starts at column 0)
-  if (lastFirst + col + 8 <= spec.headDim)
+  if (lastFirst + col + 8 <= width)
     return store();
-  ifThen(kb, kb.slt(kb.add(first, kb.i32(col)), kb.i32(spec.headDim)), store);
+  ifThen(kb, kb.slt(kb.add(first, kb.i32(col)), kb.i32(width)), store);
 }
 
 Value HopperBackwardEmitter::headBase(StringRef tensor, Type eltTy,
@@ -829,19 +837,19 @@ SmallVector<Value> HopperBackwardEmitter::issueRegisterABt(
 /// four registers are the step's (g, 2t), (g + 8, 2t), (g, 8 + 2t),
 /// (g + 8, 8 + 2t) pairs, the A-operand order. The swizzle XORs the chunk
 /// with the row % 8 (= l % 8: warpKey0 is a multiple of 16).
-Value HopperBackwardEmitter::loadOperandA(Value tile) {
+Value HopperBackwardEmitter::loadOperandA(Value tile, int64_t depth) {
   Value row = kb.add(warpKey0, kb.add(kb.andi(lane, 7),
                                       kb.shl(kb.andi(kb.lshr(lane, 3), 1), 3)));
   Value rowPtr = kb.gepBytes(tile, kb.mul(row, kb.i32(kPanelRowBytes)));
   Value half = kb.lshr(lane, 4);
   SmallVector<Value> regs;
-  for (int64_t kk = 0; kk < productDepth() / 16; ++kk) {
+  for (int64_t kk = 0; kk < depth / 16; ++kk) {
     Value chunk = kb.xori(kb.add(half, kb.i32(2 * (kk % 4))), kb.andi(lane, 7));
     Value at = kb.add(kb.i32(kk / 4 * kvPanelBytes()), kb.shl(chunk, 4));
     llvm::append_range(regs, kb.ldmatrixX4(kb.gepBytes(rowPtr, at), false));
   }
   return kb.fragment(
-      attn_gpu::FragmentType::getOperandA(elt, productDepth()), regs);
+      attn_gpu::FragmentType::getOperandA(elt, depth), regs);
 }
 
 SmallVector<Value> HopperBackwardEmitter::capAndMask(SmallVector<Value> s,
@@ -1023,16 +1031,16 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   SmallVector<Value> fenced =
       wgmmaFence(kb, SmallVector<Value>(2 * sRegs, kb.undefF32()));
   auto issueScores = [&](Value aTile, Value aFrag, Value bTile,
-                         ValueRange acc) {
-    return aFrag ? issueRegisterABt(aFrag, bTile, qPanelBytes(),
-                                    productDepth(), acc, config.blockM)
+                         int64_t depth, ValueRange acc) {
+    return aFrag ? issueRegisterABt(aFrag, bTile, qPanelBytes(), depth, acc,
+                                    config.blockM)
                  : issueABt(aTile, kvPanelBytes(), bTile, qPanelBytes(),
-                            productDepth(), acc, config.blockM);
+                            depth, acc, config.blockM);
   };
-  SmallVector<Value> s = issueScores(kTile, kFrag, qTile,
+  SmallVector<Value> s = issueScores(kTile, kFrag, qTile, scoreDepth(),
                                      ArrayRef(fenced).take_front(sRegs));
   wgmmaCommitGroup(kb);
-  SmallVector<Value> dp = issueScores(vTile, vFrag, doTile,
+  SmallVector<Value> dp = issueScores(vTile, vFrag, doTile, valueDepth(),
                                       ArrayRef(fenced).slice(sRegs, sRegs));
   wgmmaCommitGroup(kb);
   s = wgmmaWaitGroup(kb, 1, s);
@@ -1228,11 +1236,11 @@ SmallVector<Value> HopperBackwardEmitter::emitSplitStepBody(Value it,
       wgmmaFence(kb, SmallVector<Value>(2 * sRegs, kb.undefF32()));
   SmallVector<Value> s = issueABt(
       kTile, kvPanelBytes(), kb.gepBytes(ringTile(kb, qRing, stage), bRows),
-      qPanelBytes(), productDepth(), ArrayRef(fenced).take_front(sRegs), cols);
+      qPanelBytes(), scoreDepth(), ArrayRef(fenced).take_front(sRegs), cols);
   wgmmaCommitGroup(kb);
   SmallVector<Value> dp = issueABt(
       vTile, kvPanelBytes(), kb.gepBytes(ringTile(kb, doRing, stage), bRows),
-      qPanelBytes(), productDepth(), ArrayRef(fenced).drop_front(sRegs),
+      qPanelBytes(), valueDepth(), ArrayRef(fenced).drop_front(sRegs),
       cols);
   wgmmaCommitGroup(kb);
   s = wgmmaWaitGroup(kb, 1, s);
@@ -1409,7 +1417,8 @@ void HopperBackwardEmitter::emitEpilogue(ValueRange accs) {
   int64_t share = config.splitHeadDim ? 2 : 1;
   int64_t cols = tileDim / share;
   Value first = config.splitHeadDim ? consumerCol0() : Value();
-  auto store = [&](StringRef tensor, size_t firstReg, bool scaled) {
+  auto store = [&](StringRef tensor, size_t firstReg, bool scaled,
+                   int64_t width) {
     Value base = headBase(tensor, elt, kvHead);
     Value col0 = kb.shl(t, 1);
     if (first)
@@ -1422,21 +1431,24 @@ void HopperBackwardEmitter::emitEpilogue(ValueRange accs) {
                    kb.add(kb.mul(kb.sext64(row), params.stride(tensor, 2)),
                           kb.sext64(col0)));
         for (int64_t j = 0; j < cols / 8; ++j)
-          ifStoredColumns(first, 8 * j, [&] {
-            Value lo = accs[firstReg + 4 * j + 2 * h];
-            Value hi = accs[firstReg + 4 * j + 2 * h + 1];
-            if (scaled) {
-              lo = kb.fmul(lo, scale);
-              hi = kb.fmul(hi, scale);
-            }
-            LLVM::StoreOp::create(b, loc, kb.packPair(elt, lo, hi),
-                                  kb.gep(rowPtr, elt, kb.i64(8 * j)), 4);
-          });
+          ifStoredColumns(
+              first, 8 * j,
+              [&] {
+                Value lo = accs[firstReg + 4 * j + 2 * h];
+                Value hi = accs[firstReg + 4 * j + 2 * h + 1];
+                if (scaled) {
+                  lo = kb.fmul(lo, scale);
+                  hi = kb.fmul(hi, scale);
+                }
+                LLVM::StoreOp::create(b, loc, kb.packPair(elt, lo, hi),
+                                      kb.gep(rowPtr, elt, kb.i64(8 * j)), 4);
+              },
+              width);
       });
     }
   };
-  store("dk", 0, /*scaled=*/true);
-  store("dv", cols / 2, /*scaled=*/false);
+  store("dk", 0, /*scaled=*/true, spec.headDim);
+  store("dv", cols / 2, /*scaled=*/false, spec.valueHeadDim);
 }
 
 void HopperBackwardEmitter::emitConsumer() {
@@ -1449,8 +1461,8 @@ void HopperBackwardEmitter::emitConsumer() {
     warpKey0 = kb.add(kb.mul(consumer, kb.i32(64)), warpKey0);
   mbarrierWait(kb, barrierAt(kvFullSlot(), Value()), kb.i32(0));
   if (kvInRegisters()) {
-    kFrag = loadOperandA(kTile);
-    vFrag = loadOperandA(vTile);
+    kFrag = loadOperandA(kTile, scoreDepth());
+    vFrag = loadOperandA(vTile, valueDepth());
   }
   // dK and dV: D / 2 + Dv / 2 registers, half that with the split.
   int64_t carriedRegs = tileDim;

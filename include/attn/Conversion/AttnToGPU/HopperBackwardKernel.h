@@ -105,8 +105,8 @@ struct HopperBackwardTensorMap {
 
 /// Whether the Hopper backward can compile `spec` for `chip` ("" when it
 /// can, else why not): the capability table's sm90a backward row
-/// (KernelCapabilities.cpp: sm_90a, f16/bf16, equal head dims that are
-/// multiples of 8 up to 256, atomic or deterministic).
+/// (KernelCapabilities.cpp: sm_90a, f16/bf16, head dims D and Dv, equal or
+/// not, multiples of 8 up to 256, atomic or deterministic).
 std::string hopperBackwardSupports(const FlashBackwardSpec &spec,
                                    StringRef chip);
 /// Whether `family` (sm80, sm90a or auto) compiles the sm90a dkdv kernel
@@ -140,7 +140,13 @@ int64_t hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
                                         const HopperBackwardConfig &config);
 /// The mbarriers' bytes: K/V full, then full and empty per ring stage.
 int64_t hopperBackwardBarrierBytes(const HopperBackwardConfig &config);
-/// attn_bwd_sm90_d<D>_<dtype>[_causal][_kr]_dkdv_n<N>m<M>s<S>
+/// The width the dkdv kernel computes at: the wider of D and Dv rounded up
+/// to 64, 128 or 256 (hopperTileWidth). The narrower tensors' tensor maps
+/// carry their real width, so TMA zero-fills their columns past it: they
+/// add nothing to the products, and those columns of the gradients are
+/// never stored.
+int64_t hopperBackwardTileWidth(const FlashBackwardSpec &spec);
+/// attn_bwd_sm90_d<D>[v<Dv>]_<dtype>[_causal][_kr]_dkdv_n<N>m<M>s<S>
 /// [_det|_sdq|_dkf|_hsplit]
 /// (no suffix: the pipelined dQ; _sdq: dQ first; _dkf: dK first; _hsplit:
 /// the head-dim split).
