@@ -71,6 +71,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 using namespace mlir;
@@ -137,6 +138,9 @@ private:
   Value headBase(StringRef tensor, Type eltTy, Value head);
   /// Query head and first row of step `it` of the walk.
   std::pair<Value, Value> stepAt(Value it);
+  /// The walk's unit (headInGroup · qSteps + query block − qStart) of step
+  /// `it`: `it` itself, rotated by this block's index (rotatedTurns()).
+  Value rotatedStep(Value it);
   Value stageOf(Value it) { return kb.remu(it, kb.i32(config.stages)); }
   Value parityOf(Value it) {
     return kb.andi(kb.divu(it, kb.i32(config.stages)), 1);
@@ -155,7 +159,37 @@ private:
   /// this key block's turn, its index among the key blocks that visit q0,
   /// times the `arrivals` each key block makes on it (acquire), then
   /// passes the turn on (release increment).
-  void waitForTurn(Value semaphore, Value q0, int64_t arrivals = 1);
+  void waitForTurn(Value semaphore, Value q0, Value it,
+                   int64_t arrivals = 1);
+  /// EXPERIMENT (ATTN_EXP_DET_ORDER, branch exp/det-turn-order only):
+  /// "rotated": deterministic kernels without a mask band walk their
+  /// query blocks from their own index on (block n's step s visits unit
+  /// (n + s) mod T) and unit t takes its key blocks in the order t, t − 1,
+  /// ... (cyclic), so in lockstep no block waits; only while the head's
+  /// key blocks Nb <= T. "nowait": the turns are not waited for (the
+  /// order is lost; for timing only).
+  static StringRef experiment() {
+    const char *e = std::getenv("ATTN_EXP_DET_ORDER");
+    return e ? StringRef(e) : StringRef();
+  }
+  bool rotatedTurns() const {
+    return config.deterministic && !spec.band.hasLeft() &&
+           !spec.band.hasRight() && !spec.keyRange &&
+           experiment() == "rotated";
+  }
+  /// rotatedTurns(): this block's key-block index n and the head's count
+  /// Nb when rotated at run time (Nb <= T), else 0 and 0. Read anew from
+  /// the special registers at each use (the dQ warp has 24 registers).
+  std::pair<Value, Value> rotationOf() {
+    Value n = NVVM::BlockIdXOp::create(b, loc, b.getI32Type());
+    Value blocks = NVVM::GridDimXOp::create(b, loc, b.getI32Type());
+    // At most 64 blocks (all of a head's resident at once on the H200:
+    // a block may wait for one dispatched after it).
+    Value rotate = kb.andb(kb.slt(kb.sub(blocks, kb.i32(1)), numSteps),
+                           kb.slt(blocks, kb.i32(65)));
+    return {kb.select(rotate, n, kb.i32(0)),
+            kb.select(rotate, blocks, kb.i32(0))};
+  }
   /// The deterministic head-dim split's turn warp (producer warp 2): per
   /// step, lane s acquires the turn of the step's 16-row slice s for both
   /// consumers, arrives on kTurnAcquiredBarrier, waits on kDqAddedBarrier
@@ -407,7 +441,15 @@ Value HopperBackwardEmitter::headBase(StringRef tensor, Type eltTy,
   return kb.gep(arg(tensor), eltTy, off);
 }
 
+Value HopperBackwardEmitter::rotatedStep(Value it) {
+  if (!rotatedTurns())
+    return it;
+  Value unit = kb.add(it, rotationOf().first);
+  return kb.select(kb.slt(unit, numSteps), unit, kb.sub(unit, numSteps));
+}
+
 std::pair<Value, Value> HopperBackwardEmitter::stepAt(Value it) {
+  it = rotatedStep(it);
   Value headInGroup = kb.divu(it, qSteps);
   Value qBlock = kb.add(qStart, kb.remu(it, qSteps));
   Value head = kb.add(kb.mul(kvHead, groupSize), headInGroup);
@@ -595,7 +637,7 @@ void HopperBackwardEmitter::emitDqWriter(Value firstStep) {
           Value semaphore;
           if (config.deterministic) {
             semaphore = sliceSemaphore(region, rowStart, sliceRows);
-            waitForTurn(semaphore, q0);
+            waitForTurn(semaphore, q0, it);
           }
           Value src = dqTileOf(buffer);
           if (sliced)
@@ -625,7 +667,7 @@ void HopperBackwardEmitter::emitDqWriter(Value firstStep) {
   });
 }
 
-void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0,
+void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0, Value it,
                                         int64_t arrivals) {
   // Ascending: key block n adds after n − 1, from the first block that
   // visits query block q0: a key_range's start skips the blocks before it,
@@ -651,9 +693,22 @@ void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0,
           firstKey, kb.sub(kb.add(q0, diagonal), kb.i32(spec.band.left)));
     turn = kb.sub(kb.divu(kv0, kb.i32(config.blockN)),
                   kb.divu(firstKey, kb.i32(config.blockN)));
+    if (rotatedTurns()) {
+      // Unit t = (it + n) mod T takes blocks t, t − 1, ... (cyclic, those
+      // below Nb): block n's rank is min(t, Nb − 1) − n, plus Nb if n > t.
+      Value unit = rotatedStep(it);
+      auto [rotation, turnBlocks] = rotationOf();
+      Value last = kb.sub(turnBlocks, kb.i32(1));
+      Value rank = kb.sub(kb.minsi(unit, last), rotation);
+      rank = kb.add(rank, kb.select(kb.slt(unit, rotation), turnBlocks,
+                                    kb.i32(0)));
+      turn = kb.select(kb.slt(kb.i32(0), turnBlocks), rank, turn);
+    }
   }
   if (arrivals > 1)
     turn = kb.mul(turn, kb.i32(arrivals));
+  if (experiment() == "nowait")
+    turn = kb.i32(0);
   auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
   {
     OpBuilder::InsertionGuard guard(b);
@@ -667,8 +722,9 @@ void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0,
     scf::ConditionOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc,
-                              arrivals > 1 ? arith::CmpIPredicate::slt
-                                           : arith::CmpIPredicate::ne,
+                              arrivals > 1 || experiment() == "nowait"
+                                  ? arith::CmpIPredicate::slt
+                                  : arith::CmpIPredicate::ne,
                               seen, turn),
         ValueRange{});
     b.setInsertionPointToStart(b.createBlock(&spin.getAfter()));
@@ -692,7 +748,7 @@ void HopperBackwardEmitter::emitTurnKeeper() {
                            .getResult();
         Value semaphore = sliceSemaphore(deltaBaseOf(it), sliceRow, 16);
         ifThen(kb, active, [&] {
-          waitForTurn(semaphore, q0, config.consumers());
+          waitForTurn(semaphore, q0, it, config.consumers());
         });
         namedBarrierArrive(kb, turnBarrier(kTurnAcquiredBarrier, it),
                            turnBarrierThreads());
