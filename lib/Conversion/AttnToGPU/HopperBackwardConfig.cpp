@@ -40,21 +40,34 @@ bool mlir::attn::hopperBackwardTakesBlockM128(const FlashBackwardSpec &spec) {
   return hopperBackwardTileWidth(spec) <= 64;
 }
 
+bool mlir::attn::hopperBackwardTakesBlockM80(const FlashBackwardSpec &spec) {
+  return hopperBackwardTileWidth(spec) == 128;
+}
+
 std::string
 mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
                                    const HopperBackwardConfig &config) {
   const KernelCapability &cap =
       kernelCapability("sm90a", KernelDirection::Backward);
   // Sᵀ is m64n<blockM>: dSᵀ is stored as 64-query panels of 128-byte
-  // swizzled rows, one or two.
-  if (!cap.blockM.contains(config.blockM))
-    return "block-m of the sm90a backward kernel must be " + cap.blockM.str() +
-           " (got " + std::to_string(config.blockM) + ")";
-  if (config.blockM > 64 &&
+  // swizzled rows, one or two; at block-m 80, dS as 80 query rows.
+  if (config.blockM != 64 && config.blockM != 80 && config.blockM != 128)
+    return "block-m of the sm90a backward kernel must be 64, 80 or 128 (got " +
+           std::to_string(config.blockM) + ")";
+  if (config.blockM == 128 &&
       (config.splitHeadDim || !hopperBackwardTakesBlockM128(spec)))
-    return "block-m " + std::to_string(config.blockM) +
-           " of the sm90a backward kernel needs head dim 64 or less (got " +
+    return "block-m 128 of the sm90a backward kernel needs head dim 64 or "
+           "less (got " +
            std::to_string(std::max(spec.headDim, spec.valueHeadDim)) + ")";
+  if (config.blockM == 80 && !hopperBackwardTakesBlockM80(spec))
+    return "block-m 80 of the sm90a backward kernel needs a head dim in "
+           "[72, 128] (got " +
+           std::to_string(std::max(spec.headDim, spec.valueHeadDim)) + ")";
+  // Ordered dQ keeps two tiles in flight (one held the deterministic
+  // kernel to 0.78-0.92x the atomic one); block-m 80 has room for one.
+  if (config.blockM == 80 && config.deterministic)
+    return "block-m 80 of the sm90a backward kernel is not deterministic "
+           "(it holds one dQ tile; --deterministic takes block-m 64)";
   // Above D = 128 the two consumers share 64 keys (splitHeadDim), else
   // each owns 64.
   int64_t blockN = config.splitHeadDim ? 64 : 128;

@@ -314,6 +314,14 @@ private:
   /// [key][query] tile with 128-byte swizzle, as TMA would write it, from
   /// query chunk `firstChunk` (16 bytes each) on.
   void storeTransposed(Value tile, ArrayRef<Value> frags, Value firstChunk);
+  /// transposedDq(): this consumer's dSᵀ A-operand pairs into a [query]
+  /// [key] tile (rows of blockN keys in 64-key panels, consumer c's keys
+  /// are panel c) by stmatrix.trans, the layout B of dQᵀ = Kᵀ·dSᵀ reads
+  /// K-major.
+  void storeDsRows(Value tile, ArrayRef<Value> frags);
+  /// transposedDq(): the dQᵀ accumulator of head-dim rows [64c, 64c + 64)
+  /// into the [query][d] f32 tile, element by element (d < D only).
+  void storeDqTransposed(ArrayRef<Value> dq, Value tile);
   /// Head-dim split: acc += A·B[:, this consumer's half], A a [key][query]
   /// tile of `aRing` (K-major), B the stage's Q or dO (MN-major).
   SmallVector<Value> issueSharedAB(Value aRing, Value aStage, Value bRing,
@@ -342,9 +350,20 @@ private:
   /// takes query rows [64c, 64c + 64) and every head-dim column, else all
   /// 64 rows and columns [c·D/2, (c + 1)·D/2).
   bool splitDqRows() const {
-    return !config.splitHeadDim && config.blockM > 64;
+    return !config.splitHeadDim && config.blockM == 128;
   }
+  /// Block-m 80 (FlashAttention-3's at D = 128): dQ = dS·K would be m80,
+  /// not a wgmma shape. Consumer c computes dQᵀ = Kᵀ·dSᵀ for head-dim
+  /// rows [64c, 64c + 64), m64n<blockM>, from dS stored [query][key] (B
+  /// K-major: storeDsRows), and stores it transposed into the [query][d]
+  /// f32 tile (storeDqTransposed).
+  bool transposedDq() const {
+    return !config.splitHeadDim && config.blockM % 64 != 0;
+  }
+  /// Columns of this consumer's dQ accumulator (dQᵀ's: the query rows).
   int64_t dqCols() const {
+    if (transposedDq())
+      return config.blockM;
     return splitDqRows() ? tileDim : tileDim / config.consumers();
   }
   int64_t dqRegs() const { return dqCols() / 2; }
@@ -552,23 +571,32 @@ void HopperBackwardEmitter::emitLseLoader() {
           Value lastRow = kb.sub(seqQ, kb.i32(1));
           Value dst = kb.gepBytes(lseRing,
                                   kb.mul(stage, kb.i32(lseStageBytes())));
-          for (int64_t e = 0; e < config.blockM / 32; ++e) {
+          for (int64_t e = 0, n = llvm::divideCeil(config.blockM, 32); e < n; ++e) {
             Value r = kb.add(lane, kb.i32(32 * e));
-            Value row = kb.add(q0, r);
-            Value inRange = kb.slt(row, seqQ);
-            Value at = kb.sext64(kb.minsi(row, lastRow));
-            Value lse = LLVM::LoadOp::create(
-                b, loc, b.getF32Type(), kb.gep(lseBase, b.getF32Type(), at));
-            lse = kb.select(kb.feq(lse, negInf), inf,
-                            kb.fmul(lse, kb.f32(M_LOG2E)));
-            Value delta = LLVM::LoadOp::create(
-                b, loc, b.getF32Type(), kb.gep(deltaBase, b.getF32Type(), at));
-            LLVM::StoreOp::create(b, loc, kb.select(inRange, lse, inf),
-                                  kb.gep(dst, b.getF32Type(), r));
-            LLVM::StoreOp::create(
-                b, loc, kb.select(inRange, delta, kb.f32(0.0)),
-                kb.gep(dst, b.getF32Type(),
-                       kb.add(r, kb.i32(config.blockM))));
+            auto load = [&] {
+              Value row = kb.add(q0, r);
+              Value inRange = kb.slt(row, seqQ);
+              Value at = kb.sext64(kb.minsi(row, lastRow));
+              Value lse = LLVM::LoadOp::create(
+                  b, loc, b.getF32Type(),
+                  kb.gep(lseBase, b.getF32Type(), at));
+              lse = kb.select(kb.feq(lse, negInf), inf,
+                              kb.fmul(lse, kb.f32(M_LOG2E)));
+              Value delta = LLVM::LoadOp::create(
+                  b, loc, b.getF32Type(),
+                  kb.gep(deltaBase, b.getF32Type(), at));
+              LLVM::StoreOp::create(b, loc, kb.select(inRange, lse, inf),
+                                    kb.gep(dst, b.getF32Type(), r));
+              LLVM::StoreOp::create(
+                  b, loc, kb.select(inRange, delta, kb.f32(0.0)),
+                  kb.gep(dst, b.getF32Type(),
+                         kb.add(r, kb.i32(config.blockM))));
+            };
+            // Block-m 80: the last 32 lanes' pass holds 16 rows.
+            if (32 * (e + 1) <= config.blockM)
+              load();
+            else
+              ifThen(kb, kb.slt(r, kb.i32(config.blockM)), load);
           }
           mbarrierArrive(kb, barrierAt(fullSlot(), stage));
         });
@@ -815,7 +843,9 @@ void HopperBackwardEmitter::storeDq(ArrayRef<Value> dq, Value dqStep) {
   namedBarrierSync(kb, dqBarrier(kDqEmptyBarrier, buffer, consumer),
                    syncThreads);
   Type pair = VectorType::get({2}, b.getF32Type());
-  for (int h = 0; h < 2; ++h) {
+  if (transposedDq())
+    storeDqTransposed(dq, dqTileOf(buffer));
+  for (int h = 0; h < 2 && !transposedDq(); ++h) {
     Value row =
         kb.add(kb.mul(warpInGroup, kb.i32(16)), kb.add(g, kb.i32(8 * h)));
     Value col = kb.shl(t, 1);
@@ -1046,6 +1076,55 @@ void HopperBackwardEmitter::storeTransposed(Value tile, ArrayRef<Value> frags,
   }
 }
 
+/// stmatrix.x4.trans of 8x8 tiles {(j, 0), (j, 1), (j + 1, 0), (j + 1, 1)}
+/// (register 2·j + h: keys 16w + 8h.., queries 8j..): tile i stores its
+/// column r (query 8·(j + i / 2) + r) as the 16 bytes of keys 16w + 8(i %
+/// 2).. of that query's row, from the address lane 8i + r gives. Row q,
+/// key chunk k of panel c: c·blockM·128 + q·128 + ((k ^ q % 8)·16).
+void HopperBackwardEmitter::storeDsRows(Value tile, ArrayRef<Value> frags) {
+  Value matrix = kb.lshr(lane, 3), r = kb.andi(lane, 7);
+  Value query = kb.add(kb.shl(kb.lshr(matrix, 1), 3), r);
+  // warpKey0 = 64c + 16w: the warp's keys are chunks 2w and 2w + 1 of
+  // panel c.
+  Value chunk =
+      kb.add(kb.andi(kb.lshr(warpKey0, 3), 7), kb.andi(matrix, 1));
+  Value at = kb.add(kb.mul(consumer, kb.i32(qPanelBytes())),
+                    kb.add(kb.mul(query, kb.i32(kPanelRowBytes)),
+                           kb.shl(kb.xori(chunk, r), 4)));
+  Value base = kb.gepBytes(tile, at);
+  for (size_t j = 0; j + 4 <= frags.size(); j += 4)
+    NVVM::StMatrixOp::create(
+        b, loc, kb.gepBytes(base, kb.i32(j / 4 * 16 * kPanelRowBytes)),
+        frags.slice(j, 4), NVVM::MMALayout::col,
+        NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+}
+
+/// Register 4·j + e: head-dim row 64c + 16w + g + 8·(e / 2), query column
+/// 8·j + 2t + e % 2; the f32 tile is [query][D].
+void HopperBackwardEmitter::storeDqTransposed(ArrayRef<Value> dq,
+                                              Value tile) {
+  int64_t rowBytes = spec.headDim * 4;
+  for (int h = 0; h < 2; ++h) {
+    // warpKey0 = 64c + 16w: consumer c's dQᵀ rows are its key rows' numbers.
+    Value d = kb.add(warpKey0, kb.add(g, kb.i32(8 * h)));
+    auto store = [&] {
+      Value colPtr = kb.gepBytes(
+          tile, kb.add(kb.shl(d, 2), kb.mul(kb.shl(t, 1), kb.i32(rowBytes))));
+      for (int64_t j = 0; j < dqCols() / 8; ++j)
+        for (int e = 0; e < 2; ++e)
+          LLVM::StoreOp::create(
+              b, loc, dq[4 * j + 2 * h + e],
+              kb.gepBytes(colPtr, kb.i32((8 * j + e) * rowBytes)), 4);
+    };
+    // Head-dim rows past D (the last 64-row panel of a D < 128) are padding.
+    if (spec.headDim % 64 == 0)
+      store();
+    else
+      ifThen(kb, kb.slt(d, kb.i32(spec.headDim)), store);
+  }
+}
+
 /// One step: query block q0 of query head `head` against this consumer's
 /// 64 keys. Carried: dK (D / 2 registers) then dV (Dv / 2).
 SmallVector<Value> HopperBackwardEmitter::emitStep(Value it,
@@ -1168,7 +1247,10 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   Value dsStage = kb.andi(it, 1);
   if (pipelined())
     waitForOtherDs(it);
-  storeTransposed(ringTile(kb, dsRing, dsStage), dsFrags, Value());
+  if (transposedDq())
+    storeDsRows(ringTile(kb, dsRing, dsStage), dsFrags);
+  else
+    storeTransposed(ringTile(kb, dsRing, dsStage), dsFrags, Value());
   // The generic-proxy stores become visible to wgmma (the async proxy).
   fenceProxyAsyncShared(kb);
 
@@ -1426,6 +1508,25 @@ void HopperBackwardEmitter::addDqFromRegisters(ArrayRef<Value> dq, Value it) {
 SmallVector<Value> HopperBackwardEmitter::issueDq(Value dsStage,
                                                   ValueRange zeros) {
   int64_t dqCols = this->dqCols();
+  if (transposedDq()) {
+    // dQᵀ = Kᵀ·dSᵀ: A = panel c of K (head-dim columns [64c, 64c + 64))
+    // read MN-major (the head dim is A's M), B = dS [query][key] K-major;
+    // blockN / 16 k-steps of 16 keys, 4 per 64-key panel of dS.
+    Value kDesc = wgmmaDescriptor(
+        kb, kb.gepBytes(kTile, kb.mul(consumer, kb.i32(kvPanelBytes()))),
+        kvPanelBytes(), 8 * kPanelRowBytes);
+    Value dsDesc = wgmmaDescriptor(kb, ringTile(kb, dsRing, dsStage), 16,
+                                   8 * kPanelRowBytes);
+    Value dq = kb.fragment(accumulator(dqCols), zeros);
+    for (int64_t kk = 0; kk < config.blockN / 16; ++kk)
+      dq = warpgroupMma(
+          kb, wgmmaDescriptorAdvance(kb, kDesc, kk * 16 * kPanelRowBytes),
+          wgmmaDescriptorAdvance(kb, dsDesc,
+                                 kk / 4 * qPanelBytes() + kk % 4 * 32),
+          dq, /*accumulate=*/kk > 0, /*transposeB=*/false, elt,
+          /*aKStep=*/0, /*transposeA=*/true);
+    return kb.registers(dq);
+  }
   Value dsDesc, sliceOffset;
   if (splitDqRows()) {
     // This consumer's 64 query rows: panel c of the dSᵀ tile; all of K.
@@ -1637,8 +1738,11 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   barriers = LLVM::SelectOp::create(b, loc, roomBelow, smem, barriersLast);
   qRing = ringView(kb, qBase, config.stages, config.blockM, tileDim, elt);
   doRing = ringView(kb, doBase, config.stages, config.blockM, tileDim, elt);
-  // dSᵀ [key][query]: two tiles, one per step parity.
-  dsRing = ringView(kb, dsBase, 2, config.blockN, config.blockM, elt);
+  // dSᵀ [key][query] (transposedDq: dS [query][key]): two tiles, one per
+  // step parity.
+  dsRing = transposedDq()
+               ? ringView(kb, dsBase, 2, config.blockM, config.blockN, elt)
+               : ringView(kb, dsBase, 2, config.blockN, config.blockM, elt);
 
   // Thread 0 initialises the mbarriers: "full" ones expect the producer's
   // arrival with the TMA bytes and one per lane of the LSE warp, "empty"

@@ -76,7 +76,7 @@ static const KernelCapability kTable[] = {
    {8, 256, 8}, "(zero-padded to 64, 128 or 256 by TMA; dK and dV in "
                 "registers, split over the head dim above 128)",
    true, true, true, true, true, false, false, true, true, false, true,
-   {2, 4, 1}, {64, 128, 64}, {64, 128, 64}, false, true},
+   {2, 4, 1}, {64, 128, 16}, {64, 128, 64}, false, true},
 };
 // clang-format on
 

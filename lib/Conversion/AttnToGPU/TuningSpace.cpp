@@ -297,7 +297,8 @@ static void addFlashBackwardCandidates(const FlashBackwardSpec &spec,
 }
 
 /// The sm90a-wgmma backward space: the heuristic, then block-m {64, 128}
-/// (at D <= 64, else the heuristic's) x stages {2, 3, 4} x the dQ
+/// at D <= 64, {64, 80} at D <= 128 (atomic), else the heuristic's x
+/// stages {2, 3, 4} x the dQ
 /// schedules (the deterministic kernel has no dQ to schedule).
 static void addHopperBackwardCandidates(const FlashBackwardSpec &spec,
                                         bool deterministic,
@@ -311,6 +312,8 @@ static void addHopperBackwardCandidates(const FlashBackwardSpec &spec,
   std::vector<int64_t> blockMs = {heuristic.blockM};
   if (!heuristic.splitHeadDim && hopperBackwardTakesBlockM128(spec))
     blockMs = {64, 128};
+  else if (!deterministic && hopperBackwardTakesBlockM80(spec))
+    blockMs = {64, 80};
   for (int64_t blockM : blockMs)
     for (int64_t stages : {2, 3, 4})
       for (StringRef schedule : schedules) {

@@ -28,7 +28,8 @@ inline constexpr const char *kHopperBackwardFamily = "sm90a-wgmma";
 /// ring; blockN / 64 consumer warpgroups own 64 keys each, or, with
 /// splitHeadDim, two consumers share the block's 64 keys.
 struct HopperBackwardConfig {
-  /// Query rows per step (the N of Sᵀ = K·Qᵀ): 64, or 128 at D <= 64.
+  /// Query rows per step (the N of Sᵀ = K·Qᵀ): 64, 128 at D <= 64, or 80
+  /// at 64 < D <= 128 (FlashAttention-3's, dQ computed transposed).
   int64_t blockM = 64;
   int64_t blockN = 128; // keys per thread block, 64 per consumer
   int64_t stages = 2;   // depth of the Q/dO ring
@@ -87,7 +88,11 @@ struct HopperBackwardConfig {
   /// 0.92-1.02x with two, bench/results/2026-12-04-bwd-dq-buffers.md).
   /// Block-m 128 at D = 64 fits two with the mbarriers in the alignment
   /// padding (232,432 of 232,448 bytes; hopperBackwardSharedMemoryBytes).
+  /// Block-m 80 (D = 128): one, as FlashAttention-3's; a second 40 KB
+  /// tile does not fit next to the 80-row Q and dO stages.
   int64_t dqBuffers() const {
+    if (blockM == 80)
+      return 1;
     return deterministic || pipelineDq ? 2 : 1;
   }
   int64_t threads() const { return 128 * (consumers() + 1); }
@@ -133,6 +138,12 @@ std::string applyHopperBackwardSchedule(HopperBackwardConfig &config,
 /// 128): at head dims up to 64, where Sᵀ and dPᵀ of 128 columns (64
 /// registers each) fit next to dK and dV.
 bool hopperBackwardTakesBlockM128(const FlashBackwardSpec &spec);
+/// Whether the dkdv kernel can take query blocks of 80 rows (block-m 80,
+/// FlashAttention-3's at D = 128): at head dims in (64, 128], whose tiles
+/// are 128 columns wide. dQ = dS·K would be m80, not a wgmma shape, so the
+/// consumers compute dQᵀ = Kᵀ·dSᵀ (m64n80 per 64 head-dim columns) from
+/// dS stored [query][key].
+bool hopperBackwardTakesBlockM80(const FlashBackwardSpec &spec);
 /// Why `config` cannot implement `spec` ("" when it can); names the option.
 std::string validateHopperBackward(const FlashBackwardSpec &spec,
                                    const HopperBackwardConfig &config);
