@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Branch gpu/combined2: the kernels of the three unchecked changes for the
+# Branch gpu/combined3: the kernels of the four unchecked changes for the
 # GPU host, laid out for scripts/gpu-padded-dims.sh:
 #   DIR/check/, DIR/kr/  the sm90a backward at Dqk != Dv
 #       (compile-bwd-unequal.sh), the rotated deterministic turns
-#       (compile-det-turn-order.sh: d*_rot_det, float64, bit-identical)
-#       and block-m 80 (compile-bwd-m80.sh: d*_m80*);
+#       (compile-det-turn-order.sh: d*_rot_det, float64, bit-identical),
+#       block-m 80 (compile-bwd-m80.sh: d*_m80*) and the transposed-dkv
+#       schedule (compile-bwd-tdkv.sh: d*_tdkv*);
 #   DIR-bench/bench/  atomic / ascending / rotated / no-wait deterministic
-#       at D 64, 128, 256; block-m 64 against 80 at D = 128.
+#       at D 64, 128, 256; block-m 64 against 80 at D = 128; head-split
+#       against transposed-dkv at D = 256.
 # On the GPU host, one call each (carry DIR, then DIR-bench):
-#   SANITIZE_KERNELS="d192v128c d64v128_det d64_rot_det d256_rot_det d128_m80 d96c_m80_f16" \
+#   SANITIZE_KERNELS="d192v128c d64_rot_det d128_m80 d256c_tdkv" \
 #     BENCH=0 bash scripts/gpu-padded-dims.sh gpu-next
 #   SANITIZE=0 BENCH_SEQS=2048,4096,16384 \
 #     bash scripts/gpu-padded-dims.sh gpu-next-bench
@@ -32,3 +34,7 @@ mv "$DIR.m80"/check/* "$DIR/check/"
 mv "$DIR.m80"/kr/* "$DIR/kr/"
 mv "$DIR.m80"/bench/* "$DIR-bench/bench/"
 rm -rf "$DIR.m80"
+bash "$ROOT/scripts/compile-bwd-tdkv.sh" "$DIR.tdkv"
+mv "$DIR.tdkv"/check/* "$DIR/check/"
+mv "$DIR.tdkv"/bench/* "$DIR-bench/bench/"
+rm -rf "$DIR.tdkv"

@@ -41,6 +41,7 @@ SM90A_SCHEDULES = (
     ("dq-pipelined", "-dqpipe", True), ("dq-first", "-dqfirst", True),
     ("dk-first", "-dkfirst", True), ("deterministic", "-det", True),
     ("head-split", "-hsplit", True),
+    ("transposed-dkv", "-tdkv", True),
 )
 _SM90A_SCHEDULES = tuple(n for n, _, bwd in SM90A_SCHEDULES if not bwd)
 # The backward (dkdv) kernel's dQ schedules and their tile-name suffixes;

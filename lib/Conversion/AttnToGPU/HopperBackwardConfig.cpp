@@ -20,7 +20,9 @@ using namespace mlir::attn;
 
 int64_t mlir::attn::hopperBackwardBarrierBytes(
     const HopperBackwardConfig &config) {
-  return 8 * (1 + 2 * config.stages);
+  // transposedDkv: then dO's own full and empty barriers and the K tile's
+  // address (HopperBackwardKernel.cpp's kTileSlot).
+  return 8 * (1 + 2 * config.stages + (config.transposedDkv ? 3 : 0));
 }
 
 bool mlir::attn::usesHopperBackward(const FlashBackwardSpec &spec,
@@ -68,17 +70,44 @@ mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
   if (config.blockM == 80 && config.deterministic)
     return "block-m 80 of the sm90a backward kernel is not deterministic "
            "(it holds one dQ tile; --deterministic takes block-m 64)";
-  // Above D = 128 the two consumers share 64 keys (splitHeadDim), else
-  // each owns 64.
-  int64_t blockN = config.splitHeadDim ? 64 : 128;
+  // Above D = 128 the two consumers share 64 keys (splitHeadDim; 80 with
+  // the transposed-dkv schedule), else each owns 64.
+  int64_t blockN = !config.splitHeadDim   ? 128
+                   : config.transposedDkv ? 80
+                                          : 64;
   if (config.blockN != blockN)
     return "block-n of the sm90a backward kernel at head dim " +
            std::to_string(spec.headDim) + " must be " +
            std::to_string(blockN) +
-           (config.splitHeadDim
+           (config.transposedDkv ? ", the 80 keys of the transposed-dkv "
+                                   "schedule"
+            : config.splitHeadDim
                 ? ", the 64 keys both consumer warpgroups share"
                 : ", two consumer warpgroups of 64 keys") +
            " (got " + std::to_string(config.blockN) + ")";
+  if (config.transposedDkv) {
+    auto refuse = [](StringRef what) {
+      return ("sm90-schedule transposed-dkv of the sm90a backward kernel "
+              "takes no " +
+              what)
+          .str();
+    };
+    if (config.blockM != 64)
+      return "block-m of the sm90a backward kernel's transposed-dkv schedule "
+             "must be 64 (got " +
+             std::to_string(config.blockM) + ")";
+    if (config.deterministic)
+      return refuse("deterministic dQ (its dQ is added from registers "
+                    "without turns)");
+    if (spec.softcap > 0)
+      return refuse("softcap");
+    if (spec.alibi)
+      return refuse("ALiBi");
+    if (spec.keyRange)
+      return refuse("key_range");
+    if (spec.headDim != spec.valueHeadDim)
+      return refuse("Dqk != Dv");
+  }
   if (!cap.stages.contains(config.stages))
     return "stages of the sm90a backward kernel must be " + cap.stages.str() +
            " (got " + std::to_string(config.stages) + ")";
@@ -104,7 +133,7 @@ mlir::attn::hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
                                             const HopperBackwardConfig &config) {
   int64_t e = 2, d = hopperBackwardTileWidth(spec);
   int64_t kv = config.blockN * 2 * d * e;
-  int64_t ring = config.stages * config.blockM * 2 * d * e;
+  int64_t ring = (config.stages + config.doStages()) * config.blockM * d * e;
   // Two dSᵀ tiles (and two Pᵀ ones with the head-dim split).
   int64_t ds = (config.splitHeadDim ? 4 : 2) * config.blockN * config.blockM *
                e;
@@ -142,7 +171,8 @@ mlir::attn::hopperBackwardKernelName(const FlashBackwardSpec &spec,
          "_dkdv_n" +
          std::to_string(config.blockN) + "m" + std::to_string(config.blockM) +
          "s" + std::to_string(config.stages) +
-         (config.splitHeadDim ? "_hsplit"
+         (config.transposedDkv  ? "_tdkv"
+          : config.splitHeadDim ? "_hsplit"
           : config.pipelineDq ? ""
           : config.dqBeforeDk ? "_sdq"
                               : "_dkf") +
@@ -155,6 +185,8 @@ mlir::attn::hopperBackwardSchedule(const HopperBackwardConfig &config) {
   // suffix -det); their dQ schedule is the head dim's default.
   if (config.deterministic)
     return "deterministic";
+  if (config.transposedDkv)
+    return "transposed-dkv";
   if (config.splitHeadDim)
     return "head-split";
   if (config.pipelineDq)
@@ -167,13 +199,18 @@ mlir::attn::applyHopperBackwardSchedule(HopperBackwardConfig &config,
                                         StringRef schedule) {
   if (schedule.empty() || schedule == "deterministic")
     return "";
-  // The head-dim split is the only schedule above D = 128, and only there.
-  if (config.splitHeadDim)
-    return schedule == "head-split"
-               ? ""
-               : "sm90-schedule of the sm90a backward kernel above head dim "
-                 "128 must be head-split (got '" +
-                     schedule.str() + "')";
+  // The head-dim split's schedules are the only ones above D = 128, and
+  // only there. Each sets its block-n (an explicit block-n is applied after
+  // and validated).
+  if (config.splitHeadDim) {
+    if (schedule != "head-split" && schedule != "transposed-dkv")
+      return "sm90-schedule of the sm90a backward kernel above head dim 128 "
+             "must be head-split or transposed-dkv (got '" +
+             schedule.str() + "')";
+    config.transposedDkv = schedule == "transposed-dkv";
+    config.blockN = config.transposedDkv ? 80 : 64;
+    return "";
+  }
   if (schedule != "dq-pipelined" && schedule != "dq-first" &&
       schedule != "dk-first")
     return "sm90-schedule of the sm90a backward kernel must be "

@@ -268,6 +268,35 @@ private:
   SmallVector<Value> emitStep(Value it, ValueRange carried);
   SmallVector<Value> emitStepBody(Value it, ValueRange carried);
   SmallVector<Value> emitSplitStepBody(Value it, ValueRange carried);
+  /// One step of the transposed-dkv schedule (HopperBackwardConfig::
+  /// transposedDkv). Carried: dKᵀ then dVᵀ, two m64n<blockN> tiles each
+  /// (this consumer's head-dim rows [128c, 128c + 128)).
+  SmallVector<Value> emitTransposedStepBody(Value it, ValueRange carried);
+  /// transposedDkv: the masks (band, keys past the end) on S of query rows
+  /// q0 + warpKey0 + g (+ 8) and keys kv0 + key0 + 8·j + 2t (+ 1).
+  SmallVector<Value> maskQueryRows(SmallVector<Value> s, Value q0,
+                                   Value key0, int64_t cols);
+  /// transposedDkv: this consumer's P or dS A-operand pairs (rows: the
+  /// warp's 16 queries, columns: keys key0..) into a [key][query] tile
+  /// (blockN rows of 128 bytes) by stmatrix.trans.
+  void storeKeyRows(Value tile, ArrayRef<Value> frags, Value key0);
+  /// transposedDkv: acc (m64n<cols>) = A·B (+ acc when `accumulate`) for
+  /// head-dim rows [64p, 64p + 64): A = panel `aPanel` of `aTile`
+  /// ([rows][d], read MN-major, `kSteps` k-steps of 16 rows), B the
+  /// [key][query] tile `bTile`, K-major (k = query) or MN-major
+  /// (`transposeB`: k = key).
+  SmallVector<Value> issueHeadDimRows(Value aTile, int64_t aPanelBytes,
+                                      Value aPanel, Value bTile,
+                                      bool transposeB, int64_t kSteps,
+                                      ValueRange acc, int64_t cols,
+                                      bool accumulate);
+  /// transposedDkv: dQᵀ rows [64p, 64p + 64) of step `it` added to the f32
+  /// accumulator from registers, one red.global.add.f32 per element (its
+  /// pairs are of two query rows), rows < Nq and columns < D.
+  void addDqTransposed(ArrayRef<Value> dq, Value it, Value panel);
+  /// transposedDkv: dKᵀ·scale and dVᵀ of this consumer's head-dim rows
+  /// into dK and dV (keys < Nk, columns < D), element by element.
+  void emitTransposedEpilogue(ValueRange accs);
   /// Sᵀ or dPᵀ of this consumer's 64 keys and `cols` query columns: A (K
   /// or V rows, K-major) times Bᵀ (Q or dO rows from bTile, K-major),
   /// `depth` / 16 k-steps. Not committed.
@@ -399,6 +428,13 @@ private:
   int64_t kvFullSlot() const { return 0; }
   int64_t fullSlot() const { return 1; }
   int64_t emptySlot() const { return 1 + config.stages; }
+  // transposedDkv: dO's own ring of one stage.
+  int64_t doFullSlot() const { return 1 + 2 * config.stages; }
+  int64_t doEmptySlot() const { return 2 + 2 * config.stages; }
+  /// transposedDkv: the K tile's address, stored once and read per step
+  /// (emitStep), so that ptxas cannot hoist the loop-invariant K, V and dO
+  /// descriptors of every k-step out of the loop (spilled).
+  int64_t kTileSlot() const { return 3 + 2 * config.stages; }
 
   KernelBuilder kb;
   OpBuilder &b;
@@ -525,13 +561,27 @@ void HopperBackwardEmitter::emitTmaLoads() {
             mbarrierWait(kb, barrierAt(emptySlot(), stage),
                          kb.xori(parityOf(it), kb.i32(1)));
             Value full = barrierAt(fullSlot(), stage);
-            mbarrierArriveExpectTx(kb, full, qTileBytes() + doTileBytes());
+            Value doStage = stage, doFull = full;
+            if (config.transposedDkv) {
+              // dO's single stage is released earlier in a step than Q's
+              // (after dVᵀ), behind barriers of its own.
+              mbarrierArriveExpectTx(kb, full, qTileBytes());
+            } else {
+              mbarrierArriveExpectTx(kb, full, qTileBytes() + doTileBytes());
+            }
             for (int64_t p = 0; p < tileDim / 64; ++p)
               tmaLoad4d(kb, ringTile(kb, qRing, stage, p), arg("q_tmap"),
                         {kb.i32(64 * p), q0, head, batch}, full);
+            if (config.transposedDkv) {
+              doStage = kb.i32(0);
+              doFull = barrierAt(doFullSlot(), Value());
+              mbarrierWait(kb, barrierAt(doEmptySlot(), Value()),
+                           kb.xori(kb.andi(it, 1), kb.i32(1)));
+              mbarrierArriveExpectTx(kb, doFull, doTileBytes());
+            }
             for (int64_t p = 0; p < tileDim / 64; ++p)
-              tmaLoad4d(kb, ringTile(kb, doRing, stage, p), arg("do_tmap"),
-                        {kb.i32(64 * p), q0, head, batch}, full);
+              tmaLoad4d(kb, ringTile(kb, doRing, doStage, p), arg("do_tmap"),
+                        {kb.i32(64 * p), q0, head, batch}, doFull);
           });
           scf::YieldOp::create(b, loc);
         });
@@ -1143,7 +1193,16 @@ SmallVector<Value> HopperBackwardEmitter::emitStep(Value it,
   warpKey0 = fresh[3];
   kTile = fresh[4];
   vTile = fresh[5];
-  SmallVector<Value> out = config.splitHeadDim
+  if (config.transposedDkv) {
+    Value at = LLVM::LoadOp::create(b, loc, b.getI64Type(),
+                                    barrierAt(kTileSlot(), Value()), 8,
+                                    /*isVolatile=*/true);
+    kTile = LLVM::IntToPtrOp::create(b, loc, kTileLoop.getType(), at);
+    vTile = kb.gepBytes(kTile, kb.i32(kTileBytes()));
+  }
+  SmallVector<Value> out = config.transposedDkv
+                               ? emitTransposedStepBody(it, carried)
+                           : config.splitHeadDim
                                ? emitSplitStepBody(it, carried)
                                : emitStepBody(it, carried);
   t = tLoop, g = gLoop, kTile = kTileLoop, vTile = vTileLoop;
@@ -1434,6 +1493,349 @@ SmallVector<Value> HopperBackwardEmitter::emitSplitStepBody(Value it,
   return waited;
 }
 
+/// One step of the transposed-dkv schedule: query block q0 of query head
+/// `head` against the block's blockN keys. Consumer c computes S and dP for
+/// keys [key0, key0 + blockN / 2), key0 = c·blockN / 2, and both
+/// consumers' P and dS meet in shared memory as [key][query] tiles; then c
+/// issues, for its head-dim rows [128c, 128c + 128) (panels 2c and 2c + 1),
+///   dQᵀ(2c) = Kᵀ·dSᵀ, dVᵀ += dOᵀ·P (both panels), dQᵀ(2c + 1), dKᵀ +=
+///   Qᵀ·dS (both panels),
+/// adding each dQᵀ panel from registers once it is done, so that one
+/// 32-register dQᵀ panel is live next to dKᵀ and dVᵀ (160 registers).
+SmallVector<Value>
+HopperBackwardEmitter::emitTransposedStepBody(Value it, ValueRange carried) {
+  auto [head, q0] = stepAt(it);
+  Value stage = stageOf(it);
+  int64_t keys = config.blockN / 2, sRegs = keys / 2;
+  // Two 64-row panels of the head dim per consumer (tileDim is 256).
+  int64_t tileRegs = config.blockN / 2, panels = 2;
+  Value key0 = kb.mul(consumer, kb.i32(keys));
+  Value keyRows = kb.mul(key0, kb.i32(kPanelRowBytes));
+  Value qTile = ringTile(kb, qRing, stage);
+  // dO's single stage, from the K tile's address read this step (ptxas
+  // would otherwise keep its loop-invariant descriptors live: spills).
+  Value doTile = kb.gepBytes(
+      kTile, kb.i32(kTileBytes() + vTileBytes() + config.stages * qTileBytes()));
+
+  // S = Q·Kᵀ and dP = dO·Vᵀ of this consumer's keys: A = Q or dO (K-major),
+  // B = its rows of K or V (K-major).
+  mbarrierWait(kb, barrierAt(fullSlot(), stage), parityOf(it));
+  SmallVector<Value> fenced =
+      wgmmaFence(kb, SmallVector<Value>(2 * sRegs, kb.undefF32()));
+  SmallVector<Value> sc =
+      issueABt(qTile, qPanelBytes(), kb.gepBytes(kTile, keyRows),
+               kvPanelBytes(), scoreDepth(),
+               ArrayRef(fenced).take_front(sRegs), keys);
+  wgmmaCommitGroup(kb);
+  Value doParity = kb.andi(it, 1);
+  mbarrierWait(kb, barrierAt(doFullSlot(), Value()), doParity);
+  SmallVector<Value> dp =
+      issueABt(doTile, qPanelBytes(), kb.gepBytes(vTile, keyRows),
+               kvPanelBytes(), valueDepth(),
+               ArrayRef(fenced).drop_front(sRegs), keys);
+  wgmmaCommitGroup(kb);
+  sc = wgmmaWaitGroup(kb, 1, sc);
+  sc = maskQueryRows(std::move(sc), q0, key0, keys);
+
+  // P = exp2(S·scale·log2e − LSE·log2e) and dS = P∘(dP − Δ), LSE·log2e and
+  // Δ of this thread's two query rows (16w + g + 8h of the block).
+  Value cScale = backwardSoftmaxConstant(kb, arg("softmax_scale"), 0.0);
+  Value lseBase = kb.gepBytes(
+      lseRing, kb.add(kb.mul(stage, kb.i32(lseStageBytes())),
+                      kb.shl(kb.add(warpKey0, g), 2)));
+  Value negLse[2], delta[2];
+  for (int h = 0; h < 2; ++h) {
+    Value at = kb.gepBytes(lseBase, kb.i32(32 * h));
+    negLse[h] = arith::NegFOp::create(
+        b, loc, LLVM::LoadOp::create(b, loc, b.getF32Type(), at, 4));
+    delta[h] = LLVM::LoadOp::create(
+        b, loc, b.getF32Type(),
+        kb.gepBytes(at, kb.i32(config.blockM * 4)), 4);
+  }
+  SmallVector<Value> p(sc);
+  for (size_t i = 0; i < p.size(); ++i)
+    p[i] = kb.exp2(
+        LLVM::FMAOp::create(b, loc, p[i], cScale, negLse[i % 4 / 2]));
+  // P into the step's tile now, so that only its f32 values stay live
+  // (for dS) next to dP.
+  Value buffer = kb.andi(it, 1);
+  Value pTile = ringTile(kb, pRing, buffer);
+  Value dsTile = ringTile(kb, dsRing, buffer);
+  // Pairs (register 2·j + h: rows g + 8h, columns 8j + 2t, + 1) packed
+  // here: 40 columns are not whole A-operand k-steps of 16.
+  auto packPairs = [&](ArrayRef<Value> x) {
+    SmallVector<Value> pairs;
+    for (size_t j = 0; j < x.size() / 4; ++j)
+      for (int h = 0; h < 2; ++h)
+        pairs.push_back(
+            kb.packPair(elt, x[4 * j + 2 * h], x[4 * j + 2 * h + 1]));
+    return pairs;
+  };
+  storeKeyRows(pTile, packPairs(p), key0);
+  dp = wgmmaWaitGroup(kb, 0, dp);
+  SmallVector<Value> ds(p);
+  for (size_t i = 0; i < ds.size(); ++i)
+    ds[i] = kb.fmul(ds[i], kb.fsub(dp[i], delta[i % 4 / 2]));
+
+  // Both consumers' P and dS in the step's tiles before either reads them
+  // (two tiles each: a consumer's stores of step j + 2 follow the barrier
+  // of step j + 1, after the other's reads of step j).
+  storeKeyRows(dsTile, packPairs(ds), key0);
+  fenceProxyAsyncShared(kb);
+  namedBarrierSync(kb, kb.i32(kConsumerBarrier), 128 * config.consumers());
+
+  // Products over the head-dim rows of panels 2c.. (this consumer's).
+  // Their tile bases re-read here: the descriptors derived from them are
+  // then computed here too, not kept live through S and dP.
+  {
+    SmallVector<Value> fresh = kb.pin({kTile, qTile, doTile, pTile, dsTile});
+    kTile = fresh[0], qTile = fresh[1], doTile = fresh[2];
+    pTile = fresh[3], dsTile = fresh[4];
+  }
+  Value firstPanel = kb.mul(consumer, kb.i32(panels));
+  auto panelOf = [&](int64_t i) { return kb.add(firstPanel, kb.i32(i)); };
+  int64_t blockKeySteps = config.blockN / 16, querySteps = config.blockM / 16;
+  SmallVector<Value> regs(carried.begin(), carried.end());
+  int64_t dqRegsPerPanel = config.blockM / 2;
+  regs.append(dqRegsPerPanel, kb.undefF32());
+  regs = wgmmaFence(kb, regs);
+  SmallVector<Value> dK(regs.begin(), regs.begin() + panels * tileRegs);
+  SmallVector<Value> dV(regs.begin() + panels * tileRegs,
+                        regs.begin() + 2 * panels * tileRegs);
+  SmallVector<Value> dq(regs.end() - dqRegsPerPanel, regs.end());
+  auto issueDqPanel = [&](int64_t i, ValueRange zeros) {
+    return issueHeadDimRows(kTile, kvPanelBytes(), panelOf(i), dsTile,
+                            /*transposeB=*/true, blockKeySteps, zeros,
+                            config.blockM, /*accumulate=*/false);
+  };
+  auto issuePanels = [&](SmallVector<Value> &accs, Value aTile, Value bTile) {
+    for (int64_t i = 0; i < panels; ++i) {
+      SmallVector<Value> tile(accs.begin() + i * tileRegs,
+                              accs.begin() + (i + 1) * tileRegs);
+      tile = issueHeadDimRows(aTile, qPanelBytes(), panelOf(i), bTile,
+                              /*transposeB=*/false, querySteps, tile,
+                              config.blockN, /*accumulate=*/true);
+      llvm::copy(tile, accs.begin() + i * tileRegs);
+    }
+  };
+  // Commit groups, in order: dQᵀ(2c), dVᵀ, dQᵀ(2c + 1), dKᵀ.
+  dq = issueDqPanel(0, dq);
+  wgmmaCommitGroup(kb);
+  issuePanels(dV, doTile, pTile);
+  wgmmaCommitGroup(kb);
+  dq = wgmmaWaitGroup(kb, 1, dq);
+  addDqTransposed(dq, it, panelOf(0));
+  dq = wgmmaFence(kb, SmallVector<Value>(dqRegsPerPanel, kb.undefF32()));
+  dq = issueDqPanel(1, dq);
+  wgmmaCommitGroup(kb);
+  issuePanels(dK, qTile, dsTile);
+  wgmmaCommitGroup(kb);
+  // dVᵀ and dQᵀ(2c + 1) done: dO's stage is free (the next dO loads under
+  // dKᵀ; every thread arrives, see emitStepBody).
+  SmallVector<Value> done(dV);
+  done.append(dq);
+  done = wgmmaWaitGroup(kb, 1, done);
+  dV.assign(done.begin(), done.begin() + dV.size());
+  mbarrierArrive(kb, barrierAt(doEmptySlot(), Value()));
+  addDqTransposed(ArrayRef(done).drop_front(dV.size()), it, panelOf(1));
+  dK = wgmmaWaitGroup(kb, 0, dK);
+  // Q, LSE and Δ of this stage are no longer read.
+  mbarrierArrive(kb, barrierAt(emptySlot(), stage));
+  SmallVector<Value> out(dK);
+  out.append(dV);
+  return out;
+}
+
+SmallVector<Value>
+HopperBackwardEmitter::maskQueryRows(SmallVector<Value> s, Value q0,
+                                     Value key0, int64_t cols) {
+  // Register 4·j + e: query q0 + warpKey0 + g + 8·(e/2), key kv0 + key0 +
+  // 8·j + 2t + e%2. The band: d(query) − left <= key <= d(query) + right
+  // (d(i) = i + diagonal), i.e.
+  //   right: 8·j + e%2 − 8·(e/2) <= q0 + diagonal + right + warpKey0 + g
+  //          − kv0 − key0 − 2t;
+  //   left:  8·(e/2) − 8·j − e%2 <= left − diagonal − q0 − warpKey0 − g
+  //          + kv0 + key0 + 2t.
+  Value sTile = kb.fragment(accumulator(cols), s);
+  Value firstKey = kb.add(kv0, key0);
+  Value rowOff = kb.sub(kb.add(warpKey0, g), kb.shl(t, 1));
+  if (spec.band.hasRight()) {
+    Value reach = kb.add(q0, diagonal);
+    if (spec.band.right)
+      reach = kb.add(reach, kb.i32(spec.band.right));
+    sTile = maskFragment(
+        kb, sTile, kb.slt(reach, kb.add(kv0, kb.i32(config.blockN - 1))),
+        [&] { return kb.sub(kb.add(reach, rowOff), firstKey); },
+        /*col=*/1, /*row=*/-1);
+  }
+  if (spec.band.hasLeft()) {
+    // The lowest key the block's last row sees.
+    Value lowest = kb.sub(kb.add(q0, diagonal),
+                          kb.i32(spec.band.left - (config.blockM - 1)));
+    sTile = maskFragment(
+        kb, sTile, kb.slt(kv0, lowest),
+        [&] {
+          return kb.sub(
+              kb.add(kb.sub(kb.i32(spec.band.left), kb.add(q0, diagonal)),
+                     firstKey),
+              rowOff);
+        },
+        /*col=*/-1, /*row=*/1);
+  }
+  // Keys past Nk (the last key block): 8·j + e%2 <= Nk − kv0 − key0 − 2t
+  // − 1.
+  sTile = maskFragment(
+      kb, sTile, kb.slt(keyEnd, kb.add(kv0, kb.i32(config.blockN))),
+      [&] {
+        return kb.sub(kb.sub(keyEnd, firstKey),
+                      kb.add(kb.shl(t, 1), kb.i32(1)));
+      },
+      /*col=*/1, /*row=*/0);
+  return kb.registers(sTile);
+}
+
+/// stmatrix.x4.trans of 8x8 tiles {(j, 0), (j, 1), (j + 1, 0), (j + 1, 1)}
+/// (register 2·j + h: queries 16w + 8h.., keys key0 + 8j..; .x2 for a last
+/// odd j): tile i stores its column r (key key0 + 8·(j + i / 2) + r) as the
+/// 16 bytes of queries 16w + 8(i % 2).. of that key's row, from the address
+/// lane 8i + r gives. Key row k, query chunk q: k·128 + ((q ^ k % 8)·16)
+/// (key0 is a multiple of 8).
+void HopperBackwardEmitter::storeKeyRows(Value tile, ArrayRef<Value> frags,
+                                         Value key0) {
+  Value matrix = kb.lshr(lane, 3), r = kb.andi(lane, 7);
+  Value key = kb.add(key0, kb.add(kb.shl(kb.lshr(matrix, 1), 3), r));
+  Value chunk = kb.add(kb.lshr(warpKey0, 3), kb.andi(matrix, 1));
+  Value base = kb.gepBytes(
+      tile, kb.add(kb.mul(key, kb.i32(kPanelRowBytes)),
+                   kb.shl(kb.xori(chunk, r), 4)));
+  for (size_t j = 0; j < frags.size(); j += 4)
+    NVVM::StMatrixOp::create(
+        b, loc, kb.gepBytes(base, kb.i32(j / 4 * 16 * kPanelRowBytes)),
+        frags.slice(j, std::min<size_t>(4, frags.size() - j)),
+        NVVM::MMALayout::col,
+        NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+}
+
+SmallVector<Value> HopperBackwardEmitter::issueHeadDimRows(
+    Value aTile, int64_t aPanelBytes, Value aPanel, Value bTile,
+    bool transposeB, int64_t kSteps, ValueRange acc, int64_t cols,
+    bool accumulate) {
+  Value aDesc = wgmmaDescriptor(
+      kb, kb.gepBytes(aTile, kb.mul(aPanel, kb.i32(aPanelBytes))),
+      aPanelBytes, 8 * kPanelRowBytes);
+  // K-major B (k = query): 32 bytes along its 128-byte key rows per k-step;
+  // MN-major B (k = key, n = the 64 queries of one panel): 16 key rows.
+  Value bDesc = transposeB
+                    ? wgmmaDescriptor(kb, bTile, config.blockN * kPanelRowBytes,
+                                      8 * kPanelRowBytes)
+                    : wgmmaDescriptor(kb, bTile, 16, 8 * kPanelRowBytes);
+  Value c = kb.fragment(accumulator(cols), acc);
+  for (int64_t kk = 0; kk < kSteps; ++kk)
+    c = warpgroupMma(
+        kb, wgmmaDescriptorAdvance(kb, aDesc, kk * 16 * kPanelRowBytes),
+        wgmmaDescriptorAdvance(kb, bDesc,
+                               transposeB ? kk * 16 * kPanelRowBytes
+                                          : kk * 32),
+        c, accumulate || kk > 0, transposeB, elt,
+        /*aKStep=*/0, /*transposeA=*/true);
+  return kb.registers(c);
+}
+
+/// Register 4·j + e of the m64n<blockM> dQᵀ panel p: head-dim column 64p +
+/// 16w + g + 8·(e/2), query row q0 + 8·j + 2t + e%2.
+void HopperBackwardEmitter::addDqTransposed(ArrayRef<Value> dq, Value it,
+                                            Value panel) {
+  Value q0 = stepAt(it).second;
+  Value accum = dqAccumulator(kb, deltaBaseOf(it), seqQ);
+  Value firstRow = kb.add(q0, kb.shl(t, 1));
+  for (int h = 0; h < 2; ++h) {
+    Value col = kb.add(kb.shl(panel, 6), kb.add(warpKey0, kb.add(g, kb.i32(8 * h))));
+    Value colPtr = kb.gep(
+        accum, b.getF32Type(),
+        kb.add(kb.mul(kb.sext64(firstRow), kb.i64(spec.headDim)),
+               kb.zext64(col)));
+    // Register 4·j + 2h + e is query row 8·j + e past firstRow.
+    int64_t rowBytes = spec.headDim * 4;
+    auto add = [&](bool guarded) {
+      if (!guarded) {
+        // Rows 2t + {0, 1} + 8j: two columns of reductions from colPtr and
+        // colPtr + one row, immediate offsets only.
+        for (int e = 0; e < 2; ++e) {
+          SmallVector<Value> column;
+          for (int64_t j = 0; j < config.blockM / 8; ++j)
+            column.push_back(dq[4 * j + 2 * h + e]);
+          attn_gpu::GlobalReduceAddOp::create(
+              b, loc, kb.gep(colPtr, b.getF32Type(), kb.i64(e * spec.headDim)),
+              column, /*stride=*/8 * rowBytes);
+        }
+        return;
+      }
+      for (int64_t j = 0; j < config.blockM / 8; ++j)
+        for (int e = 0; e < 2; ++e)
+          ifThen(kb, kb.slt(kb.add(firstRow, kb.i32(8 * j + e)), seqQ), [&] {
+            attn_gpu::GlobalReduceAddOp::create(
+                b, loc,
+                kb.gep(colPtr, b.getF32Type(),
+                       kb.i64((8 * j + e) * spec.headDim)),
+                ValueRange{dq[4 * j + 2 * h + e]}, /*vector=*/false);
+          });
+    };
+    // Whole query blocks (all but a tail) add without row checks.
+    auto rows = [&] {
+      ifThenElse(
+          kb, kb.sle(kb.add(q0, kb.i32(config.blockM)), seqQ),
+          [&] { add(false); }, [&] { add(true); });
+    };
+    // Head-dim columns past D (padding of the last panel) are not added.
+    if (spec.headDim == tileDim)
+      rows();
+    else
+      ifThen(kb, kb.slt(col, kb.i32(spec.headDim)), rows);
+  }
+}
+
+/// Register 4·j + e of dKᵀ (dVᵀ) panel i: head-dim column 64·(2c + i) +
+/// 16w + g + 8·(e/2), key kv0 + 8·j + 2t + e%2.
+void HopperBackwardEmitter::emitTransposedEpilogue(ValueRange accs) {
+  Value scale = arg("softmax_scale");
+  int64_t panels = tileDim / 128, tileRegs = config.blockN / 2;
+  auto store = [&](StringRef tensor, int64_t firstReg, bool scaled) {
+    Value base = headBase(tensor, elt, kvHead);
+    Value firstKey = kb.add(kv0, kb.shl(t, 1));
+    for (int64_t i = 0; i < panels; ++i)
+      for (int h = 0; h < 2; ++h) {
+        Value col = kb.add(
+            kb.shl(kb.add(kb.mul(consumer, kb.i32(panels)), kb.i32(i)), 6),
+            kb.add(warpKey0, kb.add(g, kb.i32(8 * h))));
+        ifThen(kb, kb.slt(col, kb.i32(spec.headDim)), [&] {
+          Value colPtr = kb.gep(
+              base, elt,
+              kb.add(kb.mul(kb.sext64(firstKey), params.stride(tensor, 2)),
+                     kb.zext64(col)));
+          for (int64_t j = 0; j < tileRegs / 4; ++j)
+            for (int e = 0; e < 2; ++e)
+              ifThen(kb,
+                     kb.slt(kb.add(firstKey, kb.i32(8 * j + e)), seqKv),
+                     [&] {
+                       Value v =
+                           accs[firstReg + i * tileRegs + 4 * j + 2 * h + e];
+                       if (scaled)
+                         v = kb.fmul(v, scale);
+                       LLVM::StoreOp::create(
+                           b, loc, arith::TruncFOp::create(b, loc, elt, v),
+                           kb.gep(colPtr, elt,
+                                  kb.mul(kb.i64(8 * j + e),
+                                         params.stride(tensor, 2))),
+                           2);
+                     });
+        });
+      }
+  };
+  store("dk", 0, /*scaled=*/true);
+  store("dv", panels * tileRegs, /*scaled=*/false);
+}
+
 SmallVector<Value> HopperBackwardEmitter::issueSharedAB(Value aRing,
                                                         Value aStage,
                                                         Value bRing,
@@ -1625,6 +2027,9 @@ void HopperBackwardEmitter::emitConsumer() {
   int64_t carriedRegs = tileDim;
   if (config.splitHeadDim)
     carriedRegs /= 2;
+  // transposedDkv: dKᵀ and dVᵀ, tileDim / 128 m64n<blockN> tiles each.
+  if (config.transposedDkv)
+    carriedRegs = 2 * (tileDim / 128) * (config.blockN / 2);
   SmallVector<Value> init(carriedRegs, kb.f32(0.0));
   auto loop = scf::ForOp::create(
       b, loc, kb.i32(0), numSteps, kb.i32(1), init,
@@ -1644,7 +2049,10 @@ void HopperBackwardEmitter::emitConsumer() {
       dq = wgmmaWaitGroup(kb, 0, dq);
       storeDq(dq, last);
     });
-  emitEpilogue(loop.getResults());
+  if (config.transposedDkv)
+    emitTransposedEpilogue(loop.getResults());
+  else
+    emitEpilogue(loop.getResults());
 }
 
 void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
@@ -1721,7 +2129,8 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   vTile = kb.gepBytes(kTile, kb.i32(kTileBytes()));
   Value qBase = kb.gepBytes(vTile, kb.i32(vTileBytes()));
   Value doBase = kb.gepBytes(qBase, kb.i32(config.stages * qTileBytes()));
-  Value dsBase = kb.gepBytes(doBase, kb.i32(config.stages * doTileBytes()));
+  Value dsBase =
+      kb.gepBytes(doBase, kb.i32(config.doStages() * doTileBytes()));
   dqTile = kb.gepBytes(dsBase, kb.i32(2 * dsTileBytes()));
   if (config.splitHeadDim) {
     pRing = ringView(kb, dqTile, 2, config.blockN, config.blockM, elt);
@@ -1737,7 +2146,8 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   Value roomBelow = kb.slt(kb.i32(hopperBackwardBarrierBytes(config) - 1), pad);
   barriers = LLVM::SelectOp::create(b, loc, roomBelow, smem, barriersLast);
   qRing = ringView(kb, qBase, config.stages, config.blockM, tileDim, elt);
-  doRing = ringView(kb, doBase, config.stages, config.blockM, tileDim, elt);
+  doRing =
+      ringView(kb, doBase, config.doStages(), config.blockM, tileDim, elt);
   // dSᵀ [key][query] (transposedDq: dS [query][key]): two tiles, one per
   // step parity.
   dsRing = transposedDq()
@@ -1753,6 +2163,14 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
       mbarrierInit(kb, barrierAt(fullSlot() + s, Value()), 1 + 32);
       mbarrierInit(kb, barrierAt(emptySlot() + s, Value()),
                    128 * config.consumers());
+    }
+    if (config.transposedDkv) {
+      mbarrierInit(kb, barrierAt(doFullSlot(), Value()), 1);
+      mbarrierInit(kb, barrierAt(doEmptySlot(), Value()),
+                   128 * config.consumers());
+      LLVM::StoreOp::create(
+          b, loc, LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), kTile),
+          barrierAt(kTileSlot(), Value()), 8);
     }
     mbarrierInitFence(kb);
   });

@@ -298,8 +298,8 @@ static void addFlashBackwardCandidates(const FlashBackwardSpec &spec,
 
 /// The sm90a-wgmma backward space: the heuristic, then block-m {64, 128}
 /// at D <= 64, {64, 80} at D <= 128 (atomic), else the heuristic's x
-/// stages {2, 3, 4} x the dQ
-/// schedules (the deterministic kernel has no dQ to schedule).
+/// stages {2, 3, 4} x the dQ schedules (above D = 128 head-split and
+/// transposed-dkv; the deterministic kernel has no dQ to schedule).
 static void addHopperBackwardCandidates(const FlashBackwardSpec &spec,
                                         bool deterministic,
                                         std::vector<BackwardCandidate> &out) {
@@ -307,6 +307,8 @@ static void addHopperBackwardCandidates(const FlashBackwardSpec &spec,
       chooseHopperBackwardConfig(spec, deterministic);
   std::vector<HopperBackwardConfig> space = {heuristic};
   std::vector<StringRef> schedules = {"dq-pipelined", "dq-first", "dk-first"};
+  if (heuristic.splitHeadDim)
+    schedules = {"head-split", "transposed-dkv"};
   if (deterministic)
     schedules = {""};
   std::vector<int64_t> blockMs = {heuristic.blockM};

@@ -74,7 +74,19 @@ struct HopperBackwardConfig {
   /// not fit next to two Q/dO stages at D = 256). Set from the head dim by
   /// chooseHopperBackwardConfig.
   bool splitHeadDim = false;
+  /// The head-dim split as FlashAttention-3 runs it at D = 256 (schedule
+  /// "transposed-dkv", block-n 80): S = Q·Kᵀ and dP = dO·Vᵀ (consumer c
+  /// takes keys [40c, 40c + 40)), P and dS to shared memory as [key][query]
+  /// rows, and consumer c accumulates dVᵀ = dOᵀ·P, dKᵀ = Qᵀ·dS and dQᵀ =
+  /// Kᵀ·dSᵀ for head-dim rows [128c, 128c + 128): the head dim is the M of
+  /// the products, so that 80 keys fit the registers (dKᵀ and dVᵀ are two
+  /// m64n80 tiles each), a fifth fewer dQ reductions per FLOP than 64-key
+  /// blocks. dO has one stage (two do not fit next to 80-row K and V).
+  bool transposedDkv = false;
   std::string source = "heuristic";
+
+  /// Stages of the dO ring: the Q ring's, one with transposedDkv.
+  int64_t doStages() const { return transposedDkv ? 1 : stages; }
 
   int64_t consumers() const { return splitHeadDim ? 2 : blockN / 64; }
   /// f32 dQ tiles in shared memory, each with its own dQ warp (producer
@@ -158,9 +170,9 @@ int64_t hopperBackwardBarrierBytes(const HopperBackwardConfig &config);
 /// never stored.
 int64_t hopperBackwardTileWidth(const FlashBackwardSpec &spec);
 /// attn_bwd_sm90_d<D>[v<Dv>]_<dtype>[_causal][_kr]_dkdv_n<N>m<M>s<S>
-/// [_det|_sdq|_dkf|_hsplit]
+/// [_det|_sdq|_dkf|_hsplit|_tdkv]
 /// (no suffix: the pipelined dQ; _sdq: dQ first; _dkf: dK first; _hsplit:
-/// the head-dim split).
+/// the head-dim split; _tdkv: its transposed-dkv schedule).
 std::string hopperBackwardKernelName(const FlashBackwardSpec &spec,
                                      const HopperBackwardConfig &config);
 SmallVector<HopperBackwardTensorMap>
