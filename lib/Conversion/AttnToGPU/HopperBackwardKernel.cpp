@@ -1702,19 +1702,25 @@ HopperBackwardEmitter::maskQueryRows(SmallVector<Value> s, Value q0,
 /// (key0 is a multiple of 8).
 void HopperBackwardEmitter::storeKeyRows(Value tile, ArrayRef<Value> frags,
                                          Value key0) {
-  Value matrix = kb.lshr(lane, 3), r = kb.andi(lane, 7);
-  Value key = kb.add(key0, kb.add(kb.shl(kb.lshr(matrix, 1), 3), r));
-  Value chunk = kb.add(kb.lshr(warpKey0, 3), kb.andi(matrix, 1));
-  Value base = kb.gepBytes(
-      tile, kb.add(kb.mul(key, kb.i32(kPanelRowBytes)),
-                   kb.shl(kb.xori(chunk, r), 4)));
-  for (size_t j = 0; j < frags.size(); j += 4)
+  Value r = kb.andi(lane, 7);
+  // Matrix i = lane / 8 of an .x4 (of an .x2: lanes 16-31 repeat the
+  // addresses of 0-15, so that none points past the tile).
+  auto baseOf = [&](Value matrix) {
+    Value key = kb.add(key0, kb.add(kb.shl(kb.lshr(matrix, 1), 3), r));
+    Value chunk = kb.add(kb.lshr(warpKey0, 3), kb.andi(matrix, 1));
+    return kb.gepBytes(tile, kb.add(kb.mul(key, kb.i32(kPanelRowBytes)),
+                                    kb.shl(kb.xori(chunk, r), 4)));
+  };
+  Value matrix = kb.lshr(lane, 3);
+  for (size_t j = 0; j < frags.size(); j += 4) {
+    size_t count = std::min<size_t>(4, frags.size() - j);
+    Value base = baseOf(count == 4 ? matrix : kb.andi(matrix, 1));
     NVVM::StMatrixOp::create(
         b, loc, kb.gepBytes(base, kb.i32(j / 4 * 16 * kPanelRowBytes)),
-        frags.slice(j, std::min<size_t>(4, frags.size() - j)),
-        NVVM::MMALayout::col,
+        frags.slice(j, count), NVVM::MMALayout::col,
         NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
         NVVM::LdStMatrixEltType::B16);
+  }
 }
 
 SmallVector<Value> HopperBackwardEmitter::issueHeadDimRows(
