@@ -22,7 +22,7 @@ int64_t mlir::attn::hopperBackwardBarrierBytes(
     const HopperBackwardConfig &config) {
   // transposedDkv: then dO's own full and empty barriers and the K tile's
   // address (HopperBackwardKernel.cpp's kTileSlot).
-  return 8 * (1 + 2 * config.stages + (config.transposedDkv ? 3 : 0));
+  return 8 * (1 + 2 * config.stages + (config.transposedDkv() ? 3 : 0));
 }
 
 bool mlir::attn::usesHopperBackward(const FlashBackwardSpec &spec,
@@ -70,22 +70,19 @@ mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
   if (config.blockM == 80 && config.deterministic)
     return "block-m 80 of the sm90a backward kernel is not deterministic "
            "(it holds one dQ tile; --deterministic takes block-m 64)";
-  // Above D = 128 the two consumers share 64 keys (splitHeadDim; 80 with
-  // the transposed-dkv schedule), else each owns 64.
-  int64_t blockN = !config.splitHeadDim   ? 128
-                   : config.transposedDkv ? 80
-                                          : 64;
-  if (config.blockN != blockN)
+  // Above D = 128 the two consumers share a block of 64 keys (head-split)
+  // or 80 (transposed-dkv), else each owns 64.
+  if (config.splitHeadDim && config.blockN != 64 && config.blockN != 80)
     return "block-n of the sm90a backward kernel at head dim " +
-           std::to_string(spec.headDim) + " must be " +
-           std::to_string(blockN) +
-           (config.transposedDkv ? ", the 80 keys of the transposed-dkv "
-                                   "schedule"
-            : config.splitHeadDim
-                ? ", the 64 keys both consumer warpgroups share"
-                : ", two consumer warpgroups of 64 keys") +
-           " (got " + std::to_string(config.blockN) + ")";
-  if (config.transposedDkv) {
+           std::to_string(spec.headDim) +
+           " must be 64 (head-split) or 80 (transposed-dkv) (got " +
+           std::to_string(config.blockN) + ")";
+  if (!config.splitHeadDim && config.blockN != 128)
+    return "block-n of the sm90a backward kernel at head dim " +
+           std::to_string(spec.headDim) +
+           " must be 128, two consumer warpgroups of 64 keys (got " +
+           std::to_string(config.blockN) + ")";
+  if (config.transposedDkv()) {
     auto refuse = [](StringRef what) {
       return ("sm90-schedule transposed-dkv of the sm90a backward kernel "
               "takes no " +
@@ -96,9 +93,6 @@ mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
       return "block-m of the sm90a backward kernel's transposed-dkv schedule "
              "must be 64 (got " +
              std::to_string(config.blockM) + ")";
-    if (config.deterministic)
-      return refuse("deterministic dQ (its dQ is added from registers "
-                    "without turns)");
     if (spec.softcap > 0)
       return refuse("softcap");
     if (spec.alibi)
@@ -171,7 +165,7 @@ mlir::attn::hopperBackwardKernelName(const FlashBackwardSpec &spec,
          "_dkdv_n" +
          std::to_string(config.blockN) + "m" + std::to_string(config.blockM) +
          "s" + std::to_string(config.stages) +
-         (config.transposedDkv  ? "_tdkv"
+         (config.transposedDkv()  ? "_tdkv"
           : config.splitHeadDim ? "_hsplit"
           : config.pipelineDq ? ""
           : config.dqBeforeDk ? "_sdq"
@@ -185,7 +179,7 @@ mlir::attn::hopperBackwardSchedule(const HopperBackwardConfig &config) {
   // suffix -det); their dQ schedule is the head dim's default.
   if (config.deterministic)
     return "deterministic";
-  if (config.transposedDkv)
+  if (config.transposedDkv())
     return "transposed-dkv";
   if (config.splitHeadDim)
     return "head-split";
@@ -200,15 +194,14 @@ mlir::attn::applyHopperBackwardSchedule(HopperBackwardConfig &config,
   if (schedule.empty() || schedule == "deterministic")
     return "";
   // The head-dim split's schedules are the only ones above D = 128, and
-  // only there. Each sets its block-n (an explicit block-n is applied after
-  // and validated).
+  // only there; the block-n tells them apart (64: head-split, 80:
+  // transposed-dkv), so each sets it.
   if (config.splitHeadDim) {
     if (schedule != "head-split" && schedule != "transposed-dkv")
       return "sm90-schedule of the sm90a backward kernel above head dim 128 "
              "must be head-split or transposed-dkv (got '" +
              schedule.str() + "')";
-    config.transposedDkv = schedule == "transposed-dkv";
-    config.blockN = config.transposedDkv ? 80 : 64;
+    config.blockN = schedule == "transposed-dkv" ? 80 : 64;
     return "";
   }
   if (schedule != "dq-pipelined" && schedule != "dq-first" &&

@@ -562,7 +562,7 @@ void HopperBackwardEmitter::emitTmaLoads() {
                          kb.xori(parityOf(it), kb.i32(1)));
             Value full = barrierAt(fullSlot(), stage);
             Value doStage = stage, doFull = full;
-            if (config.transposedDkv) {
+            if (config.transposedDkv()) {
               // dO's single stage is released earlier in a step than Q's
               // (after dVᵀ), behind barriers of its own.
               mbarrierArriveExpectTx(kb, full, qTileBytes());
@@ -572,7 +572,7 @@ void HopperBackwardEmitter::emitTmaLoads() {
             for (int64_t p = 0; p < tileDim / 64; ++p)
               tmaLoad4d(kb, ringTile(kb, qRing, stage, p), arg("q_tmap"),
                         {kb.i32(64 * p), q0, head, batch}, full);
-            if (config.transposedDkv) {
+            if (config.transposedDkv()) {
               doStage = kb.i32(0);
               doFull = barrierAt(doFullSlot(), Value());
               mbarrierWait(kb, barrierAt(doEmptySlot(), Value()),
@@ -1193,14 +1193,14 @@ SmallVector<Value> HopperBackwardEmitter::emitStep(Value it,
   warpKey0 = fresh[3];
   kTile = fresh[4];
   vTile = fresh[5];
-  if (config.transposedDkv) {
+  if (config.transposedDkv()) {
     Value at = LLVM::LoadOp::create(b, loc, b.getI64Type(),
                                     barrierAt(kTileSlot(), Value()), 8,
                                     /*isVolatile=*/true);
     kTile = LLVM::IntToPtrOp::create(b, loc, kTileLoop.getType(), at);
     vTile = kb.gepBytes(kTile, kb.i32(kTileBytes()));
   }
-  SmallVector<Value> out = config.transposedDkv
+  SmallVector<Value> out = config.transposedDkv()
                                ? emitTransposedStepBody(it, carried)
                            : config.splitHeadDim
                                ? emitSplitStepBody(it, carried)
@@ -1624,6 +1624,11 @@ HopperBackwardEmitter::emitTransposedStepBody(Value it, ValueRange carried) {
   issuePanels(dV, doTile, pTile);
   wgmmaCommitGroup(kb);
   dq = wgmmaWaitGroup(kb, 1, dq);
+  // Deterministic: the turn warp acquired the step's turns (emitTurnKeeper)
+  // before either panel is added, and passes them on once both are issued.
+  if (config.deterministic)
+    namedBarrierSync(kb, turnBarrier(kTurnAcquiredBarrier, it),
+                     turnBarrierThreads());
   addDqTransposed(dq, it, panelOf(0));
   dq = wgmmaFence(kb, SmallVector<Value>(dqRegsPerPanel, kb.undefF32()));
   dq = issueDqPanel(1, dq);
@@ -1638,6 +1643,9 @@ HopperBackwardEmitter::emitTransposedStepBody(Value it, ValueRange carried) {
   dV.assign(done.begin(), done.begin() + dV.size());
   mbarrierArrive(kb, barrierAt(doEmptySlot(), Value()));
   addDqTransposed(ArrayRef(done).drop_front(dV.size()), it, panelOf(1));
+  if (config.deterministic)
+    namedBarrierArrive(kb, turnBarrier(kDqAddedBarrier, it),
+                       turnBarrierThreads());
   dK = wgmmaWaitGroup(kb, 0, dK);
   // Q, LSE and Δ of this stage are no longer read.
   mbarrierArrive(kb, barrierAt(emptySlot(), stage));
@@ -2034,7 +2042,7 @@ void HopperBackwardEmitter::emitConsumer() {
   if (config.splitHeadDim)
     carriedRegs /= 2;
   // transposedDkv: dKᵀ and dVᵀ, tileDim / 128 m64n<blockN> tiles each.
-  if (config.transposedDkv)
+  if (config.transposedDkv())
     carriedRegs = 2 * (tileDim / 128) * (config.blockN / 2);
   SmallVector<Value> init(carriedRegs, kb.f32(0.0));
   auto loop = scf::ForOp::create(
@@ -2055,7 +2063,7 @@ void HopperBackwardEmitter::emitConsumer() {
       dq = wgmmaWaitGroup(kb, 0, dq);
       storeDq(dq, last);
     });
-  if (config.transposedDkv)
+  if (config.transposedDkv())
     emitTransposedEpilogue(loop.getResults());
   else
     emitEpilogue(loop.getResults());
@@ -2170,7 +2178,7 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
       mbarrierInit(kb, barrierAt(emptySlot() + s, Value()),
                    128 * config.consumers());
     }
-    if (config.transposedDkv) {
+    if (config.transposedDkv()) {
       mbarrierInit(kb, barrierAt(doFullSlot(), Value()), 1);
       mbarrierInit(kb, barrierAt(doEmptySlot(), Value()),
                    128 * config.consumers());

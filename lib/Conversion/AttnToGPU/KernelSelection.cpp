@@ -231,6 +231,16 @@ mlir::attn::selectKernelConfig(AttentionGradOp op,
       config.blockN = o.blockN;
     if (o.stages != 2)
       config.stages = o.stages;
+    // Above D = 128 the block-n names the schedule: a block-n given with a
+    // schedule must be that schedule's.
+    if (!o.deterministic && !o.backwardSchedule.empty() &&
+        hopperBackwardSchedule(config) != o.backwardSchedule)
+      return op.emitOpError()
+             << "cannot be compiled for the GPU: sm90-schedule "
+             << o.backwardSchedule << " of the sm90a backward kernel takes "
+             << (o.backwardSchedule == "transposed-dkv" ? "block-n 80"
+                                                        : "block-n 64")
+             << " (got block-n " << config.blockN << ")";
     if (o.sectionMb >= 0) {
       // Only the causal kernel orders its tiles in sections.
       if (!spec.causal)

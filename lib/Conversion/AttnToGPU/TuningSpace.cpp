@@ -309,7 +309,9 @@ static void addHopperBackwardCandidates(const FlashBackwardSpec &spec,
   std::vector<StringRef> schedules = {"dq-pipelined", "dq-first", "dk-first"};
   if (heuristic.splitHeadDim)
     schedules = {"head-split", "transposed-dkv"};
-  if (deterministic)
+  // Deterministic kernels have no dQ schedule, but above D = 128 the
+  // head-split's two (block-n 64 and 80) order their dQ alike.
+  if (deterministic && !heuristic.splitHeadDim)
     schedules = {""};
   std::vector<int64_t> blockMs = {heuristic.blockM};
   if (!heuristic.splitHeadDim && hopperBackwardTakesBlockM128(spec))

@@ -74,19 +74,21 @@ struct HopperBackwardConfig {
   /// not fit next to two Q/dO stages at D = 256). Set from the head dim by
   /// chooseHopperBackwardConfig.
   bool splitHeadDim = false;
-  /// The head-dim split as FlashAttention-3 runs it at D = 256 (schedule
-  /// "transposed-dkv", block-n 80): S = Q·Kᵀ and dP = dO·Vᵀ (consumer c
-  /// takes keys [40c, 40c + 40)), P and dS to shared memory as [key][query]
-  /// rows, and consumer c accumulates dVᵀ = dOᵀ·P, dKᵀ = Qᵀ·dS and dQᵀ =
-  /// Kᵀ·dSᵀ for head-dim rows [128c, 128c + 128): the head dim is the M of
-  /// the products, so that 80 keys fit the registers (dKᵀ and dVᵀ are two
-  /// m64n80 tiles each), a fifth fewer dQ reductions per FLOP than 64-key
-  /// blocks. dO has one stage (two do not fit next to 80-row K and V).
-  bool transposedDkv = false;
   std::string source = "heuristic";
 
+  /// The head-dim split as FlashAttention-3 runs it at D = 256 (schedule
+  /// "transposed-dkv", block-n 80: the block-n picks it): S = Q·Kᵀ and dP =
+  /// dO·Vᵀ (consumer c takes keys [40c, 40c + 40)), P and dS to shared
+  /// memory as [key][query] rows, and consumer c accumulates dVᵀ = dOᵀ·P,
+  /// dKᵀ = Qᵀ·dS and dQᵀ = Kᵀ·dSᵀ for head-dim rows [128c, 128c + 128):
+  /// the head dim is the M of the products, so that 80 keys fit the
+  /// registers (dKᵀ and dVᵀ are two m64n80 tiles each), a fifth fewer dQ
+  /// reductions per FLOP than 64-key blocks. dO has one stage (two do not
+  /// fit next to 80-row K and V).
+  bool transposedDkv() const { return splitHeadDim && blockN == 80; }
+
   /// Stages of the dO ring: the Q ring's, one with transposedDkv.
-  int64_t doStages() const { return transposedDkv ? 1 : stages; }
+  int64_t doStages() const { return transposedDkv() ? 1 : stages; }
 
   int64_t consumers() const { return splitHeadDim ? 2 : blockN / 64; }
   /// f32 dQ tiles in shared memory, each with its own dQ warp (producer
@@ -140,10 +142,12 @@ HopperBackwardConfig chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
 /// dV and dK), "dq-first" (in-step, dQ issued before dK and stored under
 /// it) or "dk-first" (in-step, dQ after dK); "deterministic" for the deterministic
 /// kernels (dQ added in key-block order, with the head dim's default dQ
-/// schedule); "head-split" above D = 128 (splitHeadDim).
+/// schedule); above D = 128 (splitHeadDim) "head-split" (block-n 64) or
+/// "transposed-dkv" (block-n 80).
 std::string hopperBackwardSchedule(const HopperBackwardConfig &config);
-/// Sets `config`'s dQ schedule from its name ("" leaves it); returns why
-/// the name is not one ("" when it is).
+/// Sets `config`'s dQ schedule from its name ("" leaves it; above D = 128
+/// it sets the block-n that names the schedule); returns why the name is
+/// not one ("" when it is).
 std::string applyHopperBackwardSchedule(HopperBackwardConfig &config,
                                         StringRef schedule);
 /// Whether the dkdv kernel can take query blocks of 128 rows (block-m
