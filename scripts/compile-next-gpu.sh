@@ -10,9 +10,9 @@
 #       at D 64, 128, 256; block-m 64 against 80 at D = 128; head-split
 #       against transposed-dkv at D = 256.
 # On the GPU host, one call each (carry DIR, then DIR-bench):
-#   SANITIZE_KERNELS="d192v128c d64_rot_det d128_m80 d256c_tdkv" \
+#   SANITIZE_KERNELS="d192v128c d64_rot_det d128_m80 d256c_tdkv_det" \
 #     BENCH=0 bash scripts/gpu-padded-dims.sh gpu-next
-#   SANITIZE=0 BENCH_SEQS=2048,4096,16384 \
+#   SANITIZE=0 BENCH_SEQS=2048,4096,16384 BENCH_TIMEOUT=540 \
 #     bash scripts/gpu-padded-dims.sh gpu-next-bench
 # then the op from this tree's wheel (ninja -C build attn_compiler &&
 # bash scripts/build-wheel.sh --no-build; carry dist gpu-wheels):
