@@ -12,7 +12,7 @@
 # On the GPU host, one call each (carry DIR, then DIR-bench):
 #   SANITIZE_KERNELS="d192v128c d64_rot_det d128_m80 d256c_tdkv_det" \
 #     BENCH=0 bash scripts/gpu-padded-dims.sh gpu-next
-#   SANITIZE=0 BENCH_SEQS=2048,4096,16384 BENCH_TIMEOUT=540 \
+#   SANITIZE=0 BENCH_SEQS=2048,4096,16384 BENCH_TIMEOUT=450 \
 #     bash scripts/gpu-padded-dims.sh gpu-next-bench
 # then the op from this tree's wheel (ninja -C build attn_compiler &&
 # bash scripts/build-wheel.sh --no-build; carry dist gpu-wheels):
