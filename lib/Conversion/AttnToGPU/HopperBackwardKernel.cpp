@@ -276,10 +276,6 @@ private:
   /// q0 + warpKey0 + g (+ 8) and keys kv0 + key0 + 8·j + 2t (+ 1).
   SmallVector<Value> maskQueryRows(SmallVector<Value> s, Value q0,
                                    Value key0, int64_t cols);
-  /// transposedDkv: this consumer's P or dS A-operand pairs (rows: the
-  /// warp's 16 queries, columns: keys key0..) into a [key][query] tile
-  /// (blockN rows of 128 bytes) by stmatrix.trans.
-  void storeKeyRows(Value tile, ArrayRef<Value> frags, Value key0);
   /// transposedDkv: acc (m64n<cols>) = A·B (+ acc when `accumulate`) for
   /// head-dim rows [64p, 64p + 64): A = panel `aPanel` of `aTile`
   /// ([rows][d], read MN-major, `kSteps` k-steps of 16 rows), B the
@@ -343,11 +339,16 @@ private:
   /// [key][query] tile with 128-byte swizzle, as TMA would write it, from
   /// query chunk `firstChunk` (16 bytes each) on.
   void storeTransposed(Value tile, ArrayRef<Value> frags, Value firstChunk);
-  /// transposedDq(): this consumer's dSᵀ A-operand pairs into a [query]
-  /// [key] tile (rows of blockN keys in 64-key panels, consumer c's keys
-  /// are panel c) by stmatrix.trans, the layout B of dQᵀ = Kᵀ·dSᵀ reads
-  /// K-major.
-  void storeDsRows(Value tile, ArrayRef<Value> frags);
+  /// Packed pairs (register 2·j + h: the warp's rows 8h.., columns 8j..)
+  /// stored transposed by stmatrix.trans into a 64-column panel `panel`
+  /// (rows of 128 bytes, 128-byte swizzle, as TMA writes it): column
+  /// firstRow + c of the pairs becomes the panel's row firstRow + c, and
+  /// their rows the 16-byte chunks firstChunk + h of it. firstRow is a
+  /// multiple of 8. Block-m 80: dSᵀ into the [query][key] dS tile (panel c,
+  /// the consumer's keys); transposed-dkv: P and dS into [key][query]
+  /// tiles.
+  void storeTransposedPairs(Value panel, ArrayRef<Value> pairs,
+                            Value firstRow, Value firstChunk);
   /// transposedDq(): the dQᵀ accumulator of head-dim rows [64c, 64c + 64)
   /// into the [query][d] f32 tile, element by element (d < D only).
   void storeDqTransposed(ArrayRef<Value> dq, Value tile);
@@ -1126,30 +1127,6 @@ void HopperBackwardEmitter::storeTransposed(Value tile, ArrayRef<Value> frags,
   }
 }
 
-/// stmatrix.x4.trans of 8x8 tiles {(j, 0), (j, 1), (j + 1, 0), (j + 1, 1)}
-/// (register 2·j + h: keys 16w + 8h.., queries 8j..): tile i stores its
-/// column r (query 8·(j + i / 2) + r) as the 16 bytes of keys 16w + 8(i %
-/// 2).. of that query's row, from the address lane 8i + r gives. Row q,
-/// key chunk k of panel c: c·blockM·128 + q·128 + ((k ^ q % 8)·16).
-void HopperBackwardEmitter::storeDsRows(Value tile, ArrayRef<Value> frags) {
-  Value matrix = kb.lshr(lane, 3), r = kb.andi(lane, 7);
-  Value query = kb.add(kb.shl(kb.lshr(matrix, 1), 3), r);
-  // warpKey0 = 64c + 16w: the warp's keys are chunks 2w and 2w + 1 of
-  // panel c.
-  Value chunk =
-      kb.add(kb.andi(kb.lshr(warpKey0, 3), 7), kb.andi(matrix, 1));
-  Value at = kb.add(kb.mul(consumer, kb.i32(qPanelBytes())),
-                    kb.add(kb.mul(query, kb.i32(kPanelRowBytes)),
-                           kb.shl(kb.xori(chunk, r), 4)));
-  Value base = kb.gepBytes(tile, at);
-  for (size_t j = 0; j + 4 <= frags.size(); j += 4)
-    NVVM::StMatrixOp::create(
-        b, loc, kb.gepBytes(base, kb.i32(j / 4 * 16 * kPanelRowBytes)),
-        frags.slice(j, 4), NVVM::MMALayout::col,
-        NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
-        NVVM::LdStMatrixEltType::B16);
-}
-
 /// Register 4·j + e: head-dim row 64c + 16w + g + 8·(e / 2), query column
 /// 8·j + 2t + e % 2; the f32 tile is [query][D].
 void HopperBackwardEmitter::storeDqTransposed(ArrayRef<Value> dq,
@@ -1307,7 +1284,12 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   if (pipelined())
     waitForOtherDs(it);
   if (transposedDq())
-    storeDsRows(ringTile(kb, dsRing, dsStage), dsFrags);
+    // warpKey0 = 64c + 16w: the warp's keys are chunks 2w and 2w + 1 of
+    // panel c.
+    storeTransposedPairs(
+        kb.gepBytes(ringTile(kb, dsRing, dsStage),
+                    kb.mul(consumer, kb.i32(qPanelBytes()))),
+        dsFrags, kb.i32(0), kb.andi(kb.lshr(warpKey0, 3), 7));
   else
     storeTransposed(ringTile(kb, dsRing, dsStage), dsFrags, Value());
   // The generic-proxy stores become visible to wgmma (the async proxy).
@@ -1571,7 +1553,9 @@ HopperBackwardEmitter::emitTransposedStepBody(Value it, ValueRange carried) {
             kb.packPair(elt, x[4 * j + 2 * h], x[4 * j + 2 * h + 1]));
     return pairs;
   };
-  storeKeyRows(pTile, packPairs(p), key0);
+  // The warp's 16 queries are chunks 2w and 2w + 1 of a key's row.
+  Value queryChunk = kb.lshr(warpKey0, 3);
+  storeTransposedPairs(pTile, packPairs(p), key0, queryChunk);
   dp = wgmmaWaitGroup(kb, 0, dp);
   SmallVector<Value> ds(p);
   for (size_t i = 0; i < ds.size(); ++i)
@@ -1580,7 +1564,7 @@ HopperBackwardEmitter::emitTransposedStepBody(Value it, ValueRange carried) {
   // Both consumers' P and dS in the step's tiles before either reads them
   // (two tiles each: a consumer's stores of step j + 2 follow the barrier
   // of step j + 1, after the other's reads of step j).
-  storeKeyRows(dsTile, packPairs(ds), key0);
+  storeTransposedPairs(dsTile, packPairs(ds), key0, queryChunk);
   fenceProxyAsyncShared(kb);
   namedBarrierSync(kb, kb.i32(kConsumerBarrier), 128 * config.consumers());
 
@@ -1703,29 +1687,29 @@ HopperBackwardEmitter::maskQueryRows(SmallVector<Value> s, Value q0,
 }
 
 /// stmatrix.x4.trans of 8x8 tiles {(j, 0), (j, 1), (j + 1, 0), (j + 1, 1)}
-/// (register 2·j + h: queries 16w + 8h.., keys key0 + 8j..; .x2 for a last
-/// odd j): tile i stores its column r (key key0 + 8·(j + i / 2) + r) as the
-/// 16 bytes of queries 16w + 8(i % 2).. of that key's row, from the address
-/// lane 8i + r gives. Key row k, query chunk q: k·128 + ((q ^ k % 8)·16)
-/// (key0 is a multiple of 8).
-void HopperBackwardEmitter::storeKeyRows(Value tile, ArrayRef<Value> frags,
-                                         Value key0) {
+/// (.x2 for a last odd j): tile i stores its column r as the 16 bytes of
+/// chunk firstChunk + i % 2 of row firstRow + 8·(j + i / 2) + r, from the
+/// address lane 8i + r gives: row·128 + ((chunk ^ row % 8)·16).
+void HopperBackwardEmitter::storeTransposedPairs(Value panel,
+                                                 ArrayRef<Value> pairs,
+                                                 Value firstRow,
+                                                 Value firstChunk) {
   Value r = kb.andi(lane, 7);
   // Matrix i = lane / 8 of an .x4 (of an .x2: lanes 16-31 repeat the
   // addresses of 0-15, so that none points past the tile).
   auto baseOf = [&](Value matrix) {
-    Value key = kb.add(key0, kb.add(kb.shl(kb.lshr(matrix, 1), 3), r));
-    Value chunk = kb.add(kb.lshr(warpKey0, 3), kb.andi(matrix, 1));
-    return kb.gepBytes(tile, kb.add(kb.mul(key, kb.i32(kPanelRowBytes)),
-                                    kb.shl(kb.xori(chunk, r), 4)));
+    Value row = kb.add(firstRow, kb.add(kb.shl(kb.lshr(matrix, 1), 3), r));
+    Value chunk = kb.add(firstChunk, kb.andi(matrix, 1));
+    return kb.gepBytes(panel, kb.add(kb.mul(row, kb.i32(kPanelRowBytes)),
+                                     kb.shl(kb.xori(chunk, r), 4)));
   };
   Value matrix = kb.lshr(lane, 3);
-  for (size_t j = 0; j < frags.size(); j += 4) {
-    size_t count = std::min<size_t>(4, frags.size() - j);
+  for (size_t j = 0; j < pairs.size(); j += 4) {
+    size_t count = std::min<size_t>(4, pairs.size() - j);
     Value base = baseOf(count == 4 ? matrix : kb.andi(matrix, 1));
     NVVM::StMatrixOp::create(
         b, loc, kb.gepBytes(base, kb.i32(j / 4 * 16 * kPanelRowBytes)),
-        frags.slice(j, count), NVVM::MMALayout::col,
+        pairs.slice(j, count), NVVM::MMALayout::col,
         NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
         NVVM::LdStMatrixEltType::B16);
   }
