@@ -82,26 +82,16 @@ mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
            std::to_string(spec.headDim) +
            " must be 128, two consumer warpgroups of 64 keys (got " +
            std::to_string(config.blockN) + ")";
-  if (config.transposedDkv()) {
-    auto refuse = [](StringRef what) {
-      return ("sm90-schedule transposed-dkv of the sm90a backward kernel "
-              "takes no " +
-              what)
-          .str();
-    };
-    if (config.blockM != 64)
-      return "block-m of the sm90a backward kernel's transposed-dkv schedule "
-             "must be 64 (got " +
-             std::to_string(config.blockM) + ")";
-    if (spec.softcap > 0)
-      return refuse("softcap");
-    if (spec.alibi)
-      return refuse("ALiBi");
-    if (spec.keyRange)
-      return refuse("key_range");
-    if (spec.headDim != spec.valueHeadDim)
-      return refuse("Dqk != Dv");
-  }
+  if (config.transposedDkv() && config.blockM != 64)
+    return "block-m of the sm90a backward kernel's transposed-dkv schedule "
+           "must be 64 (got " +
+           std::to_string(config.blockM) + ")";
+  // Its dVᵀ and dQᵀ panels, epilogue and dP depth take one head dim.
+  if (config.transposedDkv() && spec.headDim != spec.valueHeadDim)
+    return "sm90-schedule transposed-dkv of the sm90a backward kernel takes "
+           "equal head dims (got " +
+           std::to_string(spec.headDim) + " and " +
+           std::to_string(spec.valueHeadDim) + ")";
   if (!cap.stages.contains(config.stages))
     return "stages of the sm90a backward kernel must be " + cap.stages.str() +
            " (got " + std::to_string(config.stages) + ")";

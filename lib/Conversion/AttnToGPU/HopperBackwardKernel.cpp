@@ -1498,6 +1498,7 @@ HopperBackwardEmitter::emitTransposedStepBody(Value it, ValueRange carried) {
   // would otherwise keep its loop-invariant descriptors live: spills).
   Value doTile = kb.gepBytes(
       kTile, kb.i32(kTileBytes() + vTileBytes() + config.stages * qTileBytes()));
+  std::optional<AlibiTerm> alibi = alibiOf(head);
 
   // S = Q·Kᵀ and dP = dO·Vᵀ of this consumer's keys: A = Q or dO (K-major),
   // B = its rows of K or V (K-major).
@@ -1517,11 +1518,21 @@ HopperBackwardEmitter::emitTransposedStepBody(Value it, ValueRange carried) {
                ArrayRef(fenced).drop_front(sRegs), keys);
   wgmmaCommitGroup(kb);
   sc = wgmmaWaitGroup(kb, 1, sc);
+  // Softcap C: S becomes t = tanh(S·scale / C) before the mask, P's
+  // constant is C·log2e and dS takes the factor 1 − t² (emitStepBody's).
+  bool softcap = spec.softcap > 0;
+  if (softcap) {
+    Value inner = kb.fmul(arg("softmax_scale"), kb.f32(1.0 / spec.softcap));
+    for (Value &v : sc)
+      v = attn_gpu::TanhOp::create(b, loc, kb.fmul(v, inner));
+  }
   sc = maskQueryRows(std::move(sc), q0, key0, keys);
 
-  // P = exp2(S·scale·log2e − LSE·log2e) and dS = P∘(dP − Δ), LSE·log2e and
-  // Δ of this thread's two query rows (16w + g + 8h of the block).
-  Value cScale = backwardSoftmaxConstant(kb, arg("softmax_scale"), 0.0);
+  // P = exp2(S·c − LSE·log2e) (+ ALiBi's term) and dS = P∘(dP − Δ),
+  // LSE·log2e and Δ of this thread's two query rows (16w + g + 8h of the
+  // block).
+  Value cScale =
+      backwardSoftmaxConstant(kb, arg("softmax_scale"), spec.softcap);
   Value lseBase = kb.gepBytes(
       lseRing, kb.add(kb.mul(stage, kb.i32(lseStageBytes())),
                       kb.shl(kb.add(warpKey0, g), 2)));
@@ -1534,10 +1545,26 @@ HopperBackwardEmitter::emitTransposedStepBody(Value it, ValueRange carried) {
         b, loc, b.getF32Type(),
         kb.gepBytes(at, kb.i32(config.blockM * 4)), 4);
   }
-  SmallVector<Value> p(sc);
-  for (size_t i = 0; i < p.size(); ++i)
-    p[i] = kb.exp2(
-        LLVM::FMAOp::create(b, loc, p[i], cScale, negLse[i % 4 / 2]));
+  // ALiBi: register 4·j + e is d(query) − key = base + 8·(e/2) − 8·j − e%2
+  // with base = q0 + d + 16w + g − kv0 − key0 − 2t.
+  Value alibiBase;
+  if (alibi)
+    alibiBase = alibi->rowBase(kb.sub(
+        kb.add(kb.add(q0, diagonal), kb.add(warpKey0, g)),
+        kb.add(kb.add(kv0, key0), kb.shl(t, 1))));
+  auto probabilities = [&](ArrayRef<Value> scores) {
+    SmallVector<Value> out(scores);
+    for (size_t i = 0; i < out.size(); ++i) {
+      int64_t j = i / 4, e = i % 4;
+      if (alibi)
+        out[i] = alibi->apply(out[i], alibiBase,
+                              8 * (e / 2) - 8 * j - (e & 1));
+      out[i] = kb.exp2(
+          LLVM::FMAOp::create(b, loc, out[i], cScale, negLse[e / 2]));
+    }
+    return out;
+  };
+  SmallVector<Value> p = probabilities(sc);
   // P into the step's tile now, so that only its f32 values stay live
   // (for dS) next to dP.
   Value buffer = kb.andi(it, 1);
@@ -1557,9 +1584,17 @@ HopperBackwardEmitter::emitTransposedStepBody(Value it, ValueRange carried) {
   Value queryChunk = kb.lshr(warpKey0, 3);
   storeTransposedPairs(pTile, packPairs(p), key0, queryChunk);
   dp = wgmmaWaitGroup(kb, 0, dp);
-  SmallVector<Value> ds(p);
-  for (size_t i = 0; i < ds.size(); ++i)
+  // Softcap: P again from the masked t (keeping both spilled at D = 128 in
+  // emitStepBody), times 1 − min(t², 1) (a masked t is −inf).
+  SmallVector<Value> ds = softcap ? probabilities(sc) : p;
+  for (size_t i = 0; i < ds.size(); ++i) {
+    if (softcap)
+      ds[i] = kb.fmul(ds[i], kb.fsub(kb.f32(1.0),
+                                     arith::MinimumFOp::create(
+                                         b, loc, kb.fmul(sc[i], sc[i]),
+                                         kb.f32(1.0))));
     ds[i] = kb.fmul(ds[i], kb.fsub(dp[i], delta[i % 4 / 2]));
+  }
 
   // Both consumers' P and dS in the step's tiles before either reads them
   // (two tiles each: a consumer's stores of step j + 2 follow the barrier
@@ -1683,6 +1718,12 @@ HopperBackwardEmitter::maskQueryRows(SmallVector<Value> s, Value q0,
                       kb.add(kb.shl(t, 1), kb.i32(1)));
       },
       /*col=*/1, /*row=*/0);
+  // key_range: key >= start  <=>  −(8·j + e%2) <= kv0 + key0 + 2t − start.
+  if (keyStart)
+    sTile = maskFragment(
+        kb, sTile, kb.slt(kv0, keyStart),
+        [&] { return kb.sub(kb.add(firstKey, kb.shl(t, 1)), keyStart); },
+        /*col=*/-1, /*row=*/0);
   return kb.registers(sTile);
 }
 
