@@ -272,10 +272,6 @@ private:
   /// transposedDkv). Carried: dKᵀ then dVᵀ, two m64n<blockN> tiles each
   /// (this consumer's head-dim rows [128c, 128c + 128)).
   SmallVector<Value> emitTransposedStepBody(Value it, ValueRange carried);
-  /// transposedDkv: the masks (band, keys past the end) on S of query rows
-  /// q0 + warpKey0 + g (+ 8) and keys kv0 + key0 + 8·j + 2t (+ 1).
-  SmallVector<Value> maskQueryRows(SmallVector<Value> s, Value q0,
-                                   Value key0, int64_t cols);
   /// transposedDkv: acc (m64n<cols>) = A·B (+ acc when `accumulate`) for
   /// head-dim rows [64p, 64p + 64): A = panel `aPanel` of `aTile`
   /// ([rows][d], read MN-major, `kSteps` k-steps of 16 rows), B the
@@ -307,10 +303,17 @@ private:
   /// This warp's 16 key rows of a K or V tile (128-byte swizzled panels
   /// of blockN rows) as an A-operand fragment of `depth` columns.
   Value loadOperandA(Value tile, int64_t depth);
-  /// The softcap's t = tanh(Sᵀ·scale / C) and the masks (band, keys past
-  /// the end, key_range) on Sᵀ of query columns qCol0.. (`cols` of them).
-  SmallVector<Value> capAndMask(SmallVector<Value> s, Value qCol0,
-                                int64_t cols);
+  /// What the rows of a score fragment are (register 4·j + e sits at row
+  /// warpKey0 + g + 8·(e/2), column 8·j + 2t + e%2): keys in Sᵀ, queries
+  /// in the transposed-dkv schedule's S.
+  enum class ScoreRows { keys, queries };
+  /// The softcap's t = tanh(S·scale / C) and the masks (band, keys past
+  /// the end, key_range) on a score tile of `cols` columns whose first
+  /// query is firstQuery (`queries` of them) and first key kv0 + keyOffset
+  /// (kv0 when keyOffset is null).
+  SmallVector<Value> capAndMask(SmallVector<Value> s, ScoreRows rows,
+                                Value firstQuery, Value keyOffset,
+                                int64_t queries, int64_t cols);
   /// ALiBi: query head `head`'s slope, read at the step's start, before
   /// the products hide it, in the unit of the score P's constant
   /// multiplies (raw, or the softcap's t); none without ALiBi.
@@ -990,66 +993,86 @@ Value HopperBackwardEmitter::loadOperandA(Value tile, int64_t depth) {
 }
 
 SmallVector<Value> HopperBackwardEmitter::capAndMask(SmallVector<Value> s,
-                                                     Value qCol0,
+                                                     ScoreRows rows,
+                                                     Value firstQuery,
+                                                     Value keyOffset,
+                                                     int64_t queries,
                                                      int64_t cols) {
-  // Softcap: Sᵀ becomes t = tanh(Sᵀ·scale / C) before the mask, P's
-  // constant is C·log2e, and dSᵀ takes the cap's derivative 1 − t² below.
+  // Softcap: S becomes t = tanh(S·scale / C) before the mask, P's constant
+  // is C·log2e, and dS takes the cap's derivative 1 − t².
   if (spec.softcap > 0) {
     Value inner = kb.fmul(arg("softmax_scale"), kb.f32(1.0 / spec.softcap));
     for (Value &v : s)
       v = attn_gpu::TanhOp::create(b, loc, kb.fmul(v, inner));
   }
 
-  // The band: key kv0 + warpKey0 + g + 8·(e/2) is seen by query
-  // qCol0 + 8·j + 2t + e%2 iff d(query) − left <= key <= d(query) + right
-  // (d(i) = i + diagonal), i.e.
-  //   right: 8·(e/2) − 8·j − e%2 <= qCol0 + diagonal + right − kv0
-  //          − warpKey0 − g + 2t;
-  //   left:  8·j + e%2 − 8·(e/2) <= left − diagonal − qCol0 + kv0
-  //          + warpKey0 + g − 2t.
+  // Register 4·j + e holds key key + kOff and query query + qOff, where
+  // key and query are this thread's first (built by the lambdas below, in
+  // the branch that needs them) and kOff, qOff are its row offset 8·(e/2)
+  // and column offset 8·j + e%2, one each as `rows` says. The band:
+  // d(query) − left <= key <= d(query) + right (d(i) = i + diagonal), i.e.
+  //   right: kOff − qOff <= query + diagonal + right − key;
+  //   left:  qOff − kOff <= left − diagonal − query + key;
+  // the keys past Nk: kOff <= Nk − key − 1; key_range: −kOff <= key −
+  // start. maskFragment's (col, row) are kOff's and qOff's coefficients.
   // Blocks clear of an edge skip its compares.
+  bool keyRows = rows == ScoreRows::keys;
+  int64_t keyCol = keyRows ? 0 : 1, keyRow = keyRows ? 1 : 0;
+  int64_t queryCol = 1 - keyCol, queryRow = 1 - keyRow;
+  auto rowLane = [&] { return kb.add(warpKey0, g); };
+  auto colLane = [&] { return kb.shl(t, 1); };
+  auto firstKey = [&] { return keyOffset ? kb.add(kv0, keyOffset) : kv0; };
+  auto key = [&] {
+    return keyRows ? kb.add(kb.add(firstKey(), warpKey0), g)
+                   : kb.add(firstKey(), colLane());
+  };
+  // query + diagonal (+ right) − key, with `reach` = firstQuery + diagonal
+  // (+ right).
+  auto reachMinusKey = [&](Value reach) {
+    return keyRows ? kb.add(kb.sub(kb.sub(reach, kb.add(firstKey(), warpKey0)),
+                                   g),
+                            colLane())
+                   : kb.sub(kb.add(reach, kb.sub(rowLane(), colLane())),
+                            firstKey());
+  };
   Value sTile = kb.fragment(accumulator(cols), s);
   if (spec.band.hasRight()) {
-    Value reach = kb.add(qCol0, diagonal);
+    Value reach = kb.add(firstQuery, diagonal);
     if (spec.band.right)
       reach = kb.add(reach, kb.i32(spec.band.right));
     sTile = maskFragment(
         kb, sTile, kb.slt(reach, kb.add(kv0, kb.i32(config.blockN - 1))),
-        [&] {
-          return kb.add(kb.sub(kb.sub(reach, kb.add(kv0, warpKey0)), g),
-                        kb.shl(t, 1));
-        },
-        /*col=*/-1, /*row=*/1);
+        [&] { return reachMinusKey(reach); }, keyCol - queryCol,
+        keyRow - queryRow);
   }
   if (spec.band.hasLeft()) {
-    // The lowest key the block's last row sees.
-    Value lowest = kb.sub(kb.add(qCol0, diagonal),
-                          kb.i32(spec.band.left - (cols - 1)));
+    // The lowest key the block's last query sees.
+    Value lowest = kb.sub(kb.add(firstQuery, diagonal),
+                          kb.i32(spec.band.left - (queries - 1)));
     sTile = maskFragment(
         kb, sTile, kb.slt(kv0, lowest),
         [&] {
-          return kb.sub(
-              kb.add(kb.sub(kb.i32(spec.band.left), kb.add(qCol0, diagonal)),
-                     kb.add(kb.add(kv0, warpKey0), g)),
-              kb.shl(t, 1));
+          Value left =
+              kb.sub(kb.i32(spec.band.left), kb.add(firstQuery, diagonal));
+          return keyRows ? kb.sub(kb.add(left, key()), colLane())
+                         : kb.sub(kb.add(left, firstKey()),
+                                  kb.sub(rowLane(), colLane()));
         },
-        /*col=*/1, /*row=*/-1);
+        queryCol - keyCol, queryRow - keyRow);
   }
-  // Keys past Nk (the last key block): key < Nk  <=>
-  //   8·(e/2) <= Nk − kv0 − warpKey0 − g − 1.
   sTile = maskFragment(
       kb, sTile, kb.slt(keyEnd, kb.add(kv0, kb.i32(config.blockN))),
       [&] {
-        return kb.sub(kb.sub(keyEnd, kb.add(kv0, warpKey0)),
-                      kb.add(g, kb.i32(1)));
+        return keyRows ? kb.sub(kb.sub(keyEnd, kb.add(firstKey(), warpKey0)),
+                                kb.add(g, kb.i32(1)))
+                       : kb.sub(kb.sub(keyEnd, firstKey()),
+                                kb.add(colLane(), kb.i32(1)));
       },
-      /*col=*/0, /*row=*/1);
-  // key_range: key >= start  <=>  −8·(e/2) <= kv0 + warpKey0 + g − start.
+      keyCol, keyRow);
   if (keyStart)
     sTile = maskFragment(
         kb, sTile, kb.slt(kv0, keyStart),
-        [&] { return kb.sub(kb.add(kb.add(kv0, warpKey0), g), keyStart); },
-        /*col=*/0, /*row=*/-1);
+        [&] { return kb.sub(key(), keyStart); }, -keyCol, -keyRow);
   return kb.registers(sTile);
 }
 
@@ -1215,7 +1238,8 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
                                       ArrayRef(fenced).slice(sRegs, sRegs));
   wgmmaCommitGroup(kb);
   s = wgmmaWaitGroup(kb, 1, s);
-  s = capAndMask(std::move(s), q0, config.blockM);
+  s = capAndMask(std::move(s), ScoreRows::keys, q0, Value(), config.blockM,
+                 config.blockM);
   bool softcap = spec.softcap > 0;
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), LSE·log2e of this thread's query columns
@@ -1423,7 +1447,7 @@ SmallVector<Value> HopperBackwardEmitter::emitSplitStepBody(Value it,
       cols);
   wgmmaCommitGroup(kb);
   s = wgmmaWaitGroup(kb, 1, s);
-  s = capAndMask(std::move(s), qCol0, cols);
+  s = capAndMask(std::move(s), ScoreRows::keys, qCol0, Value(), cols, cols);
   Value cScale =
       backwardSoftmaxConstant(kb, arg("softmax_scale"), spec.softcap);
   auto probabilities = [&](ArrayRef<Value> scores) {
@@ -1518,15 +1542,9 @@ HopperBackwardEmitter::emitTransposedStepBody(Value it, ValueRange carried) {
                ArrayRef(fenced).drop_front(sRegs), keys);
   wgmmaCommitGroup(kb);
   sc = wgmmaWaitGroup(kb, 1, sc);
-  // Softcap C: S becomes t = tanh(S·scale / C) before the mask, P's
-  // constant is C·log2e and dS takes the factor 1 − t² (emitStepBody's).
   bool softcap = spec.softcap > 0;
-  if (softcap) {
-    Value inner = kb.fmul(arg("softmax_scale"), kb.f32(1.0 / spec.softcap));
-    for (Value &v : sc)
-      v = attn_gpu::TanhOp::create(b, loc, kb.fmul(v, inner));
-  }
-  sc = maskQueryRows(std::move(sc), q0, key0, keys);
+  sc = capAndMask(std::move(sc), ScoreRows::queries, q0, key0, config.blockM,
+                  keys);
 
   // P = exp2(S·c − LSE·log2e) (+ ALiBi's term) and dS = P∘(dP − Δ),
   // LSE·log2e and Δ of this thread's two query rows (16w + g + 8h of the
@@ -1671,60 +1689,6 @@ HopperBackwardEmitter::emitTransposedStepBody(Value it, ValueRange carried) {
   SmallVector<Value> out(dK);
   out.append(dV);
   return out;
-}
-
-SmallVector<Value>
-HopperBackwardEmitter::maskQueryRows(SmallVector<Value> s, Value q0,
-                                     Value key0, int64_t cols) {
-  // Register 4·j + e: query q0 + warpKey0 + g + 8·(e/2), key kv0 + key0 +
-  // 8·j + 2t + e%2. The band: d(query) − left <= key <= d(query) + right
-  // (d(i) = i + diagonal), i.e.
-  //   right: 8·j + e%2 − 8·(e/2) <= q0 + diagonal + right + warpKey0 + g
-  //          − kv0 − key0 − 2t;
-  //   left:  8·(e/2) − 8·j − e%2 <= left − diagonal − q0 − warpKey0 − g
-  //          + kv0 + key0 + 2t.
-  Value sTile = kb.fragment(accumulator(cols), s);
-  Value firstKey = kb.add(kv0, key0);
-  Value rowOff = kb.sub(kb.add(warpKey0, g), kb.shl(t, 1));
-  if (spec.band.hasRight()) {
-    Value reach = kb.add(q0, diagonal);
-    if (spec.band.right)
-      reach = kb.add(reach, kb.i32(spec.band.right));
-    sTile = maskFragment(
-        kb, sTile, kb.slt(reach, kb.add(kv0, kb.i32(config.blockN - 1))),
-        [&] { return kb.sub(kb.add(reach, rowOff), firstKey); },
-        /*col=*/1, /*row=*/-1);
-  }
-  if (spec.band.hasLeft()) {
-    // The lowest key the block's last row sees.
-    Value lowest = kb.sub(kb.add(q0, diagonal),
-                          kb.i32(spec.band.left - (config.blockM - 1)));
-    sTile = maskFragment(
-        kb, sTile, kb.slt(kv0, lowest),
-        [&] {
-          return kb.sub(
-              kb.add(kb.sub(kb.i32(spec.band.left), kb.add(q0, diagonal)),
-                     firstKey),
-              rowOff);
-        },
-        /*col=*/-1, /*row=*/1);
-  }
-  // Keys past Nk (the last key block): 8·j + e%2 <= Nk − kv0 − key0 − 2t
-  // − 1.
-  sTile = maskFragment(
-      kb, sTile, kb.slt(keyEnd, kb.add(kv0, kb.i32(config.blockN))),
-      [&] {
-        return kb.sub(kb.sub(keyEnd, firstKey),
-                      kb.add(kb.shl(t, 1), kb.i32(1)));
-      },
-      /*col=*/1, /*row=*/0);
-  // key_range: key >= start  <=>  −(8·j + e%2) <= kv0 + key0 + 2t − start.
-  if (keyStart)
-    sTile = maskFragment(
-        kb, sTile, kb.slt(kv0, keyStart),
-        [&] { return kb.sub(kb.add(firstKey, kb.shl(t, 1)), keyStart); },
-        /*col=*/-1, /*row=*/0);
-  return kb.registers(sTile);
 }
 
 /// stmatrix.x4.trans of 8x8 tiles {(j, 0), (j, 1), (j + 1, 0), (j + 1, 1)}
