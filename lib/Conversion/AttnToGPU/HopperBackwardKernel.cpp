@@ -287,7 +287,8 @@ private:
   /// pairs are of two query rows), rows < Nq and columns < D.
   void addDqTransposed(ArrayRef<Value> dq, Value it, Value panel);
   /// transposedDkv: dKᵀ·scale and dVᵀ of this consumer's head-dim rows
-  /// into dK and dV (keys < Nk, columns < D), element by element.
+  /// into dK and dV (keys < Nk, columns < D), transposed through its
+  /// panels of the K and V tiles.
   void emitTransposedEpilogue(ValueRange accs);
   /// Sᵀ or dPᵀ of this consumer's 64 keys and `cols` query columns: A (K
   /// or V rows, K-major) times Bᵀ (Q or dO rows from bTile, K-major),
@@ -1799,44 +1800,78 @@ void HopperBackwardEmitter::addDqTransposed(ArrayRef<Value> dq, Value it,
 }
 
 /// Register 4·j + e of dKᵀ (dVᵀ) panel i: head-dim column 64·(2c + i) +
-/// 16w + g + 8·(e/2), key kv0 + 8·j + 2t + e%2.
+/// 16w + g + 8·(e/2), key kv0 + 8·j + 2t + e%2. Element stores from these
+/// registers would write 2 bytes each, 16 rows apart, and the addresses
+/// spilled; through shared memory every store is a 16-byte row chunk.
 void HopperBackwardEmitter::emitTransposedEpilogue(ValueRange accs) {
   Value scale = arg("softmax_scale");
   int64_t panels = tileDim / 128, tileRegs = config.blockN / 2;
-  auto store = [&](StringRef tensor, int64_t firstReg, bool scaled) {
-    Value base = headBase(tensor, elt, kvHead);
-    Value firstKey = kb.add(kv0, kb.shl(t, 1));
-    for (int64_t i = 0; i < panels; ++i)
-      for (int h = 0; h < 2; ++h) {
-        Value col = kb.add(
-            kb.shl(kb.add(kb.mul(consumer, kb.i32(panels)), kb.i32(i)), 6),
-            kb.add(warpKey0, kb.add(g, kb.i32(8 * h))));
-        ifThen(kb, kb.slt(col, kb.i32(spec.headDim)), [&] {
-          Value colPtr = kb.gep(
-              base, elt,
-              kb.add(kb.mul(kb.sext64(firstKey), params.stride(tensor, 2)),
-                     kb.zext64(col)));
-          for (int64_t j = 0; j < tileRegs / 4; ++j)
-            for (int e = 0; e < 2; ++e)
-              ifThen(kb,
-                     kb.slt(kb.add(firstKey, kb.i32(8 * j + e)), seqKv),
-                     [&] {
-                       Value v =
-                           accs[firstReg + i * tileRegs + 4 * j + 2 * h + e];
-                       if (scaled)
-                         v = kb.fmul(v, scale);
-                       LLVM::StoreOp::create(
-                           b, loc, arith::TruncFOp::create(b, loc, elt, v),
-                           kb.gep(colPtr, elt,
-                                  kb.mul(kb.i64(8 * j + e),
-                                         params.stride(tensor, 2))),
-                           2);
-                     });
-        });
-      }
+  int64_t consumerThreads = 128 * config.consumers();
+  Value firstPanel = kb.mul(consumer, kb.i32(panels));
+  auto panelBase = [&](Value tile, Value panel) {
+    return kb.gepBytes(tile, kb.mul(panel, kb.i32(kvPanelBytes())));
   };
-  store("dk", 0, /*scaled=*/true);
-  store("dv", panels * tileRegs, /*scaled=*/false);
+  // Once both consumers' last products have read K and V, each stores its
+  // dKᵀ·scale and dVᵀ transposed into its panels of the K and V tiles
+  // ([key][64 d], 128-byte swizzle, as TMA wrote them): the warp's 16
+  // head-dim rows are chunks 2w and 2w + 1 of a key's row.
+  namedBarrierSync(kb, kb.i32(kConsumerBarrier), consumerThreads);
+  Value warpChunk = kb.lshr(warpKey0, 3);
+  auto stage = [&](Value tile, int64_t firstReg, bool scaled) {
+    for (int64_t i = 0; i < panels; ++i) {
+      SmallVector<Value> pairs;
+      for (int64_t j = 0; j < tileRegs / 4; ++j)
+        for (int h = 0; h < 2; ++h) {
+          Value lo = accs[firstReg + i * tileRegs + 4 * j + 2 * h];
+          Value hi = accs[firstReg + i * tileRegs + 4 * j + 2 * h + 1];
+          if (scaled) {
+            lo = kb.fmul(lo, scale);
+            hi = kb.fmul(hi, scale);
+          }
+          pairs.push_back(kb.packPair(elt, lo, hi));
+        }
+      storeTransposedPairs(panelBase(tile, kb.add(firstPanel, kb.i32(i))),
+                           pairs, kb.i32(0), warpChunk);
+    }
+  };
+  stage(kTile, 0, /*scaled=*/true);
+  stage(vTile, panels * tileRegs, /*scaled=*/false);
+  namedBarrierSync(kb, kb.i32(kConsumerBarrier), consumerThreads);
+
+  // Each consumer copies its panels out, 16-byte chunks of the rows of
+  // keys < Nk and columns < D (D is a multiple of 8).
+  Value thread = kb.andi(tid, 127);
+  int64_t chunksPerPanel = config.blockN * (kPanelRowBytes / 16);
+  assert(chunksPerPanel % 128 == 0 && "a pass of 128 chunks spans one panel");
+  auto v4i32 = VectorType::get({4}, b.getI32Type());
+  auto copy = [&](StringRef tensor, Value tile) {
+    Value base = headBase(tensor, elt, kvHead);
+    Value rowStride = params.stride(tensor, 2);
+    for (int64_t k = 0; k < panels * chunksPerPanel / 128; ++k) {
+      Value idx = kb.add(thread, kb.i32(128 * k));
+      Value panel = kb.add(firstPanel, kb.i32(128 * k / chunksPerPanel));
+      Value inPanel = kb.sub(idx, kb.i32(128 * k / chunksPerPanel *
+                                         chunksPerPanel));
+      Value row = kb.lshr(inPanel, 3), chunk = kb.andi(inPanel, 7);
+      Value key = kb.add(kv0, row);
+      Value col = kb.add(kb.shl(panel, 6), kb.shl(chunk, 3));
+      ifThen(kb,
+             kb.andb(kb.slt(key, seqKv), kb.slt(col, kb.i32(spec.headDim))),
+             [&] {
+               Value at = kb.add(kb.mul(row, kb.i32(kPanelRowBytes)),
+                                 kb.shl(kb.xori(chunk, kb.andi(row, 7)), 4));
+               Value data = LLVM::LoadOp::create(
+                   b, loc, v4i32,
+                   kb.gepBytes(panelBase(tile, panel), at), 16);
+               Value offset = kb.add(kb.mul(kb.sext64(key), rowStride),
+                                     kb.sext64(col));
+               LLVM::StoreOp::create(b, loc, data, kb.gep(base, elt, offset),
+                                     16);
+             });
+    }
+  };
+  copy("dk", kTile);
+  copy("dv", vTile);
 }
 
 SmallVector<Value> HopperBackwardEmitter::issueSharedAB(Value aRing,
