@@ -18,6 +18,10 @@
 # bash scripts/build-wheel.sh --no-build; carry dist gpu-wheels):
 #   PYTEST_K="unequal or padded_by_the_op or deterministic" SECTIONS= \
 #     PYTEST_TIMEOUT=400 bash scripts/gpu-key-range-op.sh
+# If block-m 80 (D = 128, no mask) and transposed-dkv (D > 128) are the
+# faster: branch gpu/heuristic-next makes them the heuristic's (tests
+# updated); the issue's bar from there: bash scripts/compile-bar.sh, then
+# on the GPU host (carry gpu-bar) bash scripts/gpu-bar.sh gpu-bar.
 #   scripts/compile-next-gpu.sh [DIR]   (default gpu-next/)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
