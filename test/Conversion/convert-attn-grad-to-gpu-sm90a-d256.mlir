@@ -1,15 +1,16 @@
 // The sm90a backward at head dim 256 (HopperBackwardConfig::splitHeadDim):
-// its two consumer warpgroups share a block of 64 keys and split dK, dV
-// and dQ over the head dim; the schedule is head-split, block-n 64, and
-// the f32 dQ is added from registers (no dQ tile: less shared memory than
-// two Q/dO stages of 64 rows would leave).
-// RUN: attn-opt %s --convert-attn-to-gpu="family=auto" | FileCheck %s
+// with the head-split schedule its two consumer warpgroups share a block
+// of 64 keys and split dK, dV and dQ over the head dim, and the f32 dQ is
+// added from registers (no dQ tile: less shared memory than two Q/dO
+// stages of 64 rows would leave). The heuristic takes transposed-dkv
+// (below), deterministic too.
+// RUN: attn-opt %s --convert-attn-to-gpu="family=auto" | FileCheck %s --check-prefix=TDKV
 // RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a sm90-schedule=head-split" | FileCheck %s
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a sm90-schedule=dq-first" 2>&1 | FileCheck %s --check-prefix=SCHED
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a block-n=128" 2>&1 | FileCheck %s --check-prefix=BLOCKN
 // RUN: not attn-opt %s --convert-attn-to-gpu="family=sm90a stages=3" 2>&1 | FileCheck %s --check-prefix=SMEM
-// RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a deterministic=true" | FileCheck %s --check-prefix=DET
-// RUN: attn-opt %s --convert-attn-to-gpu="family=auto deterministic=true" | FileCheck %s --check-prefix=DET
+// RUN: attn-opt %s --convert-attn-to-gpu="family=sm90a block-n=64 deterministic=true" | FileCheck %s --check-prefix=DET
+// RUN: attn-opt %s --convert-attn-to-gpu="family=auto deterministic=true" | FileCheck %s --check-prefix=TDKV-DET
 // The transposed-dkv schedule (FlashAttention-3's at D = 256): 80 keys per
 // block, S and dP of 40 keys per consumer, P and dS stored [key][query] by
 // stmatrix.trans, dVᵀ, dKᵀ (m64n80, A = dOᵀ or Qᵀ read MN-major) and dQᵀ

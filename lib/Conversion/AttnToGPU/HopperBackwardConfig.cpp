@@ -227,9 +227,20 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
   // (bench/results/2026-12-04-bwd-m128.md).
   if (hopperBackwardTakesBlockM128(spec) && spec.softcap == 0)
     config.blockM = 128;
+  // Query blocks of 80 rows at D = 128 without a mask (FlashAttention-3's:
+  // K and V reused over 25% more queries where the 64-row kernel is bound
+  // by shared-memory reads). It holds one dQ tile (atomic only); with a
+  // softcap it spills.
+  if (hopperBackwardTakesBlockM80(spec) && spec.band.isNone() &&
+      spec.softcap == 0 && spec.headDim == spec.valueHeadDim &&
+      !deterministic)
+    config.blockM = 80;
+  // Above D = 128, 80 keys per block with dKᵀ, dVᵀ and dQᵀ transposed
+  // (FlashAttention-3's D = 256 kernel: fewer dQ reduction bytes per FLOP
+  // than the head-split's 64 keys); Dqk != Dv takes the head-split.
   if (hopperBackwardTileWidth(spec) > 128) {
     config.splitHeadDim = true;
-    config.blockN = 64;
+    config.blockN = spec.headDim == spec.valueHeadDim ? 80 : 64;
   }
   return config;
 }
