@@ -227,17 +227,13 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
   // (bench/results/2026-12-04-bwd-m128.md).
   if (hopperBackwardTakesBlockM128(spec) && spec.softcap == 0)
     config.blockM = 128;
-  // Query blocks of 80 rows at D = 128 without a mask (FlashAttention-3's:
-  // K and V reused over 25% more queries where the 64-row kernel is bound
-  // by shared-memory reads). It holds one dQ tile (atomic only); with a
-  // softcap it spills.
-  if (hopperBackwardTakesBlockM80(spec) && spec.band.isNone() &&
-      spec.softcap == 0 && spec.headDim == spec.valueHeadDim &&
-      !deterministic)
-    config.blockM = 80;
+  // Block-m 80 (FlashAttention-3's at D = 128) is not taken: it ran level
+  // with block-m 64 (0.97-1.03x, full and causal, N 4k-16k;
+  // bench/results/2026-12-05-bwd-tdkv-m80.md).
   // Above D = 128, 80 keys per block with dKᵀ, dVᵀ and dQᵀ transposed
   // (FlashAttention-3's D = 256 kernel: fewer dQ reduction bytes per FLOP
-  // than the head-split's 64 keys); Dqk != Dv takes the head-split.
+  // than the head-split's 64 keys; 1.09-1.17x atomic, 1.15-1.25x
+  // deterministic at D = 256, same file); Dqk != Dv takes the head-split.
   if (hopperBackwardTileWidth(spec) > 128) {
     config.splitHeadDim = true;
     config.blockN = spec.headDim == spec.valueHeadDim ? 80 : 64;
