@@ -1,5 +1,6 @@
-"""Model of the rotated deterministic turn order (branch exp/det-turn-order,
-ATTN_EXP_DET_ORDER=rotated in HopperBackwardKernel.cpp): for every key-block
+"""Model of the rotated deterministic turn order (HopperBackwardKernel.cpp's
+rotatedTurns(), the sm90a deterministic backward without a mask band or key
+range): for every key-block
 count Nb and walk length T with Nb <= T, block n (step s visits unit
 (n + s) mod T) has rank min(t, Nb - 1) - n (+ Nb if n > t) at unit t; checks
 that the ranks at each unit are a permutation of 0..Nb-1 in step order (no

@@ -71,7 +71,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 using namespace mlir;
@@ -161,21 +160,16 @@ private:
   /// passes the turn on (release increment).
   void waitForTurn(Value semaphore, Value q0, Value it,
                    int64_t arrivals = 1);
-  /// EXPERIMENT (ATTN_EXP_DET_ORDER, branch exp/det-turn-order only):
-  /// "rotated": deterministic kernels without a mask band walk their
+  /// Deterministic kernels without a mask band or key range walk their
   /// query blocks from their own index on (block n's step s visits unit
   /// (n + s) mod T) and unit t takes its key blocks in the order t, t − 1,
-  /// ... (cyclic), so in lockstep no block waits; only while the head's
-  /// key blocks Nb <= T. "nowait": the turns are not waited for (the
-  /// order is lost; for timing only).
-  static StringRef experiment() {
-    const char *e = std::getenv("ATTN_EXP_DET_ORDER");
-    return e ? StringRef(e) : StringRef();
-  }
+  /// ... (cyclic), so that in lockstep no block waits for another; only
+  /// while the head's key blocks Nb <= T (else ascending). 1.08-1.17x the
+  /// ascending order at N = 4096, level at 16k (bench/results/
+  /// 2026-12-05-bwd-tdkv-m80.md).
   bool rotatedTurns() const {
     return config.deterministic && !spec.band.hasLeft() &&
-           !spec.band.hasRight() && !spec.keyRange &&
-           experiment() == "rotated";
+           !spec.band.hasRight() && !spec.keyRange;
   }
   /// rotatedTurns(): this block's key-block index n and the head's count
   /// Nb when rotated at run time (Nb <= T), else 0 and 0. Read anew from
@@ -790,8 +784,6 @@ void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0, Value it,
   }
   if (arrivals > 1)
     turn = kb.mul(turn, kb.i32(arrivals));
-  if (experiment() == "nowait")
-    turn = kb.i32(0);
   auto spin = scf::WhileOp::create(b, loc, TypeRange{}, ValueRange{});
   {
     OpBuilder::InsertionGuard guard(b);
@@ -805,8 +797,7 @@ void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0, Value it,
     scf::ConditionOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc,
-                              arrivals > 1 || experiment() == "nowait"
-                                  ? arith::CmpIPredicate::slt
+                              arrivals > 1 ? arith::CmpIPredicate::slt
                                   : arith::CmpIPredicate::ne,
                               seen, turn),
         ValueRange{});
