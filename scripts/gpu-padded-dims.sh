@@ -8,6 +8,8 @@
 #   each backward schedule and of a forward; then bench/bench_backward.py
 #   on bench/ and bench/bench.py on bench-fwd/ (both families at D = 96 and
 #   192 against SDPA flash and cuDNN, BENCH_SEQS). Logs in $OUT.
+# CHECKS=0 skips the float64 checks; SANITIZE_TOOLS and SANITIZE_TIMEOUT
+# (seconds per run, default 240) narrow the sanitizers.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -35,17 +37,18 @@ check() { # kernel dir, Nq:Nk
 }
 export -f check
 SHAPES=${SHAPES:-"1:1 17:17 1000:1000 17:1000 1000:17 333:777"}
+[ "${CHECKS:-1}" = 1 ] || SHAPES=" "
 for k in "$KERNELS"/check/* "$KERNELS"/kr/*; do
   [ -d "$k" ] || continue # an absent check/ or kr/ is no kernel
   for s in $SHAPES; do echo "$k $s"; done
-done | xargs -P 8 -L 1 bash -c 'check "$0" "$1"' | sort -k4 >"$OUT/checks.txt"
+done | xargs -r -P 8 -L 1 bash -c 'check "$0" "$1"' | sort -k4 >"$OUT/checks.txt"
 cat "$OUT/checks.txt"
 echo "checks: $(wc -l <"$OUT/checks.txt"), not ok: $(grep -vc '^"ok":true' "$OUT/checks.txt")"
 
 if command -v compute-sanitizer >/dev/null && [ "${SANITIZE:-1}" = 1 ]; then
   for k in ${SANITIZE_KERNELS:-d96c d192c fwd_d96c_cap30_alibi}; do
-    for tool in memcheck racecheck synccheck; do
-      echo "$tool $k: $(timeout 240 compute-sanitizer --tool "$tool" "$L" \
+    for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
+      echo "$tool $k: $(timeout "${SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool "$tool" "$L" \
         "$KERNELS/check/$k" --check --batch 1 --heads-q 2 --heads-kv 1 \
         --seq-q 77 --seq-kv 130 2>&1 | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|error' | tail -1)"
     done

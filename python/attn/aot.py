@@ -46,7 +46,8 @@ from typing import Iterable, List, Optional, Tuple, Union
 from . import cache
 from ._errors import CompileError
 from .cache import KernelSpec
-from .families import (backward_head_dims_unsupported, kernel_head_dims,
+from .families import (backward_head_dims_unsupported,
+                       backward_takes_unequal_head_dims, kernel_head_dims,
                        sm90a_backward_supports)
 
 HeadDims = Union[int, Tuple[int, int]]  # D, or (Dqk, Dv)
@@ -56,45 +57,59 @@ def _pairs(head_dims: Iterable[HeadDims]) -> List[Tuple[int, int]]:
     return [(d, d) if isinstance(d, int) else tuple(d) for d in head_dims]
 
 
-def _kernel_dims(head_dims: Iterable[HeadDims], kind: str
-                 ) -> List[Tuple[int, int]]:
-    """The kernels' (Dqk, Dv) of ``head_dims`` for ``kind``, in order, once
-    each (20 and 24 both take the kernels of 24)."""
-    dims = [kernel_head_dims(d, dv, backward=kind == "bwd")
-            for d, dv in _pairs(head_dims)]
-    return list(dict.fromkeys(dims))
+def _kernel_spec(kind: str, head_dim: int, value_head_dim: int,
+                 dtype: str, causal: bool, chip: str,
+                 family: str = "sm80") -> KernelSpec:
+    """The kernel the op launches for these head dims (kernel_head_dims:
+    multiples of 8; a backward of Dqk ≠ Dv at the wider one unless its
+    family takes unequal head dims)."""
+    d, dv = kernel_head_dims(head_dim, value_head_dim)
+    spec = KernelSpec(kind, d, dv, dtype, causal, chip, family=family)
+    if kind == "bwd" and d != dv and not backward_takes_unequal_head_dims(
+            spec):
+        d, dv = kernel_head_dims(d, dv, backward=True)
+        spec = dataclasses.replace(spec, head_dim=d, value_head_dim=dv)
+    return spec
 
 
 def default_specs(head_dims: Iterable[HeadDims] = (64, 128, 256),
                   dtypes=("f16", "bf16"), masks=("full", "causal"),
-                  chip: str = "sm_90a", backward: bool = False
-                  ) -> List[KernelSpec]:
+                  chip: str = "sm_90a", backward: bool = False,
+                  family: str = "sm80") -> List[KernelSpec]:
     """Forward kernels of every head dim (D or (Dqk, Dv)), dtype and mask,
     and with ``backward`` the backward kernels of the head dims a GPU
     backward takes (backward_left_out says which are not), each at the
-    head dims the op launches its kernel with (kernel_head_dims)."""
+    head dims the op launches its kernel with (_kernel_spec), once each
+    (20 and 24 both take the kernels of 24)."""
     kinds = ("fwd", "bwd") if backward else ("fwd",)
-    return [KernelSpec(kind, d, dv, t, m == "causal", chip)
-            for kind in kinds for d, dv in _kernel_dims(head_dims, kind)
-            for t in dtypes for m in masks
-            if kind == "fwd" or not backward_head_dims_unsupported(d, dv)]
+    specs = [_kernel_spec(kind, d, dv, t, m == "causal", chip, family)
+             for kind in kinds for d, dv in _pairs(head_dims)
+             for t in dtypes for m in masks]
+    specs = [s for s in specs if s.kind == "fwd" or
+             not backward_head_dims_unsupported(s.head_dim,
+                                                s.value_head_dim)]
+    return list({s.name: s for s in specs}.values())
 
 
 def backward_left_out(head_dims: Iterable[HeadDims]) -> List[str]:
     """Why default_specs(backward=True) has no backward kernel of some of
     ``head_dims`` (the build says so instead of dropping them)."""
-    return [why for d, dv in _kernel_dims(head_dims, "bwd")
+    dims = dict.fromkeys(kernel_head_dims(d, dv)
+                         for d, dv in _pairs(head_dims))
+    return [why for d, dv in dims
             if (why := backward_head_dims_unsupported(d, dv))]
 
 
 def padded_head_dims(head_dims: Iterable[HeadDims],
-                     backward: bool = False) -> List[str]:
+                     backward: bool = False, chip: str = "sm_90a",
+                     family: str = "sm80") -> List[str]:
     """What the build says of the head dims it builds at other widths."""
     notes = []
     kinds = (("fwd", "forward"), ("bwd", "backward"))
     for d, dv in _pairs(head_dims):
         for kind, what in kinds[:2 if backward else 1]:
-            kd, kdv = kernel_head_dims(d, dv, backward=kind == "bwd")
+            spec = _kernel_spec(kind, d, dv, "bf16", False, chip, family)
+            kd, kdv = spec.head_dim, spec.value_head_dim
             if (kd, kdv) != (d, dv):
                 given = (f"head dim {d}" if d == dv
                          else f"head dims {d}:{dv}")
@@ -315,8 +330,7 @@ def main(argv: Optional[List[str]] = None) -> int:
               file=sys.stderr)
         args.variants = True
     specs = default_specs(args.head_dims, args.dtypes, args.masks,
-                          args.chip, backward)
-    specs = [dataclasses.replace(s, family=args.family) for s in specs]
+                          args.chip, backward, args.family)
     if args.variants:
         specs += variant_specs(
             head_dims=[d for d, dv in _pairs(args.head_dims)
@@ -356,7 +370,8 @@ def main(argv: Optional[List[str]] = None) -> int:
           f"{args.out}"
           + ("" if backward else " (forward only: no backward compiler)"))
     if not args.only_bundles:
-        for note in padded_head_dims(args.head_dims, backward):
+        for note in padded_head_dims(args.head_dims, backward, args.chip,
+                                     args.family):
             print(f"attn.aot: {note}")
     if backward and not args.only_bundles:
         for why in backward_left_out(args.head_dims):

@@ -41,6 +41,7 @@ SM90A_SCHEDULES = (
     ("dq-pipelined", "-dqpipe", True), ("dq-first", "-dqfirst", True),
     ("dk-first", "-dkfirst", True), ("deterministic", "-det", True),
     ("head-split", "-hsplit", True),
+    ("transposed-dkv", "-tdkv", True),
 )
 _SM90A_SCHEDULES = tuple(n for n, _, bwd in SM90A_SCHEDULES if not bwd)
 # The backward (dkdv) kernel's dQ schedules and their tile-name suffixes;
@@ -87,9 +88,9 @@ def sm90a_backward_supports(spec) -> str:
                 f"{spec.chip})")
     if spec.dtype not in ("f16", "bf16"):
         return "the sm90a backward kernels take f16 or bf16 tensors"
-    if (spec.head_dim != spec.value_head_dim or spec.head_dim % 8 or
-            not 8 <= spec.head_dim <= 256):
-        return (f"the sm90a backward kernels take equal head dims, "
+    if any(d % 8 or not 8 <= d <= 256
+           for d in (spec.head_dim, spec.value_head_dim)):
+        return (f"the sm90a backward kernels take head dims that are "
                 f"multiples of 8 up to 256 (got "
                 f"{spec.head_dim}/{spec.value_head_dim})")
     return ""
@@ -99,27 +100,36 @@ HEAD_DIM_MULTIPLE = 8  # the kernels' rows are whole 16-byte chunks
 
 
 def kernel_head_dims(head_dim: int, value_head_dim: int,
-                     backward: bool = False) -> Tuple[int, int]:
+                     backward: bool = False,
+                     unequal_backward: bool = False) -> Tuple[int, int]:
     """The (Dqk, Dv) of the GPU kernel that attn.torch launches for q and k
     of ``head_dim`` and v of ``value_head_dim``, whose tensors it zero-pads
     to them (zero columns add 0 to every score, dot product and Δ; the
     scale stays ``head_dim``'s): each rounded up to a multiple of 8, as
     FlashAttention's interface pads; the ``backward`` kernel at the wider
-    of the two (the backward kernels take equal head dims). The pack
-    (attn.aot) builds the kernels of these head dims."""
+    of the two unless its family takes Dqk ≠ Dv (``unequal_backward``:
+    backward_takes_unequal_head_dims). The pack (attn.aot) builds the
+    kernels of these head dims."""
     d, dv = (-(-x // HEAD_DIM_MULTIPLE) * HEAD_DIM_MULTIPLE
              for x in (head_dim, value_head_dim))
-    if backward:
+    if backward and not unequal_backward:
         d = dv = max(d, dv)
     return d, dv
 
 
+def backward_takes_unequal_head_dims(spec) -> bool:
+    """Whether the backward kernel of ``spec`` (its head dims multiples of
+    8) takes Dqk ≠ Dv itself: the sm90a family's does, the sm80 family's
+    takes equal head dims only."""
+    return resolve(spec) == "sm90a"
+
+
 def backward_head_dims_unsupported(head_dim: int, value_head_dim: int) -> str:
     """Why the op has no GPU backward for these head dims ('' when it has):
-    the kernels take equal head dims, multiples of 8 up to 256 (the sm80
-    family's, a superset of the sm90a one's: the capability table of
-    lib/Conversion/AttnToGPU/KernelCapabilities.cpp), asked of the head
-    dims kernel_head_dims gives."""
+    multiples of 8 up to 256 (the capability table of
+    lib/Conversion/AttnToGPU/KernelCapabilities.cpp); Dqk ≠ Dv the sm90a
+    kernels take, and the op pads for the sm80 ones, which take equal head
+    dims only (attn.torch._backward_at_equal_head_dims)."""
     for name, d in (("head dim", head_dim), ("value head dim", value_head_dim)):
         if d % 8 or not 8 <= d <= 256:
             return (f"{name} {d}: attn's GPU backward kernels take "

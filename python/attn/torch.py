@@ -531,8 +531,9 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
     why = _families.backward_head_dims_unsupported(q.shape[3], v.shape[3])
     if why:
         raise NotImplementedError(f"{_OP} backward: {why}")
-    if _families.kernel_head_dims(q.shape[3], v.shape[3],
-                                  backward=True) != (q.shape[3], v.shape[3]):
+    d, dv = q.shape[3], v.shape[3]
+    if d != dv and not _takes_unequal_head_dims(q, k, v, causal, scale, vkey,
+                                                deterministic):
         return _backward_at_equal_head_dims(
             grad_out, q, k, v, out, lse, causal, scale, vkey, deterministic,
             key_start, key_end, alibi_slopes)
@@ -580,14 +581,24 @@ def _backward(grad_out: Tensor, q: Tensor, k: Tensor, v: Tensor, out: Tensor,
     return dq, dk, dv
 
 
+def _takes_unequal_head_dims(q, k, v, causal, scale, vkey,
+                             deterministic) -> bool:
+    """Whether the backward family of the call takes Dqk ≠ Dv itself (the
+    sm90a kernels do; the sm80 ones take equal head dims only)."""
+    spec, _ = _spec_and_shape("bwd", q, k, v, causal, scale, vkey,
+                              _chip(_device_index(q)), deterministic)
+    return _families.backward_takes_unequal_head_dims(spec)
+
+
 def _backward_at_equal_head_dims(grad_out, q, k, v, out, lse, causal, scale,
                                  *rest) -> Tuple[Tensor, Tensor, Tensor]:
-    """Dqk ≠ Dv: the backward kernels take equal head dims, so the backward
-    runs at the wider one with the narrower operands zero-padded (q and k,
-    or v, out and grad_out). Zero columns add 0 to Q·Kᵀ, dO·Vᵀ and
-    Δ = rowsum(dO∘O), so the gradients are exact; their padding columns
-    (0) are dropped. The scale stays Dqk's. Costs the padded width's FLOPs
-    in the narrower products and a copy of the padded operands."""
+    """Dqk ≠ Dv where the family's kernels take equal head dims (sm80):
+    the backward runs at the wider one with the narrower operands
+    zero-padded (q and k, or v, out and grad_out). Zero columns add 0 to
+    Q·Kᵀ, dO·Vᵀ and Δ = rowsum(dO∘O), so the gradients are exact; their
+    padding columns (0) are dropped. The scale stays Dqk's. Costs the
+    padded width's FLOPs in the narrower products and a copy of the padded
+    operands."""
     d, dv = q.shape[3], v.shape[3]
     width, _ = _families.kernel_head_dims(d, dv, backward=True)
 
@@ -1074,9 +1085,13 @@ def explain(q: Tensor, k: Tensor, v: Tensor, *, causal: bool = False,
     kind = "bwd" if backward else "fwd"
     deterministic = backward and bool(deterministic)
     # The kernel's head dims: padded to multiples of 8 (_attention_padded),
-    # the backward's at the wider one (_backward_at_equal_head_dims).
+    # the backward's at the wider one where its family takes equal head
+    # dims only (_backward_at_equal_head_dims).
     scale = _softmax_scale(scale, q.shape[3])
-    q, k, v = _kernel_operands(q, k, v, backward)
+    q, k, v = _kernel_operands(q, k, v, backward=False)
+    if backward and q.shape[3] != v.shape[3] and not _takes_unequal_head_dims(
+            q, k, v, causal, scale, vkey, deterministic):
+        q, k, v = _kernel_operands(q, k, v, backward=True)
     launcher = _launcher(kind, q, k, v, causal, scale, vkey, deterministic)
     sel = _selections[_launcher_key(kind, q, k, v, causal, scale, vkey,
                                     _device_index(q), deterministic)]

@@ -248,6 +248,12 @@ def test_aot_builds_the_head_dims_the_op_launches():
         "fwd-d24-bf16-causal-sm_90a", "fwd-d192v128-bf16-causal-sm_90a",
         "fwd-d64-bf16-causal-sm_90a", "bwd-d24-bf16-causal-sm_90a",
         "bwd-d192-bf16-causal-sm_90a", "bwd-d64-bf16-causal-sm_90a"]
+    auto = aot.default_specs(dims, ("bf16",), ("causal",), backward=True,
+                             family="auto")
+    assert [s.name for s in auto if s.kind == "bwd"] == [
+        "bwd-d24-bf16-causal-sm_90a-auto",
+        "bwd-d192v128-bf16-causal-sm_90a-auto",
+        "bwd-d64-bf16-causal-sm_90a-auto"]
     assert aot.padded_head_dims(dims, backward=True) == [
         "head dim 20: its forward kernels are those of 24 (the op "
         "zero-pads the operands to it)",
@@ -255,6 +261,8 @@ def test_aot_builds_the_head_dims_the_op_launches():
         "zero-pads the operands to it)",
         "head dims 192:128: its backward kernels are those of 192 (the op "
         "zero-pads the operands to it)"]
+    assert aot.padded_head_dims(dims, backward=True, family="auto") == \
+        aot.padded_head_dims(dims, backward=True)[:2]
     assert aot.padded_head_dims(dims) == aot.padded_head_dims(
         dims, backward=True)[:1]
     variants = aot.variant_specs((20, 24), ("bf16",))
@@ -276,6 +284,7 @@ def test_aot_pack_holds_the_kernels_the_op_asks_for(compiler, tmp_path,
     op's calls at those head dims ask for (attn.torch's own spec of the
     padded operands, the backward's included), found by name."""
     import torch
+    from attn import families
     from attn import torch as attn_torch
     out = tmp_path / "pack"
     done = subprocess.run(
@@ -290,9 +299,16 @@ def test_aot_pack_holds_the_kernels_the_op_asks_for(compiler, tmp_path,
         q = torch.zeros(1, 2, 4, d, dtype=torch.bfloat16, device="meta")
         v = torch.zeros(1, 2, 4, dv, dtype=torch.bfloat16, device="meta")
         for kind in ("fwd", "bwd"):
-            ops = attn_torch._kernel_operands(q, q, v, kind == "bwd")
+            # As explain: padded to multiples of 8, the backward at the
+            # wider head dim unless its family takes Dqk != Dv.
+            ops = attn_torch._kernel_operands(q, q, v, backward=False)
             spec, _ = attn_torch._spec_and_shape(kind, *ops, True, None, "",
                                                  "sm_90a")
+            if (kind == "bwd" and d != dv and
+                    not families.backward_takes_unequal_head_dims(spec)):
+                ops = attn_torch._kernel_operands(q, q, v, backward=True)
+                spec, _ = attn_torch._spec_and_shape(kind, *ops, True, None,
+                                                     "", "sm_90a")
             spec = spec.resolved()
             assert cache.find_in_pack(spec, out) == out / spec.name, (
                 d, dv, kind, spec.name)

@@ -257,10 +257,11 @@ class _Launched(Exception):
 
 
 @pytest.mark.parametrize("d, dv", [(192, 128), (64, 128)])
-def test_backward_of_unequal_head_dims_runs_at_the_wider_one(monkeypatch, d,
-                                                             dv):
-    """Dqk ≠ Dv: the backward asks for the kernels of the wider head dim,
-    the narrower operands zero-padded to it, with Dqk's scale."""
+@pytest.mark.parametrize("native", [True, False], ids=["sm90a", "sm80"])
+def test_backward_of_unequal_head_dims(monkeypatch, d, dv, native):
+    """Dqk ≠ Dv: the sm90a kernels take both head dims; for the sm80 ones
+    (equal head dims only) the backward asks for the wider head dim's
+    kernels, the narrower operands zero-padded to it, with Dqk's scale."""
     seen = {}
 
     def launcher(kind, q, k, v, causal, scale, *args):
@@ -268,6 +269,8 @@ def test_backward_of_unequal_head_dims_runs_at_the_wider_one(monkeypatch, d,
         raise _Launched
 
     monkeypatch.setattr(attn_torch, "_launcher", launcher)
+    monkeypatch.setattr(attn_torch, "_takes_unequal_head_dims",
+                        lambda *args: native)
     monkeypatch.setattr(attn_torch, "_backward_kernels_missing", lambda: None)
     monkeypatch.setattr(attn_torch, "_check_cuda", lambda *a, **k: None)
     q = torch.zeros(1, 2, 4, d, dtype=torch.bfloat16)
@@ -275,19 +278,35 @@ def test_backward_of_unequal_head_dims_runs_at_the_wider_one(monkeypatch, d,
     lse = torch.zeros(1, 2, 4)
     with pytest.raises(_Launched):
         attn_torch._backward(v, q, q, v, v, lse, True, None)
-    width = max(d, dv)
-    assert seen == dict(q=width, k=width, v=width, scale=d ** -0.5)
+    if native:
+        assert seen == dict(q=d, k=d, v=dv, scale=None)
+    else:
+        width = max(d, dv)
+        assert seen == dict(q=width, k=width, v=width, scale=d ** -0.5)
 
 
-@pytest.mark.parametrize("d, dv, backward, width, value_width", [
-    (20, 20, False, 24, 24), (20, 20, True, 24, 24),
-    (192, 128, False, 192, 128), (192, 128, True, 192, 192),
-    (59, 64, True, 64, 64)])
+def test_sm90a_backward_family_takes_unequal_head_dims():
+    """The family rules the op restates (families.py) follow the compiler's
+    capability table: the sm90a backward takes Dqk ≠ Dv."""
+    from attn.cache import KernelSpec
+    from attn import families
+    spec = KernelSpec("bwd", 192, 128, "bf16", True, "sm_90a", family="auto")
+    assert families.sm90a_backward_supports(spec) == ""
+    assert families.resolve(spec) == "sm90a"
+    assert "264" in families.sm90a_backward_supports(
+        KernelSpec("bwd", 264, 128, "bf16", True, "sm_90a"))
+
+
+@pytest.mark.parametrize("d, dv, backward, native, width, value_width", [
+    (20, 20, False, False, 24, 24), (20, 20, True, False, 24, 24),
+    (192, 128, False, False, 192, 128), (192, 128, True, False, 192, 192),
+    (192, 124, True, True, 192, 128), (59, 64, True, False, 64, 64)])
 def test_explain_names_the_kernel_of_the_padded_head_dims(
-        monkeypatch, d, dv, backward, width, value_width):
+        monkeypatch, d, dv, backward, native, width, value_width):
     """explain asks for the kernel a call launches: head dims padded to
-    multiples of 8, the backward at the wider of Dqk and Dv
-    (families.kernel_head_dims), with Dqk's scale."""
+    multiples of 8, the backward at the wider of Dqk and Dv where its
+    family takes equal head dims only (families.kernel_head_dims), with
+    Dqk's scale."""
     seen = {}
 
     def launcher(kind, q, k, v, causal, scale, *args):
@@ -297,6 +316,8 @@ def test_explain_names_the_kernel_of_the_padded_head_dims(
 
     monkeypatch.setattr(attn_torch, "_launcher", launcher)
     monkeypatch.setattr(attn_torch, "_check_cuda", lambda *a, **k: None)
+    monkeypatch.setattr(attn_torch, "_takes_unequal_head_dims",
+                        lambda *args: native)
     q = torch.zeros(1, 2, 4, d, dtype=torch.bfloat16, device="meta")
     v = torch.zeros(1, 2, 4, dv, dtype=torch.bfloat16, device="meta")
     with pytest.raises(_Launched):

@@ -722,13 +722,15 @@ def test_head_dims_not_multiples_of_8_are_padded_by_the_op(d):
 @pytest.mark.parametrize(
     "d, dv, causal, deterministic",
     [(192, 128, True, False), (128, 64, False, False), (64, 128, True, False),
-     (192, 128, False, True)],
+     (192, 128, False, True), (96, 64, True, False), (64, 32, False, True)],
     ids=["d192-dv128-causal", "d128-dv64", "d64-dv128-causal",
-         "d192-dv128-deterministic"])
+         "d192-dv128-deterministic", "d96-dv64-causal",
+         "d64-dv32-deterministic"])
 def test_unequal_head_dims_have_gradients(d, dv, causal, deterministic):
-    """Dqk ≠ Dv (DeepSeek's 192/128): the backward runs at the wider head
-    dim with the narrower operands zero-padded; gradients at the original
-    widths against float64 autograd (GQA, lengths off the tiles)."""
+    """Dqk ≠ Dv (DeepSeek's 192/128): the sm90a backward kernels take both
+    head dims (elsewhere the op runs the wider one with the narrower
+    operands zero-padded); gradients at the original widths against
+    float64 autograd (GQA, lengths off the tiles)."""
     if not _backward_available():
         pytest.skip("no backward kernels (runtime C ABI or attn-compile "
                     "--backward missing)")
@@ -747,10 +749,12 @@ def test_unequal_head_dims_have_gradients(d, dv, causal, deterministic):
     for name, a, r in zip("qkv", ours, ref):
         assert a.grad.shape == r.shape, name
         assert rel_err(a.grad, r) <= 1e-2, f"d{name}"
-    width = max(d, dv)
     choice = attn_torch.explain(q, k, v, causal=causal, backward=True,
                                 deterministic=deterministic)
-    assert choice.spec.startswith(f"bwd-d{width}-"), choice.spec
+    native = attn_torch._takes_unequal_head_dims(q, k, v, causal, None, "",
+                                                 deterministic)
+    dims = f"d{d}v{dv}" if native else f"d{max(d, dv)}"
+    assert choice.spec.startswith(f"bwd-{dims}-"), choice.spec
 
 
 # --- deterministic gradients --------------------------------------------------

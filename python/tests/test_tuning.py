@@ -266,8 +266,8 @@ def test_family_auto_resolves_by_chip():
     for d in (40, 96):
         assert dataclasses.replace(spec, head_dim=d, value_head_dim=d
                                    ).resolved().family == "sm90a"
-    # Backward: the sm90a dkdv kernel takes equal head dims, multiples of 8
-    # up to 256, atomic or deterministic.
+    # Backward: the sm90a dkdv kernel takes head dims that are multiples of
+    # 8 up to 256, equal or not, atomic or deterministic.
     bwd = dataclasses.replace(spec, kind="bwd")
     assert bwd.resolved().family == "sm90a"
     d256 = dataclasses.replace(bwd, head_dim=256, value_head_dim=256)
@@ -279,6 +279,8 @@ def test_family_auto_resolves_by_chip():
     assert dataclasses.replace(bwd, head_dim=192, value_head_dim=192,
                                deterministic=True).resolved().family == "sm90a"
     assert dataclasses.replace(bwd, head_dim=48, value_head_dim=48
+                               ).resolved().family == "sm90a"
+    assert dataclasses.replace(bwd, head_dim=192, value_head_dim=128
                                ).resolved().family == "sm90a"
     assert dataclasses.replace(bwd, chip="sm_80").resolved().family == "sm80"
     # A named family stays; a tile's family wins.

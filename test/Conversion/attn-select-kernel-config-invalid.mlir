@@ -55,7 +55,7 @@ func.func @stages() attributes {c = #attn.kernel_config<family = "sm80", block_m
 
 // -----
 
-// expected-error @+1 {{expected schedule pingpong, overlap or serial (forward), dq-pipelined, dq-first, dk-first, deterministic or head-split (backward) or none, got 'zigzag'}}
+// expected-error @+1 {{expected schedule pingpong, overlap or serial (forward), dq-pipelined, dq-first, dk-first, deterministic, head-split or transposed-dkv (backward) or none, got 'zigzag'}}
 func.func @schedule() attributes {c = #attn.kernel_config<family = "sm90a", block_m = 128, block_n = 128, schedule = "zigzag", source = "heuristic", reason = "">} {
   return
 }

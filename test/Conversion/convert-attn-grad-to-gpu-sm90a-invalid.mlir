@@ -14,7 +14,7 @@
 
 // CHIP: cannot be compiled for the GPU: chip 'sm_80' is not supported by the sm90a-wgmma backward kernels: they need sm_90a (wgmma and setmaxnreg are sm_90a-only)
 // BLOCKN: cannot be compiled for the GPU: block-n of the sm90a backward kernel at head dim 64 must be 128, two consumer warpgroups of 64 keys (got 64)
-// BLOCKM: cannot be compiled for the GPU: block-m of the sm90a backward kernel must be 64 or 128 (got 32)
+// BLOCKM: cannot be compiled for the GPU: block-m of the sm90a backward kernel must be 64, 80 or 128 (got 32)
 // STAGES: cannot be compiled for the GPU: stages 5 is not supported by the sm90a-wgmma backward kernels: they take 2 to 4
 // SCHED: cannot be compiled for the GPU: sm90-schedule of the sm90a backward kernel must be dq-pipelined, dq-first or dk-first (got 'zigzag')
 // SCHED80: cannot be compiled for the GPU: sm90-schedule dk-first is not supported by the sm80-mma backward kernels: an sm90a-wgmma option

@@ -37,7 +37,7 @@ func.func @unsupported(%q: tensor<1x2x100x20xbf16>) -> tensor<1x2x100x20xbf16> {
 
 func.func @forward_schedule(%q: tensor<1x2x100x64xbf16>, %lse: tensor<1x2x100xf32>)
     -> tensor<1x2x100x64xbf16> {
-  // expected-error @+1 {{cannot be compiled for the GPU: its kernel_config's schedule 'pingpong' is not one of the sm90a-wgmma backward kernel's (dq-pipelined, dq-first, dk-first)}}
+  // expected-error @+1 {{cannot be compiled for the GPU: its kernel_config's schedule 'pingpong' is not one of the sm90a-wgmma backward kernel's (dq-pipelined, dq-first, dk-first; above head dim 128 head-split, transposed-dkv)}}
   %dq, %dk, %dv = attn.attention_grad %q, %q, %q, %q, %q, %lse {attn.kernel_config = #attn.kernel_config<family = "sm90a", block_m = 64, block_n = 128, schedule = "pingpong", source = "option", reason = "by hand">}
       : tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16>,
         tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16>,

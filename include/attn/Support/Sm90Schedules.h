@@ -38,6 +38,7 @@ inline constexpr Sm90Schedule kSm90Schedules[] = {
     {"dk-first", "-dkfirst", true},
     {"deterministic", "-det", true},
     {"head-split", "-hsplit", true},
+    {"transposed-dkv", "-tdkv", true},
 };
 
 /// The schedule called `name`, or null.

@@ -85,7 +85,8 @@ struct TileChoice {
   /// sm90a-wgmma consumer schedule: "pingpong" (two consumers taking
   /// turns), "overlap" (intra-warpgroup overlap only) or "serial"; the
   /// backward dkdv kernel's dQ schedule: "dq-pipelined", "dq-first",
-  /// "dk-first", "deterministic" (no dQ) or "head-split" (D > 128); ""
+  /// "dk-first", "deterministic" (no dQ), "head-split" or
+  /// "transposed-dkv" (D > 128); ""
   /// for sm80-mma.
   std::string schedule;
   /// sm90a-wgmma: each thread block walks several query blocks.

@@ -213,7 +213,16 @@ struct GlobalReduceAddLowering : OpRewritePattern<GlobalReduceAddOp> {
     ValueRange values = op.getValues();
     SmallVector<Value> operands{op.getPtr()};
     llvm::append_range(operands, values);
-    if (op.getVector())
+    if (std::optional<int64_t> stride = op.getStride()) {
+      std::string ptx, constraints = "l";
+      for (size_t i = 0; i < values.size(); ++i) {
+        ptx += "red.global.add.f32 [$0+" + std::to_string(i * *stride) +
+               "], $" + std::to_string(i + 1) + ";\n";
+        constraints += ",f";
+      }
+      inlinePtx(rewriter, op.getLoc(), TypeRange(), operands, ptx,
+                constraints);
+    } else if (op.getVector())
       inlinePtx(rewriter, op.getLoc(), TypeRange(), operands,
                 "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f");
     else if (values.size() == 2)

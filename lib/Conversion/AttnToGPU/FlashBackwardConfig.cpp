@@ -24,7 +24,8 @@ using namespace mlir;
 using namespace mlir::attn;
 
 int64_t FlashBackwardSpec::tileHeadDim() const {
-  return std::max<int64_t>(32, llvm::PowerOf2Ceil(headDim));
+  return std::max<int64_t>(32,
+                           llvm::PowerOf2Ceil(std::max(headDim, valueHeadDim)));
 }
 
 int64_t FlashBackwardSpec::mmaHeadDim() const {
@@ -164,7 +165,10 @@ FlashBackwardKernelNames
 mlir::attn::flashBackwardKernelNames(const FlashBackwardSpec &spec,
                                      const FlashBackwardConfig &config) {
   std::string dtype = spec.elementType.isBF16() ? "bf16" : "f16";
-  std::string stem = "attn_bwd_d" + std::to_string(spec.headDim) + "_" +
+  std::string dims = std::to_string(spec.headDim);
+  if (spec.valueHeadDim != spec.headDim)
+    dims += "v" + std::to_string(spec.valueHeadDim);
+  std::string stem = "attn_bwd_d" + dims + "_" +
                      dtype + maskKernelNameSuffix(spec.causal, spec.band) +
                      softcapKernelNameSuffix(spec.softcap) +
                      (spec.alibi ? "_alibi" : "") +

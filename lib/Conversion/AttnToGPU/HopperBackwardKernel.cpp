@@ -122,7 +122,7 @@ public:
                         const HopperBackwardConfig &config)
       : kb(builder, loc), b(builder), loc(loc), spec(spec), config(config),
         params(hopperBackwardSignature(spec)), elt(spec.elementType),
-        tileDim(hopperTileWidth(spec.headDim)) {}
+        tileDim(hopperBackwardTileWidth(spec)) {}
 
   void emit(LLVM::LLVMFuncOp func);
 
@@ -137,6 +137,9 @@ private:
   Value headBase(StringRef tensor, Type eltTy, Value head);
   /// Query head and first row of step `it` of the walk.
   std::pair<Value, Value> stepAt(Value it);
+  /// The walk's unit (headInGroup · qSteps + query block − qStart) of step
+  /// `it`: `it` itself, rotated by this block's index (rotatedTurns()).
+  Value rotatedStep(Value it);
   Value stageOf(Value it) { return kb.remu(it, kb.i32(config.stages)); }
   Value parityOf(Value it) {
     return kb.andi(kb.divu(it, kb.i32(config.stages)), 1);
@@ -155,7 +158,32 @@ private:
   /// this key block's turn, its index among the key blocks that visit q0,
   /// times the `arrivals` each key block makes on it (acquire), then
   /// passes the turn on (release increment).
-  void waitForTurn(Value semaphore, Value q0, int64_t arrivals = 1);
+  void waitForTurn(Value semaphore, Value q0, Value it,
+                   int64_t arrivals = 1);
+  /// Deterministic kernels without a mask band or key range walk their
+  /// query blocks from their own index on (block n's step s visits unit
+  /// (n + s) mod T) and unit t takes its key blocks in the order t, t − 1,
+  /// ... (cyclic), so that in lockstep no block waits for another; only
+  /// while the head's key blocks Nb <= T (else ascending). 1.08-1.17x the
+  /// ascending order at N = 4096, level at 16k (bench/results/
+  /// 2026-12-05-bwd-tdkv-m80.md).
+  bool rotatedTurns() const {
+    return config.deterministic && !spec.band.hasLeft() &&
+           !spec.band.hasRight() && !spec.keyRange;
+  }
+  /// rotatedTurns(): this block's key-block index n and the head's count
+  /// Nb when rotated at run time (Nb <= T), else 0 and 0. Read anew from
+  /// the special registers at each use (the dQ warp has 24 registers).
+  std::pair<Value, Value> rotationOf() {
+    Value n = NVVM::BlockIdXOp::create(b, loc, b.getI32Type());
+    Value blocks = NVVM::GridDimXOp::create(b, loc, b.getI32Type());
+    // At most 64 blocks (all of a head's resident at once on the H200:
+    // a block may wait for one dispatched after it).
+    Value rotate = kb.andb(kb.slt(kb.sub(blocks, kb.i32(1)), numSteps),
+                           kb.slt(blocks, kb.i32(65)));
+    return {kb.select(rotate, n, kb.i32(0)),
+            kb.select(rotate, blocks, kb.i32(0))};
+  }
   /// The deterministic head-dim split's turn warp (producer warp 2): per
   /// step, lane s acquires the turn of the step's 16-row slice s for both
   /// consumers, arrives on kTurnAcquiredBarrier, waits on kDqAddedBarrier
@@ -234,6 +262,28 @@ private:
   SmallVector<Value> emitStep(Value it, ValueRange carried);
   SmallVector<Value> emitStepBody(Value it, ValueRange carried);
   SmallVector<Value> emitSplitStepBody(Value it, ValueRange carried);
+  /// One step of the transposed-dkv schedule (HopperBackwardConfig::
+  /// transposedDkv). Carried: dKᵀ then dVᵀ, two m64n<blockN> tiles each
+  /// (this consumer's head-dim rows [128c, 128c + 128)).
+  SmallVector<Value> emitTransposedStepBody(Value it, ValueRange carried);
+  /// transposedDkv: acc (m64n<cols>) = A·B (+ acc when `accumulate`) for
+  /// head-dim rows [64p, 64p + 64): A = panel `aPanel` of `aTile`
+  /// ([rows][d], read MN-major, `kSteps` k-steps of 16 rows), B the
+  /// [key][query] tile `bTile`, K-major (k = query) or MN-major
+  /// (`transposeB`: k = key).
+  SmallVector<Value> issueHeadDimRows(Value aTile, int64_t aPanelBytes,
+                                      Value aPanel, Value bTile,
+                                      bool transposeB, int64_t kSteps,
+                                      ValueRange acc, int64_t cols,
+                                      bool accumulate);
+  /// transposedDkv: dQᵀ rows [64p, 64p + 64) of step `it` added to the f32
+  /// accumulator from registers, one red.global.add.f32 per element (its
+  /// pairs are of two query rows), rows < Nq and columns < D.
+  void addDqTransposed(ArrayRef<Value> dq, Value it, Value panel);
+  /// transposedDkv: dKᵀ·scale and dVᵀ of this consumer's head-dim rows
+  /// into dK and dV (keys < Nk, columns < D), transposed through its
+  /// panels of the K and V tiles.
+  void emitTransposedEpilogue(ValueRange accs);
   /// Sᵀ or dPᵀ of this consumer's 64 keys and `cols` query columns: A (K
   /// or V rows, K-major) times Bᵀ (Q or dO rows from bTile, K-major),
   /// `depth` / 16 k-steps. Not committed.
@@ -246,12 +296,19 @@ private:
                                       int64_t bPanelBytes, int64_t depth,
                                       ValueRange acc, int64_t cols);
   /// This warp's 16 key rows of a K or V tile (128-byte swizzled panels
-  /// of blockN rows) as an A-operand fragment of productDepth() columns.
-  Value loadOperandA(Value tile);
-  /// The softcap's t = tanh(Sᵀ·scale / C) and the masks (band, keys past
-  /// the end, key_range) on Sᵀ of query columns qCol0.. (`cols` of them).
-  SmallVector<Value> capAndMask(SmallVector<Value> s, Value qCol0,
-                                int64_t cols);
+  /// of blockN rows) as an A-operand fragment of `depth` columns.
+  Value loadOperandA(Value tile, int64_t depth);
+  /// What the rows of a score fragment are (register 4·j + e sits at row
+  /// warpKey0 + g + 8·(e/2), column 8·j + 2t + e%2): keys in Sᵀ, queries
+  /// in the transposed-dkv schedule's S.
+  enum class ScoreRows { keys, queries };
+  /// The softcap's t = tanh(S·scale / C) and the masks (band, keys past
+  /// the end, key_range) on a score tile of `cols` columns whose first
+  /// query is firstQuery (`queries` of them) and first key kv0 + keyOffset
+  /// (kv0 when keyOffset is null).
+  SmallVector<Value> capAndMask(SmallVector<Value> s, ScoreRows rows,
+                                Value firstQuery, Value keyOffset,
+                                int64_t queries, int64_t cols);
   /// ALiBi: query head `head`'s slope, read at the step's start, before
   /// the products hide it, in the unit of the score P's constant
   /// multiplies (raw, or the softcap's t); none without ALiBi.
@@ -280,6 +337,19 @@ private:
   /// [key][query] tile with 128-byte swizzle, as TMA would write it, from
   /// query chunk `firstChunk` (16 bytes each) on.
   void storeTransposed(Value tile, ArrayRef<Value> frags, Value firstChunk);
+  /// Packed pairs (register 2·j + h: the warp's rows 8h.., columns 8j..)
+  /// stored transposed by stmatrix.trans into a 64-column panel `panel`
+  /// (rows of 128 bytes, 128-byte swizzle, as TMA writes it): column
+  /// firstRow + c of the pairs becomes the panel's row firstRow + c, and
+  /// their rows the 16-byte chunks firstChunk + h of it. firstRow is a
+  /// multiple of 8. Block-m 80: dSᵀ into the [query][key] dS tile (panel c,
+  /// the consumer's keys); transposed-dkv: P and dS into [key][query]
+  /// tiles.
+  void storeTransposedPairs(Value panel, ArrayRef<Value> pairs,
+                            Value firstRow, Value firstChunk);
+  /// transposedDq(): the dQᵀ accumulator of head-dim rows [64c, 64c + 64)
+  /// into the [query][d] f32 tile, element by element (d < D only).
+  void storeDqTransposed(ArrayRef<Value> dq, Value tile);
   /// Head-dim split: acc += A·B[:, this consumer's half], A a [key][query]
   /// tile of `aRing` (K-major), B the stage's Q or dO (MN-major).
   SmallVector<Value> issueSharedAB(Value aRing, Value aStage, Value bRing,
@@ -298,14 +368,30 @@ private:
   /// Emits `store` of the 8 head-dim columns from `first` + `col` (`first`
   /// a consumer's column offset, uniform over its warpgroup, or null for
   /// 0) for columns < D only: the tiles' columns past D are padding.
-  void ifStoredColumns(Value first, int64_t col, function_ref<void()> store);
+  void ifStoredColumns(Value first, int64_t col, function_ref<void()> store,
+                       int64_t width);
+  /// The same for the columns of dK and dQ (D wide).
+  void ifStoredColumns(Value first, int64_t col, function_ref<void()> store) {
+    ifStoredColumns(first, col, store, spec.headDim);
+  }
   /// Query blocks of 128 rows (two 64-row panels of dSᵀ): consumer c's dQ
   /// takes query rows [64c, 64c + 64) and every head-dim column, else all
   /// 64 rows and columns [c·D/2, (c + 1)·D/2).
   bool splitDqRows() const {
-    return !config.splitHeadDim && config.blockM > 64;
+    return !config.splitHeadDim && config.blockM == 128;
   }
+  /// Block-m 80 (FlashAttention-3's at D = 128): dQ = dS·K would be m80,
+  /// not a wgmma shape. Consumer c computes dQᵀ = Kᵀ·dSᵀ for head-dim
+  /// rows [64c, 64c + 64), m64n<blockM>, from dS stored [query][key] (B
+  /// K-major: storeDsRows), and stores it transposed into the [query][d]
+  /// f32 tile (storeDqTransposed).
+  bool transposedDq() const {
+    return !config.splitHeadDim && config.blockM % 64 != 0;
+  }
+  /// Columns of this consumer's dQ accumulator (dQᵀ's: the query rows).
   int64_t dqCols() const {
+    if (transposedDq())
+      return config.blockM;
     return splitDqRows() ? tileDim : tileDim / config.consumers();
   }
   int64_t dqRegs() const { return dqCols() / 2; }
@@ -341,6 +427,13 @@ private:
   int64_t kvFullSlot() const { return 0; }
   int64_t fullSlot() const { return 1; }
   int64_t emptySlot() const { return 1 + config.stages; }
+  // transposedDkv: dO's own ring of one stage.
+  int64_t doFullSlot() const { return 1 + 2 * config.stages; }
+  int64_t doEmptySlot() const { return 2 + 2 * config.stages; }
+  /// transposedDkv: the K tile's address, stored once and read per step
+  /// (emitStep), so that ptxas cannot hoist the loop-invariant K, V and dO
+  /// descriptors of every k-step out of the loop (spilled).
+  int64_t kTileSlot() const { return 3 + 2 * config.stages; }
 
   KernelBuilder kb;
   OpBuilder &b;
@@ -354,9 +447,10 @@ private:
   /// with zeros, so they add nothing to Sᵀ and dPᵀ, their dK, dV and dQ
   /// are zero and never stored.
   int64_t tileDim;
-  /// The depth of Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ: D rounded up to a k-step (16);
-  /// the k-steps wholly in the padding would add zeros.
-  int64_t productDepth() const { return llvm::alignTo(spec.headDim, 16); }
+  /// The depths of Sᵀ = K·Qᵀ (D) and dPᵀ = V·dOᵀ (Dv), rounded up to a
+  /// k-step (16): the k-steps wholly in the padding would add zeros.
+  int64_t scoreDepth() const { return llvm::alignTo(spec.headDim, 16); }
+  int64_t valueDepth() const { return llvm::alignTo(spec.valueHeadDim, 16); }
   Block *entry = nullptr;
 
   Value seqQ, seqKv, headsQ, diagonal;
@@ -382,14 +476,16 @@ Value HopperBackwardEmitter::barrierAt(int64_t slot, Value stage) {
 }
 
 void HopperBackwardEmitter::ifStoredColumns(Value first, int64_t col,
-                                            function_ref<void()> store) {
-  // D is a multiple of 8: a group of 8 columns is all data or all padding.
+                                            function_ref<void()> store,
+                                            int64_t width) {
+  // The width is a multiple of 8: a group of 8 columns is all data or all
+  // padding.
   int64_t lastFirst = first ? tileDim - tileDim / config.consumers() : 0;
-  if (col >= spec.headDim)
+  if (col >= width)
     return; // padding for every consumer (the first starts at column 0)
-  if (lastFirst + col + 8 <= spec.headDim)
+  if (lastFirst + col + 8 <= width)
     return store();
-  ifThen(kb, kb.slt(kb.add(first, kb.i32(col)), kb.i32(spec.headDim)), store);
+  ifThen(kb, kb.slt(kb.add(first, kb.i32(col)), kb.i32(width)), store);
 }
 
 Value HopperBackwardEmitter::headBase(StringRef tensor, Type eltTy,
@@ -399,7 +495,15 @@ Value HopperBackwardEmitter::headBase(StringRef tensor, Type eltTy,
   return kb.gep(arg(tensor), eltTy, off);
 }
 
+Value HopperBackwardEmitter::rotatedStep(Value it) {
+  if (!rotatedTurns())
+    return it;
+  Value unit = kb.add(it, rotationOf().first);
+  return kb.select(kb.slt(unit, numSteps), unit, kb.sub(unit, numSteps));
+}
+
 std::pair<Value, Value> HopperBackwardEmitter::stepAt(Value it) {
+  it = rotatedStep(it);
   Value headInGroup = kb.divu(it, qSteps);
   Value qBlock = kb.add(qStart, kb.remu(it, qSteps));
   Value head = kb.add(kb.mul(kvHead, groupSize), headInGroup);
@@ -456,13 +560,27 @@ void HopperBackwardEmitter::emitTmaLoads() {
             mbarrierWait(kb, barrierAt(emptySlot(), stage),
                          kb.xori(parityOf(it), kb.i32(1)));
             Value full = barrierAt(fullSlot(), stage);
-            mbarrierArriveExpectTx(kb, full, qTileBytes() + doTileBytes());
+            Value doStage = stage, doFull = full;
+            if (config.transposedDkv()) {
+              // dO's single stage is released earlier in a step than Q's
+              // (after dVᵀ), behind barriers of its own.
+              mbarrierArriveExpectTx(kb, full, qTileBytes());
+            } else {
+              mbarrierArriveExpectTx(kb, full, qTileBytes() + doTileBytes());
+            }
             for (int64_t p = 0; p < tileDim / 64; ++p)
               tmaLoad4d(kb, ringTile(kb, qRing, stage, p), arg("q_tmap"),
                         {kb.i32(64 * p), q0, head, batch}, full);
+            if (config.transposedDkv()) {
+              doStage = kb.i32(0);
+              doFull = barrierAt(doFullSlot(), Value());
+              mbarrierWait(kb, barrierAt(doEmptySlot(), Value()),
+                           kb.xori(kb.andi(it, 1), kb.i32(1)));
+              mbarrierArriveExpectTx(kb, doFull, doTileBytes());
+            }
             for (int64_t p = 0; p < tileDim / 64; ++p)
-              tmaLoad4d(kb, ringTile(kb, doRing, stage, p), arg("do_tmap"),
-                        {kb.i32(64 * p), q0, head, batch}, full);
+              tmaLoad4d(kb, ringTile(kb, doRing, doStage, p), arg("do_tmap"),
+                        {kb.i32(64 * p), q0, head, batch}, doFull);
           });
           scf::YieldOp::create(b, loc);
         });
@@ -502,23 +620,32 @@ void HopperBackwardEmitter::emitLseLoader() {
           Value lastRow = kb.sub(seqQ, kb.i32(1));
           Value dst = kb.gepBytes(lseRing,
                                   kb.mul(stage, kb.i32(lseStageBytes())));
-          for (int64_t e = 0; e < config.blockM / 32; ++e) {
+          for (int64_t e = 0, n = llvm::divideCeil(config.blockM, 32); e < n; ++e) {
             Value r = kb.add(lane, kb.i32(32 * e));
-            Value row = kb.add(q0, r);
-            Value inRange = kb.slt(row, seqQ);
-            Value at = kb.sext64(kb.minsi(row, lastRow));
-            Value lse = LLVM::LoadOp::create(
-                b, loc, b.getF32Type(), kb.gep(lseBase, b.getF32Type(), at));
-            lse = kb.select(kb.feq(lse, negInf), inf,
-                            kb.fmul(lse, kb.f32(M_LOG2E)));
-            Value delta = LLVM::LoadOp::create(
-                b, loc, b.getF32Type(), kb.gep(deltaBase, b.getF32Type(), at));
-            LLVM::StoreOp::create(b, loc, kb.select(inRange, lse, inf),
-                                  kb.gep(dst, b.getF32Type(), r));
-            LLVM::StoreOp::create(
-                b, loc, kb.select(inRange, delta, kb.f32(0.0)),
-                kb.gep(dst, b.getF32Type(),
-                       kb.add(r, kb.i32(config.blockM))));
+            auto load = [&] {
+              Value row = kb.add(q0, r);
+              Value inRange = kb.slt(row, seqQ);
+              Value at = kb.sext64(kb.minsi(row, lastRow));
+              Value lse = LLVM::LoadOp::create(
+                  b, loc, b.getF32Type(),
+                  kb.gep(lseBase, b.getF32Type(), at));
+              lse = kb.select(kb.feq(lse, negInf), inf,
+                              kb.fmul(lse, kb.f32(M_LOG2E)));
+              Value delta = LLVM::LoadOp::create(
+                  b, loc, b.getF32Type(),
+                  kb.gep(deltaBase, b.getF32Type(), at));
+              LLVM::StoreOp::create(b, loc, kb.select(inRange, lse, inf),
+                                    kb.gep(dst, b.getF32Type(), r));
+              LLVM::StoreOp::create(
+                  b, loc, kb.select(inRange, delta, kb.f32(0.0)),
+                  kb.gep(dst, b.getF32Type(),
+                         kb.add(r, kb.i32(config.blockM))));
+            };
+            // Block-m 80: the last 32 lanes' pass holds 16 rows.
+            if (32 * (e + 1) <= config.blockM)
+              load();
+            else
+              ifThen(kb, kb.slt(r, kb.i32(config.blockM)), load);
           }
           mbarrierArrive(kb, barrierAt(fullSlot(), stage));
         });
@@ -587,7 +714,7 @@ void HopperBackwardEmitter::emitDqWriter(Value firstStep) {
           Value semaphore;
           if (config.deterministic) {
             semaphore = sliceSemaphore(region, rowStart, sliceRows);
-            waitForTurn(semaphore, q0);
+            waitForTurn(semaphore, q0, it);
           }
           Value src = dqTileOf(buffer);
           if (sliced)
@@ -617,7 +744,7 @@ void HopperBackwardEmitter::emitDqWriter(Value firstStep) {
   });
 }
 
-void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0,
+void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0, Value it,
                                         int64_t arrivals) {
   // Ascending: key block n adds after n − 1, from the first block that
   // visits query block q0: a key_range's start skips the blocks before it,
@@ -643,6 +770,17 @@ void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0,
           firstKey, kb.sub(kb.add(q0, diagonal), kb.i32(spec.band.left)));
     turn = kb.sub(kb.divu(kv0, kb.i32(config.blockN)),
                   kb.divu(firstKey, kb.i32(config.blockN)));
+    if (rotatedTurns()) {
+      // Unit t = (it + n) mod T takes blocks t, t − 1, ... (cyclic, those
+      // below Nb): block n's rank is min(t, Nb − 1) − n, plus Nb if n > t.
+      Value unit = rotatedStep(it);
+      auto [rotation, turnBlocks] = rotationOf();
+      Value last = kb.sub(turnBlocks, kb.i32(1));
+      Value rank = kb.sub(kb.minsi(unit, last), rotation);
+      rank = kb.add(rank, kb.select(kb.slt(unit, rotation), turnBlocks,
+                                    kb.i32(0)));
+      turn = kb.select(kb.slt(kb.i32(0), turnBlocks), rank, turn);
+    }
   }
   if (arrivals > 1)
     turn = kb.mul(turn, kb.i32(arrivals));
@@ -660,7 +798,7 @@ void HopperBackwardEmitter::waitForTurn(Value semaphore, Value q0,
         b, loc,
         arith::CmpIOp::create(b, loc,
                               arrivals > 1 ? arith::CmpIPredicate::slt
-                                           : arith::CmpIPredicate::ne,
+                                  : arith::CmpIPredicate::ne,
                               seen, turn),
         ValueRange{});
     b.setInsertionPointToStart(b.createBlock(&spin.getAfter()));
@@ -684,7 +822,7 @@ void HopperBackwardEmitter::emitTurnKeeper() {
                            .getResult();
         Value semaphore = sliceSemaphore(deltaBaseOf(it), sliceRow, 16);
         ifThen(kb, active, [&] {
-          waitForTurn(semaphore, q0, config.consumers());
+          waitForTurn(semaphore, q0, it, config.consumers());
         });
         namedBarrierArrive(kb, turnBarrier(kTurnAcquiredBarrier, it),
                            turnBarrierThreads());
@@ -751,7 +889,9 @@ void HopperBackwardEmitter::storeDq(ArrayRef<Value> dq, Value dqStep) {
   namedBarrierSync(kb, dqBarrier(kDqEmptyBarrier, buffer, consumer),
                    syncThreads);
   Type pair = VectorType::get({2}, b.getF32Type());
-  for (int h = 0; h < 2; ++h) {
+  if (transposedDq())
+    storeDqTransposed(dq, dqTileOf(buffer));
+  for (int h = 0; h < 2 && !transposedDq(); ++h) {
     Value row =
         kb.add(kb.mul(warpInGroup, kb.i32(16)), kb.add(g, kb.i32(8 * h)));
     Value col = kb.shl(t, 1);
@@ -829,82 +969,102 @@ SmallVector<Value> HopperBackwardEmitter::issueRegisterABt(
 /// four registers are the step's (g, 2t), (g + 8, 2t), (g, 8 + 2t),
 /// (g + 8, 8 + 2t) pairs, the A-operand order. The swizzle XORs the chunk
 /// with the row % 8 (= l % 8: warpKey0 is a multiple of 16).
-Value HopperBackwardEmitter::loadOperandA(Value tile) {
+Value HopperBackwardEmitter::loadOperandA(Value tile, int64_t depth) {
   Value row = kb.add(warpKey0, kb.add(kb.andi(lane, 7),
                                       kb.shl(kb.andi(kb.lshr(lane, 3), 1), 3)));
   Value rowPtr = kb.gepBytes(tile, kb.mul(row, kb.i32(kPanelRowBytes)));
   Value half = kb.lshr(lane, 4);
   SmallVector<Value> regs;
-  for (int64_t kk = 0; kk < productDepth() / 16; ++kk) {
+  for (int64_t kk = 0; kk < depth / 16; ++kk) {
     Value chunk = kb.xori(kb.add(half, kb.i32(2 * (kk % 4))), kb.andi(lane, 7));
     Value at = kb.add(kb.i32(kk / 4 * kvPanelBytes()), kb.shl(chunk, 4));
     llvm::append_range(regs, kb.ldmatrixX4(kb.gepBytes(rowPtr, at), false));
   }
   return kb.fragment(
-      attn_gpu::FragmentType::getOperandA(elt, productDepth()), regs);
+      attn_gpu::FragmentType::getOperandA(elt, depth), regs);
 }
 
 SmallVector<Value> HopperBackwardEmitter::capAndMask(SmallVector<Value> s,
-                                                     Value qCol0,
+                                                     ScoreRows rows,
+                                                     Value firstQuery,
+                                                     Value keyOffset,
+                                                     int64_t queries,
                                                      int64_t cols) {
-  // Softcap: Sᵀ becomes t = tanh(Sᵀ·scale / C) before the mask, P's
-  // constant is C·log2e, and dSᵀ takes the cap's derivative 1 − t² below.
+  // Softcap: S becomes t = tanh(S·scale / C) before the mask, P's constant
+  // is C·log2e, and dS takes the cap's derivative 1 − t².
   if (spec.softcap > 0) {
     Value inner = kb.fmul(arg("softmax_scale"), kb.f32(1.0 / spec.softcap));
     for (Value &v : s)
       v = attn_gpu::TanhOp::create(b, loc, kb.fmul(v, inner));
   }
 
-  // The band: key kv0 + warpKey0 + g + 8·(e/2) is seen by query
-  // qCol0 + 8·j + 2t + e%2 iff d(query) − left <= key <= d(query) + right
-  // (d(i) = i + diagonal), i.e.
-  //   right: 8·(e/2) − 8·j − e%2 <= qCol0 + diagonal + right − kv0
-  //          − warpKey0 − g + 2t;
-  //   left:  8·j + e%2 − 8·(e/2) <= left − diagonal − qCol0 + kv0
-  //          + warpKey0 + g − 2t.
+  // Register 4·j + e holds key key + kOff and query query + qOff, where
+  // key and query are this thread's first (built by the lambdas below, in
+  // the branch that needs them) and kOff, qOff are its row offset 8·(e/2)
+  // and column offset 8·j + e%2, one each as `rows` says. The band:
+  // d(query) − left <= key <= d(query) + right (d(i) = i + diagonal), i.e.
+  //   right: kOff − qOff <= query + diagonal + right − key;
+  //   left:  qOff − kOff <= left − diagonal − query + key;
+  // the keys past Nk: kOff <= Nk − key − 1; key_range: −kOff <= key −
+  // start. maskFragment's (col, row) are kOff's and qOff's coefficients.
   // Blocks clear of an edge skip its compares.
+  bool keyRows = rows == ScoreRows::keys;
+  int64_t keyCol = keyRows ? 0 : 1, keyRow = keyRows ? 1 : 0;
+  int64_t queryCol = 1 - keyCol, queryRow = 1 - keyRow;
+  auto rowLane = [&] { return kb.add(warpKey0, g); };
+  auto colLane = [&] { return kb.shl(t, 1); };
+  auto firstKey = [&] { return keyOffset ? kb.add(kv0, keyOffset) : kv0; };
+  auto key = [&] {
+    return keyRows ? kb.add(kb.add(firstKey(), warpKey0), g)
+                   : kb.add(firstKey(), colLane());
+  };
+  // query + diagonal (+ right) − key, with `reach` = firstQuery + diagonal
+  // (+ right).
+  auto reachMinusKey = [&](Value reach) {
+    return keyRows ? kb.add(kb.sub(kb.sub(reach, kb.add(firstKey(), warpKey0)),
+                                   g),
+                            colLane())
+                   : kb.sub(kb.add(reach, kb.sub(rowLane(), colLane())),
+                            firstKey());
+  };
   Value sTile = kb.fragment(accumulator(cols), s);
   if (spec.band.hasRight()) {
-    Value reach = kb.add(qCol0, diagonal);
+    Value reach = kb.add(firstQuery, diagonal);
     if (spec.band.right)
       reach = kb.add(reach, kb.i32(spec.band.right));
     sTile = maskFragment(
         kb, sTile, kb.slt(reach, kb.add(kv0, kb.i32(config.blockN - 1))),
-        [&] {
-          return kb.add(kb.sub(kb.sub(reach, kb.add(kv0, warpKey0)), g),
-                        kb.shl(t, 1));
-        },
-        /*col=*/-1, /*row=*/1);
+        [&] { return reachMinusKey(reach); }, keyCol - queryCol,
+        keyRow - queryRow);
   }
   if (spec.band.hasLeft()) {
-    // The lowest key the block's last row sees.
-    Value lowest = kb.sub(kb.add(qCol0, diagonal),
-                          kb.i32(spec.band.left - (cols - 1)));
+    // The lowest key the block's last query sees.
+    Value lowest = kb.sub(kb.add(firstQuery, diagonal),
+                          kb.i32(spec.band.left - (queries - 1)));
     sTile = maskFragment(
         kb, sTile, kb.slt(kv0, lowest),
         [&] {
-          return kb.sub(
-              kb.add(kb.sub(kb.i32(spec.band.left), kb.add(qCol0, diagonal)),
-                     kb.add(kb.add(kv0, warpKey0), g)),
-              kb.shl(t, 1));
+          Value left =
+              kb.sub(kb.i32(spec.band.left), kb.add(firstQuery, diagonal));
+          return keyRows ? kb.sub(kb.add(left, key()), colLane())
+                         : kb.sub(kb.add(left, firstKey()),
+                                  kb.sub(rowLane(), colLane()));
         },
-        /*col=*/1, /*row=*/-1);
+        queryCol - keyCol, queryRow - keyRow);
   }
-  // Keys past Nk (the last key block): key < Nk  <=>
-  //   8·(e/2) <= Nk − kv0 − warpKey0 − g − 1.
   sTile = maskFragment(
       kb, sTile, kb.slt(keyEnd, kb.add(kv0, kb.i32(config.blockN))),
       [&] {
-        return kb.sub(kb.sub(keyEnd, kb.add(kv0, warpKey0)),
-                      kb.add(g, kb.i32(1)));
+        return keyRows ? kb.sub(kb.sub(keyEnd, kb.add(firstKey(), warpKey0)),
+                                kb.add(g, kb.i32(1)))
+                       : kb.sub(kb.sub(keyEnd, firstKey()),
+                                kb.add(colLane(), kb.i32(1)));
       },
-      /*col=*/0, /*row=*/1);
-  // key_range: key >= start  <=>  −8·(e/2) <= kv0 + warpKey0 + g − start.
+      keyCol, keyRow);
   if (keyStart)
     sTile = maskFragment(
         kb, sTile, kb.slt(kv0, keyStart),
-        [&] { return kb.sub(kb.add(kb.add(kv0, warpKey0), g), keyStart); },
-        /*col=*/0, /*row=*/-1);
+        [&] { return kb.sub(key(), keyStart); }, -keyCol, -keyRow);
   return kb.registers(sTile);
 }
 
@@ -982,6 +1142,31 @@ void HopperBackwardEmitter::storeTransposed(Value tile, ArrayRef<Value> frags,
   }
 }
 
+/// Register 4·j + e: head-dim row 64c + 16w + g + 8·(e / 2), query column
+/// 8·j + 2t + e % 2; the f32 tile is [query][D].
+void HopperBackwardEmitter::storeDqTransposed(ArrayRef<Value> dq,
+                                              Value tile) {
+  int64_t rowBytes = spec.headDim * 4;
+  for (int h = 0; h < 2; ++h) {
+    // warpKey0 = 64c + 16w: consumer c's dQᵀ rows are its key rows' numbers.
+    Value d = kb.add(warpKey0, kb.add(g, kb.i32(8 * h)));
+    auto store = [&] {
+      Value colPtr = kb.gepBytes(
+          tile, kb.add(kb.shl(d, 2), kb.mul(kb.shl(t, 1), kb.i32(rowBytes))));
+      for (int64_t j = 0; j < dqCols() / 8; ++j)
+        for (int e = 0; e < 2; ++e)
+          LLVM::StoreOp::create(
+              b, loc, dq[4 * j + 2 * h + e],
+              kb.gepBytes(colPtr, kb.i32((8 * j + e) * rowBytes)), 4);
+    };
+    // Head-dim rows past D (the last 64-row panel of a D < 128) are padding.
+    if (spec.headDim % 64 == 0)
+      store();
+    else
+      ifThen(kb, kb.slt(d, kb.i32(spec.headDim)), store);
+  }
+}
+
 /// One step: query block q0 of query head `head` against this consumer's
 /// 64 keys. Carried: dK (D / 2 registers) then dV (Dv / 2).
 SmallVector<Value> HopperBackwardEmitter::emitStep(Value it,
@@ -1000,7 +1185,16 @@ SmallVector<Value> HopperBackwardEmitter::emitStep(Value it,
   warpKey0 = fresh[3];
   kTile = fresh[4];
   vTile = fresh[5];
-  SmallVector<Value> out = config.splitHeadDim
+  if (config.transposedDkv()) {
+    Value at = LLVM::LoadOp::create(b, loc, b.getI64Type(),
+                                    barrierAt(kTileSlot(), Value()), 8,
+                                    /*isVolatile=*/true);
+    kTile = LLVM::IntToPtrOp::create(b, loc, kTileLoop.getType(), at);
+    vTile = kb.gepBytes(kTile, kb.i32(kTileBytes()));
+  }
+  SmallVector<Value> out = config.transposedDkv()
+                               ? emitTransposedStepBody(it, carried)
+                           : config.splitHeadDim
                                ? emitSplitStepBody(it, carried)
                                : emitStepBody(it, carried);
   t = tLoop, g = gLoop, kTile = kTileLoop, vTile = vTileLoop;
@@ -1023,20 +1217,21 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   SmallVector<Value> fenced =
       wgmmaFence(kb, SmallVector<Value>(2 * sRegs, kb.undefF32()));
   auto issueScores = [&](Value aTile, Value aFrag, Value bTile,
-                         ValueRange acc) {
-    return aFrag ? issueRegisterABt(aFrag, bTile, qPanelBytes(),
-                                    productDepth(), acc, config.blockM)
+                         int64_t depth, ValueRange acc) {
+    return aFrag ? issueRegisterABt(aFrag, bTile, qPanelBytes(), depth, acc,
+                                    config.blockM)
                  : issueABt(aTile, kvPanelBytes(), bTile, qPanelBytes(),
-                            productDepth(), acc, config.blockM);
+                            depth, acc, config.blockM);
   };
-  SmallVector<Value> s = issueScores(kTile, kFrag, qTile,
+  SmallVector<Value> s = issueScores(kTile, kFrag, qTile, scoreDepth(),
                                      ArrayRef(fenced).take_front(sRegs));
   wgmmaCommitGroup(kb);
-  SmallVector<Value> dp = issueScores(vTile, vFrag, doTile,
+  SmallVector<Value> dp = issueScores(vTile, vFrag, doTile, valueDepth(),
                                       ArrayRef(fenced).slice(sRegs, sRegs));
   wgmmaCommitGroup(kb);
   s = wgmmaWaitGroup(kb, 1, s);
-  s = capAndMask(std::move(s), q0, config.blockM);
+  s = capAndMask(std::move(s), ScoreRows::keys, q0, Value(), config.blockM,
+                 config.blockM);
   bool softcap = spec.softcap > 0;
 
   // Pᵀ = exp2(Sᵀ·c − LSE·log2e), LSE·log2e of this thread's query columns
@@ -1104,7 +1299,15 @@ SmallVector<Value> HopperBackwardEmitter::emitStepBody(Value it,
   Value dsStage = kb.andi(it, 1);
   if (pipelined())
     waitForOtherDs(it);
-  storeTransposed(ringTile(kb, dsRing, dsStage), dsFrags, Value());
+  if (transposedDq())
+    // warpKey0 = 64c + 16w: the warp's keys are chunks 2w and 2w + 1 of
+    // panel c.
+    storeTransposedPairs(
+        kb.gepBytes(ringTile(kb, dsRing, dsStage),
+                    kb.mul(consumer, kb.i32(qPanelBytes()))),
+        dsFrags, kb.i32(0), kb.andi(kb.lshr(warpKey0, 3), 7));
+  else
+    storeTransposed(ringTile(kb, dsRing, dsStage), dsFrags, Value());
   // The generic-proxy stores become visible to wgmma (the async proxy).
   fenceProxyAsyncShared(kb);
 
@@ -1228,15 +1431,15 @@ SmallVector<Value> HopperBackwardEmitter::emitSplitStepBody(Value it,
       wgmmaFence(kb, SmallVector<Value>(2 * sRegs, kb.undefF32()));
   SmallVector<Value> s = issueABt(
       kTile, kvPanelBytes(), kb.gepBytes(ringTile(kb, qRing, stage), bRows),
-      qPanelBytes(), productDepth(), ArrayRef(fenced).take_front(sRegs), cols);
+      qPanelBytes(), scoreDepth(), ArrayRef(fenced).take_front(sRegs), cols);
   wgmmaCommitGroup(kb);
   SmallVector<Value> dp = issueABt(
       vTile, kvPanelBytes(), kb.gepBytes(ringTile(kb, doRing, stage), bRows),
-      qPanelBytes(), productDepth(), ArrayRef(fenced).drop_front(sRegs),
+      qPanelBytes(), valueDepth(), ArrayRef(fenced).drop_front(sRegs),
       cols);
   wgmmaCommitGroup(kb);
   s = wgmmaWaitGroup(kb, 1, s);
-  s = capAndMask(std::move(s), qCol0, cols);
+  s = capAndMask(std::move(s), ScoreRows::keys, qCol0, Value(), cols, cols);
   Value cScale =
       backwardSoftmaxConstant(kb, arg("softmax_scale"), spec.softcap);
   auto probabilities = [&](ArrayRef<Value> scores) {
@@ -1286,6 +1489,380 @@ SmallVector<Value> HopperBackwardEmitter::emitSplitStepBody(Value it,
   // arrives: see emitStepBody).
   mbarrierArrive(kb, barrierAt(emptySlot(), stage));
   return waited;
+}
+
+/// One step of the transposed-dkv schedule: query block q0 of query head
+/// `head` against the block's blockN keys. Consumer c computes S and dP for
+/// keys [key0, key0 + blockN / 2), key0 = c·blockN / 2, and both
+/// consumers' P and dS meet in shared memory as [key][query] tiles; then c
+/// issues, for its head-dim rows [128c, 128c + 128) (panels 2c and 2c + 1),
+///   dQᵀ(2c) = Kᵀ·dSᵀ, dVᵀ += dOᵀ·P (both panels), dQᵀ(2c + 1), dKᵀ +=
+///   Qᵀ·dS (both panels),
+/// adding each dQᵀ panel from registers once it is done, so that one
+/// 32-register dQᵀ panel is live next to dKᵀ and dVᵀ (160 registers).
+SmallVector<Value>
+HopperBackwardEmitter::emitTransposedStepBody(Value it, ValueRange carried) {
+  auto [head, q0] = stepAt(it);
+  Value stage = stageOf(it);
+  int64_t keys = config.blockN / 2, sRegs = keys / 2;
+  // Two 64-row panels of the head dim per consumer (tileDim is 256).
+  int64_t tileRegs = config.blockN / 2, panels = 2;
+  Value key0 = kb.mul(consumer, kb.i32(keys));
+  Value keyRows = kb.mul(key0, kb.i32(kPanelRowBytes));
+  Value qTile = ringTile(kb, qRing, stage);
+  // dO's single stage, from the K tile's address read this step (ptxas
+  // would otherwise keep its loop-invariant descriptors live: spills).
+  Value doTile = kb.gepBytes(
+      kTile, kb.i32(kTileBytes() + vTileBytes() + config.stages * qTileBytes()));
+  std::optional<AlibiTerm> alibi = alibiOf(head);
+
+  // S = Q·Kᵀ and dP = dO·Vᵀ of this consumer's keys: A = Q or dO (K-major),
+  // B = its rows of K or V (K-major).
+  mbarrierWait(kb, barrierAt(fullSlot(), stage), parityOf(it));
+  SmallVector<Value> fenced =
+      wgmmaFence(kb, SmallVector<Value>(2 * sRegs, kb.undefF32()));
+  SmallVector<Value> sc =
+      issueABt(qTile, qPanelBytes(), kb.gepBytes(kTile, keyRows),
+               kvPanelBytes(), scoreDepth(),
+               ArrayRef(fenced).take_front(sRegs), keys);
+  wgmmaCommitGroup(kb);
+  Value doParity = kb.andi(it, 1);
+  mbarrierWait(kb, barrierAt(doFullSlot(), Value()), doParity);
+  SmallVector<Value> dp =
+      issueABt(doTile, qPanelBytes(), kb.gepBytes(vTile, keyRows),
+               kvPanelBytes(), valueDepth(),
+               ArrayRef(fenced).drop_front(sRegs), keys);
+  wgmmaCommitGroup(kb);
+  sc = wgmmaWaitGroup(kb, 1, sc);
+  bool softcap = spec.softcap > 0;
+  sc = capAndMask(std::move(sc), ScoreRows::queries, q0, key0, config.blockM,
+                  keys);
+
+  // P = exp2(S·c − LSE·log2e) (+ ALiBi's term) and dS = P∘(dP − Δ),
+  // LSE·log2e and Δ of this thread's two query rows (16w + g + 8h of the
+  // block).
+  Value cScale =
+      backwardSoftmaxConstant(kb, arg("softmax_scale"), spec.softcap);
+  Value lseBase = kb.gepBytes(
+      lseRing, kb.add(kb.mul(stage, kb.i32(lseStageBytes())),
+                      kb.shl(kb.add(warpKey0, g), 2)));
+  Value negLse[2], delta[2];
+  for (int h = 0; h < 2; ++h) {
+    Value at = kb.gepBytes(lseBase, kb.i32(32 * h));
+    negLse[h] = arith::NegFOp::create(
+        b, loc, LLVM::LoadOp::create(b, loc, b.getF32Type(), at, 4));
+    delta[h] = LLVM::LoadOp::create(
+        b, loc, b.getF32Type(),
+        kb.gepBytes(at, kb.i32(config.blockM * 4)), 4);
+  }
+  // ALiBi: register 4·j + e is d(query) − key = base + 8·(e/2) − 8·j − e%2
+  // with base = q0 + d + 16w + g − kv0 − key0 − 2t.
+  Value alibiBase;
+  if (alibi)
+    alibiBase = alibi->rowBase(kb.sub(
+        kb.add(kb.add(q0, diagonal), kb.add(warpKey0, g)),
+        kb.add(kb.add(kv0, key0), kb.shl(t, 1))));
+  auto probabilities = [&](ArrayRef<Value> scores) {
+    SmallVector<Value> out(scores);
+    for (size_t i = 0; i < out.size(); ++i) {
+      int64_t j = i / 4, e = i % 4;
+      if (alibi)
+        out[i] = alibi->apply(out[i], alibiBase,
+                              8 * (e / 2) - 8 * j - (e & 1));
+      out[i] = kb.exp2(
+          LLVM::FMAOp::create(b, loc, out[i], cScale, negLse[e / 2]));
+    }
+    return out;
+  };
+  SmallVector<Value> p = probabilities(sc);
+  // P into the step's tile now, so that only its f32 values stay live
+  // (for dS) next to dP.
+  Value buffer = kb.andi(it, 1);
+  Value pTile = ringTile(kb, pRing, buffer);
+  Value dsTile = ringTile(kb, dsRing, buffer);
+  // Pairs (register 2·j + h: rows g + 8h, columns 8j + 2t, + 1) packed
+  // here: 40 columns are not whole A-operand k-steps of 16.
+  auto packPairs = [&](ArrayRef<Value> x) {
+    SmallVector<Value> pairs;
+    for (size_t j = 0; j < x.size() / 4; ++j)
+      for (int h = 0; h < 2; ++h)
+        pairs.push_back(
+            kb.packPair(elt, x[4 * j + 2 * h], x[4 * j + 2 * h + 1]));
+    return pairs;
+  };
+  // The warp's 16 queries are chunks 2w and 2w + 1 of a key's row.
+  Value queryChunk = kb.lshr(warpKey0, 3);
+  storeTransposedPairs(pTile, packPairs(p), key0, queryChunk);
+  dp = wgmmaWaitGroup(kb, 0, dp);
+  // Softcap: P again from the masked t (keeping both spilled at D = 128 in
+  // emitStepBody), times 1 − min(t², 1) (a masked t is −inf).
+  SmallVector<Value> ds = softcap ? probabilities(sc) : p;
+  for (size_t i = 0; i < ds.size(); ++i) {
+    if (softcap)
+      ds[i] = kb.fmul(ds[i], kb.fsub(kb.f32(1.0),
+                                     arith::MinimumFOp::create(
+                                         b, loc, kb.fmul(sc[i], sc[i]),
+                                         kb.f32(1.0))));
+    ds[i] = kb.fmul(ds[i], kb.fsub(dp[i], delta[i % 4 / 2]));
+  }
+
+  // Both consumers' P and dS in the step's tiles before either reads them
+  // (two tiles each: a consumer's stores of step j + 2 follow the barrier
+  // of step j + 1, after the other's reads of step j).
+  storeTransposedPairs(dsTile, packPairs(ds), key0, queryChunk);
+  fenceProxyAsyncShared(kb);
+  namedBarrierSync(kb, kb.i32(kConsumerBarrier), 128 * config.consumers());
+
+  // Products over the head-dim rows of panels 2c.. (this consumer's).
+  // Their tile bases re-read here: the descriptors derived from them are
+  // then computed here too, not kept live through S and dP.
+  {
+    SmallVector<Value> fresh = kb.pin({kTile, qTile, doTile, pTile, dsTile});
+    kTile = fresh[0], qTile = fresh[1], doTile = fresh[2];
+    pTile = fresh[3], dsTile = fresh[4];
+  }
+  Value firstPanel = kb.mul(consumer, kb.i32(panels));
+  auto panelOf = [&](int64_t i) { return kb.add(firstPanel, kb.i32(i)); };
+  int64_t blockKeySteps = config.blockN / 16, querySteps = config.blockM / 16;
+  SmallVector<Value> regs(carried.begin(), carried.end());
+  int64_t dqRegsPerPanel = config.blockM / 2;
+  regs.append(dqRegsPerPanel, kb.undefF32());
+  regs = wgmmaFence(kb, regs);
+  SmallVector<Value> dK(regs.begin(), regs.begin() + panels * tileRegs);
+  SmallVector<Value> dV(regs.begin() + panels * tileRegs,
+                        regs.begin() + 2 * panels * tileRegs);
+  SmallVector<Value> dq(regs.end() - dqRegsPerPanel, regs.end());
+  auto issueDqPanel = [&](int64_t i, ValueRange zeros) {
+    return issueHeadDimRows(kTile, kvPanelBytes(), panelOf(i), dsTile,
+                            /*transposeB=*/true, blockKeySteps, zeros,
+                            config.blockM, /*accumulate=*/false);
+  };
+  auto issuePanels = [&](SmallVector<Value> &accs, Value aTile, Value bTile) {
+    for (int64_t i = 0; i < panels; ++i) {
+      SmallVector<Value> tile(accs.begin() + i * tileRegs,
+                              accs.begin() + (i + 1) * tileRegs);
+      tile = issueHeadDimRows(aTile, qPanelBytes(), panelOf(i), bTile,
+                              /*transposeB=*/false, querySteps, tile,
+                              config.blockN, /*accumulate=*/true);
+      llvm::copy(tile, accs.begin() + i * tileRegs);
+    }
+  };
+  // Commit groups, in order: dQᵀ(2c), dVᵀ, dQᵀ(2c + 1), dKᵀ.
+  dq = issueDqPanel(0, dq);
+  wgmmaCommitGroup(kb);
+  issuePanels(dV, doTile, pTile);
+  wgmmaCommitGroup(kb);
+  dq = wgmmaWaitGroup(kb, 1, dq);
+  // Deterministic: the turn warp acquired the step's turns (emitTurnKeeper)
+  // before either panel is added, and passes them on once both are issued.
+  if (config.deterministic)
+    namedBarrierSync(kb, turnBarrier(kTurnAcquiredBarrier, it),
+                     turnBarrierThreads());
+  addDqTransposed(dq, it, panelOf(0));
+  dq = wgmmaFence(kb, SmallVector<Value>(dqRegsPerPanel, kb.undefF32()));
+  dq = issueDqPanel(1, dq);
+  wgmmaCommitGroup(kb);
+  issuePanels(dK, qTile, dsTile);
+  wgmmaCommitGroup(kb);
+  // dVᵀ and dQᵀ(2c + 1) done: dO's stage is free (the next dO loads under
+  // dKᵀ; every thread arrives, see emitStepBody).
+  SmallVector<Value> done(dV);
+  done.append(dq);
+  done = wgmmaWaitGroup(kb, 1, done);
+  dV.assign(done.begin(), done.begin() + dV.size());
+  mbarrierArrive(kb, barrierAt(doEmptySlot(), Value()));
+  addDqTransposed(ArrayRef(done).drop_front(dV.size()), it, panelOf(1));
+  if (config.deterministic)
+    namedBarrierArrive(kb, turnBarrier(kDqAddedBarrier, it),
+                       turnBarrierThreads());
+  dK = wgmmaWaitGroup(kb, 0, dK);
+  // Q, LSE and Δ of this stage are no longer read.
+  mbarrierArrive(kb, barrierAt(emptySlot(), stage));
+  SmallVector<Value> out(dK);
+  out.append(dV);
+  return out;
+}
+
+/// stmatrix.x4.trans of 8x8 tiles {(j, 0), (j, 1), (j + 1, 0), (j + 1, 1)}
+/// (.x2 for a last odd j): tile i stores its column r as the 16 bytes of
+/// chunk firstChunk + i % 2 of row firstRow + 8·(j + i / 2) + r, from the
+/// address lane 8i + r gives: row·128 + ((chunk ^ row % 8)·16).
+void HopperBackwardEmitter::storeTransposedPairs(Value panel,
+                                                 ArrayRef<Value> pairs,
+                                                 Value firstRow,
+                                                 Value firstChunk) {
+  Value r = kb.andi(lane, 7);
+  // Matrix i = lane / 8 of an .x4 (of an .x2: lanes 16-31 repeat the
+  // addresses of 0-15, so that none points past the tile).
+  auto baseOf = [&](Value matrix) {
+    Value row = kb.add(firstRow, kb.add(kb.shl(kb.lshr(matrix, 1), 3), r));
+    Value chunk = kb.add(firstChunk, kb.andi(matrix, 1));
+    return kb.gepBytes(panel, kb.add(kb.mul(row, kb.i32(kPanelRowBytes)),
+                                     kb.shl(kb.xori(chunk, r), 4)));
+  };
+  Value matrix = kb.lshr(lane, 3);
+  for (size_t j = 0; j < pairs.size(); j += 4) {
+    size_t count = std::min<size_t>(4, pairs.size() - j);
+    Value base = baseOf(count == 4 ? matrix : kb.andi(matrix, 1));
+    NVVM::StMatrixOp::create(
+        b, loc, kb.gepBytes(base, kb.i32(j / 4 * 16 * kPanelRowBytes)),
+        pairs.slice(j, count), NVVM::MMALayout::col,
+        NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+  }
+}
+
+SmallVector<Value> HopperBackwardEmitter::issueHeadDimRows(
+    Value aTile, int64_t aPanelBytes, Value aPanel, Value bTile,
+    bool transposeB, int64_t kSteps, ValueRange acc, int64_t cols,
+    bool accumulate) {
+  Value aDesc = wgmmaDescriptor(
+      kb, kb.gepBytes(aTile, kb.mul(aPanel, kb.i32(aPanelBytes))),
+      aPanelBytes, 8 * kPanelRowBytes);
+  // K-major B (k = query): 32 bytes along its 128-byte key rows per k-step;
+  // MN-major B (k = key, n = the 64 queries of one panel): 16 key rows.
+  Value bDesc = transposeB
+                    ? wgmmaDescriptor(kb, bTile, config.blockN * kPanelRowBytes,
+                                      8 * kPanelRowBytes)
+                    : wgmmaDescriptor(kb, bTile, 16, 8 * kPanelRowBytes);
+  Value c = kb.fragment(accumulator(cols), acc);
+  for (int64_t kk = 0; kk < kSteps; ++kk)
+    c = warpgroupMma(
+        kb, wgmmaDescriptorAdvance(kb, aDesc, kk * 16 * kPanelRowBytes),
+        wgmmaDescriptorAdvance(kb, bDesc,
+                               transposeB ? kk * 16 * kPanelRowBytes
+                                          : kk * 32),
+        c, accumulate || kk > 0, transposeB, elt,
+        /*aKStep=*/0, /*transposeA=*/true);
+  return kb.registers(c);
+}
+
+/// Register 4·j + e of the m64n<blockM> dQᵀ panel p: head-dim column 64p +
+/// 16w + g + 8·(e/2), query row q0 + 8·j + 2t + e%2.
+void HopperBackwardEmitter::addDqTransposed(ArrayRef<Value> dq, Value it,
+                                            Value panel) {
+  Value q0 = stepAt(it).second;
+  Value accum = dqAccumulator(kb, deltaBaseOf(it), seqQ);
+  Value firstRow = kb.add(q0, kb.shl(t, 1));
+  for (int h = 0; h < 2; ++h) {
+    Value col = kb.add(kb.shl(panel, 6), kb.add(warpKey0, kb.add(g, kb.i32(8 * h))));
+    Value colPtr = kb.gep(
+        accum, b.getF32Type(),
+        kb.add(kb.mul(kb.sext64(firstRow), kb.i64(spec.headDim)),
+               kb.zext64(col)));
+    // Register 4·j + 2h + e is query row 8·j + e past firstRow.
+    int64_t rowBytes = spec.headDim * 4;
+    auto add = [&](bool guarded) {
+      if (!guarded) {
+        // Rows 2t + {0, 1} + 8j: two columns of reductions from colPtr and
+        // colPtr + one row, immediate offsets only.
+        for (int e = 0; e < 2; ++e) {
+          SmallVector<Value> column;
+          for (int64_t j = 0; j < config.blockM / 8; ++j)
+            column.push_back(dq[4 * j + 2 * h + e]);
+          attn_gpu::GlobalReduceAddOp::create(
+              b, loc, kb.gep(colPtr, b.getF32Type(), kb.i64(e * spec.headDim)),
+              column, /*stride=*/8 * rowBytes);
+        }
+        return;
+      }
+      for (int64_t j = 0; j < config.blockM / 8; ++j)
+        for (int e = 0; e < 2; ++e)
+          ifThen(kb, kb.slt(kb.add(firstRow, kb.i32(8 * j + e)), seqQ), [&] {
+            attn_gpu::GlobalReduceAddOp::create(
+                b, loc,
+                kb.gep(colPtr, b.getF32Type(),
+                       kb.i64((8 * j + e) * spec.headDim)),
+                ValueRange{dq[4 * j + 2 * h + e]}, /*vector=*/false);
+          });
+    };
+    // Whole query blocks (all but a tail) add without row checks.
+    auto rows = [&] {
+      ifThenElse(
+          kb, kb.sle(kb.add(q0, kb.i32(config.blockM)), seqQ),
+          [&] { add(false); }, [&] { add(true); });
+    };
+    // Head-dim columns past D (padding of the last panel) are not added.
+    if (spec.headDim == tileDim)
+      rows();
+    else
+      ifThen(kb, kb.slt(col, kb.i32(spec.headDim)), rows);
+  }
+}
+
+/// Register 4·j + e of dKᵀ (dVᵀ) panel i: head-dim column 64·(2c + i) +
+/// 16w + g + 8·(e/2), key kv0 + 8·j + 2t + e%2. Element stores from these
+/// registers would write 2 bytes each, 16 rows apart, and the addresses
+/// spilled; through shared memory every store is a 16-byte row chunk.
+void HopperBackwardEmitter::emitTransposedEpilogue(ValueRange accs) {
+  Value scale = arg("softmax_scale");
+  int64_t panels = tileDim / 128, tileRegs = config.blockN / 2;
+  int64_t consumerThreads = 128 * config.consumers();
+  Value firstPanel = kb.mul(consumer, kb.i32(panels));
+  auto panelBase = [&](Value tile, Value panel) {
+    return kb.gepBytes(tile, kb.mul(panel, kb.i32(kvPanelBytes())));
+  };
+  // Once both consumers' last products have read K and V, each stores its
+  // dKᵀ·scale and dVᵀ transposed into its panels of the K and V tiles
+  // ([key][64 d], 128-byte swizzle, as TMA wrote them): the warp's 16
+  // head-dim rows are chunks 2w and 2w + 1 of a key's row.
+  namedBarrierSync(kb, kb.i32(kConsumerBarrier), consumerThreads);
+  Value warpChunk = kb.lshr(warpKey0, 3);
+  auto stage = [&](Value tile, int64_t firstReg, bool scaled) {
+    for (int64_t i = 0; i < panels; ++i) {
+      SmallVector<Value> pairs;
+      for (int64_t j = 0; j < tileRegs / 4; ++j)
+        for (int h = 0; h < 2; ++h) {
+          Value lo = accs[firstReg + i * tileRegs + 4 * j + 2 * h];
+          Value hi = accs[firstReg + i * tileRegs + 4 * j + 2 * h + 1];
+          if (scaled) {
+            lo = kb.fmul(lo, scale);
+            hi = kb.fmul(hi, scale);
+          }
+          pairs.push_back(kb.packPair(elt, lo, hi));
+        }
+      storeTransposedPairs(panelBase(tile, kb.add(firstPanel, kb.i32(i))),
+                           pairs, kb.i32(0), warpChunk);
+    }
+  };
+  stage(kTile, 0, /*scaled=*/true);
+  stage(vTile, panels * tileRegs, /*scaled=*/false);
+  namedBarrierSync(kb, kb.i32(kConsumerBarrier), consumerThreads);
+
+  // Each consumer copies its panels out, 16-byte chunks of the rows of
+  // keys < Nk and columns < D (D is a multiple of 8).
+  Value thread = kb.andi(tid, 127);
+  int64_t chunksPerPanel = config.blockN * (kPanelRowBytes / 16);
+  assert(chunksPerPanel % 128 == 0 && "a pass of 128 chunks spans one panel");
+  auto v4i32 = VectorType::get({4}, b.getI32Type());
+  auto copy = [&](StringRef tensor, Value tile) {
+    Value base = headBase(tensor, elt, kvHead);
+    Value rowStride = params.stride(tensor, 2);
+    for (int64_t k = 0; k < panels * chunksPerPanel / 128; ++k) {
+      Value idx = kb.add(thread, kb.i32(128 * k));
+      Value panel = kb.add(firstPanel, kb.i32(128 * k / chunksPerPanel));
+      Value inPanel = kb.sub(idx, kb.i32(128 * k / chunksPerPanel *
+                                         chunksPerPanel));
+      Value row = kb.lshr(inPanel, 3), chunk = kb.andi(inPanel, 7);
+      Value key = kb.add(kv0, row);
+      Value col = kb.add(kb.shl(panel, 6), kb.shl(chunk, 3));
+      ifThen(kb,
+             kb.andb(kb.slt(key, seqKv), kb.slt(col, kb.i32(spec.headDim))),
+             [&] {
+               Value at = kb.add(kb.mul(row, kb.i32(kPanelRowBytes)),
+                                 kb.shl(kb.xori(chunk, kb.andi(row, 7)), 4));
+               Value data = LLVM::LoadOp::create(
+                   b, loc, v4i32,
+                   kb.gepBytes(panelBase(tile, panel), at), 16);
+               Value offset = kb.add(kb.mul(kb.sext64(key), rowStride),
+                                     kb.sext64(col));
+               LLVM::StoreOp::create(b, loc, data, kb.gep(base, elt, offset),
+                                     16);
+             });
+    }
+  };
+  copy("dk", kTile);
+  copy("dv", vTile);
 }
 
 SmallVector<Value> HopperBackwardEmitter::issueSharedAB(Value aRing,
@@ -1362,6 +1939,25 @@ void HopperBackwardEmitter::addDqFromRegisters(ArrayRef<Value> dq, Value it) {
 SmallVector<Value> HopperBackwardEmitter::issueDq(Value dsStage,
                                                   ValueRange zeros) {
   int64_t dqCols = this->dqCols();
+  if (transposedDq()) {
+    // dQᵀ = Kᵀ·dSᵀ: A = panel c of K (head-dim columns [64c, 64c + 64))
+    // read MN-major (the head dim is A's M), B = dS [query][key] K-major;
+    // blockN / 16 k-steps of 16 keys, 4 per 64-key panel of dS.
+    Value kDesc = wgmmaDescriptor(
+        kb, kb.gepBytes(kTile, kb.mul(consumer, kb.i32(kvPanelBytes()))),
+        kvPanelBytes(), 8 * kPanelRowBytes);
+    Value dsDesc = wgmmaDescriptor(kb, ringTile(kb, dsRing, dsStage), 16,
+                                   8 * kPanelRowBytes);
+    Value dq = kb.fragment(accumulator(dqCols), zeros);
+    for (int64_t kk = 0; kk < config.blockN / 16; ++kk)
+      dq = warpgroupMma(
+          kb, wgmmaDescriptorAdvance(kb, kDesc, kk * 16 * kPanelRowBytes),
+          wgmmaDescriptorAdvance(kb, dsDesc,
+                                 kk / 4 * qPanelBytes() + kk % 4 * 32),
+          dq, /*accumulate=*/kk > 0, /*transposeB=*/false, elt,
+          /*aKStep=*/0, /*transposeA=*/true);
+    return kb.registers(dq);
+  }
   Value dsDesc, sliceOffset;
   if (splitDqRows()) {
     // This consumer's 64 query rows: panel c of the dSᵀ tile; all of K.
@@ -1409,7 +2005,8 @@ void HopperBackwardEmitter::emitEpilogue(ValueRange accs) {
   int64_t share = config.splitHeadDim ? 2 : 1;
   int64_t cols = tileDim / share;
   Value first = config.splitHeadDim ? consumerCol0() : Value();
-  auto store = [&](StringRef tensor, size_t firstReg, bool scaled) {
+  auto store = [&](StringRef tensor, size_t firstReg, bool scaled,
+                   int64_t width) {
     Value base = headBase(tensor, elt, kvHead);
     Value col0 = kb.shl(t, 1);
     if (first)
@@ -1422,21 +2019,24 @@ void HopperBackwardEmitter::emitEpilogue(ValueRange accs) {
                    kb.add(kb.mul(kb.sext64(row), params.stride(tensor, 2)),
                           kb.sext64(col0)));
         for (int64_t j = 0; j < cols / 8; ++j)
-          ifStoredColumns(first, 8 * j, [&] {
-            Value lo = accs[firstReg + 4 * j + 2 * h];
-            Value hi = accs[firstReg + 4 * j + 2 * h + 1];
-            if (scaled) {
-              lo = kb.fmul(lo, scale);
-              hi = kb.fmul(hi, scale);
-            }
-            LLVM::StoreOp::create(b, loc, kb.packPair(elt, lo, hi),
-                                  kb.gep(rowPtr, elt, kb.i64(8 * j)), 4);
-          });
+          ifStoredColumns(
+              first, 8 * j,
+              [&] {
+                Value lo = accs[firstReg + 4 * j + 2 * h];
+                Value hi = accs[firstReg + 4 * j + 2 * h + 1];
+                if (scaled) {
+                  lo = kb.fmul(lo, scale);
+                  hi = kb.fmul(hi, scale);
+                }
+                LLVM::StoreOp::create(b, loc, kb.packPair(elt, lo, hi),
+                                      kb.gep(rowPtr, elt, kb.i64(8 * j)), 4);
+              },
+              width);
       });
     }
   };
-  store("dk", 0, /*scaled=*/true);
-  store("dv", cols / 2, /*scaled=*/false);
+  store("dk", 0, /*scaled=*/true, spec.headDim);
+  store("dv", cols / 2, /*scaled=*/false, spec.valueHeadDim);
 }
 
 void HopperBackwardEmitter::emitConsumer() {
@@ -1449,13 +2049,16 @@ void HopperBackwardEmitter::emitConsumer() {
     warpKey0 = kb.add(kb.mul(consumer, kb.i32(64)), warpKey0);
   mbarrierWait(kb, barrierAt(kvFullSlot(), Value()), kb.i32(0));
   if (kvInRegisters()) {
-    kFrag = loadOperandA(kTile);
-    vFrag = loadOperandA(vTile);
+    kFrag = loadOperandA(kTile, scoreDepth());
+    vFrag = loadOperandA(vTile, valueDepth());
   }
   // dK and dV: D / 2 + Dv / 2 registers, half that with the split.
   int64_t carriedRegs = tileDim;
   if (config.splitHeadDim)
     carriedRegs /= 2;
+  // transposedDkv: dKᵀ and dVᵀ, tileDim / 128 m64n<blockN> tiles each.
+  if (config.transposedDkv())
+    carriedRegs = 2 * (tileDim / 128) * (config.blockN / 2);
   SmallVector<Value> init(carriedRegs, kb.f32(0.0));
   auto loop = scf::ForOp::create(
       b, loc, kb.i32(0), numSteps, kb.i32(1), init,
@@ -1475,7 +2078,10 @@ void HopperBackwardEmitter::emitConsumer() {
       dq = wgmmaWaitGroup(kb, 0, dq);
       storeDq(dq, last);
     });
-  emitEpilogue(loop.getResults());
+  if (config.transposedDkv())
+    emitTransposedEpilogue(loop.getResults());
+  else
+    emitEpilogue(loop.getResults());
 }
 
 void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
@@ -1552,7 +2158,8 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   vTile = kb.gepBytes(kTile, kb.i32(kTileBytes()));
   Value qBase = kb.gepBytes(vTile, kb.i32(vTileBytes()));
   Value doBase = kb.gepBytes(qBase, kb.i32(config.stages * qTileBytes()));
-  Value dsBase = kb.gepBytes(doBase, kb.i32(config.stages * doTileBytes()));
+  Value dsBase =
+      kb.gepBytes(doBase, kb.i32(config.doStages() * doTileBytes()));
   dqTile = kb.gepBytes(dsBase, kb.i32(2 * dsTileBytes()));
   if (config.splitHeadDim) {
     pRing = ringView(kb, dqTile, 2, config.blockN, config.blockM, elt);
@@ -1568,9 +2175,13 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
   Value roomBelow = kb.slt(kb.i32(hopperBackwardBarrierBytes(config) - 1), pad);
   barriers = LLVM::SelectOp::create(b, loc, roomBelow, smem, barriersLast);
   qRing = ringView(kb, qBase, config.stages, config.blockM, tileDim, elt);
-  doRing = ringView(kb, doBase, config.stages, config.blockM, tileDim, elt);
-  // dSᵀ [key][query]: two tiles, one per step parity.
-  dsRing = ringView(kb, dsBase, 2, config.blockN, config.blockM, elt);
+  doRing =
+      ringView(kb, doBase, config.doStages(), config.blockM, tileDim, elt);
+  // dSᵀ [key][query] (transposedDq: dS [query][key]): two tiles, one per
+  // step parity.
+  dsRing = transposedDq()
+               ? ringView(kb, dsBase, 2, config.blockM, config.blockN, elt)
+               : ringView(kb, dsBase, 2, config.blockN, config.blockM, elt);
 
   // Thread 0 initialises the mbarriers: "full" ones expect the producer's
   // arrival with the TMA bytes and one per lane of the LSE warp, "empty"
@@ -1581,6 +2192,14 @@ void HopperBackwardEmitter::emit(LLVM::LLVMFuncOp func) {
       mbarrierInit(kb, barrierAt(fullSlot() + s, Value()), 1 + 32);
       mbarrierInit(kb, barrierAt(emptySlot() + s, Value()),
                    128 * config.consumers());
+    }
+    if (config.transposedDkv()) {
+      mbarrierInit(kb, barrierAt(doFullSlot(), Value()), 1);
+      mbarrierInit(kb, barrierAt(doEmptySlot(), Value()),
+                   128 * config.consumers());
+      LLVM::StoreOp::create(
+          b, loc, LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), kTile),
+          barrierAt(kTileSlot(), Value()), 8);
     }
     mbarrierInitFence(kb);
   });

@@ -75,8 +75,8 @@ static const KernelCapability kTable[] = {
   {"sm90a-wgmma", "sm90a", KernelDirection::Backward, true,
    {8, 256, 8}, "(zero-padded to 64, 128 or 256 by TMA; dK and dV in "
                 "registers, split over the head dim above 128)",
-   false, true, true, true, true, false, false, true, true, false, true,
-   {2, 4, 1}, {64, 128, 64}, {64, 128, 64}, false, true},
+   true, true, true, true, true, false, false, true, true, false, true,
+   {2, 4, 1}, {64, 128, 16}, {64, 128, 64}, false, true},
 };
 // clang-format on
 

@@ -219,16 +219,28 @@ mlir::attn::selectKernelConfig(AttentionGradOp op,
              << "' with deterministic: the deterministic sm90a-wgmma "
                 "backward kernel takes the head dim's default dQ schedule";
     HopperBackwardConfig chosen = config;
+    // The schedule first: it sets its block-n, which an explicit one
+    // overrides (validated below).
+    if (std::string why =
+            applyHopperBackwardSchedule(config, o.backwardSchedule);
+        !why.empty())
+      return op.emitOpError() << "cannot be compiled for the GPU: " << why;
     if (o.blockM)
       config.blockM = o.blockM;
     if (o.blockN)
       config.blockN = o.blockN;
     if (o.stages != 2)
       config.stages = o.stages;
-    if (std::string why =
-            applyHopperBackwardSchedule(config, o.backwardSchedule);
-        !why.empty())
-      return op.emitOpError() << "cannot be compiled for the GPU: " << why;
+    // Above D = 128 the block-n names the schedule: a block-n given with a
+    // schedule must be that schedule's.
+    if (!o.deterministic && !o.backwardSchedule.empty() &&
+        hopperBackwardSchedule(config) != o.backwardSchedule)
+      return op.emitOpError()
+             << "cannot be compiled for the GPU: sm90-schedule "
+             << o.backwardSchedule << " of the sm90a backward kernel takes "
+             << (o.backwardSchedule == "transposed-dkv" ? "block-n 80"
+                                                        : "block-n 64")
+             << " (got block-n " << config.blockN << ")";
     if (o.sectionMb >= 0) {
       // Only the causal kernel orders its tiles in sections.
       if (!spec.causal)
@@ -342,15 +354,16 @@ mlir::attn::hopperBackwardConfigOf(KernelConfigAttr attr,
                                    std::string &why) {
   HopperBackwardConfig c =
       chooseHopperBackwardConfig(spec, attr.getDeterministic());
-  c.blockM = attr.getBlockM();
-  c.blockN = attr.getBlockN();
-  c.stages = attr.getStages();
   if (!applyHopperBackwardSchedule(c, attr.getSchedule()).empty()) {
     why = "its kernel_config's schedule '" + attr.getSchedule().str() +
           "' is not one of the sm90a-wgmma backward kernel's (dq-pipelined, "
-          "dq-first, dk-first)";
+          "dq-first, dk-first; above head dim 128 head-split, "
+          "transposed-dkv)";
     return failure();
   }
+  c.blockM = attr.getBlockM();
+  c.blockN = attr.getBlockN();
+  c.stages = attr.getStages();
   c.sectionBytes = attr.getSectionMb() << 20;
   c.source = attr.getSource().str();
   return c;

@@ -297,8 +297,9 @@ static void addFlashBackwardCandidates(const FlashBackwardSpec &spec,
 }
 
 /// The sm90a-wgmma backward space: the heuristic, then block-m {64, 128}
-/// (at D <= 64, else the heuristic's) x stages {2, 3, 4} x the dQ
-/// schedules (the deterministic kernel has no dQ to schedule).
+/// at D <= 64, {64, 80} at D <= 128 (atomic), else the heuristic's x
+/// stages {2, 3, 4} x the dQ schedules (above D = 128 head-split and
+/// transposed-dkv; the deterministic kernel has no dQ to schedule).
 static void addHopperBackwardCandidates(const FlashBackwardSpec &spec,
                                         bool deterministic,
                                         std::vector<BackwardCandidate> &out) {
@@ -306,11 +307,17 @@ static void addHopperBackwardCandidates(const FlashBackwardSpec &spec,
       chooseHopperBackwardConfig(spec, deterministic);
   std::vector<HopperBackwardConfig> space = {heuristic};
   std::vector<StringRef> schedules = {"dq-pipelined", "dq-first", "dk-first"};
-  if (deterministic)
+  if (heuristic.splitHeadDim)
+    schedules = {"head-split", "transposed-dkv"};
+  // Deterministic kernels have no dQ schedule, but above D = 128 the
+  // head-split's two (block-n 64 and 80) order their dQ alike.
+  if (deterministic && !heuristic.splitHeadDim)
     schedules = {""};
   std::vector<int64_t> blockMs = {heuristic.blockM};
   if (!heuristic.splitHeadDim && hopperBackwardTakesBlockM128(spec))
     blockMs = {64, 128};
+  else if (!deterministic && hopperBackwardTakesBlockM80(spec))
+    blockMs = {64, 80};
   for (int64_t blockM : blockMs)
     for (int64_t stages : {2, 3, 4})
       for (StringRef schedule : schedules) {

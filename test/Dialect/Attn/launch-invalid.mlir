@@ -171,7 +171,7 @@ func.func @case23() attributes {l = #attn.launch<family = "sm80-mma", block_m = 
 
 // -----
 
-// expected-error @+1 {{expected schedule dq-pipelined, dq-first, dk-first, deterministic, head-split or none, got 'pingpong'}}
+// expected-error @+1 {{expected schedule dq-pipelined, dq-first, dk-first, deterministic, head-split, transposed-dkv or none, got 'pingpong'}}
 func.func @case24() attributes {l = #attn.launch<family = "sm90a-wgmma", block_m = 64, block_n = 64, threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<key_tiles, block_rows = 64>, kernels = [#attn.kernel_launch<role = "preprocess", entry = "e", threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<query_tiles, block_rows = 16>>, #attn.kernel_launch<role = "dkdv", entry = "e", threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<key_tiles, block_rows = 64>>, #attn.kernel_launch<role = "convert", entry = "e", threads = 128, dynamic_shared_memory = 0, grid = #attn.grid<query_tiles, block_rows = 16>>], source = "heuristic", tensor_maps = [#attn.tensor_map<name = "q_tmap", tensor = "q", box_cols = 64, box_rows = 128>], schedule = "pingpong">} {
   return
 }

@@ -119,6 +119,22 @@ llvm.func @reduce_vector(%p: !llvm.ptr<1>, %x: f32) {
 
 // -----
 
+llvm.func @reduce_stride_vector(%p: !llvm.ptr<1>, %x: f32) {
+  // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected vector or stride, not both}}
+  attn_gpu.global_reduce_add %p, %x, %x {vector, stride = 8} : !llvm.ptr<1>, f32, f32
+  llvm.return
+}
+
+// -----
+
+llvm.func @reduce_stride_unaligned(%p: !llvm.ptr<1>, %x: f32) {
+  // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected a positive multiple of 4 as stride, got 6}}
+  attn_gpu.global_reduce_add %p, %x, %x {stride = 6} : !llvm.ptr<1>, f32, f32
+  llvm.return
+}
+
+// -----
+
 // The fragment type: its parser and FragmentType::verify.
 
 llvm.func @frag_rows() {
@@ -510,4 +526,12 @@ func.func @warp_mma_k(%a: !attn_gpu.frag<16x32xbf16, a>, %b0: i32, %b1: i32, %c:
   // expected-error @+1 {{'attn_gpu.warp_mma' op expected a_k_step in [0, 2) for '!attn_gpu.frag<16x32xbf16, a>', got 2}}
   %d = attn_gpu.warp_mma %a, %b0, %b1, %c {n_tile = 0 : i64, a_k_step = 2 : i64} : !attn_gpu.frag<16x32xbf16, a>, !attn_gpu.frag<16x64xf32, acc>
   return
+}
+
+// -----
+
+llvm.func @reduce_stride_many(%p: !llvm.ptr<1>, %x: f32) {
+  // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected 1 to 32 values with stride, got 33}}
+  attn_gpu.global_reduce_add %p, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x {stride = 4} : !llvm.ptr<1>, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32
+  llvm.return
 }

@@ -31,6 +31,8 @@ llvm.func @tma_and_barriers(%dst: !llvm.ptr<3>, %map: !llvm.ptr,
   // CHECK: attn_gpu.global_reduce_add %[[G]], %{{.+}}, %{{.+}} {vector} : !llvm.ptr, f32, f32
   %x = llvm.mlir.constant(1.0 : f32) : f32
   attn_gpu.global_reduce_add %g, %x, %x {vector} : !llvm.ptr, f32, f32
+  // CHECK: attn_gpu.global_reduce_add %[[G]], %{{.+}}, %{{.+}}, %{{.+}} {stride = 512 : i64} : !llvm.ptr, f32, f32, f32
+  attn_gpu.global_reduce_add %g, %x, %x, %x {stride = 512} : !llvm.ptr, f32, f32, f32
   // CHECK: attn_gpu.named_barrier_sync %[[I]], threads = 256
   attn_gpu.named_barrier_sync %i, threads = 256
   // CHECK: attn_gpu.named_barrier_arrive %[[I]], threads = 128

@@ -57,8 +57,9 @@ struct FlashBackwardSpec {
   bool alibi = false;
 
   /// The width of the shared-memory tiles and of the preprocess/convert
-  /// kernels' rows: the head dim (equal for Q/K and V/O) rounded up to 32,
-  /// 64, 128 or 256, whole swizzle periods. The columns past headDim are
+  /// kernels' rows: the wider of the head dims (equal in the sm80 dkdv
+  /// kernel; the sm90a one takes D != Dv) rounded up to 32, 64, 128 or
+  /// 256, whole swizzle periods. The columns past a tensor's head dim are
   /// zero-filled on load and never stored.
   int64_t tileHeadDim() const;
   /// The width the tensor-core products run over: the head dim rounded up

@@ -28,7 +28,8 @@ inline constexpr const char *kHopperBackwardFamily = "sm90a-wgmma";
 /// ring; blockN / 64 consumer warpgroups own 64 keys each, or, with
 /// splitHeadDim, two consumers share the block's 64 keys.
 struct HopperBackwardConfig {
-  /// Query rows per step (the N of Sᵀ = K·Qᵀ): 64, or 128 at D <= 64.
+  /// Query rows per step (the N of Sᵀ = K·Qᵀ): 64, 128 at D <= 64, or 80
+  /// at 64 < D <= 128 (FlashAttention-3's, dQ computed transposed).
   int64_t blockM = 64;
   int64_t blockN = 128; // keys per thread block, 64 per consumer
   int64_t stages = 2;   // depth of the Q/dO ring
@@ -75,6 +76,20 @@ struct HopperBackwardConfig {
   bool splitHeadDim = false;
   std::string source = "heuristic";
 
+  /// The head-dim split as FlashAttention-3 runs it at D = 256 (schedule
+  /// "transposed-dkv", block-n 80: the block-n picks it): S = Q·Kᵀ and dP =
+  /// dO·Vᵀ (consumer c takes keys [40c, 40c + 40)), P and dS to shared
+  /// memory as [key][query] rows, and consumer c accumulates dVᵀ = dOᵀ·P,
+  /// dKᵀ = Qᵀ·dS and dQᵀ = Kᵀ·dSᵀ for head-dim rows [128c, 128c + 128):
+  /// the head dim is the M of the products, so that 80 keys fit the
+  /// registers (dKᵀ and dVᵀ are two m64n80 tiles each), a fifth fewer dQ
+  /// reductions per FLOP than 64-key blocks. dO has one stage (two do not
+  /// fit next to 80-row K and V).
+  bool transposedDkv() const { return splitHeadDim && blockN == 80; }
+
+  /// Stages of the dO ring: the Q ring's, one with transposedDkv.
+  int64_t doStages() const { return transposedDkv() ? 1 : stages; }
+
   int64_t consumers() const { return splitHeadDim ? 2 : blockN / 64; }
   /// f32 dQ tiles in shared memory, each with its own dQ warp (producer
   /// warps 2 and 3), so that the consumers fill one while the other is
@@ -87,7 +102,11 @@ struct HopperBackwardConfig {
   /// 0.92-1.02x with two, bench/results/2026-12-04-bwd-dq-buffers.md).
   /// Block-m 128 at D = 64 fits two with the mbarriers in the alignment
   /// padding (232,432 of 232,448 bytes; hopperBackwardSharedMemoryBytes).
+  /// Block-m 80 (D = 128): one, as FlashAttention-3's; a second 40 KB
+  /// tile does not fit next to the 80-row Q and dO stages.
   int64_t dqBuffers() const {
+    if (blockM == 80)
+      return 1;
     return deterministic || pipelineDq ? 2 : 1;
   }
   int64_t threads() const { return 128 * (consumers() + 1); }
@@ -105,8 +124,8 @@ struct HopperBackwardTensorMap {
 
 /// Whether the Hopper backward can compile `spec` for `chip` ("" when it
 /// can, else why not): the capability table's sm90a backward row
-/// (KernelCapabilities.cpp: sm_90a, f16/bf16, equal head dims that are
-/// multiples of 8 up to 256, atomic or deterministic).
+/// (KernelCapabilities.cpp: sm_90a, f16/bf16, head dims D and Dv, equal or
+/// not, multiples of 8 up to 256, atomic or deterministic).
 std::string hopperBackwardSupports(const FlashBackwardSpec &spec,
                                    StringRef chip);
 /// Whether `family` (sm80, sm90a or auto) compiles the sm90a dkdv kernel
@@ -123,16 +142,24 @@ HopperBackwardConfig chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
 /// dV and dK), "dq-first" (in-step, dQ issued before dK and stored under
 /// it) or "dk-first" (in-step, dQ after dK); "deterministic" for the deterministic
 /// kernels (dQ added in key-block order, with the head dim's default dQ
-/// schedule); "head-split" above D = 128 (splitHeadDim).
+/// schedule); above D = 128 (splitHeadDim) "head-split" (block-n 64) or
+/// "transposed-dkv" (block-n 80).
 std::string hopperBackwardSchedule(const HopperBackwardConfig &config);
-/// Sets `config`'s dQ schedule from its name ("" leaves it); returns why
-/// the name is not one ("" when it is).
+/// Sets `config`'s dQ schedule from its name ("" leaves it; above D = 128
+/// it sets the block-n that names the schedule); returns why the name is
+/// not one ("" when it is).
 std::string applyHopperBackwardSchedule(HopperBackwardConfig &config,
                                         StringRef schedule);
 /// Whether the dkdv kernel can take query blocks of 128 rows (block-m
 /// 128): at head dims up to 64, where Sᵀ and dPᵀ of 128 columns (64
 /// registers each) fit next to dK and dV.
 bool hopperBackwardTakesBlockM128(const FlashBackwardSpec &spec);
+/// Whether the dkdv kernel can take query blocks of 80 rows (block-m 80,
+/// FlashAttention-3's at D = 128): at head dims in (64, 128], whose tiles
+/// are 128 columns wide. dQ = dS·K would be m80, not a wgmma shape, so the
+/// consumers compute dQᵀ = Kᵀ·dSᵀ (m64n80 per 64 head-dim columns) from
+/// dS stored [query][key].
+bool hopperBackwardTakesBlockM80(const FlashBackwardSpec &spec);
 /// Why `config` cannot implement `spec` ("" when it can); names the option.
 std::string validateHopperBackward(const FlashBackwardSpec &spec,
                                    const HopperBackwardConfig &config);
@@ -140,10 +167,16 @@ int64_t hopperBackwardSharedMemoryBytes(const FlashBackwardSpec &spec,
                                         const HopperBackwardConfig &config);
 /// The mbarriers' bytes: K/V full, then full and empty per ring stage.
 int64_t hopperBackwardBarrierBytes(const HopperBackwardConfig &config);
-/// attn_bwd_sm90_d<D>_<dtype>[_causal][_kr]_dkdv_n<N>m<M>s<S>
-/// [_det|_sdq|_dkf|_hsplit]
+/// The width the dkdv kernel computes at: the wider of D and Dv rounded up
+/// to 64, 128 or 256 (hopperTileWidth). The narrower tensors' tensor maps
+/// carry their real width, so TMA zero-fills their columns past it: they
+/// add nothing to the products, and those columns of the gradients are
+/// never stored.
+int64_t hopperBackwardTileWidth(const FlashBackwardSpec &spec);
+/// attn_bwd_sm90_d<D>[v<Dv>]_<dtype>[_causal][_kr]_dkdv_n<N>m<M>s<S>
+/// [_det|_sdq|_dkf|_hsplit|_tdkv]
 /// (no suffix: the pipelined dQ; _sdq: dQ first; _dkf: dK first; _hsplit:
-/// the head-dim split).
+/// the head-dim split; _tdkv: its transposed-dkv schedule).
 std::string hopperBackwardKernelName(const FlashBackwardSpec &spec,
                                      const HopperBackwardConfig &config);
 SmallVector<HopperBackwardTensorMap>

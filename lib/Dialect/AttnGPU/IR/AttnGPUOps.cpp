@@ -55,6 +55,16 @@ LogicalResult TmaLoadOp::verify() {
 
 LogicalResult GlobalReduceAddOp::verify() {
   size_t count = getValues().size();
+  if (getStride()) {
+    if (getVector())
+      return emitOpError("expected vector or stride, not both");
+    if (*getStride() <= 0 || *getStride() % 4 != 0)
+      return emitOpError("expected a positive multiple of 4 as stride, got ")
+             << *getStride();
+    if (count < 1 || count > 32)
+      return emitOpError("expected 1 to 32 values with stride, got ") << count;
+    return success();
+  }
   if (count < 1 || count > 2)
     return emitOpError("expected 1 or 2 values, got ") << count;
   if (getVector() && count != 2)

@@ -187,21 +187,36 @@ def AttnGPU_BulkReduceAddOp : AttnGPU_Op<"bulk_reduce_add",
 
 def AttnGPU_GlobalReduceAddOp : AttnGPU_Op<"global_reduce_add",
     [MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "Atomically add one or two consecutive f32 into global memory";
+  let summary = "Atomically add f32 values into global memory";
   let description = [{
-    `ptr[i] += values[i]` with no result (a reduction: the sm80 backward's
-    dQ accumulation): one `red.global.add.f32` per value, or with `vector`
+    `ptr[i] += values[i]` with no result (a reduction: the backward's dQ
+    accumulation): one `red.global.add.f32` per value, or with `vector`
     (two values, 8-byte aligned, sm_90 and newer) one
-    `red.global.add.v2.f32`, half the atomic instructions. Inline PTX:
-    NVPTX emits LLVM's `atomicrmw fadd` as `atom` with a result, and has no
-    vector form.
+    `red.global.add.v2.f32`, half the atomic instructions. With `stride`,
+    value i goes to `ptr` + i·stride bytes (up to 32 values: a column of a
+    row-major tile), each address the one pointer plus an immediate, so
+    that no register holds it. Inline PTX: NVPTX emits LLVM's `atomicrmw
+    fadd` as `atom` with a result, and has no vector form.
 
     ```mlir
     attn_gpu.global_reduce_add %ptr, %lo, %hi {vector} : !llvm.ptr<1>, f32, f32
+    attn_gpu.global_reduce_add %ptr, %a, %b, %c {stride = 1024} : !llvm.ptr<1>, f32, f32, f32
     ```
   }];
   let arguments = (ins AttnGPU_GlobalPtr:$ptr, Variadic<F32>:$values,
-                       UnitAttr:$vector);
+                       UnitAttr:$vector, OptionalAttr<I64Attr>:$stride);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$ptr, "::mlir::ValueRange":$values,
+                   "bool":$vector), [{
+      build($_builder, $_state, ptr, values, vector, ::mlir::IntegerAttr());
+    }]>,
+    // Value i at ptr + i·stride bytes.
+    OpBuilder<(ins "::mlir::Value":$ptr, "::mlir::ValueRange":$values,
+                   "int64_t":$stride), [{
+      build($_builder, $_state, ptr, values, /*vector=*/false,
+            $_builder.getI64IntegerAttr(stride));
+    }]>
+  ];
   let assemblyFormat = [{
     $ptr `,` $values attr-dict `:` qualified(type($ptr)) `,` type($values)
   }];
