@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# EXPERIMENT (branch exp/bwd-m80): the sm90a backward with query blocks of
+# The sm90a backward with query blocks of
 # 80 rows at 64 < D <= 128 (--block-m 80: dQ computed transposed, one dQ
 # tile). Kernels for scripts/gpu-padded-dims.sh:
 #   check/  block-m 80 at D 128, 96 (f16), 72 and 80, full, causal, window,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# EXPERIMENT (branch exp/bwd-tdkv): the sm90a backward's transposed-dkv
+# The sm90a backward's transposed-dkv
 # schedule above D = 128 (FlashAttention-3's at D = 256: 80 keys per block,
 # dKᵀ, dVᵀ and dQᵀ with the head dim as M). Kernels for
 # scripts/gpu-padded-dims.sh:
