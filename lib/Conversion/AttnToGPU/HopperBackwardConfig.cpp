@@ -67,6 +67,9 @@ mlir::attn::validateHopperBackward(const FlashBackwardSpec &spec,
            std::to_string(std::max(spec.headDim, spec.valueHeadDim)) + ")";
   // Ordered dQ keeps two tiles in flight (one held the deterministic
   // kernel to 0.78-0.92x the atomic one); block-m 80 has room for one.
+  // Adding its dQᵀ from registers in turns instead (no tile) ran
+  // 0.77-0.80x the 64-row deterministic kernel: 40 scalar reductions per
+  // thread per step (bench/results/2026-12-05-bwd-tdkv-m80.md).
   if (config.blockM == 80 && config.deterministic)
     return "block-m 80 of the sm90a backward kernel is not deterministic "
            "(it holds one dQ tile; --deterministic takes block-m 64)";
