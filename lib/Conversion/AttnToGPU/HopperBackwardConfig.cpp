@@ -231,11 +231,11 @@ mlir::attn::chooseHopperBackwardConfig(const FlashBackwardSpec &spec,
   if (hopperBackwardTakesBlockM128(spec) && spec.softcap == 0)
     config.blockM = 128;
   // Block-m 80 (FlashAttention-3's at D = 128) is not taken: it ran level
-  // with block-m 64 (0.97-1.03x, full and causal, N 4k-16k;
+  // with block-m 64 or below (0.95-1.03x, full and causal, N 2k-16k;
   // bench/results/2026-12-05-bwd-tdkv-m80.md).
   // Above D = 128, 80 keys per block with dKᵀ, dVᵀ and dQᵀ transposed
   // (FlashAttention-3's D = 256 kernel: fewer dQ reduction bytes per FLOP
-  // than the head-split's 64 keys; 1.09-1.17x atomic, 1.15-1.25x
+  // than the head-split's 64 keys; 1.09-1.17x atomic, 1.16-1.25x
   // deterministic at D = 256, same file); Dqk != Dv takes the head-split.
   if (hopperBackwardTileWidth(spec) > 128) {
     config.splitHeadDim = true;

@@ -164,8 +164,9 @@ private:
   /// query blocks from their own index on (block n's step s visits unit
   /// (n + s) mod T) and unit t takes its key blocks in the order t, t − 1,
   /// ... (cyclic), so that in lockstep no block waits for another; only
-  /// while the head's key blocks Nb <= T (else ascending). 1.08-1.17x the
-  /// ascending order at N = 4096, level at 16k (bench/results/
+  /// while the head's key blocks Nb <= T (else ascending). At N = 4096
+  /// 1.08-1.17x the ascending order at D 64, 128 and the head-split, 0.98x
+  /// on transposed-dkv (1.22x at 2048); level at 16k (bench/results/
   /// 2026-12-05-bwd-tdkv-m80.md).
   bool rotatedTurns() const {
     return config.deterministic && !spec.band.hasLeft() &&
