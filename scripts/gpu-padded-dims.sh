@@ -37,13 +37,14 @@ check() { # kernel dir, Nq:Nk
 }
 export -f check
 SHAPES=${SHAPES:-"1:1 17:17 1000:1000 17:1000 1000:17 333:777"}
-[ "${CHECKS:-1}" = 1 ] || SHAPES=" "
-for k in "$KERNELS"/check/* "$KERNELS"/kr/*; do
-  [ -d "$k" ] || continue # an absent check/ or kr/ is no kernel
-  for s in $SHAPES; do echo "$k $s"; done
-done | xargs -r -P 8 -L 1 bash -c 'check "$0" "$1"' | sort -k4 >"$OUT/checks.txt"
-cat "$OUT/checks.txt"
-echo "checks: $(wc -l <"$OUT/checks.txt"), not ok: $(grep -vc '^"ok":true' "$OUT/checks.txt")"
+if [ "${CHECKS:-1}" = 1 ]; then
+  for k in "$KERNELS"/check/* "$KERNELS"/kr/*; do
+    [ -d "$k" ] || continue # an absent check/ or kr/ is no kernel
+    for s in $SHAPES; do echo "$k $s"; done
+  done | xargs -r -P 8 -L 1 bash -c 'check "$0" "$1"' | sort -k4 >"$OUT/checks.txt"
+  cat "$OUT/checks.txt"
+  echo "checks: $(wc -l <"$OUT/checks.txt"), not ok: $(grep -vc '^"ok":true' "$OUT/checks.txt")"
+fi
 
 if command -v compute-sanitizer >/dev/null && [ "${SANITIZE:-1}" = 1 ]; then
   for k in ${SANITIZE_KERNELS:-d96c d192c fwd_d96c_cap30_alibi}; do
