@@ -45,10 +45,13 @@ llvm.func @tma_and_barriers(%dst: !llvm.ptr<3>, %map: !llvm.ptr,
   // CHECK: llvm.inline_asm has_side_effects "red.global.add.f32 [$0], $1;\0Ared.global.add.f32 [$0+4], $2;", "l,f,f" %[[G]], %[[X]], %[[X]]
   attn_gpu.global_reduce_add %g, %x, %x : !llvm.ptr, f32, f32
   // CHECK: llvm.inline_asm has_side_effects "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f" %[[G]], %[[X]], %[[X]]
-  attn_gpu.global_reduce_add %g, %x, %x {vector} : !llvm.ptr, f32, f32
+  attn_gpu.global_reduce_add %g, %x, %x {width = 2} : !llvm.ptr, f32, f32
   // A column of three rows of 1024 bytes: one pointer, immediate offsets.
-  // CHECK: llvm.inline_asm has_side_effects "red.global.add.f32 [$0+0], $1;\0Ared.global.add.f32 [$0+1024], $2;\0Ared.global.add.f32 [$0+2048], $3;\0A", "l,f,f,f" %[[G]], %[[X]], %[[X]], %[[X]]
+  // CHECK: llvm.inline_asm has_side_effects "red.global.add.f32 [$0], $1;\0Ared.global.add.f32 [$0+1024], $2;\0Ared.global.add.f32 [$0+2048], $3;", "l,f,f,f" %[[G]], %[[X]], %[[X]], %[[X]]
   attn_gpu.global_reduce_add %g, %x, %x, %x {stride = 1024} : !llvm.ptr, f32, f32, f32
+  // Two groups of four, 4096 bytes apart (the transposed-dkv dQᵀ adds).
+  // CHECK: llvm.inline_asm has_side_effects "red.global.add.v4.f32 [$0], {$1, $2, $3, $4};\0Ared.global.add.v4.f32 [$0+4096], {$5, $6, $7, $8};", "l,f,f,f,f,f,f,f,f"
+  attn_gpu.global_reduce_add %g, %x, %x, %x, %x, %x, %x, %x, %x {width = 4, stride = 4096} : !llvm.ptr, f32, f32, f32, f32, f32, f32, f32, f32
   // CHECK: %[[N256:.+]] = llvm.mlir.constant(256 : i32) : i32
   // CHECK: nvvm.barrier id = %[[I]] number_of_threads = %[[N256]]
   attn_gpu.named_barrier_sync %i, threads = 256

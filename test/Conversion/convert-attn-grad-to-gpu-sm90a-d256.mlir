@@ -28,13 +28,16 @@
 // TDKV-SAME: schedule = "transposed-dkv"
 // TDKV-SAME: block_m = 64, block_n = 80, threads = 384, dynamic_shared_memory = 223216,
 // TDKV-SAME: box_rows = 80>
+// TDKV-SAME: role = "convert", entry = "attn_bwd_d256_bf16_causal_dq_grouped"
 // TDKV-COUNT-16: attn_gpu.warpgroup_mma {{.*}} : i64, !attn_gpu.frag<16x40xf32, acc>
 // TDKV-COUNT-3: nvvm.stmatrix {{.*}} layout = #nvvm.mma_layout<col>
 // TDKV: attn_gpu.named_barrier_sync %{{.*}}, threads = 256
 // TDKV: attn_gpu.warpgroup_mma {{.*}} {accumulate = false, element_type = bf16, transpose_a, transpose_b} : i64, !attn_gpu.frag<16x64xf32, acc>
 // TDKV-COUNT-4: attn_gpu.warpgroup_mma {{.*}} {accumulate = true, element_type = bf16, transpose_a, transpose_b} : i64, !attn_gpu.frag<16x64xf32, acc>
 // TDKV-COUNT-8: attn_gpu.warpgroup_mma {{.*}} {accumulate = true, element_type = bf16, transpose_a} : i64, !attn_gpu.frag<16x80xf32, acc>
-// TDKV: attn_gpu.global_reduce_add {{.*}} {stride = 8192 : i64} : !llvm.ptr<1>, f32, f32, f32, f32, f32, f32, f32, f32
+// dQᵀ: a thread's 4 rows of a column per group of the grouped accumulator,
+// the block's 4 groups 16·256·4 bytes apart; the convert kernel reads it.
+// TDKV: attn_gpu.global_reduce_add {{.*}} {stride = 16384 : i64, width = 4 : i64} : !llvm.ptr<1>, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32
 // TDKV-BLOCKN: sm90-schedule transposed-dkv of the sm90a backward kernel takes block-n 80 (got block-n 64)
 // TDKV-DET: attn.kernel = @attn_kernels::@attn_bwd_sm90_d256_bf16_causal_dkdv_n80m64s2_tdkv_det
 // TDKV-DET-SAME: deterministic = true

@@ -17,6 +17,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/bit.h"
 
 #include <string>
@@ -213,25 +214,24 @@ struct GlobalReduceAddLowering : OpRewritePattern<GlobalReduceAddOp> {
     ValueRange values = op.getValues();
     SmallVector<Value> operands{op.getPtr()};
     llvm::append_range(operands, values);
-    if (std::optional<int64_t> stride = op.getStride()) {
-      std::string ptx, constraints = "l";
-      for (size_t i = 0; i < values.size(); ++i) {
-        ptx += "red.global.add.f32 [$0+" + std::to_string(i * *stride) +
-               "], $" + std::to_string(i + 1) + ";\n";
+    int64_t width = op.getGroupWidth();
+    std::string ptx, constraints = "l";
+    for (int64_t i = 0; i * width < static_cast<int64_t>(values.size());
+         ++i) {
+      int64_t offset = op.getGroupOffset(i);
+      ptx += i ? "\n" : "";
+      ptx += width == 1 ? "red.global.add.f32 "
+                        : "red.global.add.v" + std::to_string(width) + ".f32 ";
+      ptx += offset ? "[$0+" + std::to_string(offset) + "], " : "[$0], ";
+      SmallVector<std::string> regs;
+      for (int64_t k = 0; k < width; ++k) {
+        regs.push_back("$" + std::to_string(i * width + k + 1));
         constraints += ",f";
       }
-      inlinePtx(rewriter, op.getLoc(), TypeRange(), operands, ptx,
-                constraints);
-    } else if (op.getVector())
-      inlinePtx(rewriter, op.getLoc(), TypeRange(), operands,
-                "red.global.add.v2.f32 [$0], {$1, $2};", "l,f,f");
-    else if (values.size() == 2)
-      inlinePtx(rewriter, op.getLoc(), TypeRange(), operands,
-                "red.global.add.f32 [$0], $1;\nred.global.add.f32 [$0+4], $2;",
-                "l,f,f");
-    else
-      inlinePtx(rewriter, op.getLoc(), TypeRange(), operands,
-                "red.global.add.f32 [$0], $1;", "l,f");
+      ptx += width == 1 ? regs[0] : "{" + llvm::join(regs, ", ") + "}";
+      ptx += ";";
+    }
+    inlinePtx(rewriter, op.getLoc(), TypeRange(), operands, ptx, constraints);
     rewriter.eraseOp(op);
     return success();
   }

@@ -40,6 +40,32 @@ inline Value dqAccumulator(KernelBuilder &kb, Value region, Value seqQ) {
                 kb.zext64(paddedSeqQ(kb, seqQ)));
 }
 
+/// Where element (row, col) of the dQ accumulator is, in floats from its
+/// start. Row-major ([Nq, D]) unless `grouped`, the sm90a transposed-dkv
+/// kernel's layout (HopperBackwardConfig::groupedDq): the rows of each whole
+/// 16-row group (below Nq rounded down to 16) are stored column by column,
+/// column d's 16 rows at group·16·D + 16·d, row 8a + 2t + e (a wgmma
+/// accumulator's register order) at slot 4t + 2a + e. A thread's four rows
+/// of a dQᵀ column then add as one red.global.add.v4.f32 and a warp's 8
+/// columns × 4 threads as 512 contiguous bytes. The last, partial group
+/// stays row-major, so the layout permutes the same Nq·D floats (the
+/// preprocess kernel zeroes them row by row).
+inline Value dqAccumulatorOffset(KernelBuilder &kb, Value row, Value col,
+                                 Value seqQ, int64_t headDim, bool grouped) {
+  Value rowMajor =
+      kb.add(kb.mul(kb.sext64(row), kb.i64(headDim)), kb.sext64(col));
+  if (!grouped)
+    return rowMajor;
+  Value r = kb.andi(row, 15);
+  Value slot = kb.add(kb.shl(kb.andi(kb.lshr(r, 1), 3), 2),
+                      kb.add(kb.shl(kb.lshr(r, 3), 1), kb.andi(r, 1)));
+  Value inGroups = kb.add(
+      kb.mul(kb.sext64(kb.andi(row, ~int64_t(15))), kb.i64(headDim)),
+      kb.sext64(kb.add(kb.shl(col, 4), slot)));
+  return kb.select(kb.slt(row, kb.andi(seqQ, ~int64_t(15))), inGroups,
+                   rowMajor);
+}
+
 /// The semaphores [Nq4] inside a workspace region, after the accumulator.
 inline Value dqSemaphores(KernelBuilder &kb, Value region, Value seqQ,
                           int64_t headDim) {

@@ -85,6 +85,11 @@ mlir::attn::convertAttentionGradOps(ModuleOp module, gpu::GPUModuleOp kernels,
       if (std::string why = validateHopperBackward(spec, hopperConfig);
           !why.empty())
         return op.emitOpError() << "cannot be compiled for the GPU: " << why;
+      // The convert kernel reads the accumulator in the dkdv kernel's layout.
+      auxConfig.groupedDq = hopperConfig.groupedDq();
+      names.convert = flashBackwardKernelNames(spec, auxConfig).convert;
+      if (failed(checkKernelName(op, names.convert, inputSymbols)))
+        return failure();
       std::string name = hopperBackwardKernelName(spec, hopperConfig);
       if (failed(checkKernelName(op, name, inputSymbols)))
         return failure();

@@ -179,5 +179,6 @@ mlir::attn::flashBackwardKernelNames(const FlashBackwardSpec &spec,
     return {stem + "_pre", stem + "_dkdv" + tile + "_det", "",
             stem + "_dq_det_m" + std::to_string(config.dqBlockM()) + "n" +
                 std::to_string(config.dqBlockN())};
-  return {stem + "_pre", stem + "_dkdv" + tile, stem + "_dq", ""};
+  return {stem + "_pre", stem + "_dkdv" + tile,
+          stem + (config.groupedDq ? "_dq_grouped" : "_dq"), ""};
 }

@@ -145,7 +145,7 @@ Value workspaceRegion(KernelBuilder &kb, const nvvm::KernelSignature &params,
 void atomicAddPairF32(KernelBuilder &kb, Value ptr, Value lo, Value hi,
                       bool paired) {
   attn_gpu::GlobalReduceAddOp::create(kb.builder(), kb.location(), ptr,
-                                      ValueRange{lo, hi}, paired);
+                                      ValueRange{lo, hi}, paired ? 2 : 1);
 }
 
 Value loadF32(KernelBuilder &kb, Value ptr) {
@@ -311,7 +311,7 @@ void emitPreprocess(OpBuilder &b, Location loc,
 
 void emitConvert(OpBuilder &b, Location loc,
                  const nvvm::KernelSignature &params,
-                 const FlashBackwardSpec &spec) {
+                 const FlashBackwardSpec &spec, bool groupedDq) {
   KernelBuilder kb(b, loc);
   Type elt = spec.elementType;
   Common c = setUpCommon(kb, params);
@@ -323,22 +323,44 @@ void emitConvert(OpBuilder &b, Location loc,
   Value row = kb.add(kb.mul(blockX, kb.i32(rowsPerBlock)),
                      kb.lshr(c.tid, llvm::Log2_64(chunks)));
   Value chunk = kb.andi(c.tid, chunks - 1);
+  if (groupedDq) {
+    // Thread i of the grid (row·chunks + chunk) in a whole 16-row group
+    // takes, per 32 threads, two chunks of the group's 16 rows: each of
+    // its loads is then 2 x 64 contiguous bytes of the grouped layout, and
+    // each row's two chunks 32 contiguous bytes of dQ.
+    Value linear = kb.add(kb.mul(row, kb.i32(chunks)), chunk);
+    Value inGroup = kb.remu(linear, kb.i32(16 * chunks));
+    Value groupRow = kb.sub(row, kb.remu(row, kb.i32(16)));
+    Value groupedRow = kb.add(groupRow, kb.andi(inGroup, 15));
+    Value groupedChunk = kb.add(kb.shl(kb.lshr(inGroup, 5), 1),
+                                kb.andi(kb.lshr(inGroup, 4), 1));
+    Value whole = kb.slt(row, kb.andi(c.seqQ, ~int64_t(15)));
+    row = kb.select(whole, groupedRow, row);
+    chunk = kb.select(whole, groupedChunk, chunk);
+  }
   // Chunks of a padded row past the head dim have nothing to convert.
   Value active = kb.slt(row, c.seqQ);
   if (spec.tileHeadDim() != spec.headDim)
     active = kb.andb(active, kb.slt(chunk, kb.i32(spec.headDim / 8)));
   ifThen(kb, active, [&] {
     Value region = workspaceRegion(kb, params, bh, c.seqQ, spec.headDim);
+    // Column 8·chunk + i is i·16 floats on in a whole group, i on else.
+    Value inWhole = kb.slt(row, kb.andi(c.seqQ, ~int64_t(15)));
+    Value columnStep =
+        groupedDq ? kb.select(inWhole, kb.i64(16), kb.i64(1)) : kb.i64(1);
     Value acc = kb.gep(dqAccumulator(kb, region, c.seqQ), b.getF32Type(),
-                       kb.add(kb.mul(kb.sext64(row), kb.i64(spec.headDim)),
-                              kb.sext64(kb.shl(chunk, 3))));
+                       nvvm::dqAccumulatorOffset(kb, row, kb.shl(chunk, 3),
+                                                 c.seqQ, spec.headDim,
+                                                 groupedDq));
+    auto column = [&](int64_t i) {
+      return loadF32(kb, kb.gep(acc, b.getF32Type(),
+                                kb.mul(columnStep, kb.i64(i))));
+    };
     Value scale = params["softmax_scale"];
     SmallVector<Value> packed;
     for (int64_t i = 0; i < 8; i += 2) {
-      Value lo = kb.fmul(loadF32(kb, kb.gep(acc, b.getF32Type(), kb.i64(i))),
-                         scale);
-      Value hi = kb.fmul(
-          loadF32(kb, kb.gep(acc, b.getF32Type(), kb.i64(i + 1))), scale);
+      Value lo = kb.fmul(column(i), scale);
+      Value hi = kb.fmul(column(i + 1), scale);
       packed.push_back(kb.packPair(elt, lo, hi));
     }
     auto v4i32 = VectorType::get({4}, b.getI32Type());
@@ -1329,6 +1351,7 @@ void mlir::attn::emitFlashBackwardKernels(OpBuilder &builder,
     gpu::GPUFuncOp convert = createKernel(builder, module, names.convert,
                                           kBackwardAuxThreads, spec);
     builder.setInsertionPointToStart(&convert.getBody().front());
-    emitConvert(builder, loc, boundSignature(convert, spec), spec);
+    emitConvert(builder, loc, boundSignature(convert, spec), spec,
+                config.groupedDq);
   }
 }

@@ -278,8 +278,8 @@ private:
                                       ValueRange acc, int64_t cols,
                                       bool accumulate);
   /// transposedDkv: dQᵀ rows [64p, 64p + 64) of step `it` added to the f32
-  /// accumulator from registers, one red.global.add.f32 per element (its
-  /// pairs are of two query rows), rows < Nq and columns < D.
+  /// accumulator (grouped: groupedDq) from registers, four query rows of a
+  /// column per red.global.add.v4.f32, rows < Nq and columns < D.
   void addDqTransposed(ArrayRef<Value> dq, Value it, Value panel);
   /// transposedDkv: dKᵀ·scale and dVᵀ of this consumer's head-dim rows
   /// into dK and dV (keys < Nk, columns < D), transposed through its
@@ -1739,43 +1739,68 @@ SmallVector<Value> HopperBackwardEmitter::issueHeadDimRows(
 }
 
 /// Register 4·j + e of the m64n<blockM> dQᵀ panel p: head-dim column 64p +
-/// 16w + g + 8·(e/2), query row q0 + 8·j + 2t + e%2.
+/// 16w + g + 8·(e/2), query row q0 + 8·j + 2t + e%2. The accumulator is
+/// grouped (groupedDq): in a whole group of 16 rows 16k.., registers
+/// 4·(2k + a) + 2h + {0, 1} (rows 8a + 2t + {0, 1}) are 4 consecutive
+/// floats of column 16w + g + 8h.
 void HopperBackwardEmitter::addDqTransposed(ArrayRef<Value> dq, Value it,
                                             Value panel) {
+  assert(config.groupedDq() && "the dQᵀ registers add in the grouped layout");
   Value q0 = stepAt(it).second;
   Value accum = dqAccumulator(kb, deltaBaseOf(it), seqQ);
-  Value firstRow = kb.add(q0, kb.shl(t, 1));
   for (int h = 0; h < 2; ++h) {
     Value col = kb.add(kb.shl(panel, 6), kb.add(warpKey0, kb.add(g, kb.i32(8 * h))));
-    Value colPtr = kb.gep(
-        accum, b.getF32Type(),
-        kb.add(kb.mul(kb.sext64(firstRow), kb.i64(spec.headDim)),
-               kb.zext64(col)));
-    // Register 4·j + 2h + e is query row 8·j + e past firstRow.
-    int64_t rowBytes = spec.headDim * 4;
     auto add = [&](bool guarded) {
+      // The block's groups, 16·D floats apart, this thread's 4 rows of
+      // column col in each from here.
+      Value grouped = kb.gep(
+          accum, b.getF32Type(),
+          kb.add(kb.mul(kb.sext64(q0), kb.i64(spec.headDim)),
+                 kb.zext64(kb.add(kb.shl(col, 4), kb.shl(t, 2)))));
       if (!guarded) {
-        // Rows 2t + {0, 1} + 8j: two columns of reductions from colPtr and
-        // colPtr + one row, immediate offsets only.
-        for (int e = 0; e < 2; ++e) {
-          SmallVector<Value> column;
-          for (int64_t j = 0; j < config.blockM / 8; ++j)
-            column.push_back(dq[4 * j + 2 * h + e]);
-          attn_gpu::GlobalReduceAddOp::create(
-              b, loc, kb.gep(colPtr, b.getF32Type(), kb.i64(e * spec.headDim)),
-              column, /*stride=*/8 * rowBytes);
-        }
+        SmallVector<Value> quads;
+        for (int64_t k = 0; k < config.blockM / 16; ++k)
+          for (int a = 0; a < 2; ++a)
+            for (int e = 0; e < 2; ++e)
+              quads.push_back(dq[4 * (2 * k + a) + 2 * h + e]);
+        attn_gpu::GlobalReduceAddOp::create(b, loc, grouped, quads,
+                                            /*width=*/4,
+                                            /*stride=*/16 * spec.headDim * 4);
         return;
       }
+      // A tail block: rows of whole groups (below Nq rounded down to 16)
+      // where the grouped layout puts them, the others row-major
+      // (dqAccumulatorOffset), each from one of two pointers plus an
+      // immediate.
+      Value wholeRows = kb.andi(seqQ, ~int64_t(15));
+      Value firstRow = kb.add(q0, kb.shl(t, 1));
+      Value rowMajor = kb.gep(
+          accum, b.getF32Type(),
+          kb.add(kb.mul(kb.sext64(firstRow), kb.i64(spec.headDim)),
+                 kb.zext64(col)));
       for (int64_t j = 0; j < config.blockM / 8; ++j)
-        for (int e = 0; e < 2; ++e)
-          ifThen(kb, kb.slt(kb.add(firstRow, kb.i32(8 * j + e)), seqQ), [&] {
-            attn_gpu::GlobalReduceAddOp::create(
-                b, loc,
-                kb.gep(colPtr, b.getF32Type(),
-                       kb.i64((8 * j + e) * spec.headDim)),
-                ValueRange{dq[4 * j + 2 * h + e]}, /*vector=*/false);
-          });
+        for (int e = 0; e < 2; ++e) {
+          Value row = kb.add(firstRow, kb.i32(8 * j + e));
+          int64_t dq4 = 4 * j + 2 * h + e;
+          ifThenElse(
+              kb, kb.slt(row, wholeRows),
+              [&] {
+                attn_gpu::GlobalReduceAddOp::create(
+                    b, loc,
+                    kb.gep(grouped, b.getF32Type(),
+                           kb.i64(j / 2 * 16 * spec.headDim + 2 * (j % 2) + e)),
+                    ValueRange{dq[dq4]});
+              },
+              [&] {
+                ifThen(kb, kb.slt(row, seqQ), [&] {
+                  attn_gpu::GlobalReduceAddOp::create(
+                      b, loc,
+                      kb.gep(rowMajor, b.getF32Type(),
+                             kb.i64((8 * j + e) * spec.headDim)),
+                      ValueRange{dq[dq4]});
+                });
+              });
+        }
     };
     // Whole query blocks (all but a tail) add without row checks.
     auto rows = [&] {
@@ -1921,7 +1946,7 @@ void HopperBackwardEmitter::addDqFromRegisters(ArrayRef<Value> dq, Value it) {
           attn_gpu::GlobalReduceAddOp::create(
               b, loc, kb.gep(rowPtr, b.getF32Type(), kb.i64(8 * j)),
               ValueRange{dq[4 * j + 2 * h], dq[4 * j + 2 * h + 1]},
-              /*vector=*/true);
+              /*width=*/2);
         });
     });
   }

@@ -104,24 +104,24 @@ llvm.func @opaque_empty() {
 // -----
 
 llvm.func @reduce_three(%p: !llvm.ptr, %x: f32) {
-  // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected 1 or 2 values, got 3}}
-  attn_gpu.global_reduce_add %p, %x, %x, %x : !llvm.ptr, f32, f32, f32
+  // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected a multiple of 2 values with width 2, got 3}}
+  attn_gpu.global_reduce_add %p, %x, %x, %x {width = 2} : !llvm.ptr, f32, f32, f32
   llvm.return
 }
 
 // -----
 
 llvm.func @reduce_vector(%p: !llvm.ptr<1>, %x: f32) {
-  // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected 2 values with vector, got 1}}
-  attn_gpu.global_reduce_add %p, %x {vector} : !llvm.ptr<1>, f32
+  // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected a multiple of 4 values with width 4, got 2}}
+  attn_gpu.global_reduce_add %p, %x, %x {width = 4} : !llvm.ptr<1>, f32, f32
   llvm.return
 }
 
 // -----
 
 llvm.func @reduce_stride_vector(%p: !llvm.ptr<1>, %x: f32) {
-  // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected vector or stride, not both}}
-  attn_gpu.global_reduce_add %p, %x, %x {vector, stride = 8} : !llvm.ptr<1>, f32, f32
+  // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected width 1, 2 or 4, got 3}}
+  attn_gpu.global_reduce_add %p, %x, %x, %x {width = 3, stride = 12} : !llvm.ptr<1>, f32, f32, f32
   llvm.return
 }
 
@@ -130,6 +130,14 @@ llvm.func @reduce_stride_vector(%p: !llvm.ptr<1>, %x: f32) {
 llvm.func @reduce_stride_unaligned(%p: !llvm.ptr<1>, %x: f32) {
   // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected a positive multiple of 4 as stride, got 6}}
   attn_gpu.global_reduce_add %p, %x, %x {stride = 6} : !llvm.ptr<1>, f32, f32
+  llvm.return
+}
+
+// -----
+
+llvm.func @reduce_stride_unaligned_vector(%p: !llvm.ptr<1>, %x: f32) {
+  // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected a positive multiple of 16 as stride, got 8}}
+  attn_gpu.global_reduce_add %p, %x, %x, %x, %x {width = 4, stride = 8} : !llvm.ptr<1>, f32, f32, f32, f32
   llvm.return
 }
 
@@ -531,7 +539,7 @@ func.func @warp_mma_k(%a: !attn_gpu.frag<16x32xbf16, a>, %b0: i32, %b1: i32, %c:
 // -----
 
 llvm.func @reduce_stride_many(%p: !llvm.ptr<1>, %x: f32) {
-  // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected 1 to 32 values with stride, got 33}}
+  // expected-error @+1 {{'attn_gpu.global_reduce_add' op expected 1 to 32 groups of values, got 33}}
   attn_gpu.global_reduce_add %p, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x {stride = 4} : !llvm.ptr<1>, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32
   llvm.return
 }

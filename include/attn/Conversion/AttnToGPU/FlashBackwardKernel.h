@@ -91,6 +91,9 @@ struct FlashBackwardConfig {
   /// dQ's atomic adds two floats at a time (red.global.add.v2.f32, sm_90
   /// and newer); else one (red.global.add.f32).
   bool pairedReductions = false;
+  /// The convert kernel reads a grouped dQ accumulator (the sm90a
+  /// transposed-dkv kernel's, HopperBackwardConfig::groupedDq).
+  bool groupedDq = false;
   std::string source; // "heuristic" or "option"
 
   int64_t warps() const { return blockN / 16; }

@@ -86,6 +86,10 @@ struct HopperBackwardConfig {
   /// reductions per FLOP than 64-key blocks. dO has one stage (two do not
   /// fit next to 80-row K and V).
   bool transposedDkv() const { return splitHeadDim && blockN == 80; }
+  /// Its dQ accumulator is grouped (BackwardWorkspace.h,
+  /// dqAccumulatorOffset): the dQᵀ registers add four rows of a column at
+  /// a time (red.global.add.v4.f32), not one.
+  bool groupedDq() const { return transposedDkv(); }
 
   /// Stages of the dO ring: the Q ring's, one with transposedDkv.
   int64_t doStages() const { return transposedDkv() ? 1 : stages; }

@@ -54,21 +54,19 @@ LogicalResult TmaLoadOp::verify() {
 }
 
 LogicalResult GlobalReduceAddOp::verify() {
-  size_t count = getValues().size();
-  if (getStride()) {
-    if (getVector())
-      return emitOpError("expected vector or stride, not both");
-    if (*getStride() <= 0 || *getStride() % 4 != 0)
-      return emitOpError("expected a positive multiple of 4 as stride, got ")
-             << *getStride();
-    if (count < 1 || count > 32)
-      return emitOpError("expected 1 to 32 values with stride, got ") << count;
-    return success();
-  }
-  if (count < 1 || count > 2)
-    return emitOpError("expected 1 or 2 values, got ") << count;
-  if (getVector() && count != 2)
-    return emitOpError("expected 2 values with vector, got ") << count;
+  int64_t count = getValues().size(), width = getGroupWidth();
+  if (width != 1 && width != 2 && width != 4)
+    return emitOpError("expected width 1, 2 or 4, got ") << width;
+  if (count % width != 0)
+    return emitOpError("expected a multiple of ")
+           << width << " values with width " << width << ", got " << count;
+  if (count / width > 32)
+    return emitOpError("expected 1 to 32 groups of values, got ")
+           << count / width;
+  if (std::optional<int64_t> stride = getStride())
+    if (*stride <= 0 || *stride % (4 * width) != 0)
+      return emitOpError("expected a positive multiple of ")
+             << 4 * width << " as stride, got " << *stride;
   return success();
 }
 

@@ -190,33 +190,43 @@ def AttnGPU_GlobalReduceAddOp : AttnGPU_Op<"global_reduce_add",
   let summary = "Atomically add f32 values into global memory";
   let description = [{
     `ptr[i] += values[i]` with no result (a reduction: the backward's dQ
-    accumulation): one `red.global.add.f32` per value, or with `vector`
-    (two values, 8-byte aligned, sm_90 and newer) one
-    `red.global.add.v2.f32`, half the atomic instructions. With `stride`,
-    value i goes to `ptr` + i·stride bytes (up to 32 values: a column of a
-    row-major tile), each address the one pointer plus an immediate, so
-    that no register holds it. Inline PTX: NVPTX emits LLVM's `atomicrmw
-    fadd` as `atom` with a result, and has no vector form.
+    accumulation), `width` values at a time: one `red.global.add.f32` per
+    value, or with `width` 2 or 4 one `red.global.add.v2.f32` or `.v4.f32`
+    per group (sm_90 and newer, the address 4·width-byte aligned): half or
+    a quarter of the atomic instructions. Group i goes to `ptr` +
+    i·`stride` bytes (default: the groups are consecutive), up to 32
+    groups (a column of a row-major tile), each address the one pointer
+    plus an immediate, so that no register holds it. Inline PTX: NVPTX
+    emits LLVM's `atomicrmw fadd` as `atom` with a result, and has no
+    vector form.
 
     ```mlir
-    attn_gpu.global_reduce_add %ptr, %lo, %hi {vector} : !llvm.ptr<1>, f32, f32
+    attn_gpu.global_reduce_add %ptr, %lo, %hi {width = 2} : !llvm.ptr<1>, f32, f32
     attn_gpu.global_reduce_add %ptr, %a, %b, %c {stride = 1024} : !llvm.ptr<1>, f32, f32, f32
     ```
   }];
   let arguments = (ins AttnGPU_GlobalPtr:$ptr, Variadic<F32>:$values,
-                       UnitAttr:$vector, OptionalAttr<I64Attr>:$stride);
+                       OptionalAttr<I64Attr>:$width,
+                       OptionalAttr<I64Attr>:$stride);
   let builders = [
+    // Groups of `width` values, group i at ptr + i·stride bytes (stride 0:
+    // consecutive).
     OpBuilder<(ins "::mlir::Value":$ptr, "::mlir::ValueRange":$values,
-                   "bool":$vector), [{
-      build($_builder, $_state, ptr, values, vector, ::mlir::IntegerAttr());
-    }]>,
-    // Value i at ptr + i·stride bytes.
-    OpBuilder<(ins "::mlir::Value":$ptr, "::mlir::ValueRange":$values,
-                   "int64_t":$stride), [{
-      build($_builder, $_state, ptr, values, /*vector=*/false,
-            $_builder.getI64IntegerAttr(stride));
+                   CArg<"int64_t", "1">:$width, CArg<"int64_t", "0">:$stride), [{
+      build($_builder, $_state, ptr, values,
+            width == 1 ? ::mlir::IntegerAttr()
+                       : $_builder.getI64IntegerAttr(width),
+            stride == 0 ? ::mlir::IntegerAttr()
+                        : $_builder.getI64IntegerAttr(stride));
     }]>
   ];
+  let extraClassDeclaration = [{
+    int64_t getGroupWidth() { return getWidth().value_or(1); }
+    /// Bytes from `ptr` to group i's first value.
+    int64_t getGroupOffset(int64_t i) {
+      return i * getStride().value_or(4 * getGroupWidth());
+    }
+  }];
   let assemblyFormat = [{
     $ptr `,` $values attr-dict `:` qualified(type($ptr)) `,` type($values)
   }];
