@@ -323,6 +323,9 @@ void emitConvert(OpBuilder &b, Location loc,
   Value row = kb.add(kb.mul(blockX, kb.i32(rowsPerBlock)),
                      kb.lshr(c.tid, llvm::Log2_64(chunks)));
   Value chunk = kb.andi(c.tid, chunks - 1);
+  // Grouped: whether the row is in a whole 16-row group (the grid's
+  // remapping below keeps it there).
+  Value whole;
   if (groupedDq) {
     // Thread i of the grid (row·chunks + chunk) in a whole 16-row group
     // takes, per 32 threads, two chunks of the group's 16 rows: each of
@@ -334,7 +337,7 @@ void emitConvert(OpBuilder &b, Location loc,
     Value groupedRow = kb.add(groupRow, kb.andi(inGroup, 15));
     Value groupedChunk = kb.add(kb.shl(kb.lshr(inGroup, 5), 1),
                                 kb.andi(kb.lshr(inGroup, 4), 1));
-    Value whole = kb.slt(row, kb.andi(c.seqQ, ~int64_t(15)));
+    whole = kb.slt(row, kb.andi(c.seqQ, ~int64_t(15)));
     row = kb.select(whole, groupedRow, row);
     chunk = kb.select(whole, groupedChunk, chunk);
   }
@@ -345,9 +348,8 @@ void emitConvert(OpBuilder &b, Location loc,
   ifThen(kb, active, [&] {
     Value region = workspaceRegion(kb, params, bh, c.seqQ, spec.headDim);
     // Column 8·chunk + i is i·16 floats on in a whole group, i on else.
-    Value inWhole = kb.slt(row, kb.andi(c.seqQ, ~int64_t(15)));
     Value columnStep =
-        groupedDq ? kb.select(inWhole, kb.i64(16), kb.i64(1)) : kb.i64(1);
+        groupedDq ? kb.select(whole, kb.i64(16), kb.i64(1)) : kb.i64(1);
     Value acc = kb.gep(dqAccumulator(kb, region, c.seqQ), b.getF32Type(),
                        nvvm::dqAccumulatorOffset(kb, row, kb.shl(chunk, 3),
                                                  c.seqQ, spec.headDim,
