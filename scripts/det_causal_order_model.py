@@ -271,47 +271,61 @@ def main():
                     ranks = [shape.rank(order, key[0], n, key[1], key[2])
                              for n in blocks]
                     assert ranks == sorted(ranks), (order, key, ranks)
-                logs.append({k: v for k, v in log.items()})
+                logs.append(log)
             assert logs[0] == logs[1] == logs[2], f"{order}: order varies"
     print("ranks, order and deadlock freedom: ok on", len(awkward),
           "shapes (3 to 64 slots, jittered steps)")
 
     # Timing at the bar's shapes: B·H = 16384/N · 2048/D kv heads, one
-    # block per SM on 132 SMs. Steps and hops in units of one step.
-    print("\norder / atomic time, 132 SMs (hop: turn hand-off in steps)")
-    rows = []
-    for d, bm, bn, registers in ((64, 128, 128, False),
-                                 (128, 64, 128, False), (256, 64, 80, True)):
-        for n in ((2048, 8192) if quick else (1024, 2048, 4096, 8192, 16384)):
-            heads = 16384 // n * 2048 // d
-            shape = Shape(n, n, heads, 1, bm, bn, d)
-            base, _ = simulate(shape, "atomic", 132, registers=registers)
-            for hop in (0.25, 0.5):
-                cells = []
-                for order in ("descending", "mirrored"):
-                    t, _ = simulate(shape, order, 132, hop=hop,
-                                    registers=registers)
-                    cells.append(base / t)
-                rows.append((d, n, hop, *cells))
+    # block per SM on 132 SMs, hops in units of one step. Every table of
+    # bench/results/2026-12-05-det-order-model.md.
+    kernels = {64: (128, 128, False), 128: (64, 128, False),
+               256: (64, 80, True)}  # block-m, block-n, dQ from registers
+
+    def against_atomic(d, n, order, hop, causal=True, section_mb=32):
+        bm, bn, registers = kernels[d]
+        heads = 16384 // n * 2048 // d
+        atomic = Shape(n, n, heads, 1, bm, bn, d, causal=causal)
+        shape = Shape(n, n, heads, 1, bm, bn, d, causal=causal,
+                      section_bytes=section_mb << 20)
+        base = simulate(atomic, "atomic", 132, registers=registers)[0]
+        return base / simulate(shape, order, 132, hop=hop,
+                               registers=registers)[0]
+
+    seqs = (2048, 8192) if quick else (1024, 2048, 4096, 8192, 16384)
+    print("\ncausal: order / atomic time, 132 SMs (hop: a turn's hand-off "
+          "in steps)")
+    for d in kernels:
+        for n in seqs:
+            for hop in (0.25, 0.5) if quick else (0.25, 0.5, 1.0):
                 print(f"D={d:3} N={n:5} hop={hop:4}: descending "
-                      f"{cells[0]:.3f}  mirrored {cells[1]:.3f}")
+                      f"{against_atomic(d, n, 'descending', hop):.3f}  "
+                      f"mirrored {against_atomic(d, n, 'mirrored', hop):.3f}")
+
+    if not quick:
+        print("\ncausal, mirrored in wider sections (the atomic kernel's "
+              "in 32 MiB)")
+        for d in (64, 256):
+            for n in (4096, 16384):
+                for section_mb in (32, 128):
+                    cells = [against_atomic(d, n, "mirrored", hop,
+                                            section_mb=section_mb)
+                             for hop in (0.5, 1.0)]
+                    print(f"D={d:3} N={n:5} {section_mb:3} MiB: hop 0.5 "
+                          f"{cells[0]:.3f}  hop 1.0 {cells[1]:.3f}")
 
     # Without a mask: the ascending order (every block walks from query
     # block 0, so a head's blocks that start together wait for each other
     # in a chain) against the rotated one (rotationOf: Nb <= 64).
     print("\nno mask: order / atomic time, 132 SMs")
-    for d, bm, bn, registers in ((128, 64, 128, False), (256, 64, 80, True)):
+    for d in (128, 256):
         for n in ((4096,) if quick else (2048, 4096, 8192)):
-            heads = 16384 // n * 2048 // d
-            shape = Shape(n, n, heads, 1, bm, bn, d, causal=False)
-            base, _ = simulate(shape, "atomic", 132, registers=registers)
+            nb = cdiv(n, kernels[d][1])
             for hop in (0.25, 0.5):
-                cells = [base / simulate(shape, order, 132, hop=hop,
-                                         registers=registers)[0]
+                cells = [against_atomic(d, n, order, hop, causal=False)
                          for order in ("ascending", "rotated")]
-                print(f"D={d:3} N={n:5} Nb={shape.nb:3} hop={hop:4}: "
+                print(f"D={d:3} N={n:5} Nb={nb:3} hop={hop:4}: "
                       f"ascending {cells[0]:.3f}  rotated {cells[1]:.3f}")
-
 
 if __name__ == "__main__":
     main()
